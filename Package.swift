@@ -1,0 +1,56 @@
+// swift-tools-version: 6.1
+// beaconwatch: iBeacon region monitoring for building automation (see README.md).
+
+import PackageDescription
+
+let package = Package(
+    name: "beaconwatch",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "beaconwatch", targets: ["beaconwatch"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+    ],
+    targets: [
+        // Pure: identifiers, HCI advertising report decoding, btsnoop and trace readers.
+        .target(name: "BeaconCore"),
+
+        // Thin shells over the C libraries (module maps and shim headers only).
+        .systemLibrary(
+            name: "CBluetooth",
+            pkgConfig: "bluez",
+            providers: [.apt(["libbluetooth-dev"])]
+        ),
+        .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
+        .target(name: "BlueZ", dependencies: ["BeaconCore", "CBluetooth"]),
+        .target(name: "MQTT", dependencies: ["CMosquitto"]),
+
+        // Wiring: file and live sources, the jobs behind each command.
+        .target(name: "Daemon", dependencies: ["BeaconCore", "BlueZ"]),
+
+        .executableTarget(
+            name: "beaconwatch",
+            dependencies: [
+                "BeaconCore", "BlueZ", "Daemon", "MQTT",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "beaconwatch-bench",
+            dependencies: [
+                "BeaconCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore"]),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ"]),
+        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "BeaconCore", "beaconwatch"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

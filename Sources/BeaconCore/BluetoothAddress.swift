@@ -1,0 +1,37 @@
+/// A 48-bit Bluetooth device address.
+///
+/// HCI carries addresses least significant byte first; the text form is the usual most
+/// significant first, upper-case, colon-separated (`0A:0B:0C:0D:0E:0F`).
+public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
+    /// The address as a 48-bit integer, most significant byte in bits 40–47.
+    public var value: UInt64
+
+    public init(value: UInt64) {
+        self.value = value & 0xFFFF_FFFF_FFFF
+    }
+
+    /// Parses `AA:BB:CC:DD:EE:FF` (either case, `:` or `-` between bytes).
+    public init?(_ text: String) {
+        let parts = text.split(omittingEmptySubsequences: false) { $0 == ":" || $0 == "-" }
+        guard parts.count == 6 else { return nil }
+        var value: UInt64 = 0
+        for part in parts {
+            guard part.count == 2, let byte = UInt8(part, radix: 16) else { return nil }
+            value = value << 8 | UInt64(byte)
+        }
+        self.value = value
+    }
+
+    public var description: String {
+        let digits = Array("0123456789ABCDEF".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(17)
+        for index in stride(from: 5, through: 0, by: -1) {
+            let byte = Int((value >> (UInt64(index) * 8)) & 0xFF)
+            out.append(digits[byte >> 4])
+            out.append(digits[byte & 0xF])
+            if index > 0 { out.append(UInt8(ascii: ":")) }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

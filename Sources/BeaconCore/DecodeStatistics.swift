@@ -1,0 +1,39 @@
+/// What the decoder saw, so that a user can tell "no beacons here" from "garbage on the wire".
+public struct DecodeStatistics: Hashable, Sendable {
+    /// HCI events given to the decoder.
+    public var events = 0
+    /// Events that were not LE advertising reports (command completes, other LE subevents).
+    public var otherEvents = 0
+    /// Advertising reports found in the events.
+    public var reports = 0
+    /// Reports that decoded to an iBeacon or AltBeacon advertisement.
+    public var beacons = 0
+    /// Well-formed reports that carry no beacon layout.
+    public var notBeacons = 0
+    /// Reports dropped because the controller gave RSSI 127 ("not available").
+    public var rssiUnavailable = 0
+    /// Extended reports whose data was incomplete or truncated (SPEC 3.2: complete data only).
+    public var incomplete = 0
+    /// Events or reports whose bytes did not parse: lengths running past the end, truncation.
+    public var malformed = 0
+
+    public init() {}
+
+    public static func += (lhs: inout DecodeStatistics, rhs: DecodeStatistics) {
+        lhs.events += rhs.events
+        lhs.otherEvents += rhs.otherEvents
+        lhs.reports += rhs.reports
+        lhs.beacons += rhs.beacons
+        lhs.notBeacons += rhs.notBeacons
+        lhs.rssiUnavailable += rhs.rssiUnavailable
+        lhs.incomplete += rhs.incomplete
+        lhs.malformed += rhs.malformed
+    }
+
+    /// One line for logs and the end of `decode`.
+    public var summary: String {
+        "\(events) events, \(reports) reports, \(beacons) beacons, \(notBeacons) not beacons, "
+            + "\(rssiUnavailable) without RSSI, \(incomplete) incomplete, \(malformed) malformed, "
+            + "\(otherEvents) other events"
+    }
+}

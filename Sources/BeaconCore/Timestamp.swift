@@ -1,0 +1,109 @@
+import Foundation
+
+/// An instant, in whole microseconds since the Unix epoch.
+///
+/// Integer microseconds keep timer arithmetic exact (an exit at last sighting + 10 s lands on the
+/// microsecond, never a float step off) and order instants from every source the same way.
+public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// Microseconds since 1970-01-01T00:00:00Z.
+    public var microseconds: Int64
+
+    public init(microseconds: Int64) {
+        self.microseconds = microseconds
+    }
+
+    /// The instant `seconds` after the Unix epoch, rounded to the microsecond.
+    ///
+    /// Returns `nil` for values that are not finite or lie outside years 0001–9999.
+    public init?(secondsSinceEpoch seconds: Double) {
+        guard seconds.isFinite, seconds >= Self.earliestSeconds, seconds <= Self.latestSeconds else { return nil }
+        self.microseconds = Int64((seconds * 1_000_000).rounded())
+    }
+
+    /// The instant a `Date` stands for, rounded to the microsecond.
+    public init?(_ date: Date) {
+        self.init(secondsSinceEpoch: date.timeIntervalSince1970)
+    }
+
+    /// Seconds since the Unix epoch.
+    public var secondsSinceEpoch: Double { Double(microseconds) / 1_000_000 }
+
+    public var date: Date { Date(timeIntervalSince1970: secondsSinceEpoch) }
+
+    public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool { lhs.microseconds < rhs.microseconds }
+
+    /// `self` moved by `seconds` (rounded to the microsecond).
+    public func adding(seconds: Double) -> Timestamp {
+        Timestamp(microseconds: microseconds + Int64((seconds * 1_000_000).rounded()))
+    }
+
+    /// ISO-8601 in UTC with milliseconds, as every output carries it: `2023-11-14T22:13:20.250Z`.
+    public var iso8601: String { Self.formatISO8601(microseconds) }
+
+    public var description: String { iso8601 }
+
+    // Year 0001 and 9999 bounds, so that formatting never sees a year it cannot write in 4 digits.
+    static let earliestSeconds: Double = -62_135_596_800
+    static let latestSeconds: Double = 253_402_300_799
+
+    /// Formats without Foundation's formatters: outputs are written at event rates, and a civil-date
+    /// conversion is a few integer divisions (H. Hinnant's days-from-civil inverse).
+    static func formatISO8601(_ micros: Int64) -> String {
+        let millis = micros >= 0 ? micros / 1000 : (micros - 999) / 1000
+        var days = millis >= 0 ? millis / 86_400_000 : (millis - 86_399_999) / 86_400_000
+        let msOfDay = millis - days * 86_400_000
+        days += 719_468
+        let era = (days >= 0 ? days : days - 146_096) / 146_097
+        let dayOfEra = days - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+
+        var out = [UInt8]()
+        out.reserveCapacity(24)
+        func put(_ value: Int64, width: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<width { divisor *= 10 }
+            var v = value
+            while divisor > 0 {
+                out.append(UInt8(ascii: "0") + UInt8(v / divisor))
+                v %= divisor
+                divisor /= 10
+            }
+        }
+        put(year, width: 4)
+        out.append(UInt8(ascii: "-"))
+        put(month, width: 2)
+        out.append(UInt8(ascii: "-"))
+        put(day, width: 2)
+        out.append(UInt8(ascii: "T"))
+        put(msOfDay / 3_600_000, width: 2)
+        out.append(UInt8(ascii: ":"))
+        put(msOfDay / 60_000 % 60, width: 2)
+        out.append(UInt8(ascii: ":"))
+        put(msOfDay / 1000 % 60, width: 2)
+        out.append(UInt8(ascii: "."))
+        put(msOfDay % 1000, width: 3)
+        out.append(UInt8(ascii: "Z"))
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+extension Timestamp {
+    /// Parses an ISO-8601 date-time that carries an offset (`Z`, `+01:00`), with or without
+    /// fractional seconds. A time without an offset is ambiguous and is rejected.
+    public init?(iso8601 text: String) {
+        let withFraction = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        let plain = Date.ISO8601FormatStyle()
+        if let date = try? withFraction.parse(text) {
+            self.init(date)
+        } else if let date = try? plain.parse(text) {
+            self.init(date)
+        } else {
+            return nil
+        }
+    }
+}

@@ -1,0 +1,248 @@
+import Foundation
+
+/// Foreground ranges continuously; background ranges in windows after transitions (SPEC 6).
+public enum RangingMode: String, Sendable, Hashable, CaseIterable {
+    case foreground
+    case background
+}
+
+/// A command carried by a trace line, as if it had arrived over MQTT (`{"command": "alert/done",
+/// "id": "17081"}`): its name and its other fields as text.
+public struct TraceCommand: Sendable, Hashable {
+    public var name: String
+    public var arguments: [String: String]
+
+    public init(name: String, arguments: [String: String] = [:]) {
+        self.name = name
+        self.arguments = arguments
+    }
+}
+
+/// What one trace line says (SPEC 3.3).
+public enum TraceRecord: Sendable, Hashable {
+    /// A sighting written out field by field.
+    case sighting(Advertisement)
+    /// A raw HCI event, from the event code on; it goes through the same decoder as live events.
+    case hci([UInt8])
+    /// Switch between foreground and background ranging.
+    case mode(RangingMode)
+    /// A command, as if received over MQTT.
+    case command(TraceCommand)
+}
+
+/// Parses the JSON-lines trace format one line at a time, checking time order (SPEC 3.3).
+///
+/// Pure: the caller reads the lines and decides what a bad line does (stop with status 2, or skip
+/// and count it with `--skip-bad-lines`). A rejected line does not move the time-order check.
+public struct TraceParser {
+    /// The default measured power of a sighting line without `power`.
+    public static let defaultPower: Int8 = -59
+
+    private var lastTime: Timestamp?
+    private var lastTimeLine = 0
+    private let decoder = JSONDecoder()
+
+    public init() {}
+
+    /// Parses line `number` (1-based). Blank lines give `nil`; a bad line gives a message without
+    /// the file and line, which the caller adds.
+    public mutating func parse(_ line: some Collection<UInt8>, number: Int) -> Result<(Timestamp, TraceRecord)?, TraceLineError> {
+        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return .success(nil) }
+        let fields: [String: JSONScalar]
+        do {
+            fields = try decoder.decode(JSONFields.self, from: Data(line)).fields
+        } catch {
+            return .failure(TraceLineError("not a JSON object; each line is one object such as {\"t\": 1700000000.0, \"uuid\": …}"))
+        }
+        switch Self.record(from: fields) {
+        case .failure(let error):
+            return .failure(error)
+        case .success(let (time, record)):
+            if let lastTime, time < lastTime {
+                return .failure(
+                    TraceLineError(
+                        "t \(time.iso8601) is earlier than line \(lastTimeLine)'s \(lastTime.iso8601); "
+                            + "a trace must be in time order: sort it by t"
+                    )
+                )
+            }
+            lastTime = time
+            lastTimeLine = number
+            return .success((time, record))
+        }
+    }
+
+    static func record(from fields: [String: JSONScalar]) -> Result<(Timestamp, TraceRecord), TraceLineError> {
+        let time: Timestamp
+        switch fields["t"] {
+        case .number(let seconds)?:
+            guard let t = Timestamp(secondsSinceEpoch: seconds) else {
+                return .failure(TraceLineError("t \(seconds) is not a time between years 1 and 9999"))
+            }
+            time = t
+        case .string(let text)?:
+            guard let t = Timestamp(iso8601: text) else {
+                return .failure(
+                    TraceLineError("t \"\(text)\" is not an ISO-8601 time with an offset, such as 2023-11-14T22:13:20.25Z")
+                )
+            }
+            time = t
+        case nil:
+            return .failure(TraceLineError("missing \"t\": give seconds since the Unix epoch or an ISO-8601 time"))
+        default:
+            return .failure(TraceLineError("\"t\" must be a number of seconds or an ISO-8601 string"))
+        }
+        let kinds = ["uuid", "hci", "mode", "command"].filter { fields[$0] != nil }
+        guard kinds.count == 1, let kind = kinds.first else {
+            if kinds.isEmpty {
+                return .failure(TraceLineError("the line has none of \"uuid\", \"hci\", \"mode\", \"command\"; give one"))
+            }
+            return .failure(TraceLineError("the line has \(kinds.map { "\"\($0)\"" }.joined(separator: " and ")); give only one"))
+        }
+        let record: Result<TraceRecord, TraceLineError>
+        switch kind {
+        case "uuid": record = sighting(from: fields)
+        case "hci": record = hci(from: fields)
+        case "mode": record = mode(from: fields)
+        default: record = command(from: fields)
+        }
+        return record.map { (time, $0) }
+    }
+
+    static func sighting(from fields: [String: JSONScalar]) -> Result<TraceRecord, TraceLineError> {
+        guard case .string(let text)? = fields["uuid"], let uuid = UUID(uuidString: text) else {
+            return .failure(TraceLineError("\"uuid\" must be a UUID such as \"ACFD165E-C0C0-11E3-9BBE-1A514932AC01\""))
+        }
+        guard let major = integer(fields["major"], in: 0...65535) else {
+            return .failure(TraceLineError("\"major\" must be an integer from 0 to 65535"))
+        }
+        guard let minor = integer(fields["minor"], in: 0...65535) else {
+            return .failure(TraceLineError("\"minor\" must be an integer from 0 to 65535"))
+        }
+        guard let rssi = integer(fields["rssi"], in: -128...126) else {
+            return .failure(TraceLineError("\"rssi\" must be an integer dBm from -128 to 126"))
+        }
+        var power = Int(defaultPower)
+        if let value = fields["power"], value != .null {
+            guard let p = integer(value, in: -128...127) else {
+                return .failure(TraceLineError("\"power\" must be an integer dBm from -128 to 127 (or left out: -59)"))
+            }
+            power = p
+        }
+        var address: BluetoothAddress?
+        if let value = fields["address"], value != .null {
+            guard case .string(let text) = value, let parsed = BluetoothAddress(text) else {
+                return .failure(TraceLineError("\"address\" must be a Bluetooth address such as \"0A:0B:0C:0D:0E:0F\""))
+            }
+            address = parsed
+        }
+        var format = BeaconFormat.ibeacon
+        if let value = fields["format"], value != .null {
+            guard case .string(let text) = value, let parsed = BeaconFormat(rawValue: text) else {
+                return .failure(TraceLineError("\"format\" must be \"ibeacon\" or \"altbeacon\""))
+            }
+            format = parsed
+        }
+        let beacon = BeaconID(uuid: uuid, major: UInt16(major), minor: UInt16(minor))
+        return .success(
+            .sighting(
+                Advertisement(format: format, beacon: beacon, power: Int8(power), rssi: Int8(rssi), address: address)
+            )
+        )
+    }
+
+    static func hci(from fields: [String: JSONScalar]) -> Result<TraceRecord, TraceLineError> {
+        guard case .string(let text)? = fields["hci"], let bytes = Hex.decode(text), bytes.count >= 2 else {
+            return .failure(TraceLineError("\"hci\" must be an HCI event in hex from the event code on, such as \"3e2a02…\""))
+        }
+        return .success(.hci(bytes))
+    }
+
+    static func mode(from fields: [String: JSONScalar]) -> Result<TraceRecord, TraceLineError> {
+        guard case .string(let text)? = fields["mode"], let mode = RangingMode(rawValue: text) else {
+            return .failure(TraceLineError("\"mode\" must be \"foreground\" or \"background\""))
+        }
+        return .success(.mode(mode))
+    }
+
+    static func command(from fields: [String: JSONScalar]) -> Result<TraceRecord, TraceLineError> {
+        guard case .string(let name)? = fields["command"], !name.isEmpty else {
+            return .failure(TraceLineError("\"command\" must be a command name such as \"alert/done\""))
+        }
+        var arguments: [String: String] = [:]
+        for (key, value) in fields where key != "t" && key != "command" {
+            if let text = value.text { arguments[key] = text }
+        }
+        return .success(.command(TraceCommand(name: name, arguments: arguments)))
+    }
+
+    static func integer(_ value: JSONScalar?, in range: ClosedRange<Int>) -> Int? {
+        guard case .number(let number)? = value, number.rounded() == number, number >= Double(range.lowerBound),
+            number <= Double(range.upperBound)
+        else { return nil }
+        return Int(number)
+    }
+}
+
+/// Why a trace line was rejected, without the file and line (the reader knows those).
+public struct TraceLineError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// A JSON value as a trace field holds it; objects and arrays are kept only as `.nested`.
+enum JSONScalar: Decodable, Hashable, Sendable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case nested
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else {
+            self = .nested
+        }
+    }
+
+    /// The value as a command argument: strings as they are, numbers without a needless `.0`.
+    var text: String? {
+        switch self {
+        case .string(let text): text
+        case .bool(let value): value ? "true" : "false"
+        case .number(let value):
+            value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        case .null, .nested: nil
+        }
+    }
+}
+
+/// The top-level object of a line, every field kept by name.
+struct JSONFields: Decodable {
+    var fields: [String: JSONScalar]
+
+    struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        var fields: [String: JSONScalar] = [:]
+        for key in container.allKeys {
+            fields[key.stringValue] = try container.decode(JSONScalar.self, forKey: key)
+        }
+        self.fields = fields
+    }
+}

@@ -1,0 +1,45 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why live scanning cannot start (SPEC 3.1), each with the fix in the message. Exit status 3.
+public enum BluetoothUnavailable: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kernel has no `AF_BLUETOOTH` (no Bluetooth support built or loaded).
+    case noKernelSupport
+    /// No adapter of that name.
+    case noSuchAdapter(String)
+    /// The adapter exists but is down.
+    case adapterDown(String)
+    /// Raw HCI sockets need `CAP_NET_RAW`.
+    case permissionDenied(String)
+    /// Anything else the kernel said.
+    case other(String, errno: Int32, message: String)
+
+    public var description: String {
+        switch self {
+        case .noKernelSupport:
+            "Bluetooth is not available: this kernel has no Bluetooth support (AF_BLUETOOTH); "
+                + "load it with 'modprobe bluetooth', or read a capture (btsnoop:PATH) or a trace (trace:PATH) instead"
+        case .noSuchAdapter(let name):
+            "no Bluetooth adapter '\(name)'; list adapters with 'hciconfig' or 'btmgmt info' and pass --source hciN"
+        case .adapterDown(let name):
+            "Bluetooth adapter \(name) is down; bring it up with 'sudo hciconfig \(name) up' or 'bluetoothctl power on'"
+        case .permissionDenied(let name):
+            "permission denied opening \(name): raw HCI needs CAP_NET_RAW; run as root or grant it "
+                + "('sudo setcap cap_net_raw+ep beaconwatch'; the systemd unit in etc/ does)"
+        case .other(let name, let code, let message):
+            "cannot use Bluetooth adapter \(name): \(message) (errno \(code))"
+        }
+    }
+
+    /// The failure an `errno` from opening or binding a raw HCI socket stands for.
+    public static func from(errno code: Int32, adapter name: String) -> BluetoothUnavailable {
+        switch code {
+        case EAFNOSUPPORT, EPROTONOSUPPORT: .noKernelSupport
+        case ENODEV, ENXIO: .noSuchAdapter(name)
+        case ENETDOWN: .adapterDown(name)
+        case EPERM, EACCES: .permissionDenied(name)
+        default: .other(name, errno: code, message: String(cString: strerror(code)))
+        }
+    }
+}

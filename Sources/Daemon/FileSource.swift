@@ -1,0 +1,138 @@
+import BeaconCore
+import Foundation
+
+/// A btsnoop capture or a JSON-lines trace, read to the end and delivered as ``SourceEvent``s in
+/// file order. HCI events, from either, go through the one ``AdvertisingReportDecoder``.
+public struct FileSource {
+    public let spec: SourceSpec
+    /// Skip and count malformed trace lines instead of stopping at the first.
+    public var skipBadLines: Bool
+    /// Called with a one-line warning (a skipped line, a capture cut short).
+    public var warn: (String) -> Void
+
+    /// What was read, for the end-of-run summary.
+    public struct Report: Sendable, Hashable {
+        public var decode = DecodeStatistics()
+        public var lines = 0
+        public var skippedLines = 0
+        public var records = 0
+    }
+
+    public init(spec: SourceSpec, skipBadLines: Bool = false, warn: @escaping (String) -> Void = { _ in }) {
+        self.spec = spec
+        self.skipBadLines = skipBadLines
+        self.warn = warn
+    }
+
+    /// Reads the whole source, calling `body` for each event.
+    ///
+    /// Throws ``InputError`` for input that cannot be read (exit status 2), or what `body` throws.
+    public func read(_ body: (SourceEvent) throws -> Void) throws -> Report {
+        switch spec {
+        case .btsnoop(let path):
+            return try readCapture(path: path, body)
+        case .trace(let path):
+            return try readTrace(path: path, body)
+        case .adapter(let name):
+            throw InputError(file: name, message: "is a live adapter, not a file; give btsnoop:PATH or trace:PATH")
+        }
+    }
+
+    private func readTrace(path: String, _ body: (SourceEvent) throws -> Void) throws -> Report {
+        let reader = try FileReader(path: path, displayName: spec.displayName)
+        var report = Report()
+        var parser = TraceParser()
+        var decoder = AdvertisingReportDecoder()
+        defer { _ = decoder }
+        var buffer: [UInt8] = []
+        var lineStart = 0
+        var atEnd = false
+        while !atEnd {
+            atEnd = try reader.read(into: &buffer) == 0
+            // Every complete line in the buffer; at the end of input, the last one without "\n".
+            while let newline = buffer[lineStart...].firstIndex(of: 0x0A) ?? (atEnd && lineStart < buffer.count ? buffer.count : nil) {
+                report.lines += 1
+                let line = buffer[lineStart..<newline]
+                lineStart = min(newline + 1, buffer.count)
+                switch parser.parse(line, number: report.lines) {
+                case .success(nil):
+                    continue
+                case .success(let (time, record)?):
+                    switch record {
+                    case .sighting(let advertisement):
+                        try body(.advertisement(time, advertisement))
+                    case .hci(let bytes):
+                        try decoder.decode(event: bytes) { try body(.advertisement(time, $0)) }
+                    case .mode(let mode):
+                        try body(.mode(time, mode))
+                    case .command(let command):
+                        try body(.command(time, command))
+                    }
+                case .failure(let error):
+                    let problem = InputError(file: spec.displayName, line: report.lines, message: error.message)
+                    guard skipBadLines else {
+                        throw InputError(
+                            file: problem.file,
+                            line: problem.line,
+                            message: problem.message + "; or pass --skip-bad-lines to skip such lines"
+                        )
+                    }
+                    report.skippedLines += 1
+                    warn("skipped \(problem)")
+                }
+            }
+            buffer.removeFirst(lineStart)
+            lineStart = 0
+        }
+        report.decode = decoder.statistics
+        return report
+    }
+
+    private func readCapture(path: String, _ body: (SourceEvent) throws -> Void) throws -> Report {
+        let reader = try FileReader(path: path, displayName: spec.displayName)
+        var report = Report()
+        var decoder = AdvertisingReportDecoder()
+        var buffer: [UInt8] = []
+        while buffer.count < BTSnoop.headerSize, try reader.read(into: &buffer) > 0 {}
+        let datalink: BTSnoop.Datalink
+        switch BTSnoop.parseHeader(buffer) {
+        case .success(let link): datalink = link
+        case .failure(let failure): throw InputError(file: spec.displayName, message: failure.description)
+        }
+        var offset = BTSnoop.headerSize
+        var consumedBefore = 0  // bytes of the file dropped from the front of `buffer`
+        var atEnd = false
+        while true {
+            while let parsed = BTSnoop.parseRecord(buffer, at: offset) {
+                switch parsed {
+                case .failure(let failure):
+                    throw InputError(
+                        file: spec.displayName,
+                        message: "byte \(consumedBefore + offset): \(failure.description)"
+                    )
+                case .success(let (record, next)):
+                    report.records += 1
+                    offset = next
+                    if let event = BTSnoop.event(in: record, datalink: datalink) {
+                        try Array(event).withUnsafeBytes { bytes in
+                            try decoder.decode(event: bytes) { try body(.advertisement(record.time, $0)) }
+                        }
+                    }
+                }
+            }
+            if atEnd { break }
+            buffer.removeFirst(offset)
+            consumedBefore += offset
+            offset = 0
+            atEnd = try reader.read(into: &buffer, count: 1 << 20) == 0
+        }
+        if offset < buffer.count {
+            warn(
+                "\(spec.displayName): the last record (byte \(consumedBefore + offset)) is cut short; "
+                    + "the capture was probably still being written"
+            )
+        }
+        report.decode = decoder.statistics
+        return report
+    }
+}

@@ -1,0 +1,52 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Buffered line output to a file descriptor (standard output by default), flushed every 64 KiB
+/// and on ``flush()``. Writes retry `EINTR` and partial writes.
+public final class LineWriter {
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+
+    public init(descriptor: Int32 = STDOUT_FILENO) {
+        self.descriptor = descriptor
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    deinit { flush() }
+
+    public func write(line: String) {
+        buffer.append(contentsOf: line.utf8)
+        buffer.append(0x0A)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
+    public func flush() {
+        var written = 0
+        while written < buffer.count {
+            let result = buffer.withUnsafeBytes { raw in
+                Glibc.write(descriptor, raw.baseAddress! + written, raw.count - written)
+            }
+            if result < 0 {
+                if errno == EINTR { continue }
+                break  // a closed pipe: nothing more can be said there
+            }
+            written += result
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}
+
+/// Writes a line to standard error at once.
+public func printError(_ message: String) {
+    let line = Array((message + "\n").utf8)
+    var written = 0
+    while written < line.count {
+        let result = line.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress! + written, $0.count - written) }
+        if result < 0 {
+            if errno == EINTR { continue }
+            return
+        }
+        written += result
+    }
+}

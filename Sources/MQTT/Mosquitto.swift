@@ -1,0 +1,13 @@
+import CMosquitto
+
+/// libmosquitto, as linked into this build.
+public enum Mosquitto {
+    /// The library's version, `major.minor.revision`.
+    public static var libraryVersion: String {
+        var major: Int32 = 0
+        var minor: Int32 = 0
+        var revision: Int32 = 0
+        mosquitto_lib_version(&major, &minor, &revision)
+        return "\(major).\(minor).\(revision)"
+    }
+}

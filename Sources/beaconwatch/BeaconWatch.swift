@@ -1,0 +1,75 @@
+import ArgumentParser
+import BeaconCore
+import BlueZ
+import Daemon
+import MQTT
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `beaconwatch` command and its subcommands (SPEC 11).
+struct BeaconWatch: AsyncParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "beaconwatch",
+        abstract: "Tells a building automation system where a device is, from iBeacon advertisements.",
+        discussion: """
+            Exit status: 0 success, 1 runtime failure, 2 bad input (configuration, trace, \
+            arguments), 3 Bluetooth unavailable.
+            """,
+        version: "beaconwatch \(version) (libmosquitto \(Mosquitto.libraryVersion))",
+        subcommands: [Decode.self]
+    )
+}
+
+/// Exit statuses of SPEC 11.
+enum Status {
+    static let runtimeFailure: Int32 = 1
+    static let badInput: Int32 = 2
+    static let bluetoothUnavailable: Int32 = 3
+}
+
+@main
+enum Main {
+    static func main() async {
+        do {
+            var command = try BeaconWatch.parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(status(for: error))
+        }
+    }
+
+    /// Prints the one-line message for `error` and returns the exit status SPEC 11 gives it.
+    static func status(for error: any Error) -> Int32 {
+        switch error {
+        case let error as InputError:
+            printError("beaconwatch: \(error)")
+            return Status.badInput
+        case let error as BluetoothUnavailable:
+            printError("beaconwatch: \(error)")
+            return Status.bluetoothUnavailable
+        case let error as LiveScanningNotBuilt:
+            printError("beaconwatch: \(error)")
+            return Status.bluetoothUnavailable
+        case let error as ExitCode:
+            return error.rawValue
+        default:
+            let code = BeaconWatch.exitCode(for: error)
+            let message = BeaconWatch.fullMessage(for: error)
+            if code == .success {
+                if !message.isEmpty { print(message) }
+                return 0
+            }
+            if !message.isEmpty { printError(message) }
+            // Argument errors are bad input (2), not sysexits' 64.
+            return code == .validationFailure ? Status.badInput : Status.runtimeFailure
+        }
+    }
+}

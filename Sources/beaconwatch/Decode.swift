@@ -1,0 +1,46 @@
+import ArgumentParser
+import BeaconCore
+import Daemon
+
+/// `beaconwatch decode SOURCE`.
+struct Decode: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print every decoded beacon advertisement of a source as JSON lines.",
+        discussion: """
+            SOURCE is btsnoop:PATH (a capture: datalink 1001, 1002, or btmon's 2001), trace:PATH \
+            (JSON lines; trace:- reads standard input), or an adapter such as hci0. Each line: \
+            t (ISO-8601 UTC), format, uuid, major, minor, power, rssi, address. A summary of what \
+            was decoded goes to standard error.
+            """
+    )
+
+    @Argument(help: "btsnoop:PATH, trace:PATH, trace:- or hciN.", transform: parseSource)
+    var source: SourceSpec
+
+    @Flag(help: "Skip malformed trace lines (counted, and each reported on stderr) instead of stopping.")
+    var skipBadLines = false
+
+    @Flag(name: .shortAndLong, help: "Print no summary on standard error.")
+    var quiet = false
+
+    func run() throws {
+        let output = LineWriter()
+        defer { output.flush() }
+        let job = DecodeJob(source: source, skipBadLines: skipBadLines)
+        let report = try job.run(output: output.write(line:), warn: { printError("beaconwatch: warning: \($0)") })
+        output.flush()
+        if !quiet {
+            var summary = "decoded \(source.displayName): \(report.decode.summary)"
+            if report.skippedLines > 0 { summary += ", \(report.skippedLines) bad lines skipped" }
+            printError(summary)
+        }
+    }
+}
+
+/// Parses a source argument, or explains the three forms.
+func parseSource(_ text: String) throws -> SourceSpec {
+    guard let spec = SourceSpec(text) else {
+        throw ValidationError("'\(text)' is not a source; give btsnoop:PATH, trace:PATH, trace:- or an adapter like hci0")
+    }
+    return spec
+}
