@@ -48,9 +48,11 @@ let package = Package(
             ]
         ),
 
-        .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore"]),
+        // Test helpers: the conformance vectors' location, expected-sighting shapes, a seeded RNG.
+        .target(name: "TestSupport", dependencies: ["BeaconCore"], path: "Tests/TestSupport"),
+        .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "TestSupport"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ"]),
-        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "BeaconCore", "beaconwatch"]),
+        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "BeaconCore", "TestSupport", "beaconwatch"]),
     ],
     swiftLanguageModes: [.v6]
 )

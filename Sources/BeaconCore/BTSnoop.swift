@@ -38,6 +38,12 @@ public enum BTSnoop {
         public var time: Timestamp
         public var flags: UInt32
         public var packet: ArraySlice<UInt8>
+
+        public init(time: Timestamp, flags: UInt32, packet: ArraySlice<UInt8>) {
+            self.time = time
+            self.flags = flags
+            self.packet = packet
+        }
     }
 
     public enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
@@ -76,8 +82,9 @@ public enum BTSnoop {
             return .failure(.badRecordLength(included: included, original: original))
         }
         let flags = readUInt32(bytes, at: offset + 8)
-        let stamp = Int64(bitPattern: UInt64(readUInt32(bytes, at: offset + 16)) << 32
-                          | UInt64(readUInt32(bytes, at: offset + 20)))
+        let stamp = Int64(
+            bitPattern: UInt64(readUInt32(bytes, at: offset + 16)) << 32
+                | UInt64(readUInt32(bytes, at: offset + 20)))
         let start = offset + recordHeaderSize
         let end = start + Int(included)
         guard end <= bytes.count else { return nil }

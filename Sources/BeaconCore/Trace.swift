@@ -46,13 +46,16 @@ public struct TraceParser {
 
     /// Parses line `number` (1-based). Blank lines give `nil`; a bad line gives a message without
     /// the file and line, which the caller adds.
-    public mutating func parse(_ line: some Collection<UInt8>, number: Int) -> Result<(Timestamp, TraceRecord)?, TraceLineError> {
+    public mutating func parse(_ line: some Collection<UInt8>, number: Int) -> Result<
+        (Timestamp, TraceRecord)?, TraceLineError
+    > {
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return .success(nil) }
         let fields: [String: JSONScalar]
         do {
             fields = try decoder.decode(JSONFields.self, from: Data(line)).fields
         } catch {
-            return .failure(TraceLineError("not a JSON object; each line is one object such as {\"t\": 1700000000.0, \"uuid\": …}"))
+            return .failure(
+                TraceLineError("not a JSON object; each line is one object such as {\"t\": 1700000000.0, \"uuid\": …}"))
         }
         switch Self.record(from: fields) {
         case .failure(let error):
@@ -83,7 +86,8 @@ public struct TraceParser {
         case .string(let text)?:
             guard let t = Timestamp(iso8601: text) else {
                 return .failure(
-                    TraceLineError("t \"\(text)\" is not an ISO-8601 time with an offset, such as 2023-11-14T22:13:20.25Z")
+                    TraceLineError(
+                        "t \"\(text)\" is not an ISO-8601 time with an offset, such as 2023-11-14T22:13:20.25Z")
                 )
             }
             time = t
@@ -95,9 +99,11 @@ public struct TraceParser {
         let kinds = ["uuid", "hci", "mode", "command"].filter { fields[$0] != nil }
         guard kinds.count == 1, let kind = kinds.first else {
             if kinds.isEmpty {
-                return .failure(TraceLineError("the line has none of \"uuid\", \"hci\", \"mode\", \"command\"; give one"))
+                return .failure(
+                    TraceLineError("the line has none of \"uuid\", \"hci\", \"mode\", \"command\"; give one"))
             }
-            return .failure(TraceLineError("the line has \(kinds.map { "\"\($0)\"" }.joined(separator: " and ")); give only one"))
+            return .failure(
+                TraceLineError("the line has \(kinds.map { "\"\($0)\"" }.joined(separator: " and ")); give only one"))
         }
         let record: Result<TraceRecord, TraceLineError>
         switch kind {
@@ -153,7 +159,8 @@ public struct TraceParser {
 
     static func hci(from fields: [String: JSONScalar]) -> Result<TraceRecord, TraceLineError> {
         guard case .string(let text)? = fields["hci"], let bytes = Hex.decode(text), bytes.count >= 2 else {
-            return .failure(TraceLineError("\"hci\" must be an HCI event in hex from the event code on, such as \"3e2a02…\""))
+            return .failure(
+                TraceLineError("\"hci\" must be an HCI event in hex from the event code on, such as \"3e2a02…\""))
         }
         return .success(.hci(bytes))
     }

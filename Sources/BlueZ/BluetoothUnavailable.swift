@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Why live scanning cannot start (SPEC 3.1), each with the fix in the message. Exit status 3.

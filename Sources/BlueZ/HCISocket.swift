@@ -1,7 +1,7 @@
 import CBluetooth
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The raw HCI socket, through libbluetooth. For now it only answers whether an adapter can be

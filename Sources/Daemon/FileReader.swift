@@ -1,7 +1,7 @@
 import BeaconCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Reads a file (or standard input, `-`) in chunks through `read(2)`, retrying `EINTR`.

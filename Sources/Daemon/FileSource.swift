@@ -50,7 +50,9 @@ public struct FileSource {
         while !atEnd {
             atEnd = try reader.read(into: &buffer) == 0
             // Every complete line in the buffer; at the end of input, the last one without "\n".
-            while let newline = buffer[lineStart...].firstIndex(of: 0x0A) ?? (atEnd && lineStart < buffer.count ? buffer.count : nil) {
+            while let newline = buffer[lineStart...].firstIndex(of: 0x0A)
+                ?? (atEnd && lineStart < buffer.count ? buffer.count : nil)
+            {
                 report.lines += 1
                 let line = buffer[lineStart..<newline]
                 lineStart = min(newline + 1, buffer.count)

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Buffered line output to a file descriptor (standard output by default), flushed every 64 KiB

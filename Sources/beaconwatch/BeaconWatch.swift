@@ -5,7 +5,7 @@ import Daemon
 import MQTT
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The `beaconwatch` command and its subcommands (SPEC 11).

@@ -40,7 +40,8 @@ struct Decode: ParsableCommand {
 /// Parses a source argument, or explains the three forms.
 func parseSource(_ text: String) throws -> SourceSpec {
     guard let spec = SourceSpec(text) else {
-        throw ValidationError("'\(text)' is not a source; give btsnoop:PATH, trace:PATH, trace:- or an adapter like hci0")
+        throw ValidationError(
+            "'\(text)' is not a source; give btsnoop:PATH, trace:PATH, trace:- or an adapter like hci0")
     }
     return spec
 }

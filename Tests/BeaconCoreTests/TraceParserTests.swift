@@ -1,0 +1,143 @@
+import BeaconCore
+import Foundation
+import Testing
+import TestSupport
+
+@Suite struct TraceParserTests {
+    let office = "ACFD165E-C0C0-11E3-9BBE-1A514932AC01"
+
+    func parse(_ lines: [String]) -> [Result<(Timestamp, TraceRecord)?, TraceLineError>] {
+        var parser = TraceParser()
+        return lines.enumerated().map { parser.parse(Array($1.utf8), number: $0 + 1) }
+    }
+
+    func record(_ line: String) throws -> (Timestamp, TraceRecord) {
+        try #require(try parse([line])[0].get())
+    }
+
+    @Test func sightingLineWithAllFields() throws {
+        let (time, record) = try record(
+            #"{"t": 1700000000.5, "uuid": "acfd165e-c0c0-11e3-9bbe-1a514932ac01", "major": 1, "minor": 17081, "rssi": -62, "power": -61, "address": "0a:0b:0c:0d:0e:0f", "extra": [1]}"#
+        )
+        #expect(time == Timestamp(microseconds: 1_700_000_000_500_000))
+        guard case .sighting(let ad) = record else { Issue.record("not a sighting: \(record)"); return }
+        #expect(ad.beacon.description == "\(office):1:17081")
+        #expect(ad.rssi == -62)
+        #expect(ad.power == -61)
+        #expect(ad.address?.description == "0A:0B:0C:0D:0E:0F")
+        #expect(ad.format == .ibeacon)
+    }
+
+    @Test func powerDefaultsToMinus59() throws {
+        let (_, record) = try record(#"{"t": 1, "uuid": "\#(office)", "major": 1, "minor": 2, "rssi": -70}"#)
+        guard case .sighting(let ad) = record else { Issue.record("not a sighting"); return }
+        #expect(ad.power == -59)
+        #expect(ad.address == nil)
+    }
+
+    @Test func isoTimesWithOffsetsAreTheSameInstant() throws {
+        let a = try record(#"{"t": "2023-11-14T22:13:20.25Z", "mode": "foreground"}"#).0
+        let b = try record(#"{"t": "2023-11-14T23:13:20.250+01:00", "mode": "background"}"#).0
+        let c = try record(#"{"t": 1700000000.25, "mode": "background"}"#).0
+        #expect(a == b)
+        #expect(a == c)
+        #expect(
+            try record(#"{"t": "2023-11-14T22:13:20Z", "mode": "background"}"#).0.microseconds == 1_700_000_000_000_000)
+    }
+
+    @Test func hciModeAndCommandLines() throws {
+        guard case .hci(let bytes) = try record(#"{"t": 1, "hci": "3E020200"}"#).1 else {
+            Issue.record("not hci"); return
+        }
+        #expect(bytes == [0x3E, 0x02, 0x02, 0x00])
+        #expect(try record(#"{"t": 1, "mode": "foreground"}"#).1 == .mode(.foreground))
+        let command = try record(#"{"t": 1, "command": "alert/done", "id": 17081, "force": true}"#).1
+        #expect(command == .command(TraceCommand(name: "alert/done", arguments: ["id": "17081", "force": "true"])))
+    }
+
+    @Test func blankLinesAreNotRecords() throws {
+        #expect(try parse(["", "   ", "\r"]).allSatisfy { try $0.get() == nil })
+    }
+
+    @Test func anOutOfOrderLineIsAnErrorThatNamesTheEarlierLine() throws {
+        let results = parse([
+            #"{"t": 10, "mode": "foreground"}"#,
+            #"{"t": 12, "mode": "foreground"}"#,
+            #"{"t": 11, "mode": "foreground"}"#,
+            #"{"t": 12, "mode": "background"}"#,
+        ])
+        #expect(try results[1].get() != nil)
+        guard case .failure(let error) = results[2] else { Issue.record("line 3 accepted"); return }
+        #expect(error.message.contains("line 2"))
+        // The rejected line does not move the order check; equal times are in order.
+        #expect(try results[3].get() != nil)
+    }
+
+    @Test(arguments: [
+        ("not json", "not a JSON object"),
+        ("[1, 2]", "not a JSON object"),
+        ("{\"t\": 1", "not a JSON object"),
+        (#"{"uuid": "x"}"#, "missing \"t\""),
+        (#"{"t": true, "mode": "foreground"}"#, "\"t\" must be"),
+        (#"{"t": "yesterday", "mode": "foreground"}"#, "not an ISO-8601"),
+        (#"{"t": "2023-11-14T22:13:20", "mode": "foreground"}"#, "not an ISO-8601"),
+        (#"{"t": 1e300, "mode": "foreground"}"#, "years 1 and 9999"),
+        (#"{"t": 1}"#, "none of"),
+        (#"{"t": 1, "mode": "foreground", "hci": "3e00"}"#, "give only one"),
+        (#"{"t": 1, "uuid": "not-a-uuid", "major": 1, "minor": 1, "rssi": -60}"#, "\"uuid\""),
+        (
+            #"{"t": 1, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 70000, "minor": 1, "rssi": -60}"#,
+            "\"major\""
+        ),
+        (
+            #"{"t": 1, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1.5, "minor": 1, "rssi": -60}"#,
+            "\"major\""
+        ),
+        (
+            #"{"t": 1, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": "2", "rssi": -60}"#,
+            "\"minor\""
+        ),
+        (#"{"t": 1, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": 2}"#, "\"rssi\""),
+        (#"{"t": 1, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": 2, "rssi": 127}"#, "\"rssi\""),
+        (
+            #"{"t": 1, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": 2, "rssi": -1, "power": 300}"#,
+            "\"power\""
+        ),
+        (
+            #"{"t": 1, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": 2, "rssi": -1, "address": "xx"}"#,
+            "\"address\""
+        ),
+        (#"{"t": 1, "hci": "3e0"}"#, "\"hci\""),
+        (#"{"t": 1, "hci": "zz"}"#, "\"hci\""),
+        (#"{"t": 1, "mode": "sideways"}"#, "\"mode\""),
+        (#"{"t": 1, "command": ""}"#, "\"command\""),
+    ])
+    func badLinesAreRejectedWithAReason(line: String, reason: String) {
+        guard case .failure(let error) = parse([line])[0] else {
+            Issue.record("accepted: \(line)")
+            return
+        }
+        #expect(error.message.contains(reason), "\(error.message)")
+    }
+
+    @Test func mutatedLinesNeverCrashTheParser() {
+        let seeds = [
+            #"{"t": 1700000000.0, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": 17081, "rssi": -62, "power": -59}"#,
+            #"{"t": "2023-11-14T22:13:20.25+01:00", "hci": "3e2a0201030"}"#,
+            #"{"t": 1700000007.0, "command": "alert/done", "id": "17081"}"#,
+        ].map { Array($0.utf8) }
+        var random = SeededGenerator(seed: 33)
+        var parser = TraceParser()
+        var accepted = 0
+        for round in 0..<10_000 {
+            var bytes = seeds[round % seeds.count]
+            for _ in 0..<Int.random(in: 1...3, using: &random) {
+                let index = Int.random(in: 0..<bytes.count, using: &random)
+                bytes[index] = UInt8.random(in: 0...255, using: &random)
+            }
+            if case .success(_?) = parser.parse(bytes, number: round + 1) { accepted += 1 }
+        }
+        #expect(accepted > 0)
+        #expect(accepted < 10_000)
+    }
+}

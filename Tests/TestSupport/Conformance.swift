@@ -1,0 +1,61 @@
+import BeaconCore
+import Foundation
+
+/// The conformance vectors, read from the verbatim copy in `Tests/conformance` (a user's clone has
+/// no `../shared`; `scripts/test` checks the copy against it where it exists).
+public enum Conformance {
+    public static let directory: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()  // TestSupport
+        .deletingLastPathComponent()  // Tests
+        .appendingPathComponent("conformance")
+
+    public static func url(_ name: String) -> URL { directory.appendingPathComponent(name) }
+
+    public static func load<T: Decodable>(_ type: T.Type, from name: String) throws -> T {
+        try JSONDecoder().decode(type, from: Data(contentsOf: url(name)))
+    }
+
+    /// `adverts.json`: HCI events and the sightings each decodes to.
+    public struct Adverts: Decodable, Sendable {
+        public var cases: [Case]
+        public struct Case: Decodable, Sendable, CustomStringConvertible {
+            public var name: String
+            public var hci: String
+            public var sightings: [ExpectedSighting]
+            public var description: String { name }
+        }
+    }
+
+    /// `captures.json`: the sightings the three btsnoop captures hold.
+    public struct Captures: Decodable, Sendable {
+        public var sightings: [ExpectedSighting]
+    }
+
+    /// A sighting as the vectors list it; a field left out is not checked.
+    public struct ExpectedSighting: Decodable, Sendable {
+        public var t: Double?
+        public var format: String?
+        public var uuid: String
+        public var major: Int
+        public var minor: Int
+        public var power: Int?
+        public var rssi: Int
+        public var address: String?
+
+        /// The fields that differ from `advertisement` (at `time`, when the vector gives one).
+        public func mismatches(_ advertisement: Advertisement, at time: Timestamp? = nil) -> [String] {
+            var out: [String] = []
+            if let t, let time, abs(time.secondsSinceEpoch - t) > 0.000_001 { out.append("t \(time) != \(t)") }
+            if let format, format != advertisement.format.rawValue { out.append("format \(advertisement.format)") }
+            if uuid != advertisement.beacon.uuid.uuidString { out.append("uuid \(advertisement.beacon.uuid)") }
+            if major != Int(advertisement.beacon.major) { out.append("major \(advertisement.beacon.major)") }
+            if minor != Int(advertisement.beacon.minor) { out.append("minor \(advertisement.beacon.minor)") }
+            if let power, power != Int(advertisement.power) { out.append("power \(advertisement.power)") }
+            if rssi != Int(advertisement.rssi) { out.append("rssi \(advertisement.rssi)") }
+            if let address, address != advertisement.address?.description {
+                out.append("address \(String(describing: advertisement.address))")
+            }
+            return out
+        }
+    }
+}
