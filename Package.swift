@@ -16,6 +16,11 @@ let package = Package(
         // Pure: identifiers, HCI advertising report decoding, btsnoop and trace readers.
         .target(name: "BeaconCore"),
 
+        // Pure: Hierarchy, the HSYCO monitoring policy, presence, ranging, LocationBeaconEvent.
+        .target(name: "RegionMonitor", dependencies: ["BeaconCore"]),
+        // hsyco-style ini to typed configuration, with line-numbered diagnostics.
+        .target(name: "Configuration", dependencies: ["BeaconCore", "RegionMonitor"]),
+
         // Thin shells over the C libraries (module maps and shim headers only).
         .systemLibrary(
             name: "CBluetooth",
@@ -31,12 +36,12 @@ let package = Package(
         .target(name: "MQTT", dependencies: ["CMosquitto"]),
 
         // Wiring: file and live sources, the jobs behind each command.
-        .target(name: "Daemon", dependencies: ["BeaconCore", "BlueZ"]),
+        .target(name: "Daemon", dependencies: ["BeaconCore", "BlueZ", "Configuration", "RegionMonitor"]),
 
         .executableTarget(
             name: "beaconwatch",
             dependencies: [
-                "BeaconCore", "BlueZ", "Daemon", "MQTT",
+                "BeaconCore", "BlueZ", "Configuration", "Daemon", "MQTT", "RegionMonitor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -52,6 +57,8 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["BeaconCore"], path: "Tests/TestSupport"),
         .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "TestSupport"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ"]),
+        .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore"]),
+        .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "RegionMonitor", "BeaconCore", "TestSupport"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "BeaconCore", "TestSupport", "beaconwatch"]),
     ],
     swiftLanguageModes: [.v6]

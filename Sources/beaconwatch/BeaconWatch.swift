@@ -1,6 +1,7 @@
 import ArgumentParser
 import BeaconCore
 import BlueZ
+import Configuration
 import Daemon
 import MQTT
 
@@ -20,7 +21,7 @@ struct BeaconWatch: AsyncParsableCommand {
             arguments), 3 Bluetooth unavailable.
             """,
         version: "beaconwatch \(version) (libmosquitto \(Mosquitto.libraryVersion))",
-        subcommands: [Decode.self]
+        subcommands: [Check.self, Decode.self]
     )
 }
 
@@ -51,6 +52,9 @@ enum Main {
         switch error {
         case let error as InputError:
             printError("beaconwatch: \(error)")
+            return Status.badInput
+        case let errors as ConfigurationErrors:
+            for error in errors.errors { printError("beaconwatch: \(error)") }
             return Status.badInput
         case let error as BluetoothUnavailable:
             printError("beaconwatch: \(error)")

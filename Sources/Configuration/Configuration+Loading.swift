@@ -1,0 +1,511 @@
+import BeaconCore
+import Foundation
+import RegionMonitor
+
+/// Every error of a configuration file, each `file:line: message`. Exit status 2.
+public struct ConfigurationErrors: Error, Sendable, CustomStringConvertible {
+    public var errors: [InputError]
+    public var description: String { errors.map(\.description).joined(separator: "\n") }
+}
+
+extension Configuration {
+    /// Parses and validates an hsyco.ini. `path` names the file in messages and anchors relative
+    /// paths in values. Pure: nothing is read but `bytes`.
+    public static func load(_ bytes: [UInt8], path: String) -> Result<Configuration, ConfigurationErrors> {
+        let (file, syntaxErrors) = IniFile.parse(bytes, path: path)
+        var loader = Loader(path: path)
+        loader.errors = syntaxErrors
+        loader.load(file)
+        guard loader.errors.isEmpty else {
+            return .failure(ConfigurationErrors(errors: loader.errors.sorted { ($0.line ?? 0) < ($1.line ?? 0) }))
+        }
+        return .success(loader.configuration)
+    }
+
+    /// Reads and loads the file at `path`.
+    public static func load(contentsOf path: String) -> Result<Configuration, ConfigurationErrors> {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot read it (permissions?)" : "no such file"
+            return .failure(
+                ConfigurationErrors(errors: [
+                    InputError(file: path, message: "\(reason); give the configuration with --config PATH")
+                ])
+            )
+        }
+        return load(Array(data), path: path)
+    }
+
+    /// Exact keys beaconwatch knows, for "did you mean" on unknown ones.
+    static let knownKeys: [String] = [
+        "Monitor.userid", "Monitor.session", "Monitor.address", "Monitor.source", "Monitor.maxRegions",
+        "Monitor.exitTimeout", "Monitor.enterRssi", "Monitor.mode", "Monitor.backgroundRanging",
+        "Monitor.rssiFilter", "Monitor.rssiWindow", "Monitor.pathLossExponent", "Monitor.immediate",
+        "Monitor.near", "Monitor.hysteresis", "Monitor.nearestMargin", "Monitor.timezone", "Monitor.lat",
+        "Monitor.lng", "Monitor.udid", "MQTT.host", "MQTT.port", "MQTT.clientId", "MQTT.username",
+        "MQTT.password", "MQTT.passwordFile", "MQTT.tls.ca", "MQTT.tls.cert", "MQTT.tls.key", "MQTT.version",
+        "MQTT.topic", "MQTT.qos", "MQTT.keepalive", "MQTT.homeassistant", "MQTT.discoveryPrefix",
+        "Rules.source", "Rules.namespace", "Rules.refresh", "Rules.maxNotificationsPerDay",
+        "Rules.autoServerNotify", "Rules.autoUserNotify", "Rules.serverTimeout", "Alert.resetAfter",
+        "Script.timeout", "State.database",
+    ]
+
+    static let prefixes = [
+        "LocationBaseBeacon.", "LocationBeaconName.", "LocationBeaconPower.", "LocationAreaName.",
+        "LocationZoneName.", "LocationAlert.", "Script.",
+    ]
+}
+
+/// Turns ini entries into a ``Configuration``, collecting every error and warning with its line.
+struct Loader {
+    var configuration: Configuration
+    var errors: [InputError] = []
+    let folder: String
+
+    init(path: String) {
+        configuration = Configuration(path: path)
+        if let slash = path.lastIndex(of: "/") {
+            folder = String(path[..<slash])
+        } else {
+            folder = ""
+        }
+    }
+
+    var path: String { configuration.path }
+
+    mutating func error(_ entry: IniFile.Entry, _ message: String) {
+        errors.append(InputError(file: path, line: entry.line, message: message))
+    }
+
+    mutating func warn(_ entry: IniFile.Entry, _ message: String) {
+        configuration.warnings.append(InputError(file: path, line: entry.line, message: message))
+    }
+
+    mutating func load(_ file: IniFile) {
+        let beacons = loadBeacons(file.entries.filter { $0.key.hasPrefix("LocationBaseBeacon.") })
+        var areaNames: [UUID: String] = [:]
+        var zoneNames: [Region: String] = [:]
+        var mqtt: [String: IniFile.Entry] = [:]
+        var alerts: [IniFile.Entry] = []
+        var named = beacons.list
+        for entry in file.entries {
+            let key = entry.key
+            if key.hasPrefix("LocationBaseBeacon.") {
+                continue
+            } else if let id = key.suffix(after: "LocationBeaconName.") {
+                guard let index = beacons.index[id] else { error(entry, noBeacon(id)); continue }
+                named[index].name = entry.value
+            } else if let id = key.suffix(after: "LocationBeaconPower.") {
+                guard let index = beacons.index[id] else { error(entry, noBeacon(id)); continue }
+                guard let power = integer(entry, -128...20, "a measured power in dBm at 1 m, such as -59") else { continue }
+                named[index].power = Int8(power)
+            } else if let text = key.suffix(after: "LocationAreaName.") {
+                guard let uuid = UUID(uuidString: text) else {
+                    error(entry, "'\(text)' is not a UUID; an Area is named LocationAreaName.<UUID>")
+                    continue
+                }
+                guard beacons.list.contains(where: { $0.id.uuid == uuid }) else {
+                    error(entry, "Area \(uuid.uuidString) has no beacon; add a LocationBaseBeacon with that UUID or remove the name")
+                    continue
+                }
+                areaNames[uuid] = entry.value
+            } else if let text = key.suffix(after: "LocationZoneName.") {
+                guard case .zone(let uuid, let major)? = Region(text) else {
+                    error(entry, "'\(text)' is not a Zone; a Zone is named LocationZoneName.<UUID>:<major>")
+                    continue
+                }
+                guard beacons.list.contains(where: { $0.id.uuid == uuid && $0.id.major == major }) else {
+                    error(entry, "Zone \(uuid.uuidString):\(major) has no beacon; add a LocationBaseBeacon in it or remove the name")
+                    continue
+                }
+                zoneNames[.zone(uuid, major: major)] = entry.value
+            } else if key.hasPrefix("LocationAlert.") {
+                alerts.append(entry)
+            } else if key.hasPrefix("MQTT.") {
+                mqtt[key] = entry
+                if !Configuration.knownKeys.contains(key) { unknown(entry) }
+            } else if key == "Script.timeout" {
+                if let seconds = duration(entry, positive: true) { configuration.scriptTimeout = seconds }
+            } else if let event = key.suffix(after: "Script.") {
+                guard let kind = ScriptEvent(rawValue: event) else {
+                    let kinds = ScriptEvent.allCases.map(\.rawValue).joined(separator: ", ")
+                    error(entry, "no script event '\(event)'; scripts hang on \(kinds)")
+                    continue
+                }
+                guard !entry.value.isEmpty else { error(entry, "give the program's path"); continue }
+                configuration.scripts[kind] = resolve(entry.value)
+            } else {
+                loadSetting(entry)
+            }
+        }
+        configuration.hierarchy = Hierarchy(beacons: named, areaNames: areaNames, zoneNames: zoneNames)
+        for entry in alerts { loadAlert(entry, beacons: beacons.index) }
+        loadMQTT(mqtt)
+        checkConsistency(file)
+    }
+
+    func noBeacon(_ id: String) -> String {
+        "no beacon with Location ID '\(id)'; define it with LocationBaseBeacon.\(id) = UUID,major,minor"
+    }
+
+    /// `LocationBaseBeacon.<id> = UUID,major,minor`, with unique IDs and identities.
+    mutating func loadBeacons(_ entries: [IniFile.Entry]) -> (list: [Hierarchy.Beacon], index: [String: Int]) {
+        var list: [Hierarchy.Beacon] = []
+        var index: [String: Int] = [:]
+        var seen: [BeaconID: (id: String, line: Int)] = [:]
+        list.reserveCapacity(entries.count)
+        for entry in entries {
+            let id = String(entry.key.dropFirst("LocationBaseBeacon.".count))
+            guard !id.isEmpty, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+                error(entry, "Location ID '\(id)' must be letters and digits, such as LocationBaseBeacon.17081")
+                continue
+            }
+            let parts = entry.value.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingWhitespace() }
+            guard parts.count == 3 else {
+                error(entry, "expected UUID,major,minor, found '\(entry.value.truncated)'")
+                continue
+            }
+            guard let uuid = UUID(uuidString: parts[0]) else {
+                error(
+                    entry,
+                    "'\(parts[0].truncated)' is not a UUID; write it as 8-4-4-4-12 hex digits, such as E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+                )
+                continue
+            }
+            guard let major = UInt16(parts[1]) else {
+                error(entry, "major '\(parts[1].truncated)' must be an integer from 0 to 65535")
+                continue
+            }
+            guard let minor = UInt16(parts[2]) else {
+                error(entry, "minor '\(parts[2].truncated)' must be an integer from 0 to 65535")
+                continue
+            }
+            let beacon = BeaconID(uuid: uuid, major: major, minor: minor)
+            if let first = seen[beacon] {
+                error(
+                    entry,
+                    "beacon \(beacon) is already Location ID \(first.id) (line \(first.line)); a beacon has one Location ID"
+                )
+                continue
+            }
+            seen[beacon] = (id, entry.line)
+            index[id] = list.count
+            list.append(Hierarchy.Beacon(locationID: id, id: beacon))
+        }
+        return (list, index)
+    }
+
+    /// The exact keys of `Monitor.*`, `Rules.*`, `Alert.*` and `State.*`; anything else is unknown.
+    mutating func loadSetting(_ entry: IniFile.Entry) {
+        switch entry.key {
+        case "Monitor.userid": configuration.monitor.userid = text(entry)
+        case "Monitor.session": configuration.monitor.session = text(entry)
+        case "Monitor.address": configuration.monitor.address = text(entry)
+        case "Monitor.udid": configuration.monitor.udid = text(entry)
+        case "Monitor.source":
+            guard let spec = SourceSpec(entry.value) else {
+                error(entry, "'\(entry.value.truncated)' is not a source; give hci0, btsnoop:PATH or trace:PATH")
+                return
+            }
+            configuration.monitor.source = resolve(spec)
+        case "Monitor.maxRegions":
+            if let value = integer(entry, 1...10_000, "a number of regions, at least 1") { configuration.monitor.maxRegions = value }
+        case "Monitor.exitTimeout":
+            if let value = duration(entry, positive: true) { configuration.monitor.exitTimeout = value }
+        case "Monitor.enterRssi":
+            if let value = integer(entry, -128...20, "an RSSI in dBm, such as -90") { configuration.monitor.enterRSSI = value }
+        case "Monitor.mode":
+            if let value = choice(entry, RangingMode.self) { configuration.monitor.mode = value }
+        case "Monitor.backgroundRanging":
+            if let value = duration(entry, positive: false) { configuration.monitor.backgroundRanging = value }
+        case "Monitor.rssiFilter":
+            if let value = choice(entry, RSSIFilterKind.self) { configuration.monitor.rssiFilter = value }
+        case "Monitor.rssiWindow":
+            if let value = duration(entry, positive: true) { configuration.monitor.rssiWindow = value }
+        case "Monitor.pathLossExponent":
+            if let value = number(entry, 0.5...10, "an exponent from 0.5 to 10 (2 in free space)") {
+                configuration.monitor.pathLossExponent = value
+            }
+        case "Monitor.immediate":
+            if let value = number(entry, 0.01...1000, "metres, such as 0.5") { configuration.monitor.immediate = value }
+        case "Monitor.near":
+            if let value = number(entry, 0.01...1000, "metres, such as 3") { configuration.monitor.near = value }
+        case "Monitor.hysteresis":
+            if let value = number(entry, 0...0.99, "a fraction from 0 to 0.99, such as 0.15") {
+                configuration.monitor.hysteresis = value
+            }
+        case "Monitor.nearestMargin":
+            if let value = number(entry, 0...100, "dB, such as 5") { configuration.monitor.nearestMargin = value }
+        case "Monitor.timezone":
+            guard let zone = TimeZone(identifier: entry.value) else {
+                error(entry, "'\(entry.value.truncated)' is not a time zone; give an Olson name such as Europe/Rome")
+                return
+            }
+            configuration.monitor.timezone = zone
+        case "Monitor.lat":
+            if let value = number(entry, -90...90, "degrees of latitude") { configuration.monitor.lat = value }
+        case "Monitor.lng":
+            if let value = number(entry, -180...180, "degrees of longitude") { configuration.monitor.lng = value }
+        case "Rules.source":
+            guard !entry.value.isEmpty else { return }
+            if entry.value.hasPrefix("http://") || entry.value.hasPrefix("https://") {
+                guard let url = URL(string: entry.value), url.host != nil else {
+                    error(entry, "'\(entry.value.truncated)' is not a valid URL")
+                    return
+                }
+                configuration.rules.source = .url(url)
+            } else if entry.value.contains("://") {
+                error(entry, "only http and https URLs are fetched; give a file path or an http(s) URL")
+            } else {
+                configuration.rules.source = .file(resolve(entry.value))
+            }
+        case "Rules.namespace": configuration.rules.namespace = entry.value
+        case "Rules.refresh":
+            if let value = duration(entry, positive: true) { configuration.rules.refresh = value }
+        case "Rules.maxNotificationsPerDay":
+            if let value = integer(entry, 0...1_000_000, "a count, 0 for unlimited") {
+                configuration.rules.maxNotificationsPerDay = value
+            }
+        case "Rules.autoServerNotify":
+            if let value = boolean(entry) { configuration.rules.autoServerNotify = value }
+        case "Rules.autoUserNotify":
+            if let value = boolean(entry) { configuration.rules.autoUserNotify = value }
+        case "Rules.serverTimeout":
+            if let value = duration(entry, positive: true) { configuration.rules.serverTimeout = value }
+        case "Alert.resetAfter":
+            if let value = duration(entry, positive: false) { configuration.alertResetAfter = value }
+        case "State.database":
+            if let value = text(entry) { configuration.stateDatabase = resolve(value) }
+        default:
+            unknown(entry)
+        }
+    }
+
+    mutating func unknown(_ entry: IniFile.Entry) {
+        configuration.unknownKeys.append(entry)
+        var message = "unknown key \(entry.key) (kept, not used)"
+        if let suggestion = Self.suggestion(for: entry.key) { message += "; did you mean \(suggestion)?" }
+        warn(entry, message)
+    }
+
+    /// The known key closest to a misspelt one, when it is close (at most 2 edits, or case).
+    static func suggestion(for key: String) -> String? {
+        let candidates = Configuration.knownKeys + Configuration.prefixes.map { $0 + "<id>" }
+        var best: (key: String, distance: Int)?
+        for candidate in Configuration.knownKeys {
+            if candidate.lowercased() == key.lowercased() { return candidate }
+            let distance = editDistance(key, candidate)
+            if distance <= 2, distance < (best?.distance ?? .max) { best = (candidate, distance) }
+        }
+        if best == nil, let dot = key.firstIndex(of: ".") {
+            let head = key[...dot]
+            for candidate in candidates where candidate.hasSuffix("<id>") {
+                let prefix = candidate.dropLast(4)
+                if editDistance(String(head), String(prefix)) <= 2 { return candidate }
+            }
+        }
+        return best?.key
+    }
+
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a)
+        let b = Array(b)
+        if abs(a.count - b.count) > 2 { return 3 }
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1] + [Int](repeating: 0, count: b.count)
+            for (j, y) in b.enumerated() {
+                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+
+    /// `LocationAlert.<id> = range,strategy[,action[,title]]`.
+    mutating func loadAlert(_ entry: IniFile.Entry, beacons: [String: Int]) {
+        let id = String(entry.key.dropFirst("LocationAlert.".count))
+        guard beacons[id] != nil else { error(entry, noBeacon(id)); return }
+        let parts = entry.value.split(separator: ",", maxSplits: 3, omittingEmptySubsequences: false)
+            .map { $0.trimmingWhitespace() }
+        guard parts.count >= 2 else {
+            error(entry, "expected range,strategy[,action[,title]], such as near,<=,popup,Welcome")
+            return
+        }
+        guard let range = Proximity(rawValue: parts[0]), range != .off else {
+            error(entry, "range '\(parts[0].truncated)' must be immediate, near or far")
+            return
+        }
+        guard let strategy = AlertDefinition.Strategy(rawValue: parts[1]) else {
+            error(entry, "strategy '\(parts[1].truncated)' must be =, <= or >=")
+            return
+        }
+        let action = parts.count > 2 && !parts[2].isEmpty ? parts[2] : "popup"
+        let title = parts.count > 3 && !parts[3].isEmpty ? parts[3] : nil
+        configuration.alerts.append(
+            AlertDefinition(locationID: id, range: range, strategy: strategy, action: action, title: title)
+        )
+    }
+
+    mutating func loadMQTT(_ entries: [String: IniFile.Entry]) {
+        guard let hostEntry = entries["MQTT.host"], !hostEntry.value.isEmpty else {
+            if let any = entries.values.min(by: { $0.line < $1.line }) {
+                warn(any, "MQTT settings without MQTT.host: MQTT is off; set MQTT.host to publish")
+            }
+            return
+        }
+        var settings = MQTTSettings(host: hostEntry.value, port: 1883, clientID: "")
+        if let entry = entries["MQTT.version"] {
+            guard let version = MQTTSettings.Version(rawValue: entry.value) else {
+                error(entry, "MQTT version '\(entry.value.truncated)' must be 3.1.1 or 5")
+                return
+            }
+            settings.version = version
+        }
+        if let entry = entries["MQTT.tls.ca"], let value = text(entry) { settings.tlsCA = resolve(value) }
+        if let entry = entries["MQTT.tls.cert"], let value = text(entry) { settings.tlsCert = resolve(value) }
+        if let entry = entries["MQTT.tls.key"], let value = text(entry) { settings.tlsKey = resolve(value) }
+        if (settings.tlsCert == nil) != (settings.tlsKey == nil), let entry = entries["MQTT.tls.cert"] ?? entries["MQTT.tls.key"] {
+            error(entry, "MQTT.tls.cert and MQTT.tls.key go together; set both for a client certificate, or neither")
+        }
+        if settings.tlsCA == nil, let entry = entries["MQTT.tls.cert"] ?? entries["MQTT.tls.key"] {
+            error(entry, "a client certificate needs TLS: set MQTT.tls.ca to the broker's CA file")
+        }
+        settings.port = settings.usesTLS ? 8883 : 1883
+        if let entry = entries["MQTT.port"], let port = integer(entry, 1...65535, "a TCP port") { settings.port = port }
+        if let entry = entries["MQTT.username"] { settings.username = text(entry) }
+        if let entry = entries["MQTT.password"] { settings.password = entry.value }
+        if let entry = entries["MQTT.passwordFile"], let value = text(entry) { settings.passwordFile = resolve(value) }
+        if settings.password != nil, settings.passwordFile != nil, let entry = entries["MQTT.passwordFile"] {
+            error(entry, "both MQTT.password and MQTT.passwordFile are set; keep one (the file is safer)")
+        }
+        if let entry = entries["MQTT.topic"] {
+            let topic = entry.value
+            guard !topic.isEmpty, !topic.contains("+"), !topic.contains("#"), !topic.hasPrefix("/"), !topic.hasSuffix("/")
+            else {
+                error(entry, "MQTT.topic '\(topic.truncated)' must be a topic without + or # and without a leading or trailing /")
+                return
+            }
+            settings.topic = topic
+        }
+        if let entry = entries["MQTT.qos"], let qos = integer(entry, 0...2, "0, 1 or 2") { settings.qos = qos }
+        if let entry = entries["MQTT.keepalive"], let value = integer(entry, 5...65535, "seconds, at least 5") {
+            settings.keepalive = value
+        }
+        if let entry = entries["MQTT.homeassistant"], let value = boolean(entry) { settings.homeAssistant = value }
+        if let entry = entries["MQTT.discoveryPrefix"], let value = text(entry) { settings.discoveryPrefix = value }
+        if let entry = entries["MQTT.clientId"] {
+            guard let id = text(entry) else { return }
+            if settings.version == .v311, id.utf8.count > 23 {
+                error(entry, "client id '\(id.truncated)' is \(id.utf8.count) bytes; MQTT 3.1.1 allows 23: shorten it or set MQTT.version = 5")
+                return
+            }
+            settings.clientID = id
+        } else {
+            // The default, beaconwatch-<userid>, cut to what MQTT 3.1.1 allows.
+            let full = "beaconwatch-" + (configuration.monitor.userid ?? "")
+            settings.clientID = settings.version == .v311 ? String(decoding: full.utf8.prefix(23), as: UTF8.self) : full
+        }
+        configuration.mqtt = settings
+    }
+
+    /// Checks across keys: class boundaries in order, the region cap against the hierarchy.
+    mutating func checkConsistency(_ file: IniFile) {
+        let monitor = configuration.monitor
+        if monitor.near <= monitor.immediate {
+            let entry = file.entries.first { $0.key == "Monitor.near" } ?? file.entries.first { $0.key == "Monitor.immediate" }
+            if let entry {
+                error(entry, "Monitor.near (\(monitor.near) m) must be farther than Monitor.immediate (\(monitor.immediate) m)")
+            }
+        }
+        let cap = monitor.maxRegions
+        for area in configuration.hierarchy.areas where area.zones.count > cap {
+            let first = configuration.hierarchy.zones[area.zones[0]].beacons[0]
+            let id = configuration.hierarchy.beacons[first].locationID
+            if let entry = file.entries.first(where: { $0.key == "LocationBaseBeacon.\(id)" }) {
+                warn(
+                    entry,
+                    "Area \(area.uuid.uuidString) has \(area.zones.count) Zones, more than Monitor.maxRegions (\(cap)); "
+                        + "HSYCO allows \(cap) Zones per Area: reuse zone numbers under another UUID"
+                )
+            }
+        }
+    }
+
+    // MARK: Values
+
+    func resolve(_ path: String) -> String {
+        if path.hasPrefix("/") || path == "-" || folder.isEmpty { return path }
+        return folder + "/" + path
+    }
+
+    func resolve(_ spec: SourceSpec) -> SourceSpec {
+        switch spec {
+        case .adapter: spec
+        case .btsnoop(let path): .btsnoop(path: resolve(path))
+        case .trace(let path): .trace(path: resolve(path))
+        }
+    }
+
+    mutating func text(_ entry: IniFile.Entry) -> String? {
+        guard !entry.value.isEmpty else {
+            error(entry, "\(entry.key) is empty; give a value or remove the line")
+            return nil
+        }
+        return entry.value
+    }
+
+    mutating func integer(_ entry: IniFile.Entry, _ range: ClosedRange<Int>, _ what: String) -> Int? {
+        guard let value = Int(entry.value), range.contains(value) else {
+            error(entry, "\(entry.key) = '\(entry.value.truncated)': expected \(what) (\(range.lowerBound) to \(range.upperBound))")
+            return nil
+        }
+        return value
+    }
+
+    mutating func number(_ entry: IniFile.Entry, _ range: ClosedRange<Double>, _ what: String) -> Double? {
+        guard let value = Double(entry.value), value.isFinite, range.contains(value) else {
+            error(entry, "\(entry.key) = '\(entry.value.truncated)': expected \(what)")
+            return nil
+        }
+        return value
+    }
+
+    mutating func duration(_ entry: IniFile.Entry, positive: Bool) -> Double? {
+        guard let value = Double(entry.value), value.isFinite, positive ? value > 0 : value >= 0, value <= 31_536_000 else {
+            error(
+                entry,
+                "\(entry.key) = '\(entry.value.truncated)': expected seconds\(positive ? " above 0" : ""), such as 10 or 2.5"
+            )
+            return nil
+        }
+        return value
+    }
+
+    mutating func boolean(_ entry: IniFile.Entry) -> Bool? {
+        switch entry.value.lowercased() {
+        case "true", "yes", "on", "1": return true
+        case "false", "no", "off", "0": return false
+        default:
+            error(entry, "\(entry.key) = '\(entry.value.truncated)': expected true or false")
+            return nil
+        }
+    }
+
+    mutating func choice<T: RawRepresentable & CaseIterable>(_ entry: IniFile.Entry, _ type: T.Type) -> T?
+    where T.RawValue == String {
+        guard let value = T(rawValue: entry.value) else {
+            let names = T.allCases.map(\.rawValue).joined(separator: ", ")
+            error(entry, "\(entry.key) = '\(entry.value.truncated)': expected one of \(names)")
+            return nil
+        }
+        return value
+    }
+}
+
+extension String {
+    /// What follows `prefix`, when the string starts with it and something follows.
+    func suffix(after prefix: String) -> String? {
+        guard hasPrefix(prefix), count > prefix.count else { return nil }
+        return String(dropFirst(prefix.count))
+    }
+}

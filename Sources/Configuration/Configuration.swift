@@ -1,0 +1,113 @@
+import BeaconCore
+import Foundation
+import RegionMonitor
+
+/// A loaded hsyco.ini: every key of SPEC 2 typed, with the warnings it gave.
+public struct Configuration: Sendable {
+    /// The file's path as given; relative paths in values were resolved against its folder.
+    public var path: String
+    public var hierarchy = Hierarchy()
+    public var monitor = MonitorSettings()
+    /// `nil` when `MQTT.host` is not set (MQTT off).
+    public var mqtt: MQTTSettings?
+    public var rules = RulesSettings()
+    /// `LocationAlert.<id>` in file order.
+    public var alerts: [AlertDefinition] = []
+    public var alertResetAfter: Double = 60
+    public var scripts: [ScriptEvent: String] = [:]
+    public var scriptTimeout: Double = 10
+    /// `State.database`; `nil` means the default location, decided at start.
+    public var stateDatabase: String?
+    /// Keys that beaconwatch does not know, kept so that a full HSYCO hsyco.ini loads.
+    public var unknownKeys: [IniFile.Entry] = []
+    /// Unknown keys and doubtful settings, each with its line.
+    public var warnings: [InputError] = []
+
+    public init(path: String) {
+        self.path = path
+    }
+}
+
+/// `MQTT.*` (SPEC 2.3). The password never appears in ``description``.
+public struct MQTTSettings: Sendable, Hashable, CustomStringConvertible {
+    public enum Version: String, Sendable, Hashable {
+        case v311 = "3.1.1"
+        case v5 = "5"
+    }
+
+    public var host: String
+    public var port: Int
+    public var clientID: String
+    public var username: String?
+    public var password: String?
+    public var passwordFile: String?
+    public var tlsCA: String?
+    public var tlsCert: String?
+    public var tlsKey: String?
+    public var version: Version = .v311
+    public var topic = "beaconwatch"
+    public var qos = 1
+    public var keepalive = 30
+    public var homeAssistant = true
+    public var discoveryPrefix = "homeassistant"
+
+    public var usesTLS: Bool { tlsCA != nil }
+
+    public var description: String {
+        var text = "\(usesTLS ? "mqtts" : "mqtt")://\(host):\(port) as \(clientID), MQTT \(version.rawValue), "
+            + "topic \(topic), QoS \(qos), keepalive \(keepalive) s"
+        if let username { text += ", user \(username)" }
+        if password != nil || passwordFile != nil { text += ", password set" }
+        if homeAssistant { text += ", Home Assistant discovery under \(discoveryPrefix)" }
+        return text
+    }
+}
+
+/// `Rules.*` (SPEC 2.4).
+public struct RulesSettings: Sendable, Hashable {
+    public enum Source: Sendable, Hashable, CustomStringConvertible {
+        case file(String)
+        case url(URL)
+
+        public var description: String {
+            switch self {
+            case .file(let path): path
+            case .url(let url): url.absoluteString
+            }
+        }
+    }
+
+    public var source: Source?
+    public var namespace = ""
+    public var refresh: Double = 3600
+    /// 0 = unlimited.
+    public var maxNotificationsPerDay = 0
+    public var autoServerNotify = true
+    public var autoUserNotify = true
+    public var serverTimeout: Double = 5
+
+    public init() {}
+}
+
+/// `LocationAlert.<id> = range,strategy[,action[,title]]` (SPEC 9.1).
+public struct AlertDefinition: Sendable, Hashable {
+    public enum Strategy: String, Sendable, Hashable, CaseIterable {
+        /// Exactly that class.
+        case equal = "="
+        /// That class or closer.
+        case atMost = "<="
+        /// That class or farther, but not off.
+        case atLeast = ">="
+    }
+
+    public var locationID: String
+    public var range: Proximity
+    public var strategy: Strategy
+    public var action: String
+    public var title: String?
+}
+
+/// The outputs a `Script.<type>` may be hung on (SPEC 10.2).
+public enum ScriptEvent: String, Sendable, Hashable, CaseIterable {
+    case location, enter, exit, rule, server, notification, alert, nearest
+}

@@ -1,0 +1,77 @@
+import BeaconCore
+
+/// The hsyco.ini syntax (SPEC 2): one `key = value` a line, `#` and `;` comments, no
+/// continuation lines, UTF-8, and no key set twice.
+public struct IniFile: Sendable {
+    public struct Entry: Sendable, Hashable {
+        public var key: String
+        public var value: String
+        /// 1-based line number.
+        public var line: Int
+    }
+
+    /// The file's name as messages give it.
+    public var path: String
+    public var entries: [Entry]
+
+    /// Parses the bytes of an ini file; syntax errors come back alongside what did parse.
+    public static func parse(_ bytes: [UInt8], path: String) -> (file: IniFile, errors: [InputError]) {
+        var entries: [Entry] = []
+        var errors: [InputError] = []
+        var firstLine: [String: Int] = [:]
+        var body = bytes[...]
+        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }  // a byte-order mark
+        for (index, rawLine) in body.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() {
+            let number = index + 1
+            guard let text = String(validating: rawLine, as: UTF8.self) else {
+                errors.append(InputError(file: path, line: number, message: "not UTF-8 text; save the file as UTF-8"))
+                continue
+            }
+            let line = text.trimmingWhitespace()
+            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
+            guard let equals = line.firstIndex(of: "=") else {
+                errors.append(
+                    InputError(
+                        file: path,
+                        line: number,
+                        message: "expected 'key = value', found '\(line.truncated)'; comment it out with '#'"
+                    )
+                )
+                continue
+            }
+            let key = String(line[..<equals]).trimmingWhitespace()
+            let value = String(line[line.index(after: equals)...]).trimmingWhitespace()
+            guard !key.isEmpty else {
+                errors.append(InputError(file: path, line: number, message: "no key before '=' in '\(line.truncated)'"))
+                continue
+            }
+            if let first = firstLine[key] {
+                errors.append(
+                    InputError(
+                        file: path,
+                        line: number,
+                        message: "duplicate key \(key), first set on line \(first); keep one of them"
+                    )
+                )
+                continue
+            }
+            firstLine[key] = number
+            entries.append(Entry(key: key, value: value, line: number))
+        }
+        return (IniFile(path: path, entries: entries), errors)
+    }
+}
+
+extension StringProtocol {
+    /// Without spaces and tabs (and a Windows line end) at both ends.
+    func trimmingWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
+        return String(self[first...last])
+    }
+
+    /// At most 60 characters, for quoting input in messages.
+    var truncated: String { count > 60 ? String(prefix(57)) + "..." : String(self) }
+}

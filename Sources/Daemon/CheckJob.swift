@@ -1,0 +1,118 @@
+import BeaconCore
+import Configuration
+import Foundation
+import RegionMonitor
+
+/// `beaconwatch check`: the hierarchy, counts, the monitoring plan, settings and warnings.
+public struct CheckJob {
+    public var configuration: Configuration
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    /// Warnings from the file system: scripts that cannot run, a password file others can read.
+    public func fileWarnings() -> [String] {
+        var warnings: [String] = []
+        let files = FileManager.default
+        for (event, path) in configuration.scripts.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            if !files.fileExists(atPath: path) {
+                warnings.append("Script.\(event.rawValue): \(path) does not exist")
+            } else if !files.isExecutableFile(atPath: path) {
+                warnings.append("Script.\(event.rawValue): \(path) is not executable; chmod +x it")
+            }
+        }
+        if let file = configuration.mqtt?.passwordFile {
+            if let attributes = try? files.attributesOfItem(atPath: file),
+                let mode = attributes[.posixPermissions] as? Int, mode & 0o004 != 0
+            {
+                warnings.append("MQTT.passwordFile \(file) is readable by every user; chmod o-r it")
+            } else if !files.fileExists(atPath: file) {
+                warnings.append("MQTT.passwordFile \(file) does not exist")
+            }
+        }
+        if configuration.mqtt?.password != nil, let attributes = try? files.attributesOfItem(atPath: configuration.path),
+            let mode = attributes[.posixPermissions] as? Int, mode & 0o004 != 0
+        {
+            warnings.append("\(configuration.path) holds MQTT.password and is readable by every user; chmod o-r it, or use MQTT.passwordFile")
+        }
+        return warnings
+    }
+
+    /// The report, line by line.
+    public func report() -> [String] {
+        let hierarchy = configuration.hierarchy
+        let monitor = configuration.monitor
+        let plan = MonitoringPlan(hierarchy, maxRegions: monitor.maxRegions)
+        var lines: [String] = []
+        lines.append(
+            "\(configuration.path): \(count(hierarchy.beacons.count, "beacon")) in \(count(hierarchy.zones.count, "zone")) "
+                + "in \(count(hierarchy.areas.count, "area")); region cap \(monitor.maxRegions)"
+        )
+        lines.append("")
+        lines.append("hierarchy:")
+        for area in hierarchy.areas {
+            lines.append("  area \(area.uuid.uuidString)\(quoted(area.name))")
+            for zoneIndex in area.zones {
+                let zone = hierarchy.zones[zoneIndex]
+                lines.append("    zone \(zone.region)\(quoted(zone.name))")
+                for beaconIndex in zone.beacons {
+                    let beacon = hierarchy.beacons[beaconIndex]
+                    var line = "      beacon \(beacon.locationID): \(beacon.id)\(quoted(beacon.name))"
+                    if let power = beacon.power { line += ", power \(power) dBm" }
+                    lines.append(line)
+                }
+            }
+        }
+        if hierarchy.beacons.isEmpty { lines.append("  (no beacons: add LocationBaseBeacon.<id> = UUID,major,minor)") }
+        lines.append("")
+        lines.append("monitoring plan: \(plan)")
+        switch plan {
+        case .beacons:
+            lines.append("  \(hierarchy.beacons.count) Beacon regions; Zones and Areas derived")
+        case .zones:
+            lines.append("  \(hierarchy.zones.count) Zone regions; Areas derived")
+        case .hierarchical(let scanAssisted):
+            let areas = min(hierarchy.areas.count, monitor.maxRegions)
+            lines.append("  outside: \(areas) of \(hierarchy.areas.count) Area regions")
+            for area in hierarchy.areas {
+                let zones = min(area.zones.count, monitor.maxRegions)
+                lines.append("  inside \(area.uuid.uuidString)\(quoted(area.name)): \(zones) of \(area.zones.count) Zone regions")
+            }
+            if scanAssisted {
+                lines.append("  scan-assisted: the most recently sighted candidates are monitored, never-sighted ones in file order")
+            }
+        }
+        lines.append("")
+        lines.append("settings:")
+        lines.append("  source \(monitor.source), mode \(monitor.mode.rawValue), exitTimeout \(monitor.exitTimeout) s")
+        lines.append(
+            "  ranging: \(monitor.rssiFilter.rawValue) filter over \(monitor.rssiWindow) s, n = \(monitor.pathLossExponent), "
+                + "immediate < \(monitor.immediate) m, near < \(monitor.near) m, hysteresis \(monitor.hysteresis)"
+        )
+        lines.append("  mqtt: \(configuration.mqtt.map { "\($0)" } ?? "off (no MQTT.host)")")
+        lines.append("  rules: \(configuration.rules.source.map { "\($0)" } ?? "none")")
+        for alert in configuration.alerts {
+            lines.append("  alert on \(alert.locationID): \(alert.range.rawValue) \(alert.strategy.rawValue), \(alert.action)")
+        }
+        for (event, path) in configuration.scripts.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            lines.append("  script on \(event.rawValue): \(path)")
+        }
+        var warnings = configuration.warnings.map(\.description) + fileWarnings()
+        if case .hierarchical(true) = plan {
+            warnings.append("more candidates than the cap: scan-assisted selection is in use (SPEC 5.2)")
+        }
+        lines.append("")
+        if warnings.isEmpty {
+            lines.append("no warnings")
+        } else {
+            lines.append("warnings:")
+            lines += warnings.map { "  " + $0 }
+        }
+        return lines
+    }
+
+    func quoted(_ name: String?) -> String { name.map { " \"\($0)\"" } ?? "" }
+
+    func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+}

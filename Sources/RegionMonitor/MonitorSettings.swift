@@ -1,0 +1,42 @@
+import BeaconCore
+import Foundation
+
+/// How RSSI samples of the last `rssiWindow` seconds become one value (SPEC 4).
+public enum RSSIFilterKind: String, Sendable, Hashable, CaseIterable {
+    case median
+    /// Trimmed mean, AltBeacon style.
+    case mean
+    case kalman
+    case none
+}
+
+/// The `Monitor.*` settings of SPEC 2.2, with their defaults.
+public struct MonitorSettings: Sendable, Hashable {
+    /// HSYCO `userid`; `nil` means the host name, resolved at start.
+    public var userid: String?
+    /// HSYCO `session`; `nil` means random per start.
+    public var session: String?
+    /// HSYCO `address`; `nil` means the first non-loopback IP, resolved at start.
+    public var address: String?
+    public var source: SourceSpec = .adapter("hci0")
+    public var maxRegions = 20
+    public var exitTimeout: Double = 10
+    public var enterRSSI: Int?
+    public var mode: RangingMode = .background
+    public var backgroundRanging: Double = 10
+    public var rssiFilter: RSSIFilterKind = .median
+    public var rssiWindow: Double = 5
+    public var pathLossExponent: Double = 2.0
+    public var immediate: Double = 0.5
+    public var near: Double = 3.0
+    public var hysteresis: Double = 0.15
+    public var nearestMargin: Double = 5
+    /// Day boundaries, daily caps and dwell days; `nil` means the system zone.
+    public var timezone: TimeZone?
+    public var lat: Double?
+    public var lng: Double?
+    /// Device identifier for URL templates; `nil` means /etc/machine-id, read at start.
+    public var udid: String?
+
+    public init() {}
+}

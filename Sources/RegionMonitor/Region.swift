@@ -1,0 +1,76 @@
+import BeaconCore
+import Foundation
+
+/// An Area (UUID), a Zone (UUID + major) or a Beacon (UUID + major + minor) (SPEC 1).
+///
+/// The text form is canonical: `UUID`, `UUID:major`, `UUID:major:minor`, UUID upper-case.
+public enum Region: Hashable, Sendable, CustomStringConvertible, Comparable {
+    case area(UUID)
+    case zone(UUID, major: UInt16)
+    case beacon(BeaconID)
+
+    public enum Kind: String, Sendable, Hashable {
+        case area, zone, beacon
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .area: .area
+        case .zone: .zone
+        case .beacon: .beacon
+        }
+    }
+
+    public var uuid: UUID {
+        switch self {
+        case .area(let uuid), .zone(let uuid, _): uuid
+        case .beacon(let beacon): beacon.uuid
+        }
+    }
+
+    /// The region one level up: a Beacon's Zone, a Zone's Area; `nil` for an Area.
+    public var parent: Region? {
+        switch self {
+        case .area: nil
+        case .zone(let uuid, _): .area(uuid)
+        case .beacon(let beacon): .zone(beacon.uuid, major: beacon.major)
+        }
+    }
+
+    /// Whether `beacon` lies in this region.
+    public func contains(_ beacon: BeaconID) -> Bool {
+        switch self {
+        case .area(let uuid): beacon.uuid == uuid
+        case .zone(let uuid, let major): beacon.uuid == uuid && beacon.major == major
+        case .beacon(let id): beacon == id
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .area(let uuid): uuid.uuidString
+        case .zone(let uuid, let major): "\(uuid.uuidString):\(major)"
+        case .beacon(let beacon): beacon.description
+        }
+    }
+
+    /// Parses the canonical form (the UUID in either case).
+    public init?(_ text: some StringProtocol) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count), let uuid = UUID(uuidString: String(parts[0])) else { return nil }
+        let numbers = parts.dropFirst().map { UInt16($0) }
+        guard numbers.allSatisfy({ $0 != nil }) else { return nil }
+        switch numbers.count {
+        case 0: self = .area(uuid)
+        case 1: self = .zone(uuid, major: numbers[0]!)
+        default: self = .beacon(BeaconID(uuid: uuid, major: numbers[0]!, minor: numbers[1]!))
+        }
+    }
+
+    /// Outside-in: areas before zones before beacons, then by text.
+    public static func < (lhs: Region, rhs: Region) -> Bool {
+        let order: [Kind: Int] = [.area: 0, .zone: 1, .beacon: 2]
+        if lhs.kind != rhs.kind { return order[lhs.kind]! < order[rhs.kind]! }
+        return lhs.description < rhs.description
+    }
+}
