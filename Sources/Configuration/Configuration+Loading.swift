@@ -96,7 +96,9 @@ struct Loader {
                 named[index].name = entry.value
             } else if let id = key.suffix(after: "LocationBeaconPower.") {
                 guard let index = beacons.index[id] else { error(entry, noBeacon(id)); continue }
-                guard let power = integer(entry, -128...20, "a measured power in dBm at 1 m, such as -59") else { continue }
+                guard let power = integer(entry, -128...20, "a measured power in dBm at 1 m, such as -59") else {
+                    continue
+                }
                 named[index].power = Int8(power)
             } else if let text = key.suffix(after: "LocationAreaName.") {
                 guard let uuid = UUID(uuidString: text) else {
@@ -104,7 +106,10 @@ struct Loader {
                     continue
                 }
                 guard beacons.list.contains(where: { $0.id.uuid == uuid }) else {
-                    error(entry, "Area \(uuid.uuidString) has no beacon; add a LocationBaseBeacon with that UUID or remove the name")
+                    error(
+                        entry,
+                        "Area \(uuid.uuidString) has no beacon; add a LocationBaseBeacon with that UUID or remove the name"
+                    )
                     continue
                 }
                 areaNames[uuid] = entry.value
@@ -114,7 +119,10 @@ struct Loader {
                     continue
                 }
                 guard beacons.list.contains(where: { $0.id.uuid == uuid && $0.id.major == major }) else {
-                    error(entry, "Zone \(uuid.uuidString):\(major) has no beacon; add a LocationBaseBeacon in it or remove the name")
+                    error(
+                        entry,
+                        "Zone \(uuid.uuidString):\(major) has no beacon; add a LocationBaseBeacon in it or remove the name"
+                    )
                     continue
                 }
                 zoneNames[.zone(uuid, major: major)] = entry.value
@@ -159,7 +167,9 @@ struct Loader {
                 error(entry, "Location ID '\(id)' must be letters and digits, such as LocationBaseBeacon.17081")
                 continue
             }
-            let parts = entry.value.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingWhitespace() }
+            let parts = entry.value.split(separator: ",", omittingEmptySubsequences: false).map {
+                $0.trimmingWhitespace()
+            }
             guard parts.count == 3 else {
                 error(entry, "expected UUID,major,minor, found '\(entry.value.truncated)'")
                 continue
@@ -208,11 +218,15 @@ struct Loader {
             }
             configuration.monitor.source = resolve(spec)
         case "Monitor.maxRegions":
-            if let value = integer(entry, 1...10_000, "a number of regions, at least 1") { configuration.monitor.maxRegions = value }
+            if let value = integer(entry, 1...10_000, "a number of regions, at least 1") {
+                configuration.monitor.maxRegions = value
+            }
         case "Monitor.exitTimeout":
             if let value = duration(entry, positive: true) { configuration.monitor.exitTimeout = value }
         case "Monitor.enterRssi":
-            if let value = integer(entry, -128...20, "an RSSI in dBm, such as -90") { configuration.monitor.enterRSSI = value }
+            if let value = integer(entry, -128...20, "an RSSI in dBm, such as -90") {
+                configuration.monitor.enterRSSI = value
+            }
         case "Monitor.mode":
             if let value = choice(entry, RangingMode.self) { configuration.monitor.mode = value }
         case "Monitor.backgroundRanging":
@@ -364,7 +378,9 @@ struct Loader {
         if let entry = entries["MQTT.tls.ca"], let value = text(entry) { settings.tlsCA = resolve(value) }
         if let entry = entries["MQTT.tls.cert"], let value = text(entry) { settings.tlsCert = resolve(value) }
         if let entry = entries["MQTT.tls.key"], let value = text(entry) { settings.tlsKey = resolve(value) }
-        if (settings.tlsCert == nil) != (settings.tlsKey == nil), let entry = entries["MQTT.tls.cert"] ?? entries["MQTT.tls.key"] {
+        if (settings.tlsCert == nil) != (settings.tlsKey == nil),
+            let entry = entries["MQTT.tls.cert"] ?? entries["MQTT.tls.key"]
+        {
             error(entry, "MQTT.tls.cert and MQTT.tls.key go together; set both for a client certificate, or neither")
         }
         if settings.tlsCA == nil, let entry = entries["MQTT.tls.cert"] ?? entries["MQTT.tls.key"] {
@@ -380,9 +396,13 @@ struct Loader {
         }
         if let entry = entries["MQTT.topic"] {
             let topic = entry.value
-            guard !topic.isEmpty, !topic.contains("+"), !topic.contains("#"), !topic.hasPrefix("/"), !topic.hasSuffix("/")
+            guard !topic.isEmpty, !topic.contains("+"), !topic.contains("#"), !topic.hasPrefix("/"),
+                !topic.hasSuffix("/")
             else {
-                error(entry, "MQTT.topic '\(topic.truncated)' must be a topic without + or # and without a leading or trailing /")
+                error(
+                    entry,
+                    "MQTT.topic '\(topic.truncated)' must be a topic without + or # and without a leading or trailing /"
+                )
                 return
             }
             settings.topic = topic
@@ -396,7 +416,10 @@ struct Loader {
         if let entry = entries["MQTT.clientId"] {
             guard let id = text(entry) else { return }
             if settings.version == .v311, id.utf8.count > 23 {
-                error(entry, "client id '\(id.truncated)' is \(id.utf8.count) bytes; MQTT 3.1.1 allows 23: shorten it or set MQTT.version = 5")
+                error(
+                    entry,
+                    "client id '\(id.truncated)' is \(id.utf8.count) bytes; MQTT 3.1.1 allows 23: shorten it or set MQTT.version = 5"
+                )
                 return
             }
             settings.clientID = id
@@ -412,9 +435,12 @@ struct Loader {
     mutating func checkConsistency(_ file: IniFile) {
         let monitor = configuration.monitor
         if monitor.near <= monitor.immediate {
-            let entry = file.entries.first { $0.key == "Monitor.near" } ?? file.entries.first { $0.key == "Monitor.immediate" }
+            let entry =
+                file.entries.first { $0.key == "Monitor.near" } ?? file.entries.first { $0.key == "Monitor.immediate" }
             if let entry {
-                error(entry, "Monitor.near (\(monitor.near) m) must be farther than Monitor.immediate (\(monitor.immediate) m)")
+                error(
+                    entry,
+                    "Monitor.near (\(monitor.near) m) must be farther than Monitor.immediate (\(monitor.immediate) m)")
             }
         }
         let cap = monitor.maxRegions
@@ -456,7 +482,10 @@ struct Loader {
 
     mutating func integer(_ entry: IniFile.Entry, _ range: ClosedRange<Int>, _ what: String) -> Int? {
         guard let value = Int(entry.value), range.contains(value) else {
-            error(entry, "\(entry.key) = '\(entry.value.truncated)': expected \(what) (\(range.lowerBound) to \(range.upperBound))")
+            error(
+                entry,
+                "\(entry.key) = '\(entry.value.truncated)': expected \(what) (\(range.lowerBound) to \(range.upperBound))"
+            )
             return nil
         }
         return value
@@ -471,7 +500,8 @@ struct Loader {
     }
 
     mutating func duration(_ entry: IniFile.Entry, positive: Bool) -> Double? {
-        guard let value = Double(entry.value), value.isFinite, positive ? value > 0 : value >= 0, value <= 31_536_000 else {
+        guard let value = Double(entry.value), value.isFinite, positive ? value > 0 : value >= 0, value <= 31_536_000
+        else {
             error(
                 entry,
                 "\(entry.key) = '\(entry.value.truncated)': expected seconds\(positive ? " above 0" : ""), such as 10 or 2.5"

@@ -54,7 +54,8 @@ public struct MQTTSettings: Sendable, Hashable, CustomStringConvertible {
     public var usesTLS: Bool { tlsCA != nil }
 
     public var description: String {
-        var text = "\(usesTLS ? "mqtts" : "mqtt")://\(host):\(port) as \(clientID), MQTT \(version.rawValue), "
+        var text =
+            "\(usesTLS ? "mqtts" : "mqtt")://\(host):\(port) as \(clientID), MQTT \(version.rawValue), "
             + "topic \(topic), QoS \(qos), keepalive \(keepalive) s"
         if let username { text += ", user \(username)" }
         if password != nil || passwordFile != nil { text += ", password set" }
@@ -105,6 +106,14 @@ public struct AlertDefinition: Sendable, Hashable {
     public var strategy: Strategy
     public var action: String
     public var title: String?
+
+    public init(locationID: String, range: Proximity, strategy: Strategy, action: String, title: String?) {
+        self.locationID = locationID
+        self.range = range
+        self.strategy = strategy
+        self.action = action
+        self.title = title
+    }
 }
 
 /// The outputs a `Script.<type>` may be hung on (SPEC 10.2).

@@ -31,10 +31,13 @@ public struct CheckJob {
                 warnings.append("MQTT.passwordFile \(file) does not exist")
             }
         }
-        if configuration.mqtt?.password != nil, let attributes = try? files.attributesOfItem(atPath: configuration.path),
+        if configuration.mqtt?.password != nil,
+            let attributes = try? files.attributesOfItem(atPath: configuration.path),
             let mode = attributes[.posixPermissions] as? Int, mode & 0o004 != 0
         {
-            warnings.append("\(configuration.path) holds MQTT.password and is readable by every user; chmod o-r it, or use MQTT.passwordFile")
+            warnings.append(
+                "\(configuration.path) holds MQTT.password and is readable by every user; chmod o-r it, or use MQTT.passwordFile"
+            )
         }
         return warnings
     }
@@ -77,10 +80,14 @@ public struct CheckJob {
             lines.append("  outside: \(areas) of \(hierarchy.areas.count) Area regions")
             for area in hierarchy.areas {
                 let zones = min(area.zones.count, monitor.maxRegions)
-                lines.append("  inside \(area.uuid.uuidString)\(quoted(area.name)): \(zones) of \(area.zones.count) Zone regions")
+                lines.append(
+                    "  inside \(area.uuid.uuidString)\(quoted(area.name)): \(zones) of \(area.zones.count) Zone regions"
+                )
             }
             if scanAssisted {
-                lines.append("  scan-assisted: the most recently sighted candidates are monitored, never-sighted ones in file order")
+                lines.append(
+                    "  scan-assisted: the most recently sighted candidates are monitored, never-sighted ones in file order"
+                )
             }
         }
         lines.append("")
@@ -93,7 +100,8 @@ public struct CheckJob {
         lines.append("  mqtt: \(configuration.mqtt.map { "\($0)" } ?? "off (no MQTT.host)")")
         lines.append("  rules: \(configuration.rules.source.map { "\($0)" } ?? "none")")
         for alert in configuration.alerts {
-            lines.append("  alert on \(alert.locationID): \(alert.range.rawValue) \(alert.strategy.rawValue), \(alert.action)")
+            lines.append(
+                "  alert on \(alert.locationID): \(alert.range.rawValue) \(alert.strategy.rawValue), \(alert.action)")
         }
         for (event, path) in configuration.scripts.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             lines.append("  script on \(event.rawValue): \(path)")

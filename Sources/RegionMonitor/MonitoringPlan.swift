@@ -16,7 +16,8 @@ public enum MonitoringPlan: Sendable, Hashable, CustomStringConvertible {
         } else if hierarchy.zones.count <= maxRegions {
             self = .zones
         } else {
-            let scanAssisted = hierarchy.areas.count > maxRegions
+            let scanAssisted =
+                hierarchy.areas.count > maxRegions
                 || hierarchy.areas.contains { $0.zones.count > maxRegions }
             self = .hierarchical(scanAssisted: scanAssisted)
         }

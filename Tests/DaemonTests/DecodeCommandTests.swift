@@ -49,8 +49,9 @@ import TestSupport
     }
 
     /// Runs the binary built beside the test bundle, feeding `stdin`, and waits for it to exit.
-    static func beaconwatch(_ arguments: [String], stdin: String = "") throws -> Run {
+    static func beaconwatch(_ arguments: [String], stdin: String = "", in directory: URL? = nil) throws -> Run {
         let process = Process()
+        if let directory { process.currentDirectoryURL = directory }
         process.executableURL = productsDirectory.appendingPathComponent("beaconwatch")
         process.arguments = arguments
         let input = Pipe()

@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+import TestSupport
+
+@Suite struct CheckCommandTests {
+    static let repository = Conformance.directory.deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test func checkOnTheExampleOfficePrintsHierarchyAndPlanAndExits0() throws {
+        let run = try DecodeCommandTests.beaconwatch([
+            "check", "--config", Self.repository.appendingPathComponent("etc/hsyco.ini").path,
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("4 beacons in 3 zones in 1 area"))
+        #expect(run.stdout.contains("zone ACFD165E-C0C0-11E3-9BBE-1A514932AC01:2 \"Kitchen\""))
+        #expect(run.stdout.contains("monitoring plan: beacons"))
+        #expect(run.stdout.contains("no warnings"))
+    }
+
+    @Test func checkOnAnInvalidUUIDOnLine7PrintsFileAndLineAndExits2() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bw-check-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let lines =
+            ["# six lines before the bad one"]
+            + (1...5).map { "LocationBaseBeacon.\($0) = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,\($0)" }
+            + ["LocationBaseBeacon.7 = E2C56DB5-DFFB-48D2-B060-NOTAUUID", "Monitor.userid = bob"]
+        try lines.joined(separator: "\n").write(
+            to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
+        let run = try DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: folder)
+        #expect(run.status == 2)
+        #expect(run.stderr.hasPrefix("beaconwatch: hsyco.ini:7: "), "\(run.stderr)")
+        #expect(run.stdout.isEmpty)
+    }
+
+    @Test func checkShowsUnknownKeysAsWarningsAndStillExits0() throws {
+        let file = try TemporaryFile(
+            contents: Data("LocationBaseBeacon.1 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1\nHsyco.port = 80\n".utf8))
+        let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
+        #expect(run.status == 0)
+        #expect(run.stdout.contains(":2: unknown key Hsyco.port"))
+    }
+}
