@@ -68,11 +68,7 @@ import TestSupport
         let seeds = try [1001, 1002, 2001].map(Self.capture)
         var records = 0
         for round in 0..<10_000 {
-            var bytes = seeds[round % seeds.count]
-            for _ in 0..<Int.random(in: 1...6, using: &random) {
-                let index = Int.random(in: 0..<bytes.count, using: &random)
-                bytes[index] = UInt8.random(in: 0...255, using: &random)
-            }
+            var bytes = seeds[round % seeds.count].overwritingRandomBytes(times: 1...6, using: &random)
             if Bool.random(using: &random) { bytes.removeLast(Int.random(in: 0..<bytes.count, using: &random)) }
             guard case .success(let datalink) = BTSnoop.parseHeader(bytes) else { continue }
             var offset = BTSnoop.headerSize

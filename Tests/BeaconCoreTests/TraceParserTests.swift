@@ -130,11 +130,7 @@ import TestSupport
         var parser = TraceParser()
         var accepted = 0
         for round in 0..<10_000 {
-            var bytes = seeds[round % seeds.count]
-            for _ in 0..<Int.random(in: 1...3, using: &random) {
-                let index = Int.random(in: 0..<bytes.count, using: &random)
-                bytes[index] = UInt8.random(in: 0...255, using: &random)
-            }
+            let bytes = seeds[round % seeds.count].overwritingRandomBytes(times: 1...3, using: &random)
             if case .success(_?) = parser.parse(bytes, number: round + 1) { accepted += 1 }
         }
         #expect(accepted > 0)

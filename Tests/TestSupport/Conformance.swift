@@ -59,3 +59,15 @@ public enum Conformance {
         }
     }
 }
+
+extension Array where Element == UInt8 {
+    /// A copy with `times` random bytes overwritten by random values: the simplest fuzz mutation.
+    public func overwritingRandomBytes(times: ClosedRange<Int>, using random: inout SeededGenerator) -> [UInt8] {
+        var bytes = self
+        guard !bytes.isEmpty else { return bytes }
+        for _ in 0..<Int.random(in: times, using: &random) {
+            bytes[Int.random(in: 0..<bytes.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+        }
+        return bytes
+    }
+}
