@@ -23,7 +23,7 @@ public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        let digits = Array("0123456789ABCDEF".utf8)
+        let digits = Self.digits
         var out = [UInt8]()
         out.reserveCapacity(17)
         for index in stride(from: 5, through: 0, by: -1) {
@@ -34,4 +34,7 @@ public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
         }
         return String(decoding: out, as: UTF8.self)
     }
+
+    /// Upper-case hex digits, indexed by nibble.
+    private static let digits = Array("0123456789ABCDEF".utf8)
 }

@@ -21,7 +21,6 @@ public enum Hex {
 
     /// Lower-case hex digits of `bytes`.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
         for byte in bytes {
             out.append(digits[Int(byte >> 4)])
@@ -29,6 +28,9 @@ public enum Hex {
         }
         return String(decoding: out, as: UTF8.self)
     }
+
+    /// Lower-case hex digits, indexed by nibble.
+    static let digits = Array("0123456789abcdef".utf8)
 
     @inline(__always)
     static func value(of character: UInt8) -> UInt8? {

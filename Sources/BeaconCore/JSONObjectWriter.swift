@@ -62,10 +62,9 @@ public struct JSONObjectWriter: Sendable {
             case 0x0D: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
             case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
             case 0..<0x20:
-                let digits = Array("0123456789abcdef".utf8)
                 out += Array("\\u00".utf8)
-                out.append(digits[Int(byte >> 4)])
-                out.append(digits[Int(byte & 0xF)])
+                out.append(Hex.digits[Int(byte >> 4)])
+                out.append(Hex.digits[Int(byte & 0xF)])
             default: out.append(byte)
             }
         }

@@ -29,8 +29,7 @@ public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
 
     /// `hci` followed by digits.
     static func isAdapterName(_ text: String) -> Bool {
-        text.hasPrefix("hci") && text.count > 3 && text.dropFirst(3).allSatisfy(\.isASCII)
-            && Int(text.dropFirst(3)) != nil
+        text.hasPrefix("hci") && text.count > 3 && text.dropFirst(3).allSatisfy { $0.isASCII && $0.isNumber }
     }
 
     public var description: String {

@@ -96,14 +96,16 @@ extension Timestamp {
     /// Parses an ISO-8601 date-time that carries an offset (`Z`, `+01:00`), with or without
     /// fractional seconds. A time without an offset is ambiguous and is rejected.
     public init?(iso8601 text: String) {
-        let withFraction = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-        let plain = Date.ISO8601FormatStyle()
-        if let date = try? withFraction.parse(text) {
+        if let date = try? Self.withFraction.parse(text) {
             self.init(date)
-        } else if let date = try? plain.parse(text) {
+        } else if let date = try? Self.plain.parse(text) {
             self.init(date)
         } else {
             return nil
         }
     }
+
+    // Made once: trace replay parses a time on every line.
+    private static let withFraction = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    private static let plain = Date.ISO8601FormatStyle()
 }

@@ -43,7 +43,6 @@ public struct FileSource {
         var report = Report()
         var parser = TraceParser()
         var decoder = AdvertisingReportDecoder()
-        defer { _ = decoder }
         var buffer: [UInt8] = []
         var lineStart = 0
         var atEnd = false
@@ -116,7 +115,7 @@ public struct FileSource {
                     report.records += 1
                     offset = next
                     if let event = BTSnoop.event(in: record, datalink: datalink) {
-                        try Array(event).withUnsafeBytes { bytes in
+                        try event.withUnsafeBytes { bytes in
                             try decoder.decode(event: bytes) { try body(.advertisement(record.time, $0)) }
                         }
                     }

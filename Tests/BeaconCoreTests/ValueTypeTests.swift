@@ -70,7 +70,7 @@ import Testing
         #expect(SourceSpec("trace:-")?.displayName == "stdin")
         #expect(SourceSpec("walk.jsonl") == .trace(path: "walk.jsonl"))
         #expect(SourceSpec("capture.btsnoop") == .btsnoop(path: "capture.btsnoop"))
-        for bad in ["", "hci", "hcix", "btsnoop:", "trace:", "usb0", "readme.txt"] {
+        for bad in ["", "hci", "hcix", "hci+1", "hci-0", "btsnoop:", "trace:", "usb0", "readme.txt"] {
             #expect(SourceSpec(bad) == nil, "\(bad)")
         }
     }
