@@ -44,6 +44,10 @@ public struct Hierarchy: Sendable {
     public private(set) var beacons: [Beacon] = []
     public private(set) var zones: [Zone] = []
     public private(set) var areas: [Area] = []
+    /// For each beacon, the index of its Zone in ``zones``.
+    public private(set) var zoneOfBeacon: [Int32] = []
+    /// For each zone, the index of its Area in ``areas``.
+    public private(set) var areaOfZone: [Int32] = []
     private var beaconIndex: [BeaconID: Int] = [:]
     private var locationIndex: [String: Int] = [:]
     private var zoneIndex: [Region: Int] = [:]
@@ -68,7 +72,9 @@ public struct Hierarchy: Sendable {
         let zoneRegion = Region.zone(beacon.id.uuid, major: beacon.id.major)
         if let zone = zoneIndex[zoneRegion] {
             zones[zone].beacons.append(index)
+            zoneOfBeacon.append(Int32(zone))
         } else {
+            zoneOfBeacon.append(Int32(zones.count))
             zoneIndex[zoneRegion] = zones.count
             let areaPosition: Int
             if let area = areaIndex[beacon.id.uuid] {
@@ -79,6 +85,7 @@ public struct Hierarchy: Sendable {
                 areas.append(Area(uuid: beacon.id.uuid, name: nil, zones: []))
             }
             areas[areaPosition].zones.append(zones.count)
+            areaOfZone.append(Int32(areaPosition))
             zones.append(Zone(uuid: beacon.id.uuid, major: beacon.id.major, name: nil, beacons: [index]))
         }
     }

@@ -2,7 +2,14 @@
 public enum Proximity: String, Sendable, Hashable, CaseIterable, Comparable {
     case immediate, near, far, off
 
-    public static func < (lhs: Proximity, rhs: Proximity) -> Bool {
-        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    private var rank: Int {
+        switch self {
+        case .immediate: 0
+        case .near: 1
+        case .far: 2
+        case .off: 3
+        }
     }
+
+    public static func < (lhs: Proximity, rhs: Proximity) -> Bool { lhs.rank < rhs.rank }
 }

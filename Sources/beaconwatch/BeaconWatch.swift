@@ -21,7 +21,7 @@ struct BeaconWatch: AsyncParsableCommand {
             arguments), 3 Bluetooth unavailable.
             """,
         version: "beaconwatch \(version) (libmosquitto \(Mosquitto.libraryVersion))",
-        subcommands: [Check.self, Decode.self]
+        subcommands: [Check.self, Decode.self, Replay.self]
     )
 }
 

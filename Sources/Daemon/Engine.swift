@@ -1,0 +1,60 @@
+import BeaconCore
+import Configuration
+import RegionMonitor
+
+/// The one engine behind `replay`, `run` and the benchmarks: source events in, outputs out.
+///
+/// Pure: the caller owns the clock. A file source drives it on the virtual clock (each event's own
+/// time, then ``drain(into:)`` at the end of input); a live source calls ``advance(to:into:)`` when
+/// ``nextDeadline`` comes due on the real clock. Either way the same state machines run.
+public struct Engine: Sendable {
+    public private(set) var monitor: Monitor
+    /// Trace commands that nothing handles yet (alerts come with their issue), counted.
+    public private(set) var ignoredCommands = 0
+    /// Advertisements of beacons that are not configured: decoded, counted, moving nothing.
+    public private(set) var unconfiguredSightings = 0
+    public private(set) var sightings = 0
+
+    /// An engine for `configuration`, reporting for `identity`, with the last reported beacon
+    /// classes of a kept state.
+    public init(configuration: Configuration, identity: MonitorIdentity, restored: [String: Proximity] = [:]) {
+        monitor = Monitor(
+            hierarchy: configuration.hierarchy,
+            settings: configuration.monitor,
+            identity: identity,
+            restored: restored
+        )
+    }
+
+    /// The earliest pending deadline.
+    public var nextDeadline: Timestamp? { monitor.nextDeadline }
+
+    /// Starts the clock (the first `monitoring` output).
+    public mutating func start(at time: Timestamp, into outputs: inout [MonitorOutput]) {
+        monitor.start(at: time, into: &outputs)
+    }
+
+    /// One event from a source, at its own time.
+    public mutating func handle(_ event: SourceEvent, into outputs: inout [MonitorOutput]) {
+        switch event {
+        case .advertisement(let time, let advertisement):
+            sightings += 1
+            if !monitor.sighting(advertisement, at: time, into: &outputs) { unconfiguredSightings += 1 }
+        case .mode(let time, let mode):
+            monitor.setMode(mode, at: time, into: &outputs)
+        case .command(let time, _):
+            monitor.advance(to: time, into: &outputs)
+            ignoredCommands += 1
+        }
+    }
+
+    /// Fires the deadlines up to `time`.
+    public mutating func advance(to time: Timestamp, into outputs: inout [MonitorOutput]) {
+        monitor.advance(to: time, into: &outputs)
+    }
+
+    /// Runs the clock on until no deadline is pending: the end of a replay.
+    public mutating func drain(into outputs: inout [MonitorOutput]) {
+        while let due = monitor.nextDeadline { monitor.advance(to: due, into: &outputs) }
+    }
+}

@@ -1,0 +1,152 @@
+import BeaconCore
+
+/// A beacon's filter and latest estimate, held while it is not `off`.
+struct BeaconRanging: Sendable {
+    var filter: RSSIFilter
+    var rssi = 0.0
+    var meters = 0.0
+}
+
+/// Ranging and LocationBeaconEvent (SPEC 4, 6).
+extension Monitor {
+    /// Filters a sighting's RSSI into the beacon's distance and class. Every sighting counts here,
+    /// whatever its strength: `Monitor.enterRssi` gates presence, not ranging.
+    mutating func range(_ beacon: Int32, rssi: Int8, power: Int8) {
+        let index = Int(beacon)
+        var slot = rangingSlot[index]
+        if slot < 0 {
+            if let free = freeSlots.popLast() {
+                slot = free
+            } else {
+                slot = Int32(rangingPool.count)
+                rangingPool.append(
+                    BeaconRanging(filter: RSSIFilter(kind: settings.rssiFilter, windowSeconds: settings.rssiWindow))
+                )
+            }
+            rangingSlot[index] = slot
+        }
+        let filtered = rangingPool[Int(slot)].filter.add(rssi, at: Timestamp(microseconds: now))
+        let meters = ranging.distance(rssi: filtered, power: Double(power))
+        rangingPool[Int(slot)].rssi = filtered
+        rangingPool[Int(slot)].meters = meters
+        let previous = proximity[index]
+        let next = ranging.proximity(distance: meters, current: previous)
+        proximity[index] = next
+        sightedAt[index] = now
+        if !restoredPending.isEmpty { restoredPending.remove(beacon) }
+        if previous == .off {
+            timers.schedule(.off(beacon), at: now + exitTimeout)
+            watch(beacon)
+        }
+        if next != previous { dirty.append(beacon) }
+    }
+
+    /// A due `off` deadline: the beacon goes `off` unless sighted since.
+    mutating func checkOff(_ beacon: Int32) {
+        let index = Int(beacon)
+        guard proximity[index] != .off else { return }
+        let due = sightedAt[index] + exitTimeout
+        if due > now {
+            timers.schedule(.off(beacon), at: due)
+            return
+        }
+        proximity[index] = .off
+        let slot = rangingSlot[index]
+        rangingPool[Int(slot)].filter.reset()
+        freeSlots.append(slot)
+        rangingSlot[index] = -1
+        dirty.append(beacon)
+    }
+
+    /// A background ranging window opens (an enter or exit of a monitored region).
+    mutating func openWindow() {
+        windowEnd = now + windowLength
+        recheckAll = true
+    }
+
+    mutating func watch(_ beacon: Int32) {
+        guard !watched[Int(beacon)] else { return }
+        watched[Int(beacon)] = true
+        watchList.append(beacon)
+    }
+
+    /// Emits a LocationBeaconEvent for each beacon whose reportable class differs from the one
+    /// last reported: the beacons that changed in this step, or all watched ones when a window
+    /// opened, the mode changed or the restart grace ended.
+    mutating func report(into outputs: inout [MonitorOutput]) {
+        if recheckAll {
+            watchList.sort()
+            var kept: [Int32] = []
+            kept.reserveCapacity(watchList.count)
+            for beacon in watchList {
+                consider(beacon, into: &outputs)
+                let index = Int(beacon)
+                if proximity[index] == .off, reported[index] == .off, !restoredPending.contains(beacon) {
+                    watched[index] = false
+                } else {
+                    kept.append(beacon)
+                }
+            }
+            watchList = kept
+        } else if dirty.count == 1 {
+            consider(dirty[0], into: &outputs)
+        } else if !dirty.isEmpty {
+            var previous: Int32 = -1
+            for beacon in dirty.sorted() where beacon != previous {
+                consider(beacon, into: &outputs)
+                previous = beacon
+            }
+        }
+        dirty.removeAll(keepingCapacity: true)
+        recheckAll = false
+        if graceFiring {
+            graceFiring = false
+            restoredPending.removeAll()
+        }
+    }
+
+    private mutating func consider(_ beacon: Int32, into outputs: inout [MonitorOutput]) {
+        let index = Int(beacon)
+        let value = mode == .foreground || insideMonitoredRegion(beacon) ? proximity[index] : .off
+        guard value != reported[index] else { return }
+        let restoring = restoredPending.contains(beacon)
+        if restoring && value == .off && !graceFiring { return }
+        guard mode == .foreground || now < windowEnd || (graceFiring && restoring) else { return }
+        reported[index] = value
+        if restoring { restoredPending.remove(beacon) }
+        outputs.append(.location(Timestamp(microseconds: now), event(beacon, value)))
+    }
+
+    /// Background ranging reports a beacon only while the monitored region containing it is inside;
+    /// its exit reports `off` (SPEC 6).
+    private func insideMonitoredRegion(_ beacon: Int32) -> Bool {
+        let zone = hierarchy.zoneOfBeacon[Int(beacon)]
+        let chain = [
+            RegionRef(.beacon, beacon), RegionRef(.zone, zone), RegionRef(.area, hierarchy.areaOfZone[Int(zone)]),
+        ]
+        return chain.contains { tracked[$0].map { $0.monitored && $0.inside } ?? false }
+    }
+
+    private func event(_ beacon: Int32, _ value: Proximity) -> LocationBeaconEvent {
+        let index = Int(beacon)
+        let configured = hierarchy.beacons[index]
+        let zone = hierarchy.zones[Int(hierarchy.zoneOfBeacon[index])]
+        let area = hierarchy.areas[Int(hierarchy.areaOfZone[Int(hierarchy.zoneOfBeacon[index])])]
+        let slot = rangingSlot[index]
+        let estimate = value == .off || slot < 0 ? nil : rangingPool[Int(slot)]
+        return LocationBeaconEvent(
+            session: identity.session,
+            address: identity.address,
+            userid: identity.userid,
+            zone: configured.locationID,
+            distance: value,
+            background: mode == .background,
+            beacon: configured.id,
+            name: configured.name,
+            area: area.name ?? area.region.description,
+            zoneName: zone.name ?? zone.region.description,
+            rssi: estimate.map { ($0.rssi * 10).rounded() / 10 },
+            meters: estimate.map { ($0.meters * 100).rounded() / 100 }
+        )
+    }
+}

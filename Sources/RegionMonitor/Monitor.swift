@@ -1,0 +1,484 @@
+import BeaconCore
+import Foundation
+
+/// The region monitor: presence, the HSYCO monitoring policy, transitions and ranging, as one state
+/// machine driven by sightings and an injected clock (SPEC 4–6).
+///
+/// Nothing here reads a clock or does I/O. Each entry point takes the instant it happens at and
+/// appends what follows from it to `outputs`, in causal order: transitions and `monitoring`
+/// changes first, then `location`s. Deadlines (exits, beacons going `off`) fire from
+/// ``advance(to:into:)``, which every entry point calls first, so a file replay and a live radio
+/// drive the same code; ``nextDeadline`` tells a live shell when to wake.
+public struct Monitor: Sendable {
+    public let hierarchy: Hierarchy
+    public let settings: MonitorSettings
+    public let identity: MonitorIdentity
+    public let plan: MonitoringPlan
+    public private(set) var mode: RangingMode
+
+    let ranging: Ranging
+    let exitTimeout: Int64
+    let windowLength: Int64
+    let enterRSSI: Int?
+    let cap: Int
+
+    /// Last sighting with RSSI at least `Monitor.enterRssi` (one that may move a region), per beacon,
+    /// Zone and Area; ``never`` for none.
+    var beaconLast: [Int64]
+    var zoneLast: [Int64]
+    var areaLast: [Int64]
+    /// Last sighting of any strength, per beacon: ranging's clock.
+    var sightedAt: [Int64]
+    var proximity: [Proximity]
+    var reported: [Proximity]
+    /// Index into ``rangingPool`` of a beacon's filter while it is not `off`, else -1.
+    var rangingSlot: [Int32]
+    var rangingPool: [BeaconRanging] = []
+    var freeSlots: [Int32] = []
+    /// Beacons whose class or last reported class is not `off`: the only ones a window can report.
+    var watched: [Bool]
+    var watchList: [Int32] = []
+
+    var monitoredMode: MonitoringChange.Mode = .beacons
+    var monitoredArea: Int32?
+    var monitored: [RegionRef] = []
+    /// The monitored regions and the Areas and Zones containing them, with their reported state.
+    var tracked: [RegionRef: RegionState] = [:]
+    var timers = TimerQueue<Deadline>()
+    var timerGeneration: UInt32 = 0
+
+    var started = false
+    var now: Int64 = 0
+    var windowEnd: Int64 = .min
+    /// Beacons restored as not `off` and not reported since the start: `off` waits for the grace.
+    var restoredPending: Set<Int32> = []
+    var graceFiring = false
+    /// The candidate region of the latest sighting, for the scan-assisted replacement.
+    var sightedCandidate: RegionRef?
+
+    var recheckAll = false
+    var dirty: [Int32] = []
+
+    public private(set) var currentAreaIndex: Int?
+    public private(set) var currentZoneIndex: Int?
+
+    static let never = Int64.min
+
+    /// A monitor for `hierarchy`, with the last reported class of beacons from a kept state
+    /// (Location ID → class; unknown IDs are ignored).
+    public init(
+        hierarchy: Hierarchy,
+        settings: MonitorSettings,
+        identity: MonitorIdentity,
+        restored: [String: Proximity] = [:]
+    ) {
+        self.hierarchy = hierarchy
+        self.settings = settings
+        self.identity = identity
+        self.plan = MonitoringPlan(hierarchy, maxRegions: settings.maxRegions)
+        self.mode = settings.mode
+        self.ranging = Ranging(settings)
+        self.exitTimeout = Int64((settings.exitTimeout * 1_000_000).rounded())
+        self.windowLength = Int64((settings.backgroundRanging * 1_000_000).rounded())
+        self.enterRSSI = settings.enterRSSI
+        self.cap = max(settings.maxRegions, 1)
+        let beacons = hierarchy.beacons.count
+        beaconLast = Array(repeating: Self.never, count: beacons)
+        zoneLast = Array(repeating: Self.never, count: hierarchy.zones.count)
+        areaLast = Array(repeating: Self.never, count: hierarchy.areas.count)
+        sightedAt = Array(repeating: Self.never, count: beacons)
+        proximity = Array(repeating: .off, count: beacons)
+        reported = Array(repeating: .off, count: beacons)
+        rangingSlot = Array(repeating: -1, count: beacons)
+        watched = Array(repeating: false, count: beacons)
+        for (locationID, value) in restored where value != .off {
+            guard let index = hierarchy.index(ofLocation: locationID) else { continue }
+            reported[index] = value
+            restoredPending.insert(Int32(index))
+            watch(Int32(index))
+        }
+    }
+
+    // MARK: - Entry points
+
+    /// The earliest pending deadline; `nil` when nothing is pending.
+    public var nextDeadline: Timestamp? { timers.nextDue.map { Timestamp(microseconds: $0) } }
+
+    /// The Area most recently entered that is still inside.
+    public var currentArea: Region? { currentAreaIndex.map { hierarchy.areas[$0].region } }
+
+    /// The Zone most recently entered that is still inside.
+    public var currentZone: Region? { currentZoneIndex.map { hierarchy.zones[$0].region } }
+
+    /// Starts the clock at `time`: emits the first `monitoring` output. The other entry points
+    /// start the monitor at their time when this was not called.
+    public mutating func start(at time: Timestamp, into outputs: inout [MonitorOutput]) {
+        guard !started else { return }
+        started = true
+        now = time.microseconds
+        switch plan {
+        case .beacons:
+            let all = (0..<hierarchy.beacons.count).map { RegionRef(.beacon, $0) }
+            applyMonitoring(all, mode: .beacons, area: nil, into: &outputs)
+        case .zones:
+            let all = (0..<hierarchy.zones.count).map { RegionRef(.zone, $0) }
+            applyMonitoring(all, mode: .zones, area: nil, into: &outputs)
+        case .hierarchical:
+            applyMonitoring(mostRecentAreas(), mode: .areas, area: nil, into: &outputs)
+        }
+        if !restoredPending.isEmpty {
+            timers.schedule(.grace, at: now + exitTimeout)
+        }
+    }
+
+    /// Fires every deadline up to and including `time`, each at its own instant.
+    public mutating func advance(to time: Timestamp, into outputs: inout [MonitorOutput]) {
+        if !started { start(at: time, into: &outputs) }
+        let target = time.microseconds
+        while let due = timers.nextDue, due <= target {
+            now = due
+            var regionsMayExit = false
+            while let (_, deadline) = timers.popDue(atOrBefore: due) {
+                switch deadline {
+                case .exit(let ref, let generation):
+                    regionsMayExit = checkExit(ref, generation: generation) || regionsMayExit
+                case .off(let beacon):
+                    checkOff(beacon)
+                case .grace:
+                    graceFiring = true
+                    recheckAll = true
+                }
+            }
+            if regionsMayExit { reconcileAll(into: &outputs) }
+            applyPolicy(into: &outputs)
+            report(into: &outputs)
+        }
+        now = max(now, target)
+    }
+
+    /// One received advertisement. Advertisements of beacons that are not configured change
+    /// nothing; the return value says whether this one was configured.
+    @discardableResult
+    public mutating func sighting(
+        _ advertisement: Advertisement,
+        at time: Timestamp,
+        into outputs: inout [MonitorOutput]
+    ) -> Bool {
+        advance(to: time, into: &outputs)
+        guard let index = hierarchy.index(of: advertisement.beacon) else { return false }
+        let beacon = Int32(index)
+        range(beacon, rssi: advertisement.rssi, power: hierarchy.beacons[index].power ?? advertisement.power)
+        if enterRSSI.map({ Int(advertisement.rssi) >= $0 }) ?? true {
+            let zone = hierarchy.zoneOfBeacon[index]
+            let area = hierarchy.areaOfZone[Int(zone)]
+            beaconLast[index] = now
+            zoneLast[Int(zone)] = now
+            areaLast[Int(area)] = now
+            enterAncestors(of: beacon, zone: zone, area: area, into: &outputs)
+            applyPolicy(into: &outputs)
+        }
+        report(into: &outputs)
+        return true
+    }
+
+    /// Switches between continuous (`foreground`) and windowed (`background`) ranging.
+    public mutating func setMode(_ newMode: RangingMode, at time: Timestamp, into outputs: inout [MonitorOutput]) {
+        advance(to: time, into: &outputs)
+        guard newMode != mode else { return }
+        mode = newMode
+        recheckAll = true
+        report(into: &outputs)
+    }
+
+    // MARK: - Presence
+
+    func last(_ ref: RegionRef) -> Int64 {
+        switch ref.level {
+        case .area: areaLast[Int(ref.index)]
+        case .zone: zoneLast[Int(ref.index)]
+        case .beacon: beaconLast[Int(ref.index)]
+        }
+    }
+
+    /// Inside: sighted less than exitTimeout ago (SPEC 5.1).
+    func isPresent(_ ref: RegionRef) -> Bool {
+        let last = last(ref)
+        return last != Self.never && now < last + exitTimeout
+    }
+
+    /// A due exit deadline: `true` when the region may have to exit now; re-armed when a later
+    /// sighting moved it.
+    private mutating func checkExit(_ ref: RegionRef, generation: UInt32) -> Bool {
+        guard var state = tracked[ref], state.monitored, state.inside, state.timerGeneration == generation else {
+            return false
+        }
+        if isPresent(ref) {
+            timerGeneration &+= 1
+            state.timerGeneration = timerGeneration
+            tracked[ref] = state
+            timers.schedule(.exit(ref, timerGeneration), at: last(ref) + exitTimeout)
+            return false
+        }
+        return true
+    }
+
+    private mutating func armExit(_ ref: RegionRef) {
+        timerGeneration &+= 1
+        tracked[ref]?.timerGeneration = timerGeneration
+        timers.schedule(.exit(ref, timerGeneration), at: last(ref) + exitTimeout)
+    }
+
+    /// The enters a sighting causes: its monitored region, if outside, and the tracked Areas and
+    /// Zones around it, outside-in. Presence only grows at a sighting, so nothing else can change.
+    private mutating func enterAncestors(of beacon: Int32, zone: Int32, area: Int32, into outputs: inout [MonitorOutput]) {
+        let chain = [RegionRef(.area, area), RegionRef(.zone, zone), RegionRef(.beacon, beacon)]
+        guard let monitoredPosition = chain.firstIndex(where: { tracked[$0]?.monitored == true }) else {
+            sightedCandidate = candidate(in: chain)
+            return
+        }
+        sightedCandidate = nil
+        for ref in chain[...monitoredPosition] where tracked[ref]?.inside == false {
+            enter(ref, into: &outputs)
+        }
+    }
+
+    /// The region of the sighted chain that the hierarchical policy could monitor, when it is not
+    /// monitored now: the Area in `areas` mode, a Zone of the monitored Area in `zones` mode.
+    private func candidate(in chain: [RegionRef]) -> RegionRef? {
+        guard case .hierarchical(scanAssisted: true) = plan else { return nil }
+        switch monitoredMode {
+        case .areas: return chain[0]
+        case .zones: return monitoredArea == chain[0].index ? chain[1] : nil
+        case .beacons: return nil
+        }
+    }
+
+    /// Recomputes every tracked region from the sightings: exits inside-out, then enters
+    /// outside-in (SPEC 5.3).
+    mutating func reconcileAll(into outputs: inout [MonitorOutput]) {
+        var desiredInside: Set<RegionRef> = []
+        var newlyInsideAreas: [RegionRef] = []
+        for ref in monitored where isPresent(ref) {
+            if monitoredMode == .areas, tracked[ref]?.inside == false, case .hierarchical = plan {
+                newlyInsideAreas.append(ref)
+                continue
+            }
+            desiredInside.insert(ref)
+        }
+        // In `areas` mode the first Area entered switches to its Zones; entering two at one instant
+        // would leave one entered but untracked, so only the most recently sighted one enters.
+        if let area = newlyInsideAreas.max(by: { last($0) != last($1) ? last($0) < last($1) : $0.index > $1.index }) {
+            desiredInside.insert(area)
+        }
+        for ref in desiredInside {
+            var ancestor = parent(of: ref)
+            while let up = ancestor {
+                desiredInside.insert(up)
+                ancestor = parent(of: up)
+            }
+        }
+        let exits = tracked.filter { $0.value.inside && !desiredInside.contains($0.key) }.keys.sorted { $0 > $1 }
+        for ref in exits { exit(ref, into: &outputs) }
+        let enters = desiredInside.filter { tracked[$0]?.inside == false }.sorted()
+        for ref in enters { enter(ref, into: &outputs) }
+    }
+
+    private func parent(of ref: RegionRef) -> RegionRef? {
+        switch ref.level {
+        case .area: nil
+        case .zone: RegionRef(.area, hierarchy.areaOfZone[Int(ref.index)])
+        case .beacon: RegionRef(.zone, hierarchy.zoneOfBeacon[Int(ref.index)])
+        }
+    }
+
+    private mutating func enter(_ ref: RegionRef, into outputs: inout [MonitorOutput]) {
+        guard var state = tracked[ref] else { return }
+        state.inside = true
+        state.enteredAt = now
+        tracked[ref] = state
+        if state.monitored {
+            armExit(ref)
+            openWindow()
+        }
+        switch ref.level {
+        case .area: currentAreaIndex = Int(ref.index)
+        case .zone: currentZoneIndex = Int(ref.index)
+        case .beacon: break
+        }
+        let transition = Transition(
+            direction: .enter,
+            region: region(ref),
+            name: hierarchy.name(of: region(ref)),
+            how: state.monitored ? .monitored : .derived
+        )
+        outputs.append(.transition(Timestamp(microseconds: now), transition))
+    }
+
+    private mutating func exit(_ ref: RegionRef, into outputs: inout [MonitorOutput]) {
+        guard var state = tracked[ref] else { return }
+        state.inside = false
+        tracked[ref] = state
+        if state.monitored { openWindow() }
+        leaveCurrent(ref)
+        let transition = Transition(
+            direction: .exit,
+            region: region(ref),
+            name: hierarchy.name(of: region(ref)),
+            how: state.monitored ? .monitored : .derived,
+            dwell: Double((now - state.enteredAt) / 1000) / 1000
+        )
+        outputs.append(.transition(Timestamp(microseconds: now), transition))
+    }
+
+    /// After `ref` stopped being inside (an exit, or a drop from the monitored set): the current
+    /// Area or Zone becomes the most recently entered one still inside.
+    private mutating func leaveCurrent(_ ref: RegionRef) {
+        switch ref.level {
+        case .area where currentAreaIndex == Int(ref.index):
+            currentAreaIndex = latestInside(.area)
+        case .zone where currentZoneIndex == Int(ref.index):
+            currentZoneIndex = latestInside(.zone)
+        default: break
+        }
+    }
+
+    private func latestInside(_ level: RegionRef.Level) -> Int? {
+        tracked.filter { $0.key.level == level && $0.value.inside }
+            .max { $0.value.enteredAt != $1.value.enteredAt ? $0.value.enteredAt < $1.value.enteredAt : $0.key > $1.key }
+            .map { Int($0.key.index) }
+    }
+
+    func region(_ ref: RegionRef) -> Region {
+        switch ref.level {
+        case .area: hierarchy.areas[Int(ref.index)].region
+        case .zone: hierarchy.zones[Int(ref.index)].region
+        case .beacon: .beacon(hierarchy.beacons[Int(ref.index)].id)
+        }
+    }
+
+    // MARK: - The monitored set (SPEC 5.2)
+
+    /// Applies the hierarchical policy until it is stable: switching between Areas and the Zones of
+    /// the entered Area, and the scan-assisted replacement, each followed by the state
+    /// determination of the newly monitored regions.
+    private mutating func applyPolicy(into outputs: inout [MonitorOutput]) {
+        guard case .hierarchical = plan else { return }
+        for _ in 0..<4 {
+            if monitoredMode == .areas, let entered = monitored.first(where: { tracked[$0]?.inside == true }) {
+                let zones = hierarchy.areas[Int(entered.index)].zones
+                applyMonitoring(mostRecent(zones.map { RegionRef(.zone, $0) }), mode: .zones, area: entered.index, into: &outputs)
+            } else if monitoredMode == .zones, !monitored.contains(where: { tracked[$0]?.inside == true }) {
+                applyMonitoring(mostRecentAreas(), mode: .areas, area: nil, into: &outputs)
+            } else if let candidate = sightedCandidate, tracked[candidate]?.monitored != true {
+                sightedCandidate = nil
+                var regions = monitored
+                if regions.count >= cap, let oldest = regions.indices.min(by: { recency(regions[$0], regions[$1]) }) {
+                    regions.remove(at: oldest)
+                }
+                regions.append(candidate)
+                applyMonitoring(regions, mode: monitoredMode, area: monitoredArea, into: &outputs)
+            } else {
+                sightedCandidate = nil
+                return
+            }
+            reconcileAll(into: &outputs)
+        }
+    }
+
+    /// Whether `lhs` is less recent than `rhs`: by last sighting, the never-sighted before the
+    /// sighted, and among equals the later in file order first (so earlier ones are kept).
+    private func recency(_ lhs: RegionRef, _ rhs: RegionRef) -> Bool {
+        let (left, right) = (last(lhs), last(rhs))
+        return left != right ? left < right : lhs.index > rhs.index
+    }
+
+    /// The `cap` most recently sighted of `candidates`, never-sighted ones in file order.
+    private func mostRecent(_ candidates: [RegionRef]) -> [RegionRef] {
+        guard candidates.count > cap else { return candidates }
+        return Array(candidates.sorted { recency($1, $0) }.prefix(cap))
+    }
+
+    private func mostRecentAreas() -> [RegionRef] {
+        mostRecent((0..<hierarchy.areas.count).map { RegionRef(.area, $0) })
+    }
+
+    /// Makes `regions` the monitored set and emits the `monitoring` output. Regions that stay
+    /// tracked keep their state; the others are dropped without an exit (SPEC 5.2).
+    private mutating func applyMonitoring(
+        _ regions: [RegionRef],
+        mode: MonitoringChange.Mode,
+        area: Int32?,
+        into outputs: inout [MonitorOutput]
+    ) {
+        monitored = regions.sorted()
+        monitoredMode = mode
+        monitoredArea = area
+        var next: [RegionRef: RegionState] = [:]
+        for ref in monitored {
+            var state = tracked[ref] ?? RegionState()
+            if !state.monitored { state.timerGeneration = 0 }
+            state.monitored = true
+            next[ref] = state
+            var ancestor = parent(of: ref)
+            while let up = ancestor, next[up] == nil {
+                var upState = tracked[up] ?? RegionState()
+                upState.monitored = false
+                next[up] = upState
+                ancestor = parent(of: up)
+            }
+        }
+        let dropped = tracked.filter { next[$0.key] == nil && $0.value.inside }.keys
+        tracked = next
+        for ref in dropped { leaveCurrent(ref) }
+        // A region that turned monitored while inside needs its exit deadline.
+        for ref in monitored where tracked[ref]!.inside && tracked[ref]!.timerGeneration == 0 { armExit(ref) }
+        let change = MonitoringChange(
+            mode: mode,
+            area: area.map { hierarchy.areas[Int($0)].uuid },
+            regions: monitored.map(region)
+        )
+        outputs.append(.monitoring(Timestamp(microseconds: now), change))
+    }
+}
+
+/// A region by its level and its index in the hierarchy's file-ordered lists: cheap to hash, and
+/// ordered outside-in, then in file order.
+struct RegionRef: Hashable, Comparable, Sendable {
+    enum Level: UInt8, Sendable {
+        case area, zone, beacon
+    }
+
+    var level: Level
+    var index: Int32
+
+    init(_ level: Level, _ index: Int32) {
+        self.level = level
+        self.index = index
+    }
+
+    init(_ level: Level, _ index: Int) {
+        self.init(level, Int32(index))
+    }
+
+    static func < (lhs: RegionRef, rhs: RegionRef) -> Bool {
+        lhs.level != rhs.level ? lhs.level.rawValue < rhs.level.rawValue : lhs.index < rhs.index
+    }
+}
+
+/// What the monitor reported of a tracked region.
+struct RegionState: Sendable {
+    var monitored = false
+    var inside = false
+    var enteredAt: Int64 = 0
+    /// The generation of the armed exit deadline; 0 for none.
+    var timerGeneration: UInt32 = 0
+}
+
+enum Deadline: Sendable {
+    /// A monitored region's exit, valid while its state carries that generation.
+    case exit(RegionRef, UInt32)
+    /// A beacon not sighted for exitTimeout goes `off`.
+    case off(Int32)
+    /// The end of the restart grace: restored beacons not seen since the start go `off`.
+    case grace
+}

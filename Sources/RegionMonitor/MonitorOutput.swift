@@ -1,0 +1,133 @@
+import BeaconCore
+import Foundation
+
+/// Who the monitor reports for: HSYCO's `session`, `address` and `userid`, resolved at start.
+public struct MonitorIdentity: Sendable, Hashable {
+    public var session: String
+    public var address: String
+    public var userid: String
+
+    public init(session: String, address: String, userid: String) {
+        self.session = session
+        self.address = address
+        self.userid = userid
+    }
+}
+
+/// A change of the monitored set (SPEC 5.2): the `monitoring` output.
+public struct MonitoringChange: Sendable, Hashable {
+    public enum Mode: String, Sendable, Hashable {
+        case areas, zones, beacons
+    }
+
+    public var mode: Mode
+    /// The Area whose Zones are monitored (hierarchical plan), else `nil`.
+    public var area: UUID?
+    /// The monitored regions, in file order.
+    public var regions: [Region]
+}
+
+/// An `enter` or `exit` of a region (SPEC 5.3).
+public struct Transition: Sendable, Hashable {
+    public enum Direction: String, Sendable, Hashable {
+        case enter, exit
+    }
+
+    public enum How: String, Sendable, Hashable {
+        /// The region itself is monitored.
+        case monitored
+        /// An Area or Zone containing a monitored region.
+        case derived
+    }
+
+    public var direction: Direction
+    public var region: Region
+    public var name: String?
+    public var how: How
+    /// Seconds of the visit, on `exit`.
+    public var dwell: Double?
+}
+
+/// A beacon's reported proximity changed (SPEC 6): the six HSYCO callback fields, then the rest.
+public struct LocationBeaconEvent: Sendable, Hashable {
+    public var session: String
+    public var address: String
+    public var userid: String
+    /// The beacon's Location ID (HSYCO passes it as `zone`).
+    public var zone: String
+    public var distance: Proximity
+    public var background: Bool
+    public var beacon: BeaconID
+    public var name: String?
+    /// The Area's name, else its canonical region.
+    public var area: String
+    /// The Zone's name, else its canonical region.
+    public var zoneName: String
+    /// The filtered RSSI, dBm; `nil` for `off`.
+    public var rssi: Double?
+    /// The distance estimate, metres; `nil` for `off`.
+    public var meters: Double?
+}
+
+/// What the monitor says, stamped with the instant it happened.
+public enum MonitorOutput: Sendable, Hashable {
+    case monitoring(Timestamp, MonitoringChange)
+    case transition(Timestamp, Transition)
+    case location(Timestamp, LocationBeaconEvent)
+
+    public var time: Timestamp {
+        switch self {
+        case .monitoring(let time, _), .transition(let time, _), .location(let time, _): time
+        }
+    }
+
+    /// The output type of SPEC 10: `monitoring`, `enter`, `exit` or `location`.
+    public var type: String {
+        switch self {
+        case .monitoring: "monitoring"
+        case .transition(_, let transition): transition.direction.rawValue
+        case .location: "location"
+        }
+    }
+
+    /// The output as one JSON object (SPEC 10), `t` and `type` first.
+    public var json: String {
+        var object = JSONObjectWriter()
+        object.add("t", time.iso8601)
+        object.add("type", type)
+        switch self {
+        case .monitoring(_, let change):
+            object.add("mode", change.mode.rawValue)
+            object.add("area", change.area?.uuidString)
+            var list: [UInt8] = [UInt8(ascii: "[")]
+            for (index, region) in change.regions.enumerated() {
+                if index > 0 { list.append(UInt8(ascii: ",")) }
+                JSONObjectWriter.appendString(region.description, to: &list)
+            }
+            list.append(UInt8(ascii: "]"))
+            object.add("regions", rawJSON: String(decoding: list, as: UTF8.self))
+        case .transition(_, let transition):
+            object.add("region", transition.region.description)
+            object.add("kind", transition.region.kind.rawValue)
+            object.add("name", transition.name)
+            object.add("how", transition.how.rawValue)
+            if let dwell = transition.dwell { object.add("dwell", dwell) }
+        case .location(_, let event):
+            object.add("session", event.session)
+            object.add("address", event.address)
+            object.add("userid", event.userid)
+            object.add("zone", event.zone)
+            object.add("distance", event.distance.rawValue)
+            object.add("background", event.background)
+            object.add("uuid", event.beacon.uuid.uuidString)
+            object.add("major", Int(event.beacon.major))
+            object.add("minor", Int(event.beacon.minor))
+            object.add("name", event.name)
+            object.add("area", event.area)
+            object.add("zoneName", event.zoneName)
+            object.add("rssi", event.rssi)
+            object.add("meters", event.meters)
+        }
+        return object.text
+    }
+}

@@ -1,0 +1,113 @@
+import BeaconCore
+
+/// One beacon's RSSI filter over the samples of the last `Monitor.rssiWindow` seconds (SPEC 4).
+///
+/// `median` and `mean` keep the window's samples (at most ``capacity``, the newest) and a sorted
+/// copy of their values, so each sample costs a binary search and a short move, not a sort.
+/// `mean` is the AltBeacon running average: the lowest and highest tenth dropped, the rest
+/// averaged. `kalman` is a one-dimensional Kalman filter whose process noise grows with the time
+/// between samples so that it follows a change in about one window. `none` is the last sample.
+public struct RSSIFilter: Sendable {
+    /// The most samples a window keeps; a beacon advertising faster than 12.8 Hz over a 5 s window
+    /// is filtered over its newest 64 samples.
+    public static let capacity = 64
+    /// Measurement noise of the Kalman filter, dB²: indoor RSSI scatters by about 4 dB.
+    static let kalmanMeasurementNoise = 16.0
+
+    public let kind: RSSIFilterKind
+    /// The window, in microseconds.
+    let window: Int64
+    private var times: [Int64] = []
+    private var values: [Int8] = []
+    private var sorted: [Int8] = []
+    private var estimate = 0.0
+    private var covariance = 0.0
+    private var lastTime: Int64 = 0
+
+    public init(kind: RSSIFilterKind, windowSeconds: Double) {
+        self.kind = kind
+        self.window = Int64((windowSeconds * 1_000_000).rounded())
+    }
+
+    /// Adds a sample taken at `time` (not earlier than the previous one) and returns the filtered RSSI.
+    public mutating func add(_ rssi: Int8, at time: Timestamp) -> Double {
+        let now = time.microseconds
+        switch kind {
+        case .none:
+            estimate = Double(rssi)
+            covariance = 1
+            lastTime = now
+            return estimate
+        case .kalman:
+            let measurement = Double(rssi)
+            let noise = Self.kalmanMeasurementNoise
+            if covariance == 0 {
+                estimate = measurement
+                covariance = noise
+            } else {
+                let elapsed = Double(max(now - lastTime, 0)) / Double(max(window, 1))
+                let predicted = covariance + noise * elapsed * elapsed
+                let gain = predicted / (predicted + noise)
+                estimate += gain * (measurement - estimate)
+                covariance = (1 - gain) * predicted
+            }
+            lastTime = now
+            return estimate
+        case .median, .mean:
+            evict(before: now - window)
+            if times.count == Self.capacity { removeOldest(1) }
+            times.append(now)
+            values.append(rssi)
+            sorted.insert(rssi, at: insertionIndex(of: rssi))
+            return kind == .median ? median : trimmedMean
+        }
+    }
+
+    /// Forgets every sample (the beacon went `off`), keeping the storage for the next visit.
+    public mutating func reset() {
+        times.removeAll(keepingCapacity: true)
+        values.removeAll(keepingCapacity: true)
+        sorted.removeAll(keepingCapacity: true)
+        estimate = 0
+        covariance = 0
+        lastTime = 0
+    }
+
+    private var median: Double {
+        let middle = sorted.count / 2
+        if sorted.count % 2 == 1 { return Double(sorted[middle]) }
+        return (Double(sorted[middle - 1]) + Double(sorted[middle])) / 2
+    }
+
+    private var trimmedMean: Double {
+        let trim = sorted.count / 10
+        var sum = 0
+        for index in trim..<(sorted.count - trim) { sum += Int(sorted[index]) }
+        return Double(sum) / Double(sorted.count - 2 * trim)
+    }
+
+    private mutating func evict(before oldest: Int64) {
+        var count = 0
+        while count < times.count, times[count] <= oldest { count += 1 }
+        if count > 0 { removeOldest(count) }
+    }
+
+    private mutating func removeOldest(_ count: Int) {
+        for value in values[0..<count] {
+            sorted.remove(at: insertionIndex(of: value))
+        }
+        times.removeFirst(count)
+        values.removeFirst(count)
+    }
+
+    /// The first index whose value is not below `value`.
+    private func insertionIndex(of value: Int8) -> Int {
+        var low = 0
+        var high = sorted.count
+        while low < high {
+            let mid = (low + high) / 2
+            if sorted[mid] < value { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+}
