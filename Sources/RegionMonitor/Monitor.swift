@@ -277,7 +277,9 @@ public struct Monitor: Sendable {
                 ancestor = parent(of: up)
             }
         }
-        let exits = tracked.filter { $0.value.inside && !desiredInside.contains($0.key) }.keys.sorted { $0 > $1 }
+        let exits = tracked.filter { $0.value.inside && !desiredInside.contains($0.key) }.keys.sorted {
+            $0.level != $1.level ? $0.level.rawValue > $1.level.rawValue : $0.index < $1.index
+        }
         for ref in exits { exit(ref, into: &outputs) }
         let enters = desiredInside.filter { tracked[$0]?.inside == false }.sorted()
         for ref in enters { enter(ref, into: &outputs) }
