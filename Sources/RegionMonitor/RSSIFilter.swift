@@ -4,6 +4,10 @@ import BeaconCore
 ///
 /// `median` and `mean` keep the window's samples (at most ``capacity``, the newest) and a sorted
 /// copy of their values, so each sample costs a binary search and a short move, not a sort.
+/// RSSI arrives in whole dB, so `median` is the grouped median: when the middle of the window is a
+/// run of equal values it is placed within that value's 1 dB bin by how many samples lie below
+/// (a window of -69, -68, -68 gives -68.25); otherwise it is the ordinary median. Without this the
+/// median jumps in whole steps and a beacon on a boundary flaps ten times as often.
 /// `mean` is the AltBeacon running average: the lowest and highest tenth dropped, the rest
 /// averaged. `kalman` is a one-dimensional Kalman filter whose process noise grows with the time
 /// between samples so that it follows a change in about one window. `none` is the last sample.
@@ -74,9 +78,17 @@ public struct RSSIFilter: Sendable {
     }
 
     private var median: Double {
-        let middle = sorted.count / 2
-        if sorted.count % 2 == 1 { return Double(sorted[middle]) }
-        return (Double(sorted[middle - 1]) + Double(sorted[middle])) / 2
+        let count = sorted.count
+        let middle = count / 2
+        if count % 2 == 0, sorted[middle - 1] != sorted[middle] {
+            return (Double(sorted[middle - 1]) + Double(sorted[middle])) / 2
+        }
+        let value = sorted[middle]
+        let below = insertionIndex(of: value)
+        var equal = 1
+        while middle + equal < count, sorted[middle + equal] == value { equal += 1 }
+        equal += middle - below
+        return Double(value) - 0.5 + (Double(count) / 2 - Double(below)) / Double(equal)
     }
 
     private var trimmedMean: Double {
