@@ -10,7 +10,9 @@ let package = Package(
         .executable(name: "beaconwatch", targets: ["beaconwatch"])
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // Pure: identifiers, HCI advertising report decoding, btsnoop and trace readers.
@@ -20,6 +22,13 @@ let package = Package(
         .target(name: "RegionMonitor", dependencies: ["BeaconCore"]),
         // hsyco-style ini to typed configuration, with line-numbered diagnostics.
         .target(name: "Configuration", dependencies: ["BeaconCore", "RegionMonitor"]),
+
+        // SQLite through GRDB: last reported classes (later counters, dwell, the outbox), WAL,
+        // versioned migrations.
+        .target(
+            name: "Persistence",
+            dependencies: ["BeaconCore", "RegionMonitor", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
 
         // Thin shells over the C libraries (module maps and shim headers only).
         .systemLibrary(
@@ -36,13 +45,20 @@ let package = Package(
         .target(name: "MQTT", dependencies: ["CMosquitto"]),
 
         // Wiring: file and live sources, the jobs behind each command.
-        .target(name: "Daemon", dependencies: ["BeaconCore", "BlueZ", "Configuration", "RegionMonitor"]),
+        .target(
+            name: "Daemon",
+            dependencies: [
+                "BeaconCore", "BlueZ", "Configuration", "Persistence", "RegionMonitor",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
 
         .executableTarget(
             name: "beaconwatch",
             dependencies: [
-                "BeaconCore", "BlueZ", "Configuration", "Daemon", "MQTT", "RegionMonitor",
+                "BeaconCore", "BlueZ", "Configuration", "Daemon", "MQTT", "Persistence", "RegionMonitor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
@@ -59,7 +75,11 @@ let package = Package(
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ"]),
         .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "RegionMonitor", "BeaconCore", "TestSupport"]),
-        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "BeaconCore", "TestSupport", "beaconwatch"]),
+        .testTarget(name: "PersistenceTests", dependencies: ["Persistence", "RegionMonitor"]),
+        .testTarget(
+            name: "DaemonTests",
+            dependencies: ["Daemon", "BeaconCore", "Configuration", "Persistence", "RegionMonitor", "TestSupport", "beaconwatch"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

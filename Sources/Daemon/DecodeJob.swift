@@ -31,6 +31,7 @@ public struct DecodeJob {
 /// Live scanning is not in this build yet; captures and traces are.
 public struct LiveScanningNotBuilt: Error, CustomStringConvertible {
     public var adapter: String
+    public init(adapter: String) { self.adapter = adapter }
     public var description: String {
         "live scanning on \(adapter) is not in this build yet; record with 'btmon -w capture.btsnoop' "
             + "and pass btsnoop:capture.btsnoop"

@@ -1,3 +1,5 @@
+import BeaconCore
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -6,14 +8,33 @@
 /// and on ``flush()``. Writes retry `EINTR` and partial writes.
 public final class LineWriter {
     private let descriptor: Int32
+    private let ownsDescriptor: Bool
     private var buffer: [UInt8] = []
 
     public init(descriptor: Int32 = STDOUT_FILENO) {
         self.descriptor = descriptor
+        self.ownsDescriptor = false
         buffer.reserveCapacity(1 << 16)
     }
 
-    deinit { flush() }
+    /// Appends to the file at `path`, creating it (mode 0644) when missing.
+    public init(appendingTo path: String) throws {
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw InputError(
+                file: path,
+                message:
+                    "cannot open for writing (\(String(cString: strerror(errno)))); give --events another file or -")
+        }
+        self.descriptor = descriptor
+        self.ownsDescriptor = true
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    deinit {
+        flush()
+        if ownsDescriptor { close(descriptor) }
+    }
 
     public func write(line: String) {
         buffer.append(contentsOf: line.utf8)

@@ -230,7 +230,9 @@ public struct Monitor: Sendable {
 
     /// The enters a sighting causes: its monitored region, if outside, and the tracked Areas and
     /// Zones around it, outside-in. Presence only grows at a sighting, so nothing else can change.
-    private mutating func enterAncestors(of beacon: Int32, zone: Int32, area: Int32, into outputs: inout [MonitorOutput]) {
+    private mutating func enterAncestors(
+        of beacon: Int32, zone: Int32, area: Int32, into outputs: inout [MonitorOutput]
+    ) {
         let chain = [RegionRef(.area, area), RegionRef(.zone, zone), RegionRef(.beacon, beacon)]
         guard let monitoredPosition = chain.firstIndex(where: { tracked[$0]?.monitored == true }) else {
             sightedCandidate = candidate(in: chain)
@@ -346,7 +348,9 @@ public struct Monitor: Sendable {
 
     private func latestInside(_ level: RegionRef.Level) -> Int? {
         tracked.filter { $0.key.level == level && $0.value.inside }
-            .max { $0.value.enteredAt != $1.value.enteredAt ? $0.value.enteredAt < $1.value.enteredAt : $0.key > $1.key }
+            .max {
+                $0.value.enteredAt != $1.value.enteredAt ? $0.value.enteredAt < $1.value.enteredAt : $0.key > $1.key
+            }
             .map { Int($0.key.index) }
     }
 
@@ -368,7 +372,8 @@ public struct Monitor: Sendable {
         for _ in 0..<4 {
             if monitoredMode == .areas, let entered = monitored.first(where: { tracked[$0]?.inside == true }) {
                 let zones = hierarchy.areas[Int(entered.index)].zones
-                applyMonitoring(mostRecent(zones.map { RegionRef(.zone, $0) }), mode: .zones, area: entered.index, into: &outputs)
+                applyMonitoring(
+                    mostRecent(zones.map { RegionRef(.zone, $0) }), mode: .zones, area: entered.index, into: &outputs)
             } else if monitoredMode == .zones, !monitored.contains(where: { tracked[$0]?.inside == true }) {
                 applyMonitoring(mostRecentAreas(), mode: .areas, area: nil, into: &outputs)
             } else if let candidate = sightedCandidate, tracked[candidate]?.monitored != true {

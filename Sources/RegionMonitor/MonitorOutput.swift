@@ -25,6 +25,12 @@ public struct MonitoringChange: Sendable, Hashable {
     public var area: UUID?
     /// The monitored regions, in file order.
     public var regions: [Region]
+
+    public init(mode: Mode, area: UUID?, regions: [Region]) {
+        self.mode = mode
+        self.area = area
+        self.regions = regions
+    }
 }
 
 /// An `enter` or `exit` of a region (SPEC 5.3).
@@ -46,6 +52,14 @@ public struct Transition: Sendable, Hashable {
     public var how: How
     /// Seconds of the visit, on `exit`.
     public var dwell: Double?
+
+    public init(direction: Direction, region: Region, name: String?, how: How, dwell: Double? = nil) {
+        self.direction = direction
+        self.region = region
+        self.name = name
+        self.how = how
+        self.dwell = dwell
+    }
 }
 
 /// A beacon's reported proximity changed (SPEC 6): the six HSYCO callback fields, then the rest.
@@ -67,6 +81,24 @@ public struct LocationBeaconEvent: Sendable, Hashable {
     public var rssi: Double?
     /// The distance estimate, metres; `nil` for `off`.
     public var meters: Double?
+
+    public init(
+        session: String, address: String, userid: String, zone: String, distance: Proximity, background: Bool,
+        beacon: BeaconID, name: String?, area: String, zoneName: String, rssi: Double?, meters: Double?
+    ) {
+        self.session = session
+        self.address = address
+        self.userid = userid
+        self.zone = zone
+        self.distance = distance
+        self.background = background
+        self.beacon = beacon
+        self.name = name
+        self.area = area
+        self.zoneName = zoneName
+        self.rssi = rssi
+        self.meters = meters
+    }
 }
 
 /// What the monitor says, stamped with the instant it happened.

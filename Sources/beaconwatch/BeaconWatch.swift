@@ -4,6 +4,7 @@ import BlueZ
 import Configuration
 import Daemon
 import MQTT
+import Persistence
 
 #if canImport(Glibc)
     import Glibc
@@ -21,7 +22,7 @@ struct BeaconWatch: AsyncParsableCommand {
             arguments), 3 Bluetooth unavailable.
             """,
         version: "beaconwatch \(version) (libmosquitto \(Mosquitto.libraryVersion))",
-        subcommands: [Check.self, Decode.self, Replay.self]
+        subcommands: [Run.self, Replay.self, Check.self, Decode.self]
     )
 }
 
@@ -62,6 +63,12 @@ enum Main {
         case let error as LiveScanningNotBuilt:
             printError("beaconwatch: \(error)")
             return Status.bluetoothUnavailable
+        case let error as StateStoreError:
+            printError("beaconwatch: \(error)")
+            return Status.runtimeFailure
+        case let error as RuntimeFailure:
+            printError("beaconwatch: \(error)")
+            return Status.runtimeFailure
         case let error as ExitCode:
             return error.rawValue
         default:

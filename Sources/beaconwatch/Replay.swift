@@ -2,6 +2,7 @@ import ArgumentParser
 import BeaconCore
 import Configuration
 import Daemon
+import Persistence
 
 /// `beaconwatch replay CONFIG SOURCE`.
 struct Replay: ParsableCommand {
@@ -9,8 +10,10 @@ struct Replay: ParsableCommand {
         abstract: "Run a capture or trace through the monitor on the virtual clock; print the outputs as JSON lines.",
         discussion: """
             Time comes from the input's timestamps, never the wall clock, so every run of the same \
-            input prints the same lines. At the end of input the clock runs on until no timer is \
-            pending (every region exits, every beacon goes off). No MQTT.
+            input prints the same lines (but for a random session when Monitor.session is not set). \
+            At the end of input the clock runs on until no timer is pending: every region exits and \
+            every beacon goes off. No MQTT. The state (last reported classes) lives in memory unless \
+            --state keeps it in a file between runs.
             """
     )
 
@@ -20,14 +23,21 @@ struct Replay: ParsableCommand {
     @Argument(help: "btsnoop:PATH, trace:PATH or trace:-.", transform: parseSource)
     var source: SourceSpec
 
+    @Option(help: "A state database to start from and keep (created when missing).")
+    var state: String?
+
     @Flag(help: "Skip malformed trace lines (counted, and each reported on stderr) instead of stopping.")
     var skipBadLines = false
 
     func run() throws {
         let configuration = try Configuration.load(contentsOf: config).get()
+        let store = try state.map { try StateStore(path: $0) } ?? StateStore()
         let output = LineWriter()
         defer { output.flush() }
-        try ReplayJob(configuration: configuration, source: source, skipBadLines: skipBadLines).run(
+        var job = FileRun(configuration: configuration, source: source)
+        job.skipBadLines = skipBadLines
+        try job.run(
+            store: store,
             output: { output.write(line: $0.json) },
             warn: { printError("beaconwatch: warning: \($0)") }
         )

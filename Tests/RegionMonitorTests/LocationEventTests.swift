@@ -26,12 +26,16 @@ import Testing
         run.see("101", at: 0, rssi: -65, power: -59)
         let location = try #require(run.outputs.first { $0.type == "location" })
         let json = location.json
-        let keys = ["t", "type", "session", "address", "userid", "zone", "distance", "background", "uuid", "major",
-                    "minor", "name", "area", "zoneName", "rssi", "meters"]
+        let keys = [
+            "t", "type", "session", "address", "userid", "zone", "distance", "background", "uuid", "major",
+            "minor", "name", "area", "zoneName", "rssi", "meters",
+        ]
         let positions = keys.map { json.range(of: "\"\($0)\":")?.lowerBound }
         #expect(positions.allSatisfy { $0 != nil })
         #expect(positions.compactMap { $0 } == positions.compactMap { $0 }.sorted())
-        #expect(json.contains(#""session":"s","address":"10.0.0.1","userid":"u","zone":"101","distance":"near","background":false"#))
+        #expect(
+            json.contains(
+                #""session":"s","address":"10.0.0.1","userid":"u","zone":"101","distance":"near","background":false"#))
         #expect(json.contains(#""rssi":-65.0,"meters":2.0"#))
     }
 
@@ -115,7 +119,9 @@ import Testing
 
     @Test(arguments: [RangingMode.foreground, .background])
     func aRestartReportsOffForBeaconsGoneMeanwhile(_ mode: RangingMode) {
-        var run = MonitorHarness(["101=1,1,1", "102=1,1,2", "103=1,1,3"], restored: ["101": .near, "102": .far, "999": .near]) {
+        var run = MonitorHarness(
+            ["101=1,1,1", "102=1,1,2", "103=1,1,3"], restored: ["101": .near, "102": .far, "999": .near]
+        ) {
             $0.mode = mode
         }
         run.start(at: 0)

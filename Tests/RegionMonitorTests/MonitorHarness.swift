@@ -28,7 +28,9 @@ struct MonitorHarness {
         self.init(hierarchy: Self.hierarchy(beacons), restored: restored, configure: configure)
     }
 
-    init(hierarchy: Hierarchy, restored: [String: Proximity] = [:], configure: (inout MonitorSettings) -> Void = { _ in }) {
+    init(
+        hierarchy: Hierarchy, restored: [String: Proximity] = [:], configure: (inout MonitorSettings) -> Void = { _ in }
+    ) {
         var settings = MonitorSettings()
         settings.mode = .foreground
         configure(&settings)
@@ -104,7 +106,8 @@ struct MonitorHarness {
         switch output {
         case .monitoring(_, let change):
             let area = change.area.map { label(.area($0)) } ?? "-"
-            return "\(seconds) monitoring \(change.mode.rawValue) \(area) [\(change.regions.map(label).joined(separator: " "))]"
+            return
+                "\(seconds) monitoring \(change.mode.rawValue) \(area) [\(change.regions.map(label).joined(separator: " "))]"
         case .transition(_, let transition):
             var text =
                 "\(seconds) \(transition.direction.rawValue) \(label(transition.region)) "

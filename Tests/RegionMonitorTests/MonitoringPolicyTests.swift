@@ -16,16 +16,21 @@ import Testing
     }
 
     static let edges: [Edge] = [
-        Edge(description: "B = N", beacons: ["1=1,1,1", "2=1,1,2", "3=1,2,1"], cap: 3,
-             first: "0.000 monitoring beacons - [A1:1:1 A1:1:2 A1:2:1]"),
-        Edge(description: "B = N + 1, Z = N", beacons: ["1=1,1,1", "2=1,1,2", "3=1,2,1"], cap: 2,
-             first: "0.000 monitoring zones - [A1:1 A1:2]"),
-        Edge(description: "Z = N + 1", beacons: ["1=1,1,1", "2=1,2,1", "3=2,1,1"], cap: 2,
-             first: "0.000 monitoring areas - [A1 A2]"),
-        Edge(description: "more areas than N", beacons: ["1=1,1,1", "2=2,1,1", "3=3,1,1"], cap: 2,
-             first: "0.000 monitoring areas - [A1 A2]"),
-        Edge(description: "cap 1", beacons: ["1=1,1,1", "2=1,2,1"], cap: 1,
-             first: "0.000 monitoring areas - [A1]"),
+        Edge(
+            description: "B = N", beacons: ["1=1,1,1", "2=1,1,2", "3=1,2,1"], cap: 3,
+            first: "0.000 monitoring beacons - [A1:1:1 A1:1:2 A1:2:1]"),
+        Edge(
+            description: "B = N + 1, Z = N", beacons: ["1=1,1,1", "2=1,1,2", "3=1,2,1"], cap: 2,
+            first: "0.000 monitoring zones - [A1:1 A1:2]"),
+        Edge(
+            description: "Z = N + 1", beacons: ["1=1,1,1", "2=1,2,1", "3=2,1,1"], cap: 2,
+            first: "0.000 monitoring areas - [A1 A2]"),
+        Edge(
+            description: "more areas than N", beacons: ["1=1,1,1", "2=2,1,1", "3=3,1,1"], cap: 2,
+            first: "0.000 monitoring areas - [A1 A2]"),
+        Edge(
+            description: "cap 1", beacons: ["1=1,1,1", "2=1,2,1"], cap: 1,
+            first: "0.000 monitoring areas - [A1]"),
     ]
 
     @Test(arguments: edges)

@@ -1,0 +1,106 @@
+import BeaconCore
+import Configuration
+import Foundation
+import Persistence
+import RegionMonitor
+
+/// Drives an ``Engine`` with a file source: the loop `replay` and `run` share.
+///
+/// Each event's outputs are written to the state database in one transaction, then handed to
+/// `output`; so an output is only ever seen once its state is kept.
+public struct FileRun {
+    public var configuration: Configuration
+    public var source: SourceSpec
+    public var skipBadLines = false
+    /// At the end of input, run the clock on until no deadline is pending (`replay`), or stop
+    /// there as a daemon stops (`run`), leaving the state as it was.
+    public var drainAtEnd = true
+    /// Pace events by their timestamps on the real clock (`run --realtime`).
+    public var realtime = false
+
+    /// What a run did, for its summary.
+    public struct Summary: Sendable {
+        public var read = FileSource.Report()
+        public var outputs = 0
+        public var sightings = 0
+        public var unconfiguredSightings = 0
+        public var ignoredCommands = 0
+    }
+
+    public init(configuration: Configuration, source: SourceSpec) {
+        self.configuration = configuration
+        self.source = source
+    }
+
+    /// Runs the source through a fresh engine that starts from `store`'s kept state.
+    ///
+    /// Throws ``InputError`` (status 2) or ``StateStoreError`` (status 1).
+    @discardableResult
+    public func run(
+        store: StateStore,
+        output: (MonitorOutput) throws -> Void,
+        warn: @escaping (String) -> Void
+    ) throws -> Summary {
+        if case .adapter(let name) = source {
+            throw InputError(file: name, message: "is a live adapter; this command reads btsnoop:PATH or trace:PATH")
+        }
+        var engine = Engine(
+            configuration: configuration,
+            identity: .resolve(configuration.monitor),
+            restored: try store.lastReported()
+        )
+        var outputs: [MonitorOutput] = []
+        var summary = Summary()
+        func deliver() throws {
+            guard !outputs.isEmpty else { return }
+            try store.record(outputs)
+            for item in outputs { try output(item) }
+            summary.outputs += outputs.count
+            outputs.removeAll(keepingCapacity: true)
+        }
+        var pace: (first: Timestamp, wall: ContinuousClock.Instant)?
+        let file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)
+        summary.read = try file.read { event in
+            if realtime {
+                if let (first, wall) = pace {
+                    let offset = Duration.microseconds(event.time.microseconds - first.microseconds)
+                    let delay = wall.advanced(by: offset) - ContinuousClock.now
+                    if delay > .zero { Thread.sleep(forTimeInterval: Self.seconds(delay)) }
+                } else {
+                    pace = (event.time, ContinuousClock.now)
+                }
+            }
+            engine.handle(event, into: &outputs)
+            try deliver()
+        }
+        if drainAtEnd {
+            engine.drain(into: &outputs)
+            try deliver()
+        }
+        summary.sightings = engine.sightings
+        summary.unconfiguredSightings = engine.unconfiguredSightings
+        summary.ignoredCommands = engine.ignoredCommands
+        return summary
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
+
+/// Where the state database lives when `State.database` is not set (SPEC 2.4).
+public enum StateLocation {
+    /// `$STATE_DIRECTORY/beaconwatch.sqlite` under systemd (its first folder), else
+    /// `~/.local/state/beaconwatch/beaconwatch.sqlite`.
+    public static func resolve(configured: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> String
+    {
+        if let configured { return configured }
+        if let folders = environment["STATE_DIRECTORY"], let first = folders.split(separator: ":").first {
+            return "\(first)/beaconwatch.sqlite"
+        }
+        let home = environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path
+        return "\(home)/.local/state/beaconwatch/beaconwatch.sqlite"
+    }
+}

@@ -1,0 +1,41 @@
+import BeaconCore
+import Configuration
+import Daemon
+import Foundation
+import Persistence
+import RegionMonitor
+import TestSupport
+import Testing
+
+/// The conformance scenarios of the monitor, run in-process through the same job as `replay`.
+@Suite struct ScenarioTests {
+    static let monitorScenarios = ["beacons-mode", "zones-mode", "areas-then-zones"]
+
+    static func replay(_ scenario: Conformance.Scenario) throws -> [[String: Any]] {
+        let configuration = try Configuration.load(contentsOf: scenario.ini.path).get()
+        var lines: [String] = []
+        try FileRun(configuration: configuration, source: .trace(path: scenario.trace.path)).run(
+            store: StateStore(),
+            output: { lines.append($0.json) },
+            warn: { Issue.record("warning: \($0)") }
+        )
+        return try Conformance.Scenario.objects(lines.joined(separator: "\n"))
+    }
+
+    @Test(arguments: monitorScenarios)
+    func theScenarioReplaysAsExpected(_ name: String) throws {
+        let scenario = try Conformance.Scenario(name)
+        let problems = try scenario.mismatches(Self.replay(scenario))
+        #expect(problems.isEmpty, "\(scenario.about): \(problems.joined(separator: "; "))")
+    }
+
+    @Test func theComparisonCatchesAWrongOutput() throws {
+        let scenario = try Conformance.Scenario("beacons-mode")
+        var outputs = try Self.replay(scenario)
+        let exit = try #require(outputs.firstIndex { $0["type"] as? String == "exit" })
+        outputs[exit]["t"] = "2023-11-14T22:13:35.002Z"
+        #expect(try scenario.mismatches(outputs).count == 1)
+        outputs.remove(at: exit)
+        #expect(try scenario.mismatches(outputs).count == 1)
+    }
+}
