@@ -64,7 +64,7 @@ let package = Package(
         .executableTarget(
             name: "beaconwatch-bench",
             dependencies: [
-                "BeaconCore",
+                "BeaconCore", "Configuration", "Daemon", "RegionMonitor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

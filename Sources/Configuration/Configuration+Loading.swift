@@ -446,7 +446,7 @@ struct Loader {
         let cap = monitor.maxRegions
         for area in configuration.hierarchy.areas where area.zones.count > cap {
             let first = configuration.hierarchy.zones[area.zones[0]].beacons[0]
-            let id = configuration.hierarchy.beacons[first].locationID
+            let id = configuration.hierarchy.beacons[Int(first)].locationID
             if let entry = file.entries.first(where: { $0.key == "LocationBaseBeacon.\(id)" }) {
                 warn(
                     entry,

@@ -60,7 +60,7 @@ public struct CheckJob {
                 let zone = hierarchy.zones[zoneIndex]
                 lines.append("    zone \(zone.region)\(quoted(zone.name))")
                 for beaconIndex in zone.beacons {
-                    let beacon = hierarchy.beacons[beaconIndex]
+                    let beacon = hierarchy.beacons[Int(beaconIndex)]
                     var line = "      beacon \(beacon.locationID): \(beacon.id)\(quoted(beacon.name))"
                     if let power = beacon.power { line += ", power \(power) dBm" }
                     lines.append(line)

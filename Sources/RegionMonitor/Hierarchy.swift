@@ -12,9 +12,9 @@ public struct Hierarchy: Sendable {
         /// The Location ID (`LocationBaseBeacon.<id>`), as HSYCO reports it.
         public var locationID: String
         public var id: BeaconID
-        public var name: String?
         /// The `LocationBeaconPower` calibration, overriding the advertised measured power.
         public var power: Int8?
+        public var name: String?
 
         public init(locationID: String, id: BeaconID, name: String? = nil, power: Int8? = nil) {
             self.locationID = locationID
@@ -29,7 +29,7 @@ public struct Hierarchy: Sendable {
         public var major: UInt16
         public var name: String?
         /// Indices into ``Hierarchy/beacons``, in file order.
-        public var beacons: [Int]
+        public var beacons: [Int32]
         public var region: Region { .zone(uuid, major: major) }
     }
 
@@ -48,8 +48,9 @@ public struct Hierarchy: Sendable {
     public private(set) var zoneOfBeacon: [Int32] = []
     /// For each zone, the index of its Area in ``areas``.
     public private(set) var areaOfZone: [Int32] = []
-    private var beaconIndex: [BeaconID: Int] = [:]
-    private var locationIndex: [String: Int] = [:]
+    private var beaconIndex = BeaconIndex([])
+    /// Beacon positions sorted by Location ID, for ``index(ofLocation:)``.
+    private var byLocation: [Int32] = []
     private var zoneIndex: [Region: Int] = [:]
     private var areaIndex: [UUID: Int] = [:]
 
@@ -59,7 +60,13 @@ public struct Hierarchy: Sendable {
     ///
     /// The caller has checked that Location IDs and beacon identities are unique.
     public init(beacons: [Beacon], areaNames: [UUID: String] = [:], zoneNames: [Region: String] = [:]) {
+        self.beacons.reserveCapacity(beacons.count)
+        zoneOfBeacon.reserveCapacity(beacons.count)
         for beacon in beacons { add(beacon) }
+        beaconIndex = BeaconIndex(beacons.lazy.map(\.id))
+        byLocation = beacons.indices.map(Int32.init).sorted {
+            beacons[Int($0)].locationID < beacons[Int($1)].locationID
+        }
         for (uuid, name) in areaNames { if let index = areaIndex[uuid] { areas[index].name = name } }
         for (region, name) in zoneNames { if let index = zoneIndex[region] { zones[index].name = name } }
     }
@@ -67,11 +74,9 @@ public struct Hierarchy: Sendable {
     private mutating func add(_ beacon: Beacon) {
         let index = beacons.count
         beacons.append(beacon)
-        beaconIndex[beacon.id] = index
-        locationIndex[beacon.locationID] = index
         let zoneRegion = Region.zone(beacon.id.uuid, major: beacon.id.major)
         if let zone = zoneIndex[zoneRegion] {
-            zones[zone].beacons.append(index)
+            zones[zone].beacons.append(Int32(index))
             zoneOfBeacon.append(Int32(zone))
         } else {
             zoneOfBeacon.append(Int32(zones.count))
@@ -86,15 +91,24 @@ public struct Hierarchy: Sendable {
             }
             areas[areaPosition].zones.append(zones.count)
             areaOfZone.append(Int32(areaPosition))
-            zones.append(Zone(uuid: beacon.id.uuid, major: beacon.id.major, name: nil, beacons: [index]))
+            zones.append(Zone(uuid: beacon.id.uuid, major: beacon.id.major, name: nil, beacons: [Int32(index)]))
         }
     }
 
     /// The index of a configured beacon, or `nil` for one that is not configured.
-    public func index(of id: BeaconID) -> Int? { beaconIndex[id] }
+    public func index(of id: BeaconID) -> Int? { beaconIndex.find(id) { beacons[$0].id } }
 
     /// The index of the beacon with that Location ID.
-    public func index(ofLocation locationID: String) -> Int? { locationIndex[locationID] }
+    public func index(ofLocation locationID: String) -> Int? {
+        var low = 0
+        var high = byLocation.count
+        while low < high {
+            let middle = (low + high) / 2
+            if beacons[Int(byLocation[middle])].locationID < locationID { low = middle + 1 } else { high = middle }
+        }
+        guard low < byLocation.count, beacons[Int(byLocation[low])].locationID == locationID else { return nil }
+        return Int(byLocation[low])
+    }
 
     public func zoneIndex(of region: Region) -> Int? { zoneIndex[region] }
 
@@ -105,7 +119,7 @@ public struct Hierarchy: Sendable {
         switch region {
         case .area(let uuid): areaIndex[uuid].flatMap { areas[$0].name }
         case .zone: zoneIndex[region].flatMap { zones[$0].name }
-        case .beacon(let id): beaconIndex[id].flatMap { beacons[$0].name }
+        case .beacon(let id): index(of: id).flatMap { beacons[$0].name }
         }
     }
 }

@@ -121,10 +121,13 @@ extension Monitor {
     /// its exit reports `off` (SPEC 6).
     private func insideMonitoredRegion(_ beacon: Int32) -> Bool {
         let zone = hierarchy.zoneOfBeacon[Int(beacon)]
-        let chain = [
-            RegionRef(.beacon, beacon), RegionRef(.zone, zone), RegionRef(.area, hierarchy.areaOfZone[Int(zone)]),
-        ]
-        return chain.contains { tracked[$0].map { $0.monitored && $0.inside } ?? false }
+        let ref: RegionRef
+        switch monitoredMode {
+        case .areas: ref = RegionRef(.area, hierarchy.areaOfZone[Int(zone)])
+        case .zones: ref = RegionRef(.zone, zone)
+        case .beacons: ref = RegionRef(.beacon, beacon)
+        }
+        return tracked[ref].map { $0.monitored && $0.inside } ?? false
     }
 
     private func event(_ beacon: Int32, _ value: Proximity) -> LocationBeaconEvent {

@@ -58,6 +58,8 @@ public struct Monitor: Sendable {
 
     var recheckAll = false
     var dirty: [Int32] = []
+    /// Set by whatever may change the policy's decision: a transition, a sighted candidate.
+    var policyDirty = false
 
     public private(set) var currentAreaIndex: Int?
     public private(set) var currentZoneIndex: Int?
@@ -233,24 +235,34 @@ public struct Monitor: Sendable {
     private mutating func enterAncestors(
         of beacon: Int32, zone: Int32, area: Int32, into outputs: inout [MonitorOutput]
     ) {
-        let chain = [RegionRef(.area, area), RegionRef(.zone, zone), RegionRef(.beacon, beacon)]
-        guard let monitoredPosition = chain.firstIndex(where: { tracked[$0]?.monitored == true }) else {
-            sightedCandidate = candidate(in: chain)
+        let areaRef = RegionRef(.area, area)
+        let zoneRef = RegionRef(.zone, zone)
+        let beaconRef = RegionRef(.beacon, beacon)
+        // The monitored set is one level (all Areas, all Zones, or all Beacons).
+        let monitoredRef: RegionRef
+        switch monitoredMode {
+        case .areas: monitoredRef = areaRef
+        case .zones: monitoredRef = zoneRef
+        case .beacons: monitoredRef = beaconRef
+        }
+        guard let state = tracked[monitoredRef], state.monitored else {
+            sightedCandidate = candidate(area: areaRef, zone: zoneRef)
+            if sightedCandidate != nil { policyDirty = true }
             return
         }
-        sightedCandidate = nil
-        for ref in chain[...monitoredPosition] where tracked[ref]?.inside == false {
-            enter(ref, into: &outputs)
-        }
+        guard !state.inside else { return }
+        if monitoredRef.level != .area, tracked[areaRef]?.inside == false { enter(areaRef, into: &outputs) }
+        if monitoredRef.level == .beacon, tracked[zoneRef]?.inside == false { enter(zoneRef, into: &outputs) }
+        enter(monitoredRef, into: &outputs)
     }
 
-    /// The region of the sighted chain that the hierarchical policy could monitor, when it is not
+    /// The region of a sighting that the scan-assisted policy could monitor, when it is not
     /// monitored now: the Area in `areas` mode, a Zone of the monitored Area in `zones` mode.
-    private func candidate(in chain: [RegionRef]) -> RegionRef? {
+    private func candidate(area: RegionRef, zone: RegionRef) -> RegionRef? {
         guard case .hierarchical(scanAssisted: true) = plan else { return nil }
         switch monitoredMode {
-        case .areas: return chain[0]
-        case .zones: return monitoredArea == chain[0].index ? chain[1] : nil
+        case .areas: return area
+        case .zones: return monitoredArea == area.index ? zone : nil
         case .beacons: return nil
         }
     }
@@ -300,6 +312,7 @@ public struct Monitor: Sendable {
         state.inside = true
         state.enteredAt = now
         tracked[ref] = state
+        policyDirty = true
         if state.monitored {
             armExit(ref)
             openWindow()
@@ -322,6 +335,7 @@ public struct Monitor: Sendable {
         guard var state = tracked[ref] else { return }
         state.inside = false
         tracked[ref] = state
+        policyDirty = true
         if state.monitored { openWindow() }
         leaveCurrent(ref)
         let transition = Transition(
@@ -368,7 +382,8 @@ public struct Monitor: Sendable {
     /// the entered Area, and the scan-assisted replacement, each followed by the state
     /// determination of the newly monitored regions.
     private mutating func applyPolicy(into outputs: inout [MonitorOutput]) {
-        guard case .hierarchical = plan else { return }
+        guard case .hierarchical = plan, policyDirty else { return }
+        policyDirty = false
         for _ in 0..<4 {
             if monitoredMode == .areas, let entered = monitored.first(where: { tracked[$0]?.inside == true }) {
                 let zones = hierarchy.areas[Int(entered.index)].zones

@@ -7,7 +7,7 @@ struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beaconwatch-bench",
         abstract: "beaconwatch benchmarks (run them through scripts/bench, in a release build).",
-        subcommands: [DecodeBench.self]
+        subcommands: [DecodeBench.self, PipelineBench.self]
     )
 }
 
