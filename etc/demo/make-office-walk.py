@@ -2,8 +2,9 @@
 """Writes office-walk.btsnoop: someone walking through a small example office.
 
 A btsnoop capture in btmon's format (datalink 2001), as `btmon -w` records it: HCI LE advertising
-report events from four iBeacons of the office, with RSSI following the walker (log-distance,
-Gaussian noise, seeded), plus what a real radio also hears: another company's device, a report
+report events from four iBeacons of the office, with RSSI following the walker (log-distance with
+an indoor exponent of 3, Gaussian noise, seeded; nothing weaker than -90 dBm is received, so a
+beacon is heard within about 10 m and the walk enters and leaves rooms), plus what a real radio also hears: another company's device, a report
 without RSSI, and an extended advertising report. Deterministic: rerunning writes the same bytes.
 """
 import math, os, random, struct, datetime
@@ -21,6 +22,8 @@ WALK = [(0, (-12.0, 0.0)), (8, (0.5, 0.0)), (20, (3.5, 0.5)), (30, (9.5, 5.5)), 
 START = datetime.datetime(2026, 11, 20, 9, 0, 0, tzinfo=datetime.timezone.utc).timestamp()
 EPOCH_0AD = 0x00DCDDB30F2F8000
 POWER = -59
+PATH_LOSS = 3.0  # indoors, through walls and people
+SENSITIVITY = -90
 
 def position(t):
     for (t0, p0), (t1, p1) in zip(WALK, WALK[1:]):
@@ -52,8 +55,8 @@ def main():
             if (step + index) % 2:  # each beacon every second, staggered by half a second
                 continue
             distance = max(0.2, math.dist(here, spot))
-            rssi = round(POWER - 10 * 2.0 * math.log10(distance) + rng.gauss(0, 2.0))
-            if rssi < -95 or rng.random() < 0.1:  # out of range, or lost
+            rssi = round(POWER - 10 * PATH_LOSS * math.log10(distance) + rng.gauss(0, 2.0))
+            if rssi < SENSITIVITY or rng.random() < 0.1:  # out of range, or lost
                 continue
             address = bytes([0x01 + index, 0x00, 0x00, 0xEE, 0xFF, 0xC0])
             stamp = t + index * 0.05 + rng.random() * 0.02
