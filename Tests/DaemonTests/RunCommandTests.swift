@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+@Suite struct RunCommandTests {
+    static func folder(_ ini: String) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bw-run-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try ("LocationBaseBeacon.101 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1\nState.database = state.sqlite\n" + ini)
+            .write(to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
+        return folder
+    }
+
+    @Test func runRefusesToDropMQTTSilently() throws {
+        let run = try DecodeCommandTests.beaconwatch(
+            ["run", "--config", "hsyco.ini", "--source", "trace:-"], in: Self.folder("MQTT.host = localhost\n"))
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("pass --no-mqtt"))
+        #expect(run.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test func runOnAnAdapterWithoutKernelSupportExits3() throws {
+        guard !FileManager.default.fileExists(atPath: "/sys/class/bluetooth") else { return }
+        let run = try DecodeCommandTests.beaconwatch(
+            ["run", "--config", "hsyco.ini", "--source", "hci0", "--no-mqtt"], in: Self.folder(""))
+        #expect(run.status == 3)
+        #expect(run.stderr.contains("AF_BLUETOOTH"))
+    }
+
+    @Test func runAppendsItsEventsToAFile() throws {
+        let folder = try Self.folder("Monitor.mode = foreground\n")
+        let line =
+            #"{"t": 1700000000, "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1, "minor": 1, "rssi": -59}"#
+        for _ in 0..<2 {
+            let run = try DecodeCommandTests.beaconwatch(
+                [
+                    "run", "--config", "hsyco.ini", "--source", "trace:-", "--events", "out.jsonl", "--log-level",
+                    "error",
+                ],
+                stdin: line + "\n", in: folder)
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stdout.isEmpty)
+        }
+        let lines = try String(contentsOf: folder.appendingPathComponent("out.jsonl"), encoding: .utf8)
+            .split(separator: "\n")
+        // First start: monitoring, 3 enters, location near. Second: the same but no repeated location.
+        #expect(lines.count == 9)
+        #expect(lines.filter { $0.contains(#""type":"location""#) }.count == 1)
+    }
+}
