@@ -31,7 +31,7 @@ import TestSupport
         #expect(minors == [17081, 17082, 17091, 17101])
         #expect(report.decode.malformed == 0)
         #expect(report.decode.rssiUnavailable == 1)
-        #expect(report.decode.beacons > 400)
+        #expect(report.decode.beacons == 231)
     }
 
     @Test func aCaptureCutShortWarnsAndKeepsWhatCameBefore() throws {

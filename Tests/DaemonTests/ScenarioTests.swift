@@ -38,4 +38,29 @@ import Testing
         outputs.remove(at: exit)
         #expect(try scenario.mismatches(outputs).count == 1)
     }
+
+    /// The bundled walk (`scripts/demo`) through the example office enters and leaves every room.
+    @Test func theDemoWalkEntersAndLeavesEveryZoneOfTheExampleOffice() throws {
+        let root = Conformance.directory.deletingLastPathComponent().deletingLastPathComponent()
+        let configuration = try Configuration.load(contentsOf: root.appendingPathComponent("etc/hsyco.ini").path).get()
+        guard case .btsnoop = configuration.monitor.source else {
+            Issue.record("etc/hsyco.ini's Monitor.source is not the demo capture")
+            return
+        }
+        var transitions: [String] = []
+        try FileRun(configuration: configuration, source: configuration.monitor.source).run(
+            store: StateStore(),
+            output: { output in
+                if case .transition(_, let transition) = output, transition.region.kind != .beacon {
+                    transitions.append("\(transition.direction.rawValue) \(transition.name ?? "?")")
+                }
+            },
+            warn: { Issue.record("warning: \($0)") }
+        )
+        #expect(
+            transitions == [
+                "enter Office", "enter Reception", "enter Kitchen", "enter Meeting room", "exit Reception",
+                "exit Kitchen", "exit Meeting room", "exit Office",
+            ])
+    }
 }
