@@ -85,8 +85,10 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// Writes what a step's outputs change in the state, in one transaction.
-    public func record(_ outputs: some Sequence<MonitorOutput>) throws {
+    /// Writes what a step's outputs change in the state, in one transaction (none when they
+    /// change nothing kept).
+    public func record(_ outputs: some Collection<MonitorOutput>) throws {
+        guard outputs.contains(where: { if case .location = $0 { true } else { false } }) else { return }
         do {
             try database.write { db in
                 for case .location(let time, let event) in outputs {
