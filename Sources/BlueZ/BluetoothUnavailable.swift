@@ -12,6 +12,8 @@ public enum BluetoothUnavailable: Error, Sendable, Hashable, CustomStringConvert
     case adapterDown(String)
     /// Raw HCI sockets need `CAP_NET_RAW`.
     case permissionDenied(String)
+    /// The adapter went away (unplugged, powered off) while in use.
+    case adapterRemoved(String)
     /// Anything else the kernel said.
     case other(String, errno: Int32, message: String)
 
@@ -27,14 +29,19 @@ public enum BluetoothUnavailable: Error, Sendable, Hashable, CustomStringConvert
         case .permissionDenied(let name):
             "permission denied opening \(name): raw HCI needs CAP_NET_RAW; run as root or grant it "
                 + "('sudo setcap cap_net_raw+ep beaconwatch'; the systemd unit in etc/ does)"
+        case .adapterRemoved(let name):
+            "Bluetooth adapter \(name) was removed or powered off while scanning; retrying every 3 s until it returns"
         case .other(let name, let code, let message):
             "cannot use Bluetooth adapter \(name): \(message) (errno \(code))"
         }
     }
 
-    /// The failure an `errno` from opening or binding a raw HCI socket stands for.
-    public static func from(errno code: Int32, adapter name: String) -> BluetoothUnavailable {
-        switch code {
+    /// The failure an `errno` stands for: from opening or binding a raw HCI socket, or, with
+    /// `whileRunning`, from using one (where the kernel reports an adapter that went away as
+    /// `ENODEV`, `ENETDOWN`, `EPIPE` or `EBADFD`).
+    public static func from(errno code: Int32, adapter name: String, whileRunning: Bool = false) -> BluetoothUnavailable {
+        if whileRunning, [ENODEV, ENETDOWN, EPIPE, EBADFD].contains(code) { return .adapterRemoved(name) }
+        return switch code {
         case EAFNOSUPPORT, EPROTONOSUPPORT: .noKernelSupport
         case ENODEV, ENXIO: .noSuchAdapter(name)
         case ENETDOWN: .adapterDown(name)

@@ -1,0 +1,123 @@
+import BeaconCore
+import CBluetooth
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// An open raw HCI socket on one adapter: the thin shell between the pure HCI code
+/// (``HCICommand``, ``ScanSetup``, the advertising report decoder) and the kernel.
+///
+/// Opening it saves the socket's HCI filter and sets one that passes LE meta events and command
+/// answers only, built with libbluetooth's own inline helpers; ``close()`` (or deinit) puts the old
+/// filter back. Every call retries `EINTR` and turns `errno` into ``BluetoothUnavailable``. Calls
+/// block: use it from a dedicated thread, never from the cooperative pool.
+public final class HCIDevice {
+    public let name: String
+    private var descriptor: Int32
+    private var savedFilter = hci_filter()
+
+    /// Opens `name` (`hci0`), or says in plain words why not.
+    public init(adapter name: String) throws(BluetoothUnavailable) {
+        self.name = name
+        try HCISocket.checkKernelSupport(adapter: name)
+        let id = hci_devid(name)
+        guard id >= 0 else { throw .noSuchAdapter(name) }
+        switch bw_hci_is_up(id) {
+        case 0: throw .adapterDown(name)
+        case 1: break
+        default: throw .from(errno: errno, adapter: name)
+        }
+        descriptor = hci_open_dev(id)
+        guard descriptor >= 0 else { throw .from(errno: errno, adapter: name) }
+        var length = socklen_t(MemoryLayout<hci_filter>.size)
+        guard getsockopt(descriptor, Int32(bw_sol_hci()), Int32(bw_hci_filter()), &savedFilter, &length) == 0 else {
+            let code = errno
+            hci_close_dev(descriptor)
+            throw .from(errno: code, adapter: name)
+        }
+        var filter = hci_filter()
+        hci_filter_clear(&filter)
+        hci_filter_set_ptype(Int32(HCI_EVENT_PKT), &filter)
+        hci_filter_set_event(Int32(EVT_LE_META_EVENT), &filter)
+        hci_filter_set_event(Int32(EVT_CMD_COMPLETE), &filter)
+        hci_filter_set_event(Int32(EVT_CMD_STATUS), &filter)
+        guard setsockopt(descriptor, Int32(bw_sol_hci()), Int32(bw_hci_filter()), &filter, socklen_t(MemoryLayout<hci_filter>.size)) == 0
+        else {
+            let code = errno
+            hci_close_dev(descriptor)
+            throw .from(errno: code, adapter: name)
+        }
+    }
+
+    deinit { close() }
+
+    /// Writes one command packet.
+    public func send(_ command: HCICommand) throws(BluetoothUnavailable) {
+        let packet = command.packet
+        let written = try Syscall.retrying(adapter: name) {
+            packet.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        }
+        guard written == packet.count else { throw .other(name, errno: EIO, message: "short write of \(command.name)") }
+    }
+
+    /// The next HCI event (from the event code on), or `nil` when none came within `timeout`.
+    public func nextEvent(timeout: Duration) throws(BluetoothUnavailable) -> [UInt8]? {
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(clamping: max(0, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+        let ready = try Syscall.retrying(adapter: name) { Int(poll(&poller, 1, milliseconds)) }
+        guard ready > 0 else { return nil }
+        if poller.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0, poller.revents & Int16(POLLIN) == 0 {
+            throw .adapterRemoved(name)
+        }
+        var buffer = [UInt8](repeating: 0, count: Int(HCI_MAX_EVENT_SIZE) + 1)
+        let count = try Syscall.retrying(adapter: name) {
+            buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        }
+        guard count > 1, buffer[0] == UInt8(HCI_EVENT_PKT) else { return count == 0 ? nil : [] }
+        return Array(buffer[1..<count])
+    }
+
+    /// Sends `command` and waits up to `timeout` for its answer; other events meanwhile are dropped.
+    public func execute(_ command: HCICommand, timeout: Duration = .seconds(2)) throws -> HCIStatus {
+        try send(command)
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while clock.now < deadline {
+            guard let event = try nextEvent(timeout: deadline - clock.now) else { continue }
+            if let response = HCICommandResponse(event: event), response.opcode == command.opcode {
+                return response.status
+            }
+        }
+        throw ScanSetupFailure(command: command.name, reason: .timeout)
+    }
+
+    /// Restores the HCI filter found at open and closes the socket.
+    public func close() {
+        guard descriptor >= 0 else { return }
+        _ = setsockopt(descriptor, Int32(bw_sol_hci()), Int32(bw_hci_filter()), &savedFilter, socklen_t(MemoryLayout<hci_filter>.size))
+        hci_close_dev(descriptor)
+        descriptor = -1
+    }
+}
+
+/// The one wrapper every syscall of the shell goes through.
+enum Syscall {
+    /// Blocks the calling thread for `duration`, resuming after signals.
+    static func sleep(_ duration: Duration) {
+        guard duration > .zero else { return }
+        var request = timespec(tv_sec: Int(duration.components.seconds), tv_nsec: Int(duration.components.attoseconds / 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
+    }
+
+    /// Runs `call` until it does not fail with `EINTR`; a failure becomes ``BluetoothUnavailable``.
+    static func retrying(adapter: String, _ call: () -> Int) throws(BluetoothUnavailable) -> Int {
+        while true {
+            let result = call()
+            if result >= 0 { return result }
+            if errno == EINTR { continue }
+            throw BluetoothUnavailable.from(errno: errno, adapter: adapter, whileRunning: true)
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import BeaconCore
+import Configuration
+import Daemon
+import Foundation
+import Persistence
+import RegionMonitor
+import Testing
+
+/// The live loop, with a scripted radio and a clock that moves only as the radio waits.
+@Suite struct LiveRunTests {
+    /// Delivers scripted events at their times; waiting moves the shared clock.
+    final class ScriptedRadio: HCIEventSource {
+        var now: Timestamp
+        var script: [(Timestamp, [UInt8])]
+        var waits: [Duration] = []
+
+        init(start: Timestamp, script: [(Double, [UInt8])]) {
+            now = start
+            self.script = script.map { (start.adding(seconds: $0.0), $0.1) }
+        }
+
+        func nextEvent(timeout: Duration) throws -> [UInt8]? {
+            waits.append(timeout)
+            let limit = now.microseconds + timeout.components.seconds * 1_000_000
+                + timeout.components.attoseconds / 1_000_000_000_000
+            if let (time, event) = script.first, time.microseconds <= limit {
+                script.removeFirst()
+                now = max(now, time)
+                return event
+            }
+            now = Timestamp(microseconds: limit)
+            return nil
+        }
+    }
+
+    static func report(minor: UInt8, rssi: Int8) -> [UInt8] {
+        let beacon = BeaconID(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, major: 1, minor: UInt16(minor))
+        let data = AdvertisingData.iBeacon(beacon, power: -59)
+        let parameters: [UInt8] = [0x02, 0x01, 0x03, 0x00, 1, 2, 3, 4, 5, 6, UInt8(data.count)] + data + [UInt8(bitPattern: rssi)]
+        return [0x3E, UInt8(parameters.count)] + parameters
+    }
+
+    @Test func exitsFireOnTheRealClockWithNoAdvertisementToWakeTheLoop() throws {
+        let ini = """
+            LocationBaseBeacon.101 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1
+            Monitor.mode = foreground
+            Monitor.exitTimeout = 10
+            """
+        let configuration = try Configuration.load(Array(ini.utf8), path: "/tmp/hsyco.ini").get()
+        let start = Timestamp(secondsSinceEpoch: 1_700_000_000)!
+        let radio = ScriptedRadio(
+            start: start,
+            script: [(0.25, Self.report(minor: 1, rssi: -59)), (0.5, [0x0E, 0x04, 0x01, 0x0C, 0x20, 0x00]),
+                     (1.25, Self.report(minor: 1, rssi: -59)), (2.125, Self.report(minor: 9, rssi: -40))]
+        )
+        var lines: [String] = []
+        try LiveRun(configuration: configuration, now: { radio.now }).run(
+            source: radio,
+            store: StateStore(),
+            output: { output in
+                let seconds = String(format: "%.6f", output.time.secondsSinceEpoch - start.secondsSinceEpoch)
+                switch output {
+                case .transition(_, let transition) where transition.region.kind == .beacon:
+                    lines.append("\(seconds) \(transition.direction.rawValue)")
+                case .location(_, let event): lines.append("\(seconds) \(event.distance.rawValue)")
+                case .monitoring: lines.append("\(seconds) monitoring")
+                default: break
+                }
+            },
+            shouldStop: { radio.now.secondsSinceEpoch - start.secondsSinceEpoch >= 30 }
+        )
+        #expect(
+            lines == [
+                "0.000000 monitoring", "0.250000 enter", "0.250000 near", "11.250000 exit", "11.250000 off",
+            ])
+        // Nothing waits longer than a second, and the wait before the exit ends on the deadline.
+        #expect(radio.waits.allSatisfy { $0 <= .seconds(1) })
+    }
+}
