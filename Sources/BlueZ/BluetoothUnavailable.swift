@@ -39,7 +39,8 @@ public enum BluetoothUnavailable: Error, Sendable, Hashable, CustomStringConvert
     /// The failure an `errno` stands for: from opening or binding a raw HCI socket, or, with
     /// `whileRunning`, from using one (where the kernel reports an adapter that went away as
     /// `ENODEV`, `ENETDOWN`, `EPIPE` or `EBADFD`).
-    public static func from(errno code: Int32, adapter name: String, whileRunning: Bool = false) -> BluetoothUnavailable {
+    public static func from(errno code: Int32, adapter name: String, whileRunning: Bool = false) -> BluetoothUnavailable
+    {
         if whileRunning, [ENODEV, ENETDOWN, EPIPE, EBADFD].contains(code) { return .adapterRemoved(name) }
         return switch code {
         case EAFNOSUPPORT, EPROTONOSUPPORT: .noKernelSupport

@@ -42,7 +42,10 @@ public final class HCIDevice {
         hci_filter_set_event(Int32(EVT_LE_META_EVENT), &filter)
         hci_filter_set_event(Int32(EVT_CMD_COMPLETE), &filter)
         hci_filter_set_event(Int32(EVT_CMD_STATUS), &filter)
-        guard setsockopt(descriptor, Int32(bw_sol_hci()), Int32(bw_hci_filter()), &filter, socklen_t(MemoryLayout<hci_filter>.size)) == 0
+        guard
+            setsockopt(
+                descriptor, Int32(bw_sol_hci()), Int32(bw_hci_filter()), &filter,
+                socklen_t(MemoryLayout<hci_filter>.size)) == 0
         else {
             let code = errno
             hci_close_dev(descriptor)
@@ -64,7 +67,9 @@ public final class HCIDevice {
     /// The next HCI event (from the event code on), or `nil` when none came within `timeout`.
     public func nextEvent(timeout: Duration) throws(BluetoothUnavailable) -> [UInt8]? {
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        let milliseconds = Int32(clamping: max(0, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+        let milliseconds = Int32(
+            clamping: max(0, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        )
         let ready = try Syscall.retrying(adapter: name) { Int(poll(&poller, 1, milliseconds)) }
         guard ready > 0 else { return nil }
         if poller.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0, poller.revents & Int16(POLLIN) == 0 {
@@ -95,7 +100,9 @@ public final class HCIDevice {
     /// Restores the HCI filter found at open and closes the socket.
     public func close() {
         guard descriptor >= 0 else { return }
-        _ = setsockopt(descriptor, Int32(bw_sol_hci()), Int32(bw_hci_filter()), &savedFilter, socklen_t(MemoryLayout<hci_filter>.size))
+        _ = setsockopt(
+            descriptor, Int32(bw_sol_hci()), Int32(bw_hci_filter()), &savedFilter,
+            socklen_t(MemoryLayout<hci_filter>.size))
         hci_close_dev(descriptor)
         descriptor = -1
     }
@@ -106,7 +113,8 @@ enum Syscall {
     /// Blocks the calling thread for `duration`, resuming after signals.
     static func sleep(_ duration: Duration) {
         guard duration > .zero else { return }
-        var request = timespec(tv_sec: Int(duration.components.seconds), tv_nsec: Int(duration.components.attoseconds / 1_000_000_000))
+        var request = timespec(
+            tv_sec: Int(duration.components.seconds), tv_nsec: Int(duration.components.attoseconds / 1_000_000_000))
         var remaining = timespec()
         while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
     }

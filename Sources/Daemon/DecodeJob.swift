@@ -1,5 +1,6 @@
 import BeaconCore
 import BlueZ
+import Foundation
 
 /// `beaconwatch decode SOURCE`: every decoded advertisement as one JSON line.
 public struct DecodeJob {
@@ -16,8 +17,19 @@ public struct DecodeJob {
     /// Throws ``InputError`` (status 2) or ``BluetoothUnavailable`` (status 3).
     public func run(output: (String) -> Void, warn: @escaping (String) -> Void) throws -> FileSource.Report {
         if case .adapter(let name) = source {
-            try HCISocket.checkAvailable(adapter: name)
-            throw LiveScanningNotBuilt(adapter: name)
+            // Live: every advertisement the adapter hears, stamped on the real clock, until stopped.
+            let scanner = try LiveScanner(adapter: name, say: warn)
+            StopRequest.install()
+            var decoder = AdvertisingReportDecoder()
+            while !StopRequest.isRequested {
+                guard let event = try scanner.nextEvent(timeout: .seconds(1)) else { continue }
+                let time = Timestamp(.now)!
+                decoder.decode(event: event) { output($0.jsonLine(at: time)) }
+            }
+            scanner.stop()
+            var report = FileSource.Report()
+            report.decode = decoder.statistics
+            return report
         }
         let file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)
         return try file.read { event in
@@ -25,15 +37,5 @@ public struct DecodeJob {
                 output(advertisement.jsonLine(at: time))
             }
         }
-    }
-}
-
-/// Live scanning is not in this build yet; captures and traces are.
-public struct LiveScanningNotBuilt: Error, CustomStringConvertible {
-    public var adapter: String
-    public init(adapter: String) { self.adapter = adapter }
-    public var description: String {
-        "live scanning on \(adapter) is not in this build yet; record with 'btmon -w capture.btsnoop' "
-            + "and pass btsnoop:capture.btsnoop"
     }
 }

@@ -22,7 +22,7 @@ struct BeaconWatch: AsyncParsableCommand {
             arguments), 3 Bluetooth unavailable.
             """,
         version: "beaconwatch \(version) (libmosquitto \(Mosquitto.libraryVersion))",
-        subcommands: [Run.self, Replay.self, Check.self, Decode.self]
+        subcommands: [Run.self, Replay.self, Check.self, Decode.self, Advertise.self, Calibrate.self]
     )
 }
 
@@ -60,7 +60,7 @@ enum Main {
         case let error as BluetoothUnavailable:
             printError("beaconwatch: \(error)")
             return Status.bluetoothUnavailable
-        case let error as LiveScanningNotBuilt:
+        case let error as ScanSetupFailure:
             printError("beaconwatch: \(error)")
             return Status.bluetoothUnavailable
         case let error as StateStoreError:

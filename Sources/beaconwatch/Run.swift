@@ -37,6 +37,9 @@ struct Run: ParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
+    @Flag(help: "Scan actively (send scan requests) instead of passively.")
+    var active = false
+
     @Flag(help: "Pace a file source by its timestamps on the real clock.")
     var realtime = false
 
@@ -54,10 +57,6 @@ struct Run: ParsableCommand {
         let configuration = try Configuration.load(contentsOf: config).get()
         for warning in configuration.warnings { logger.warning("\(warning)") }
         let source = source ?? configuration.monitor.source
-        if case .adapter(let name) = source {
-            try HCISocket.checkAvailable(adapter: name)
-            throw LiveScanningNotBuilt(adapter: name)
-        }
         if configuration.mqtt != nil, !noMqtt {
             throw RuntimeFailure(
                 "MQTT.host is set, but this build cannot publish to MQTT yet; pass --no-mqtt and read the outputs with --events FILE"
@@ -73,6 +72,27 @@ struct Run: ParsableCommand {
                 "beacons": "\(configuration.hierarchy.beacons.count)",
             ]
         )
+        if case .adapter(let name) = source {
+            let scanner = try LiveScanner(
+                adapter: name,
+                scan: .init(active: active),
+                say: { logger.warning("\($0)") }
+            )
+            logger.info("scanning", metadata: ["adapter": "\(name)", "mode": "\(scanner.mode?.rawValue ?? "?")"])
+            StopRequest.install()
+            try LiveRun(configuration: configuration).run(
+                source: scanner,
+                store: store,
+                output: { sink?.write(line: $0.json) },
+                shouldStop: {
+                    sink?.flush()
+                    return StopRequest.isRequested
+                }
+            )
+            scanner.stop()
+            logger.info("stopped")
+            return
+        }
         var job = FileRun(configuration: configuration, source: source)
         job.skipBadLines = skipBadLines
         job.drainAtEnd = false

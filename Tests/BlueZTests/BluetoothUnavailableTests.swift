@@ -15,9 +15,22 @@ import Testing
         #expect(BluetoothUnavailable.from(errno: code, adapter: "hci3") == expected)
     }
 
+    @Test(arguments: [ENODEV, ENETDOWN, EPIPE, EBADFD])
+    func anAdapterGoingAwayWhileInUseIsItsOwnFailure(code: Int32) {
+        #expect(BluetoothUnavailable.from(errno: code, adapter: "hci1", whileRunning: true) == .adapterRemoved("hci1"))
+        #expect(BluetoothUnavailable.adapterRemoved("hci1").description.contains("retrying every 3 s"))
+    }
+
+    @Test func otherErrorsKeepTheirErrnoAndText() {
+        #expect(
+            BluetoothUnavailable.from(errno: EIO, adapter: "hci1").description
+                == "cannot use Bluetooth adapter hci1: Input/output error (errno 5)")
+    }
+
     @Test func everyMessageIsOneLineWithAFix() {
         let all: [BluetoothUnavailable] = [
             .noKernelSupport, .noSuchAdapter("hci3"), .adapterDown("hci3"), .permissionDenied("hci3"),
+            .adapterRemoved("hci3"),
             .from(errno: EIO, adapter: "hci3"),
         ]
         for failure in all {

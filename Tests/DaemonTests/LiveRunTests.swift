@@ -21,7 +21,8 @@ import Testing
 
         func nextEvent(timeout: Duration) throws -> [UInt8]? {
             waits.append(timeout)
-            let limit = now.microseconds + timeout.components.seconds * 1_000_000
+            let limit =
+                now.microseconds + timeout.components.seconds * 1_000_000
                 + timeout.components.attoseconds / 1_000_000_000_000
             if let (time, event) = script.first, time.microseconds <= limit {
                 script.removeFirst()
@@ -34,9 +35,11 @@ import Testing
     }
 
     static func report(minor: UInt8, rssi: Int8) -> [UInt8] {
-        let beacon = BeaconID(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, major: 1, minor: UInt16(minor))
+        let beacon = BeaconID(
+            uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, major: 1, minor: UInt16(minor))
         let data = AdvertisingData.iBeacon(beacon, power: -59)
-        let parameters: [UInt8] = [0x02, 0x01, 0x03, 0x00, 1, 2, 3, 4, 5, 6, UInt8(data.count)] + data + [UInt8(bitPattern: rssi)]
+        let parameters: [UInt8] =
+            [0x02, 0x01, 0x03, 0x00, 1, 2, 3, 4, 5, 6, UInt8(data.count)] + data + [UInt8(bitPattern: rssi)]
         return [0x3E, UInt8(parameters.count)] + parameters
     }
 
@@ -50,8 +53,10 @@ import Testing
         let start = Timestamp(secondsSinceEpoch: 1_700_000_000)!
         let radio = ScriptedRadio(
             start: start,
-            script: [(0.25, Self.report(minor: 1, rssi: -59)), (0.5, [0x0E, 0x04, 0x01, 0x0C, 0x20, 0x00]),
-                     (1.25, Self.report(minor: 1, rssi: -59)), (2.125, Self.report(minor: 9, rssi: -40))]
+            script: [
+                (0.25, Self.report(minor: 1, rssi: -59)), (0.5, [0x0E, 0x04, 0x01, 0x0C, 0x20, 0x00]),
+                (1.25, Self.report(minor: 1, rssi: -59)), (2.125, Self.report(minor: 9, rssi: -40)),
+            ]
         )
         var lines: [String] = []
         try LiveRun(configuration: configuration, now: { radio.now }).run(
