@@ -72,7 +72,7 @@ let package = Package(
         // Test helpers: the conformance vectors' location, expected-sighting shapes, a seeded RNG.
         .target(name: "TestSupport", dependencies: ["BeaconCore"], path: "Tests/TestSupport"),
         .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "TestSupport"]),
-        .testTarget(name: "BlueZTests", dependencies: ["BlueZ"]),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore"]),
         .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "RegionMonitor", "BeaconCore", "TestSupport"]),
         .testTarget(name: "PersistenceTests", dependencies: ["Persistence", "RegionMonitor"]),

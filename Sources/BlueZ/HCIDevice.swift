@@ -109,9 +109,9 @@ public final class HCIDevice {
 }
 
 /// The one wrapper every syscall of the shell goes through.
-enum Syscall {
+public enum Syscall {
     /// Blocks the calling thread for `duration`, resuming after signals.
-    static func sleep(_ duration: Duration) {
+    public static func sleep(_ duration: Duration) {
         guard duration > .zero else { return }
         var request = timespec(
             tv_sec: Int(duration.components.seconds), tv_nsec: Int(duration.components.attoseconds / 1_000_000_000))

@@ -1,5 +1,14 @@
 import BeaconCore
 
+/// What the scanner needs of an open adapter: ``HCIDevice``, or a scripted one in tests.
+public protocol HCITransport: AnyObject {
+    func send(_ command: HCICommand) throws(BluetoothUnavailable)
+    func nextEvent(timeout: Duration) throws(BluetoothUnavailable) -> [UInt8]?
+    func close()
+}
+
+extension HCIDevice: HCITransport {}
+
 /// A running LE scan on one adapter, delivering its events; set up through ``ScanSetup`` and
 /// stopped with its stop commands.
 ///
@@ -9,20 +18,37 @@ public final class LiveScanner: HCIEventSource {
     public let adapter: String
     public let scan: HCICommand.ScanParameters
     private let say: (String) -> Void
-    private var device: HCIDevice?
+    private let openTransport: (String) throws -> HCITransport
+    private let uptime: () -> Duration
+    private let sleep: (Duration) -> Void
+    private var device: HCITransport?
     private var setup: ScanSetup
-    private var retryAt: ContinuousClock.Instant?
-    private let clock = ContinuousClock()
+    private var retryAt: Duration?
     static let retryInterval = Duration.seconds(3)
 
     /// Opens `adapter` and starts scanning; throws ``BluetoothUnavailable`` or ``ScanSetupFailure``.
-    public init(adapter: String, scan: HCICommand.ScanParameters = .init(), say: @escaping (String) -> Void) throws {
+    ///
+    /// `open`, `uptime` (a monotonic clock) and `sleep` are the real ones unless a test scripts them.
+    public init(
+        adapter: String,
+        scan: HCICommand.ScanParameters = .init(),
+        say: @escaping (String) -> Void,
+        open: @escaping (String) throws -> HCITransport = { try HCIDevice(adapter: $0) },
+        uptime: @escaping () -> Duration = { ContinuousClock.now - LiveScanner.origin },
+        sleep: @escaping (Duration) -> Void = { Syscall.sleep($0) }
+    ) throws {
         self.adapter = adapter
         self.scan = scan
         self.say = say
+        self.openTransport = open
+        self.uptime = uptime
+        self.sleep = sleep
         setup = ScanSetup(scan)
-        try open()
+        try self.open()
     }
+
+    /// The instant uptimes count from.
+    public static let origin = ContinuousClock.now
 
     deinit { stop() }
 
@@ -30,35 +56,38 @@ public final class LiveScanner: HCIEventSource {
     public var mode: ScanSetup.Mode? { setup.mode }
 
     private func open() throws {
-        let device = try HCIDevice(adapter: adapter)
+        let device = try openTransport(adapter)
         setup = ScanSetup(scan)
         var action = setup.start()
         while case .send(let command) = action {
             try device.send(command)
-            let deadline = clock.now.advanced(by: .seconds(2))
+            let deadline = uptime() + .seconds(2)
             var next: ScanSetup.Action?
-            while next == nil, clock.now < deadline {
-                guard let event = try device.nextEvent(timeout: deadline - clock.now) else { continue }
+            while next == nil, uptime() < deadline {
+                guard let event = try device.nextEvent(timeout: deadline - uptime()) else { continue }
                 next = setup.handle(event: event)
             }
             action = next ?? setup.timedOut()
         }
-        if case .failed(let failure) = action { throw failure }
+        if case .failed(let failure) = action {
+            device.close()
+            throw failure
+        }
         self.device = device
     }
 
     public func nextEvent(timeout: Duration) throws -> [UInt8]? {
         guard let device else {
-            let now = clock.now
+            let now = uptime()
             if let retryAt, now < retryAt {
-                Syscall.sleep(min(retryAt, now.advanced(by: timeout)) - now)
+                sleep(min(retryAt - now, timeout))
                 return nil
             }
             do {
                 try open()
                 say("Bluetooth adapter \(adapter) is back; scanning again")
             } catch {
-                retryAt = clock.now.advanced(by: Self.retryInterval)
+                retryAt = uptime() + Self.retryInterval
             }
             return nil
         }
@@ -68,7 +97,7 @@ public final class LiveScanner: HCIEventSource {
             say(BluetoothUnavailable.adapterRemoved(name).description)
             device.close()
             self.device = nil
-            retryAt = clock.now.advanced(by: Self.retryInterval)
+            retryAt = uptime() + Self.retryInterval
             return nil
         }
     }
@@ -76,7 +105,10 @@ public final class LiveScanner: HCIEventSource {
     /// Stops the scan and restores the adapter's HCI filter.
     public func stop() {
         guard let device else { return }
-        for command in setup.stopCommands { _ = try? device.execute(command, timeout: .milliseconds(500)) }
+        for command in setup.stopCommands {
+            try? device.send(command)
+            _ = try? device.nextEvent(timeout: .milliseconds(200))
+        }
         device.close()
         self.device = nil
     }
