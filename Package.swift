@@ -76,6 +76,7 @@ let package = Package(
         .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "RegionMonitor", "BeaconCore", "TestSupport"]),
         .testTarget(name: "PersistenceTests", dependencies: ["Persistence", "RegionMonitor"]),
+        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "TestSupport"]),
         .testTarget(
             name: "DaemonTests",
             dependencies: ["Daemon", "BeaconCore", "Configuration", "Persistence", "RegionMonitor", "TestSupport", "beaconwatch"]

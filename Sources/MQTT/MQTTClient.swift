@@ -1,0 +1,220 @@
+import CMosquitto
+import Synchronization
+
+/// How to reach the broker (SPEC 2.3), and the will it should publish for us.
+public struct MQTTConnection: Sendable, Hashable {
+    public enum Version: Sendable, Hashable {
+        case v311, v5
+    }
+
+    public struct Will: Sendable, Hashable {
+        public var topic: String
+        public var payload: [UInt8]
+        public var qos: Int32
+        public var retain: Bool
+
+        public init(topic: String, payload: [UInt8], qos: Int32, retain: Bool) {
+            self.topic = topic
+            self.payload = payload
+            self.qos = qos
+            self.retain = retain
+        }
+    }
+
+    public var host: String
+    public var port: Int32
+    public var clientID: String
+    public var username: String?
+    public var password: String?
+    public var tlsCA: String?
+    public var tlsCert: String?
+    public var tlsKey: String?
+    public var version: Version = .v311
+    public var keepalive: Int32 = 30
+    /// A persistent session keeps subscriptions and queued QoS 1 messages across reconnects.
+    public var cleanSession = true
+    public var will: Will?
+
+    public init(host: String, port: Int32, clientID: String) {
+        self.host = host
+        self.port = port
+        self.clientID = clientID
+    }
+}
+
+/// What the network thread reports: handed to Swift as values on an `AsyncStream`.
+public enum MQTTEvent: Sendable, Hashable {
+    /// CONNACK: code 0 is accepted; others are the broker's refusal.
+    case connected(code: Int32)
+    /// The connection ended: code 0 when we asked for it.
+    case disconnected(code: Int32)
+    /// A QoS 1 message was acknowledged (PUBACK), or a QoS 0 one was handed to the socket.
+    case published(messageID: Int32)
+    case subscribed(messageID: Int32)
+    case message(topic: String, payload: [UInt8], retained: Bool)
+}
+
+/// A libmosquitto failure, in words.
+public struct MQTTError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var operation: String
+    public var code: Int32
+
+    public var description: String {
+        let text = String(cString: mosquitto_strerror(code))
+        return "MQTT \(operation) failed: \(text)"
+    }
+}
+
+/// One libmosquitto client: it owns the handle and the library's network thread.
+///
+/// The C callbacks capture nothing; they find their way back through the `userdata` pointer
+/// (``Relay``, retained by the client) and only yield an ``MQTTEvent`` to ``events``. Publishing is
+/// safe from any thread while the loop runs (libmosquitto locks internally). ``shutdown()``
+/// disconnects, stops the loop, destroys the handle and finishes the stream, once.
+public final class MQTTClient: Sendable {
+    public let events: AsyncStream<MQTTEvent>
+    private let handle: Mutex<OpaquePointer?>
+    private let relay: Relay
+    private let connection: MQTTConnection
+
+    /// Carries events from the network thread to Swift.
+    final class Relay: Sendable {
+        let continuation: AsyncStream<MQTTEvent>.Continuation
+        init(_ continuation: AsyncStream<MQTTEvent>.Continuation) { self.continuation = continuation }
+    }
+
+    private static let initialised: Bool = {
+        mosquitto_lib_init()
+        return true
+    }()
+
+    /// Makes the client and sets its options; nothing is sent until ``start()``.
+    public init(_ connection: MQTTConnection) throws {
+        _ = Self.initialised
+        self.connection = connection
+        let (stream, continuation) = AsyncStream<MQTTEvent>.makeStream(bufferingPolicy: .unbounded)
+        events = stream
+        relay = Relay(continuation)
+        let userdata = Unmanaged.passUnretained(relay).toOpaque()
+        guard let created = mosquitto_new(connection.clientID, connection.cleanSession, userdata) else {
+            throw MQTTError(operation: "client creation", code: MOSQ_ERR_NOMEM.rawValue)
+        }
+        do {
+            try Self.configure(created, connection)
+        } catch {
+            mosquitto_destroy(created)
+            continuation.finish()
+            throw error
+        }
+        handle = Mutex(created)
+    }
+
+    deinit { shutdown() }
+
+    private static func configure(_ mosq: OpaquePointer, _ connection: MQTTConnection) throws {
+        func check(_ operation: String, _ code: Int32) throws {
+            guard code == MOSQ_ERR_SUCCESS.rawValue else { throw MQTTError(operation: operation, code: code) }
+        }
+        let version = connection.version == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311
+        try check("protocol version", mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, Int32(version)))
+        if let username = connection.username {
+            try check("credentials", mosquitto_username_pw_set(mosq, username, connection.password))
+        }
+        if let ca = connection.tlsCA {
+            try check("TLS set-up", mosquitto_tls_set(mosq, ca, nil, connection.tlsCert, connection.tlsKey, nil))
+        }
+        if let will = connection.will {
+            try check(
+                "will",
+                will.payload.withUnsafeBytes {
+                    mosquitto_will_set(mosq, will.topic, Int32($0.count), $0.baseAddress, will.qos, will.retain)
+                })
+        }
+        // Reconnect after 1 s, doubling to 60 s (SPEC 10.1).
+        try check("reconnect delay", mosquitto_reconnect_delay_set(mosq, 1, 60, true))
+        mosquitto_connect_callback_set(mosq) { _, userdata, code in
+            MQTTClient.relay(userdata)?.continuation.yield(.connected(code: code))
+        }
+        mosquitto_disconnect_callback_set(mosq) { _, userdata, code in
+            MQTTClient.relay(userdata)?.continuation.yield(.disconnected(code: code))
+        }
+        mosquitto_publish_callback_set(mosq) { _, userdata, messageID in
+            MQTTClient.relay(userdata)?.continuation.yield(.published(messageID: messageID))
+        }
+        mosquitto_subscribe_callback_set(mosq) { _, userdata, messageID, _, _ in
+            MQTTClient.relay(userdata)?.continuation.yield(.subscribed(messageID: messageID))
+        }
+        mosquitto_message_callback_set(mosq) { _, userdata, message in
+            guard let message = message?.pointee, let topic = message.topic else { return }
+            let payload =
+                message.payload.map {
+                    Array(UnsafeRawBufferPointer(start: $0, count: Int(message.payloadlen)))
+                } ?? []
+            MQTTClient.relay(userdata)?.continuation.yield(
+                .message(topic: String(cString: topic), payload: payload, retained: message.retain))
+        }
+    }
+
+    private static func relay(_ userdata: UnsafeMutableRawPointer?) -> Relay? {
+        userdata.map { Unmanaged<Relay>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// Starts the network thread and connects in the background; it reconnects by itself.
+    public func start() throws {
+        try handle.withLock { mosq in
+            guard let mosq else { throw MQTTError(operation: "start", code: MOSQ_ERR_INVAL.rawValue) }
+            let code = mosquitto_connect_async(mosq, connection.host, connection.port, connection.keepalive)
+            // A broker not there yet is not an error: the loop keeps trying.
+            if code != MOSQ_ERR_SUCCESS.rawValue, code != MOSQ_ERR_ERRNO.rawValue {
+                throw MQTTError(operation: "connect to \(connection.host):\(connection.port)", code: code)
+            }
+            let loop = mosquitto_loop_start(mosq)
+            guard loop == MOSQ_ERR_SUCCESS.rawValue else { throw MQTTError(operation: "network thread", code: loop) }
+        }
+    }
+
+    /// Publishes a message; returns its message ID (matched by ``MQTTEvent/published(messageID:)``).
+    /// QoS 1 messages published while disconnected are queued by libmosquitto and sent on reconnect.
+    @discardableResult
+    public func publish(topic: String, payload: some Collection<UInt8>, qos: Int32, retain: Bool) throws -> Int32 {
+        try handle.withLock { mosq in
+            guard let mosq else { throw MQTTError(operation: "publish", code: MOSQ_ERR_INVAL.rawValue) }
+            var messageID: Int32 = 0
+            let bytes = Array(payload)
+            let code = bytes.withUnsafeBytes {
+                mosquitto_publish(mosq, &messageID, topic, Int32($0.count), $0.baseAddress, qos, retain)
+            }
+            guard code == MOSQ_ERR_SUCCESS.rawValue || (code == MOSQ_ERR_NO_CONN.rawValue && qos > 0) else {
+                throw MQTTError(operation: "publish to \(topic)", code: code)
+            }
+            return messageID
+        }
+    }
+
+    @discardableResult
+    public func subscribe(_ pattern: String, qos: Int32) throws -> Int32 {
+        try handle.withLock { mosq in
+            guard let mosq else { throw MQTTError(operation: "subscribe", code: MOSQ_ERR_INVAL.rawValue) }
+            var messageID: Int32 = 0
+            let code = mosquitto_subscribe(mosq, &messageID, pattern, qos)
+            guard code == MOSQ_ERR_SUCCESS.rawValue else {
+                throw MQTTError(operation: "subscribe to \(pattern)", code: code)
+            }
+            return messageID
+        }
+    }
+
+    /// Disconnects cleanly (no will), stops the network thread, destroys the handle, and ends
+    /// ``events``. Safe to call more than once.
+    public func shutdown() {
+        let mosq = handle.withLock { mosq -> OpaquePointer? in
+            defer { mosq = nil }
+            return mosq
+        }
+        guard let mosq else { return }
+        mosquitto_disconnect(mosq)
+        mosquitto_loop_stop(mosq, false)
+        mosquitto_destroy(mosq)
+        relay.continuation.finish()
+    }
+}

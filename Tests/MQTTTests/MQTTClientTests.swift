@@ -1,0 +1,67 @@
+import Foundation
+import MQTT
+import TestSupport
+import Testing
+
+/// The libmosquitto wrapper against a real broker.
+@Suite struct MQTTClientTests {
+    /// Waits for the first event that `match` turns into a value, up to `seconds`.
+    static func first<T: Sendable>(
+        _ events: AsyncStream<MQTTEvent>,
+        within seconds: Double = 10,
+        _ match: @escaping @Sendable (MQTTEvent) -> T?
+    ) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                for await event in events { if let value = match(event) { return value } }
+                return nil
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let value = try await group.next() ?? nil else {
+                throw BrokerError("no such MQTT event within \(seconds) s")
+            }
+            return value
+        }
+    }
+
+    @Test func publishSubscribeAndRetainThroughARealBroker() async throws {
+        let broker = try Broker()
+        let publisher = try MQTTClient(
+            MQTTConnection(host: "127.0.0.1", port: broker.port, clientID: "pub-\(UUID().uuidString.prefix(8))"))
+        try publisher.start()
+        _ = try await Self.first(publisher.events) { if case .connected(0) = $0 { true } else { nil } }
+        let messageID = try publisher.publish(topic: "t/state", payload: Array("near".utf8), qos: 1, retain: true)
+        _ = try await Self.first(publisher.events) { if case .published(messageID) = $0 { true } else { nil } }
+
+        // A subscriber that comes later gets the retained message, marked retained.
+        let subscriber = try MQTTClient(
+            MQTTConnection(host: "127.0.0.1", port: broker.port, clientID: "sub-\(UUID().uuidString.prefix(8))"))
+        try subscriber.start()
+        _ = try await Self.first(subscriber.events) { if case .connected(0) = $0 { true } else { nil } }
+        try subscriber.subscribe("t/#", qos: 1)
+        let (topic, payload, retained) = try await Self.first(subscriber.events) {
+            if case .message(let topic, let payload, let retained) = $0 { (topic, payload, retained) } else { nil }
+        }
+        #expect(topic == "t/state")
+        #expect(payload == Array("near".utf8))
+        #expect(retained)
+        publisher.shutdown()
+        publisher.shutdown()  // twice is harmless
+        subscriber.shutdown()
+        #expect(throws: MQTTError.self) { try publisher.publish(topic: "t", payload: [], qos: 0, retain: false) }
+    }
+
+    @Test func aBadOptionIsReportedInWords() {
+        var connection = MQTTConnection(host: "127.0.0.1", port: 1, clientID: "x")
+        connection.tlsCA = "/nonexistent/ca.pem"
+        #expect {
+            _ = try MQTTClient(connection)
+        } throws: { error in
+            "\(error)".hasPrefix("MQTT TLS set-up failed: ")
+        }
+    }
+}

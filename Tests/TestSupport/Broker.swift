@@ -1,0 +1,92 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A real `mosquitto` on a free loopback port, for tests: started, waited for, killed.
+public final class Broker: @unchecked Sendable {
+    public let port: Int32
+    public let folder: URL
+    private var process: Process?
+
+    /// Starts a broker (persistence on, in its own folder) and waits until it accepts connections.
+    public init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("bw-broker-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        port = try Self.freePort()
+        try start()
+    }
+
+    deinit { kill(signal: SIGKILL) }
+
+    /// (Re)starts the broker on the same port with the same persistence file.
+    public func start() throws {
+        let config = folder.appendingPathComponent("mosquitto.conf")
+        try """
+        listener \(port) 127.0.0.1
+        allow_anonymous true
+        persistence true
+        persistence_location \(folder.path)/
+        autosave_interval 1
+
+        """.write(to: config, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
+        process.arguments = ["-c", config.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        self.process = process
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if Self.accepts(port: port) { return }
+            usleep(20_000)
+        }
+        throw BrokerError("mosquitto did not listen on 127.0.0.1:\(port) within 10 s")
+    }
+
+    /// Stops the broker with `signal` (SIGKILL: no clean shutdown) and waits for it to exit.
+    public func kill(signal: Int32 = SIGTERM) {
+        guard let process, process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    static func accepts(port: Int32) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+
+    static func freePort() throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else { throw BrokerError("no free port: \(String(cString: strerror(errno)))") }
+        return Int32(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+public struct BrokerError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
