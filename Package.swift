@@ -42,13 +42,13 @@ let package = Package(
             providers: [.apt(["libmosquitto-dev"])]
         ),
         .target(name: "BlueZ", dependencies: ["BeaconCore", "CBluetooth"]),
-        .target(name: "MQTT", dependencies: ["CMosquitto"]),
+        .target(name: "MQTT", dependencies: ["BeaconCore", "CMosquitto", "RegionMonitor"]),
 
         // Wiring: file and live sources, the jobs behind each command.
         .target(
             name: "Daemon",
             dependencies: [
-                "BeaconCore", "BlueZ", "Configuration", "Persistence", "RegionMonitor",
+                "BeaconCore", "BlueZ", "Configuration", "MQTT", "Persistence", "RegionMonitor",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -76,10 +76,13 @@ let package = Package(
         .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "RegionMonitor", "BeaconCore", "TestSupport"]),
         .testTarget(name: "PersistenceTests", dependencies: ["Persistence", "RegionMonitor"]),
-        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "TestSupport"]),
+        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "BeaconCore", "RegionMonitor", "TestSupport"]),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["Daemon", "BeaconCore", "Configuration", "Persistence", "RegionMonitor", "TestSupport", "beaconwatch"]
+            dependencies: [
+                "Daemon", "BeaconCore", "Configuration", "MQTT", "Persistence", "RegionMonitor", "TestSupport",
+                "beaconwatch",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -39,6 +39,7 @@ public struct FileRun {
     public func run(
         store: StateStore,
         output: (MonitorOutput) throws -> Void,
+        step: (([MonitorOutput], Monitor) throws -> Void)? = nil,
         warn: @escaping (String) -> Void
     ) throws -> Summary {
         if case .adapter(let name) = source {
@@ -55,6 +56,7 @@ public struct FileRun {
             guard !outputs.isEmpty else { return }
             try store.record(outputs)
             for item in outputs { try output(item) }
+            try step?(outputs, engine.monitor)
             summary.outputs += outputs.count
             outputs.removeAll(keepingCapacity: true)
         }
@@ -70,12 +72,20 @@ public struct FileRun {
                     pace = (event.time, ContinuousClock.now)
                 }
             }
+            // Each deadline's instant on its own, so that state published after a step (the
+            // current Area and Zone) is what held at that instant.
+            while let due = engine.nextDeadline, due <= event.time {
+                engine.advance(to: due, into: &outputs)
+                try deliver()
+            }
             engine.handle(event, into: &outputs)
             try deliver()
         }
         if drainAtEnd {
-            engine.drain(into: &outputs)
-            try deliver()
+            while let due = engine.nextDeadline {
+                engine.advance(to: due, into: &outputs)
+                try deliver()
+            }
         }
         summary.sightings = engine.sightings
         summary.unconfiguredSightings = engine.unconfiguredSightings

@@ -6,7 +6,8 @@ import BeaconCore
 
 /// Buffered line output to a file descriptor (standard output by default), flushed every 64 KiB
 /// and on ``flush()``. Writes retry `EINTR` and partial writes.
-public final class LineWriter {
+/// Used from one thread at a time (the one running the engine), hence `@unchecked Sendable`.
+public final class LineWriter: @unchecked Sendable {
     private let descriptor: Int32
     private let ownsDescriptor: Bool
     private var buffer: [UInt8] = []

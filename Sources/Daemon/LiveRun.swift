@@ -24,6 +24,7 @@ public struct LiveRun {
         source: HCIEventSource,
         store: StateStore,
         output: (MonitorOutput) throws -> Void,
+        step: (([MonitorOutput], Monitor) throws -> Void)? = nil,
         shouldStop: () -> Bool
     ) throws {
         var engine = Engine(
@@ -37,6 +38,7 @@ public struct LiveRun {
             guard !outputs.isEmpty else { return }
             try store.record(outputs)
             for item in outputs { try output(item) }
+            try step?(outputs, engine.monitor)
             outputs.removeAll(keepingCapacity: true)
         }
         engine.start(at: now(), into: &outputs)

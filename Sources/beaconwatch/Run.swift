@@ -4,19 +4,23 @@ import BlueZ
 import Configuration
 import Daemon
 import Logging
+import MQTT
 import Persistence
+import RegionMonitor
 
 /// `beaconwatch run`: the daemon.
-struct Run: ParsableCommand {
+struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the monitor: sightings in; outputs to MQTT, scripts and --events.",
+        abstract: "Run the monitor: sightings in; outputs to MQTT and --events.",
         discussion: """
             A file source (btsnoop:PATH, trace:PATH) runs on the virtual clock as fast as it can \
             and exits at its end, keeping the state as a stopping daemon does: beacons still \
             reported are reported off at the next start unless seen again within exitTimeout. \
-            --realtime paces it by its timestamps instead. The state database is State.database, \
-            else $STATE_DIRECTORY/beaconwatch.sqlite under systemd, else \
-            ~/.local/state/beaconwatch/beaconwatch.sqlite.
+            --realtime paces it by its timestamps instead. An adapter (hciN) scans until SIGINT or \
+            SIGTERM. With MQTT.host set, outputs go to the broker (SPEC 10.1); at the end, \
+            'offline' is published and acknowledgements are awaited for up to 5 s. The state \
+            database is State.database, else $STATE_DIRECTORY/beaconwatch.sqlite under systemd, \
+            else ~/.local/state/beaconwatch/beaconwatch.sqlite.
             """
     )
 
@@ -46,7 +50,7 @@ struct Run: ParsableCommand {
     @Flag(help: "Skip malformed trace lines (counted, and each reported on stderr) instead of stopping.")
     var skipBadLines = false
 
-    func run() throws {
+    func run() async throws {
         let level = logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -54,62 +58,108 @@ struct Run: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "beaconwatch")
-        let configuration = try Configuration.load(contentsOf: config).get()
+        var configuration = try Configuration.load(contentsOf: config).get()
         for warning in configuration.warnings { logger.warning("\(warning)") }
+        // One identity for the engine and the topics.
+        let identity = MonitorIdentity.resolve(configuration.monitor)
+        configuration.monitor.userid = identity.userid
+        configuration.monitor.session = identity.session
+        configuration.monitor.address = identity.address
         let source = source ?? configuration.monitor.source
-        if configuration.mqtt != nil, !noMqtt {
-            throw RuntimeFailure(
-                "MQTT.host is set, but this build cannot publish to MQTT yet; pass --no-mqtt and read the outputs with --events FILE"
-            )
-        }
         let statePath = StateLocation.resolve(configured: configuration.stateDatabase)
         let store = try StateStore(path: statePath)
         let sink = try events.map { $0 == "-" ? LineWriter() : try LineWriter(appendingTo: $0) }
+        let mqtt = try configuration.mqtt.flatMap { noMqtt ? nil : try MQTTSink(settings: $0, userid: identity.userid) }
         logger.info(
             "starting",
             metadata: [
                 "config": "\(config)", "source": "\(source.displayName)", "state": "\(statePath)",
                 "beacons": "\(configuration.hierarchy.beacons.count)",
+                "mqtt": "\(configuration.mqtt.map { noMqtt ? "off (--no-mqtt)" : "\($0.host):\($0.port)" } ?? "off")",
             ]
         )
-        if case .adapter(let name) = source {
-            let scanner = try LiveScanner(
-                adapter: name,
-                scan: .init(active: active),
-                say: { logger.warning("\($0)") }
-            )
-            logger.info("scanning", metadata: ["adapter": "\(name)", "mode": "\(scanner.mode?.rawValue ?? "?")"])
-            StopRequest.install()
-            try LiveRun(configuration: configuration).run(
-                source: scanner,
-                store: store,
-                output: { sink?.write(line: $0.json) },
-                shouldStop: {
-                    sink?.flush()
-                    return StopRequest.isRequested
+        try mqtt?.start()
+        let settings = configuration
+        let job = Job(
+            configuration: settings, source: source, store: store, events: sink, mqtt: mqtt, logger: logger,
+            active: active, realtime: realtime, skipBadLines: skipBadLines)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            if let mqtt {
+                group.addTask { await mqtt.run(say: { logger.warning("\($0)") }) }
+                if !(await mqtt.waitConnected(within: .seconds(5))) {
+                    logger.warning(
+                        "MQTT broker \(settings.mqtt!.host):\(settings.mqtt!.port) is not reachable yet; events wait for it"
+                    )
                 }
-            )
-            scanner.stop()
-            logger.info("stopped")
-            return
+            }
+            do {
+                try await onDedicatedThread { try job.run() }
+            } catch {
+                await mqtt?.finish(within: .seconds(1))
+                throw error
+            }
+            sink?.flush()
+            if let mqtt {
+                let left = await mqtt.finish(within: .seconds(5))
+                if left > 0 { logger.warning("\(left) MQTT messages were not acknowledged before stopping") }
+            }
+            try await group.waitForAll()
         }
-        var job = FileRun(configuration: configuration, source: source)
-        job.skipBadLines = skipBadLines
-        job.drainAtEnd = false
-        job.realtime = realtime
-        let summary = try job.run(
-            store: store,
-            output: { sink?.write(line: $0.json) },
-            warn: { logger.warning("\($0)") }
-        )
-        sink?.flush()
-        logger.info(
-            "end of input",
-            metadata: [
-                "sightings": "\(summary.sightings)", "unconfigured": "\(summary.unconfiguredSightings)",
-                "outputs": "\(summary.outputs)", "skippedLines": "\(summary.read.skippedLines)",
-            ]
-        )
+    }
+
+    /// The blocking part, run on its own thread.
+    struct Job: Sendable {
+        var configuration: Configuration
+        var source: SourceSpec
+        var store: StateStore
+        var events: LineWriter?
+        var mqtt: MQTTSink?
+        var logger: Logger
+        var active: Bool
+        var realtime: Bool
+        var skipBadLines: Bool
+
+        func run() throws {
+            let step: ([MonitorOutput], Monitor) throws -> Void = { outputs, monitor in
+                try mqtt?.publish(outputs, area: monitor.currentAreaName, zone: monitor.currentZoneName)
+            }
+            if case .adapter(let name) = source {
+                let scanner = try LiveScanner(
+                    adapter: name, scan: .init(active: active), say: { logger.warning("\($0)") })
+                logger.info("scanning", metadata: ["adapter": "\(name)", "mode": "\(scanner.mode?.rawValue ?? "?")"])
+                StopRequest.install()
+                try LiveRun(configuration: configuration).run(
+                    source: scanner,
+                    store: store,
+                    output: { events?.write(line: $0.json) },
+                    step: step,
+                    shouldStop: {
+                        events?.flush()
+                        return StopRequest.isRequested
+                    }
+                )
+                scanner.stop()
+                logger.info("stopped")
+                return
+            }
+            var job = FileRun(configuration: configuration, source: source)
+            job.skipBadLines = skipBadLines
+            job.drainAtEnd = false
+            job.realtime = realtime
+            let summary = try job.run(
+                store: store,
+                output: { events?.write(line: $0.json) },
+                step: step,
+                warn: { logger.warning("\($0)") }
+            )
+            logger.info(
+                "end of input",
+                metadata: [
+                    "sightings": "\(summary.sightings)", "unconfigured": "\(summary.unconfiguredSightings)",
+                    "outputs": "\(summary.outputs)", "skippedLines": "\(summary.read.skippedLines)",
+                ]
+            )
+        }
     }
 }
 

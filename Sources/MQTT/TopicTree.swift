@@ -1,0 +1,70 @@
+import BeaconCore
+import RegionMonitor
+
+/// One message to publish.
+public struct MQTTMessage: Sendable, Hashable {
+    public var topic: String
+    public var payload: String
+    public var qos: Int32
+    public var retain: Bool
+
+    public init(topic: String, payload: String, qos: Int32, retain: Bool) {
+        self.topic = topic
+        self.payload = payload
+        self.qos = qos
+        self.retain = retain
+    }
+}
+
+/// The topics and payloads of SPEC 10.1 under `B = MQTT.topic/userid`: pure, so that the mapping
+/// of every output to its messages is tested without a broker.
+public struct TopicTree: Sendable, Hashable {
+    /// `MQTT.topic/userid`.
+    public let base: String
+    /// `MQTT.qos`, for events.
+    public let qos: Int32
+
+    public init(topic: String, userid: String, qos: Int32) {
+        base = "\(topic)/\(userid)"
+        self.qos = qos
+    }
+
+    public var statusTopic: String { "\(base)/status" }
+
+    /// `B/status`: `online`, or `offline` (also the will).
+    public func status(online: Bool) -> MQTTMessage {
+        MQTTMessage(topic: statusTopic, payload: online ? "online" : "offline", qos: 1, retain: true)
+    }
+
+    /// The messages one output makes: events (not retained) and the retained state it changes.
+    public func messages(for output: MonitorOutput) -> [MQTTMessage] {
+        switch output {
+        case .location(_, let event):
+            [
+                MQTTMessage(topic: "\(base)/event", payload: output.json, qos: qos, retain: false),
+                MQTTMessage(
+                    topic: "\(base)/beacon/\(event.zone)", payload: event.distance.rawValue, qos: 1, retain: true),
+            ]
+        case .transition:
+            [MQTTMessage(topic: "\(base)/transition", payload: output.json, qos: qos, retain: false)]
+        case .monitoring:
+            [MQTTMessage(topic: "\(base)/monitoring", payload: output.json, qos: 1, retain: true)]
+        }
+    }
+
+    /// `B/area` and `B/zone`: the current Area's and Zone's name (else canonical region), or `none`.
+    public func current(area: String?, zone: String?) -> [MQTTMessage] {
+        [
+            MQTTMessage(topic: "\(base)/area", payload: area ?? "none", qos: 1, retain: true),
+            MQTTMessage(topic: "\(base)/zone", payload: zone ?? "none", qos: 1, retain: true),
+        ]
+    }
+}
+
+extension Monitor {
+    /// The current Area's name (else its canonical region), for `B/area`.
+    public var currentAreaName: String? { currentArea.map { hierarchy.name(of: $0) ?? $0.description } }
+
+    /// The current Zone's name (else its canonical region), for `B/zone`.
+    public var currentZoneName: String? { currentZone.map { hierarchy.name(of: $0) ?? $0.description } }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import MQTT
+import Synchronization
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `run` publishing to a real mosquitto (SPEC 10.1).
+@Suite(.serialized) struct MQTTRunTests {
+    /// Collects every message under a topic filter, as a subscriber sees it.
+    final class Subscriber: Sendable {
+        struct Message: Sendable, Hashable {
+            var topic: String
+            var payload: String
+            var retained: Bool
+        }
+
+        final class Inbox: Sendable {
+            let messages = Mutex<[Message]>([])
+            let subscribed = Mutex(false)
+        }
+
+        let client: MQTTClient
+        let inbox = Inbox()
+
+        init(port: Int32, filter: String) async throws {
+            let client = try MQTTClient(
+                MQTTConnection(host: "127.0.0.1", port: port, clientID: "sub-\(UUID().uuidString.prefix(12))"))
+            self.client = client
+            try client.start()
+            let inbox = inbox
+            Task {
+                for await event in client.events {
+                    switch event {
+                    case .connected(0): _ = try? client.subscribe(filter, qos: 1)
+                    case .subscribed: inbox.subscribed.withLock { $0 = true }
+                    case .message(let topic, let payload, let retained):
+                        let message = Message(
+                            topic: topic, payload: String(decoding: payload, as: UTF8.self), retained: retained)
+                        inbox.messages.withLock { $0.append(message) }
+                    default: break
+                    }
+                }
+            }
+            try await Self.until("subscribed") { inbox.subscribed.withLock { $0 } }
+        }
+
+        var messages: [Message] { inbox.messages.withLock { $0 } }
+
+        func payloads(_ suffix: String) -> [String] { messages.filter { $0.topic.hasSuffix(suffix) }.map(\.payload) }
+
+        static func until(_ what: String, within seconds: Double = 10, _ condition: () -> Bool) async throws {
+            let deadline = Date().addingTimeInterval(seconds)
+            while !condition() {
+                guard Date() < deadline else { throw BrokerError("timed out waiting for \(what)") }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+    }
+
+    static func folder(port: Int32, userid: String) throws -> URL {
+        let scenario = Conformance.url("scenarios/areas-then-zones")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bw-mqtt-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var ini = try String(contentsOf: scenario.appendingPathComponent("hsyco.ini"), encoding: .utf8)
+        ini = ini.replacingOccurrences(of: "Monitor.userid = dave", with: "Monitor.userid = \(userid)")
+        ini += "\nMQTT.host = 127.0.0.1\nMQTT.port = \(port)\nMQTT.keepalive = 5\nState.database = state.sqlite\n"
+        try ini.write(to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
+        try FileManager.default.copyItem(
+            at: scenario.appendingPathComponent("trace.jsonl"), to: folder.appendingPathComponent("trace.jsonl"))
+        return folder
+    }
+
+    /// Starts the daemon with standard input left open (for `trace:-`).
+    static func daemon(_ arguments: [String], in folder: URL) throws -> (Process, Pipe) {
+        let process = Process()
+        process.currentDirectoryURL = folder
+        process.executableURL = DecodeCommandTests.productsDirectory.appendingPathComponent("beaconwatch")
+        process.arguments = arguments
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return (process, input)
+    }
+
+    @Test func areasThenZonesPublishesEveryTopicWithItsRetainFlag() async throws {
+        let broker = try Broker()
+        let folder = try Self.folder(port: broker.port, userid: "dave")
+        let live = try await Subscriber(port: broker.port, filter: "beaconwatch/dave/#")
+        let run = try DecodeCommandTests.beaconwatch(
+            ["run", "--config", "hsyco.ini", "--source", "trace:trace.jsonl", "--log-level", "error"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        try await Subscriber.until("offline") { live.payloads("/status").last == "offline" }
+
+        #expect(live.payloads("/status") == ["online", "offline"])
+        let events = live.payloads("/event").map {
+            try! JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+        #expect(events.map { "\($0["zone"]!) \($0["distance"]!)" } == ["1003 near", "1003 off", "2007 near"])
+        let allLocations = events.allSatisfy {
+            $0["userid"] as? String == "dave" && $0["type"] as? String == "location"
+        }
+        #expect(allLocations)
+        let transitions = live.payloads("/transition").map {
+            try! JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+        #expect(
+            transitions.map { "\($0["type"]!) \($0["kind"]!)" } == [
+                "enter area", "enter zone", "exit zone", "exit area", "enter area", "enter zone",
+            ])
+        #expect(
+            live.payloads("/monitoring").map { $0.contains(#""mode":"areas""#) ? "areas" : "zones" } == [
+                "areas", "zones", "areas", "zones",
+            ])
+        #expect(
+            live.payloads("/area") == [
+                "112EBB9D-B8C9-4ABD-9EB3-43578BF86A41", "none", "22A17B43-552A-4482-865F-597D4C10BACC",
+            ])
+        #expect(
+            live.payloads("/zone") == [
+                "112EBB9D-B8C9-4ABD-9EB3-43578BF86A41:3", "none", "22A17B43-552A-4482-865F-597D4C10BACC:7",
+            ])
+        #expect(live.payloads("/beacon/1003") == ["near", "off"])
+
+        // What a subscriber arriving now is told: the retained state, and nothing else.
+        let later = try await Subscriber(port: broker.port, filter: "beaconwatch/dave/#")
+        try await Subscriber.until("retained state") { later.messages.count >= 6 }
+        try await Task.sleep(for: .milliseconds(200))
+        let retained = Dictionary(
+            uniqueKeysWithValues: later.messages.map {
+                ($0.topic.replacingOccurrences(of: "beaconwatch/dave/", with: ""), $0)
+            })
+        #expect(Set(retained.keys) == ["status", "monitoring", "area", "zone", "beacon/1003", "beacon/2007"])
+        let allRetained = retained.values.allSatisfy { $0.retained }
+        #expect(allRetained)
+        #expect(retained["status"]?.payload == "offline")
+        #expect(retained["beacon/2007"]?.payload == "near")
+        #expect(retained["monitoring"]?.payload.contains(#""area":"22A17B43-552A-4482-865F-597D4C10BACC""#) == true)
+        live.client.shutdown()
+        later.client.shutdown()
+    }
+
+    @Test func theWillSaysOfflineWhenTheDaemonDiesAndRetainedStateReturnsAfterABrokerRestart() async throws {
+        let broker = try Broker()
+        let folder = try Self.folder(port: broker.port, userid: "erin")
+        let watcher = try await Subscriber(port: broker.port, filter: "beaconwatch/erin/#")
+        let (daemon, input) = try Self.daemon(
+            ["run", "--config", "hsyco.ini", "--source", "trace:-", "--log-level", "error"], in: folder)
+        input.fileHandleForWriting.write(
+            Data(
+                #"{"t": 1700000000, "uuid": "112EBB9D-B8C9-4ABD-9EB3-43578BF86A41", "major": 3, "minor": 1, "rssi": -59}"#
+                    .utf8 + [0x0A]))
+        try await Subscriber.until("online and the first event") {
+            watcher.payloads("/status") == ["online"] && watcher.payloads("/event").count == 1
+        }
+
+        // The broker goes away and comes back empty (no persistence): the daemon reconnects and
+        // publishes its retained state again.
+        broker.kill(signal: SIGKILL)
+        try FileManager.default.removeItem(at: broker.folder.appendingPathComponent("mosquitto.db"), ifExists: true)
+        try broker.start()
+        let fresh = try await Subscriber(port: broker.port, filter: "beaconwatch/erin/#")
+        try await Subscriber.until("republished state", within: 15) {
+            fresh.payloads("/status") == ["online"]
+                && fresh.payloads("/zone").last == "112EBB9D-B8C9-4ABD-9EB3-43578BF86A41:3"
+        }
+        #expect(fresh.payloads("/beacon/1003") == ["near"])
+
+        // SIGKILL: no clean disconnect, so the broker publishes the will.
+        kill(daemon.processIdentifier, SIGKILL)
+        daemon.waitUntilExit()
+        try await Subscriber.until("the will") { fresh.payloads("/status").last == "offline" }
+        watcher.client.shutdown()
+        fresh.client.shutdown()
+    }
+}
+
+extension FileManager {
+    func removeItem(at url: URL, ifExists: Bool) throws {
+        guard fileExists(atPath: url.path) else { return }
+        try removeItem(at: url)
+    }
+}
