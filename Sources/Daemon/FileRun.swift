@@ -81,11 +81,11 @@ public struct FileRun {
             engine.handle(event, into: &outputs)
             try deliver()
         }
-        if drainAtEnd {
-            while let due = engine.nextDeadline {
-                engine.advance(to: due, into: &outputs)
-                try deliver()
-            }
+        // The input's clock ends at its last record, beacon or not: what fell due by then happened.
+        let end = drainAtEnd ? nil : summary.read.lastTime
+        while let due = engine.nextDeadline, drainAtEnd || end.map({ due <= $0 }) == true {
+            engine.advance(to: due, into: &outputs)
+            try deliver()
         }
         summary.sightings = engine.sightings
         summary.unconfiguredSightings = engine.unconfiguredSightings

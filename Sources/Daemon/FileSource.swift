@@ -16,6 +16,8 @@ public struct FileSource {
         public var lines = 0
         public var skippedLines = 0
         public var records = 0
+        /// The time of the last record or line, whatever it held: where the input's clock ends.
+        public var lastTime: Timestamp?
     }
 
     public init(spec: SourceSpec, skipBadLines: Bool = false, warn: @escaping (String) -> Void = { _ in }) {
@@ -59,6 +61,7 @@ public struct FileSource {
                 case .success(nil):
                     continue
                 case .success(let (time, record)?):
+                    report.lastTime = time
                     switch record {
                     case .sighting(let advertisement):
                         try body(.advertisement(time, advertisement))
@@ -113,6 +116,7 @@ public struct FileSource {
                     )
                 case .success(let (record, next)):
                     report.records += 1
+                    report.lastTime = record.time
                     offset = next
                     if let event = BTSnoop.event(in: record, datalink: datalink) {
                         try event.withUnsafeBytes { bytes in

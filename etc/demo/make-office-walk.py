@@ -48,7 +48,7 @@ def extended_event(data, rssi, address):
 def main():
     rng = random.Random(2026)
     records = []
-    for step in range(0, 130 * 2):
+    for step in range(0, 140 * 2):  # the last 10 s outside, out of range: the final exits fall due
         t = step / 2.0
         here = position(t)
         for index, (major, minor, spot) in enumerate(BEACONS.values()):
