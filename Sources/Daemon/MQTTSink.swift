@@ -26,9 +26,14 @@ public final class MQTTSink: Sendable {
         var connected = false
     }
 
-    /// A sink for `settings`, reporting for `userid`; nothing is sent before ``start()``.
-    public init(settings: MQTTSettings, userid: String) throws {
+    private let discovery: [MQTTMessage]
+
+    /// A sink for `settings`, reporting for `userid` on `hierarchy`; nothing is sent before ``start()``.
+    public init(settings: MQTTSettings, userid: String, hierarchy: Hierarchy) throws {
         tree = TopicTree(topic: settings.topic, userid: userid, qos: Int32(settings.qos))
+        discovery =
+            settings.homeAssistant
+            ? tree.homeAssistantDiscovery(prefix: settings.discoveryPrefix, userid: userid, hierarchy: hierarchy) : []
         var connection = MQTTConnection(host: settings.host, port: Int32(settings.port), clientID: settings.clientID)
         connection.username = settings.username
         connection.password = try settings.password ?? settings.passwordFile.map(Self.readPassword)
@@ -51,6 +56,7 @@ public final class MQTTSink: Sendable {
 
     /// Connects in the background.
     public func start() throws {
+        for message in discovery { remember(message) }
         remember(tree.status(online: true))
         try client.start()
     }

@@ -69,7 +69,9 @@ struct Run: AsyncParsableCommand {
         let statePath = StateLocation.resolve(configured: configuration.stateDatabase)
         let store = try StateStore(path: statePath)
         let sink = try events.map { $0 == "-" ? LineWriter() : try LineWriter(appendingTo: $0) }
-        let mqtt = try configuration.mqtt.flatMap { noMqtt ? nil : try MQTTSink(settings: $0, userid: identity.userid) }
+        let mqtt = try configuration.mqtt.flatMap {
+            noMqtt ? nil : try MQTTSink(settings: $0, userid: identity.userid, hierarchy: configuration.hierarchy)
+        }
         logger.info(
             "starting",
             metadata: [

@@ -141,8 +141,17 @@ import Testing
         #expect(retained["status"]?.payload == "offline")
         #expect(retained["beacon/2007"]?.payload == "near")
         #expect(retained["monitoring"]?.payload.contains(#""area":"22A17B43-552A-4482-865F-597D4C10BACC""#) == true)
+        // Home Assistant discovery (MQTT.homeassistant defaults to true), retained.
+        let homeAssistant = try await Subscriber(port: broker.port, filter: "homeassistant/#")
+        try await Subscriber.until("discovery") { homeAssistant.messages.count >= 3 + 24 }
+        #expect(homeAssistant.messages.allSatisfy { $0.retained })
+        #expect(
+            homeAssistant.messages.contains {
+                $0.topic == "homeassistant/device_tracker/beaconwatch_dave/location/config"
+            })
         live.client.shutdown()
         later.client.shutdown()
+        homeAssistant.client.shutdown()
     }
 
     @Test func theWillSaysOfflineWhenTheDaemonDiesAndRetainedStateReturnsAfterABrokerRestart() async throws {

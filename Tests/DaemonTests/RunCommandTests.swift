@@ -11,7 +11,8 @@ import Testing
     }
 
     @Test func anUnreachableBrokerIsSaidAndTheRunStillWritesItsEvents() throws {
-        let line = #"{"t": 1700000000, "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1, "minor": 1, "rssi": -59}"#
+        let line =
+            #"{"t": 1700000000, "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1, "minor": 1, "rssi": -59}"#
         let run = try DecodeCommandTests.beaconwatch(
             ["run", "--config", "hsyco.ini", "--source", "trace:-", "--events", "-", "--log-level", "warning"],
             stdin: line + "\n", in: Self.folder("MQTT.host = 127.0.0.1\nMQTT.port = 9\n"))

@@ -1,0 +1,59 @@
+import BeaconCore
+import RegionMonitor
+
+extension TopicTree {
+    /// Home Assistant MQTT discovery (retained, under `MQTT.discoveryPrefix`): a `device_tracker`
+    /// for the user whose state is the current Area's name (`not_home` for `none`), sensors for the
+    /// current Zone, the nearest beacon and each beacon's class, all available while `B/status`
+    /// says `online`.
+    public func homeAssistantDiscovery(prefix: String, userid: String, hierarchy: Hierarchy) -> [MQTTMessage] {
+        let node = Self.objectID(base)
+        let device =
+            #"{"identifiers":["beaconwatch_\#(node)"],"name":"beaconwatch \#(Self.escape(userid))","manufacturer":"beaconwatch","model":"iBeacon presence"}"#
+        let availability =
+            #""availability_topic":"\#(Self.escape(statusTopic))","payload_available":"online","payload_not_available":"offline""#
+        func config(_ component: String, _ object: String, _ fields: String) -> MQTTMessage {
+            MQTTMessage(
+                topic: "\(prefix)/\(component)/\(node)/\(object)/config",
+                payload: "{\(fields),\(availability),\"device\":\(device)}",
+                qos: 1,
+                retain: true
+            )
+        }
+        var messages = [
+            config(
+                "device_tracker", "location",
+                #""name":"\#(Self.escape(userid))","unique_id":"\#(node)_location","state_topic":"\#(Self.escape(base))/area","payload_not_home":"none","source_type":"bluetooth_le""#
+            ),
+            config(
+                "sensor", "zone",
+                #""name":"Zone","unique_id":"\#(node)_zone","state_topic":"\#(Self.escape(base))/zone","icon":"mdi:map-marker""#
+            ),
+            config(
+                "sensor", "nearest",
+                #""name":"Nearest beacon","unique_id":"\#(node)_nearest","state_topic":"\#(Self.escape(base))/nearest","icon":"mdi:bluetooth""#
+            ),
+        ]
+        for beacon in hierarchy.beacons {
+            let object = "beacon_" + Self.objectID(beacon.locationID)
+            let name = Self.escape(beacon.name ?? "Beacon \(beacon.locationID)")
+            messages.append(
+                config(
+                    "sensor", object,
+                    #""name":"\#(name)","unique_id":"\#(node)_\#(object)","state_topic":"\#(Self.escape(base))/beacon/\#(Self.escape(beacon.locationID))","icon":"mdi:signal-distance-variant""#
+                ))
+        }
+        return messages
+    }
+
+    /// Home Assistant's object IDs: letters, digits, `_` and `-`.
+    static func objectID(_ text: String) -> String {
+        String(text.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") ? $0 : "_" })
+    }
+
+    static func escape(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        JSONObjectWriter.appendString(text, to: &bytes)
+        return String(decoding: bytes.dropFirst().dropLast(), as: UTF8.self)
+    }
+}

@@ -1,0 +1,73 @@
+import BeaconCore
+import Foundation
+import MQTT
+import RegionMonitor
+import Testing
+
+/// SPEC 10.1's topics and payloads, without a broker.
+@Suite struct TopicTreeTests {
+    static let tree = TopicTree(topic: "beaconwatch", userid: "alice", qos: 1)
+    static let uuid = UUID(uuidString: "ACFD165E-C0C0-11E3-9BBE-1A514932AC01")!
+
+    @Test func everyOutputGoesToItsTopicsWithItsRetainFlag() {
+        let time = Timestamp(secondsSinceEpoch: 1_700_000_000)!
+        let event = LocationBeaconEvent(
+            session: "s", address: "a", userid: "alice", zone: "17081", distance: .near, background: false,
+            beacon: BeaconID(uuid: Self.uuid, major: 1, minor: 17081), name: nil, area: "Office", zoneName: "Reception",
+            rssi: -60, meters: 1.1)
+        let location = Self.tree.messages(for: .location(time, event))
+        #expect(location.map(\.topic) == ["beaconwatch/alice/event", "beaconwatch/alice/beacon/17081"])
+        #expect(location.map(\.retain) == [false, true])
+        #expect(location[1].payload == "near")
+        #expect(location[0].payload == MonitorOutput.location(time, event).json)
+        let enter = MonitorOutput.transition(
+            time, Transition(direction: .enter, region: .area(Self.uuid), name: "Office", how: .derived))
+        #expect(
+            Self.tree.messages(for: enter).map { "\($0.topic) \($0.retain)" } == ["beaconwatch/alice/transition false"])
+        let monitoring = MonitorOutput.monitoring(
+            time, MonitoringChange(mode: .areas, area: nil, regions: [.area(Self.uuid)]))
+        #expect(
+            Self.tree.messages(for: monitoring).map { "\($0.topic) \($0.retain)" } == [
+                "beaconwatch/alice/monitoring true"
+            ])
+        #expect(
+            Self.tree.current(area: nil, zone: "Kitchen").map { "\($0.topic)=\($0.payload)" } == [
+                "beaconwatch/alice/area=none", "beaconwatch/alice/zone=Kitchen",
+            ])
+        #expect(
+            Self.tree.status(online: false)
+                == MQTTMessage(topic: "beaconwatch/alice/status", payload: "offline", qos: 1, retain: true))
+    }
+
+    @Test func homeAssistantDiscoveryDescribesTheUserAndEachBeacon() throws {
+        let hierarchy = Hierarchy(beacons: [
+            Hierarchy.Beacon(
+                locationID: "17081", id: BeaconID(uuid: Self.uuid, major: 1, minor: 17081), name: #"Desk "A""#),
+            Hierarchy.Beacon(locationID: "x.y", id: BeaconID(uuid: Self.uuid, major: 1, minor: 2)),
+        ])
+        let tree = TopicTree(topic: "beaconwatch", userid: "al ice", qos: 1)
+        let messages = tree.homeAssistantDiscovery(prefix: "homeassistant", userid: "al ice", hierarchy: hierarchy)
+        #expect(
+            messages.map(\.topic) == [
+                "homeassistant/device_tracker/beaconwatch_al_ice/location/config",
+                "homeassistant/sensor/beaconwatch_al_ice/zone/config",
+                "homeassistant/sensor/beaconwatch_al_ice/nearest/config",
+                "homeassistant/sensor/beaconwatch_al_ice/beacon_17081/config",
+                "homeassistant/sensor/beaconwatch_al_ice/beacon_x_y/config",
+            ])
+        #expect(messages.allSatisfy { $0.retain && $0.qos == 1 })
+        let configs = try messages.map {
+            try JSONSerialization.jsonObject(with: Data($0.payload.utf8)) as! [String: Any]
+        }
+        #expect(configs[0]["state_topic"] as? String == "beaconwatch/al ice/area")
+        #expect(configs[0]["payload_not_home"] as? String == "none")
+        #expect(configs[3]["name"] as? String == #"Desk "A""#)
+        #expect(configs[4]["state_topic"] as? String == "beaconwatch/al ice/beacon/x.y")
+        for config in configs {
+            #expect(config["availability_topic"] as? String == "beaconwatch/al ice/status")
+            #expect(config["unique_id"] is String)
+            #expect((config["device"] as? [String: Any])?["identifiers"] is [Any])
+        }
+        #expect(Set(configs.map { $0["unique_id"] as! String }).count == configs.count)
+    }
+}
