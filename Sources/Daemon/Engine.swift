@@ -1,11 +1,12 @@
 import BeaconCore
 import Configuration
+import Persistence
 import RegionMonitor
 
 /// The one engine behind `replay`, `run` and the benchmarks: source events in, outputs out.
 ///
 /// Pure: the caller owns the clock. A file source drives it on the virtual clock (each event's own
-/// time, then ``drain(into:)`` at the end of input); a live source calls ``advance(to:into:)`` when
+/// time, then its remaining deadlines at the end of input); a live source calls ``advance(to:into:)`` when
 /// ``nextDeadline`` comes due on the real clock. Either way the same state machines run.
 public struct Engine: Sendable {
     public private(set) var monitor: Monitor
@@ -53,8 +54,31 @@ public struct Engine: Sendable {
         monitor.advance(to: time, into: &outputs)
     }
 
-    /// Runs the clock on until no deadline is pending: the end of a replay.
-    public mutating func drain(into outputs: inout [MonitorOutput]) {
-        while let due = monitor.nextDeadline { monitor.advance(to: due, into: &outputs) }
+    /// Fires the earliest pending deadline's instant alone, if it falls at or before `limit`
+    /// (any, when `limit` is `nil`); returns whether one fired. Shells step with this so that
+    /// state read after a step (the current Area and Zone) is the state of that instant.
+    public mutating func advanceToNextDeadline(notAfter limit: Timestamp?, into outputs: inout [MonitorOutput]) -> Bool
+    {
+        guard let due = monitor.nextDeadline, limit.map({ due <= $0 }) ?? true else { return false }
+        monitor.advance(to: due, into: &outputs)
+        return true
+    }
+
+    /// Keeps what a step's outputs change in `store`, then hands each to `output` and the step to
+    /// `step`; empties `outputs`. Returns how many there were. The one delivery of every shell:
+    /// an output is seen only once its state is kept.
+    @discardableResult
+    public func deliver(
+        _ outputs: inout [MonitorOutput],
+        store: StateStore,
+        output: (MonitorOutput) throws -> Void,
+        step: (([MonitorOutput], Monitor) throws -> Void)?
+    ) throws -> Int {
+        guard !outputs.isEmpty else { return 0 }
+        try store.record(outputs)
+        for item in outputs { try output(item) }
+        try step?(outputs, monitor)
+        defer { outputs.removeAll(keepingCapacity: true) }
+        return outputs.count
     }
 }

@@ -53,12 +53,7 @@ public struct FileRun {
         var outputs: [MonitorOutput] = []
         var summary = Summary()
         func deliver() throws {
-            guard !outputs.isEmpty else { return }
-            try store.record(outputs)
-            for item in outputs { try output(item) }
-            try step?(outputs, engine.monitor)
-            summary.outputs += outputs.count
-            outputs.removeAll(keepingCapacity: true)
+            summary.outputs += try engine.deliver(&outputs, store: store, output: output, step: step)
         }
         var pace: (first: Timestamp, wall: ContinuousClock.Instant)?
         let file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)
@@ -72,20 +67,15 @@ public struct FileRun {
                     pace = (event.time, ContinuousClock.now)
                 }
             }
-            // Each deadline's instant on its own, so that state published after a step (the
-            // current Area and Zone) is what held at that instant.
-            while let due = engine.nextDeadline, due <= event.time {
-                engine.advance(to: due, into: &outputs)
-                try deliver()
-            }
+            while engine.advanceToNextDeadline(notAfter: event.time, into: &outputs) { try deliver() }
             engine.handle(event, into: &outputs)
             try deliver()
         }
         // The input's clock ends at its last record, beacon or not: what fell due by then happened.
-        let end = drainAtEnd ? nil : summary.read.lastTime
-        while let due = engine.nextDeadline, drainAtEnd || end.map({ due <= $0 }) == true {
-            engine.advance(to: due, into: &outputs)
-            try deliver()
+        // Draining runs the clock on until nothing is pending.
+        if drainAtEnd || summary.read.lastTime != nil {
+            let end = drainAtEnd ? nil : summary.read.lastTime
+            while engine.advanceToNextDeadline(notAfter: end, into: &outputs) { try deliver() }
         }
         summary.sightings = engine.sightings
         summary.unconfiguredSightings = engine.unconfiguredSightings

@@ -35,11 +35,7 @@ public struct LiveRun {
         var decoder = AdvertisingReportDecoder()
         var outputs: [MonitorOutput] = []
         func deliver() throws {
-            guard !outputs.isEmpty else { return }
-            try store.record(outputs)
-            for item in outputs { try output(item) }
-            try step?(outputs, engine.monitor)
-            outputs.removeAll(keepingCapacity: true)
+            try engine.deliver(&outputs, store: store, output: output, step: step)
         }
         engine.start(at: now(), into: &outputs)
         try deliver()
