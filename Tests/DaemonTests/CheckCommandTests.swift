@@ -17,8 +17,7 @@ import TestSupport
     }
 
     @Test func checkOnAnInvalidUUIDOnLine7PrintsFileAndLineAndExits2() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bw-check-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try scratchFolder("check")
         defer { try? FileManager.default.removeItem(at: folder) }
         let lines =
             ["# six lines before the bad one"]

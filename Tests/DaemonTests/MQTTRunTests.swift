@@ -63,8 +63,7 @@ import Testing
 
     static func folder(port: Int32, userid: String) throws -> URL {
         let scenario = Conformance.url("scenarios/areas-then-zones")
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bw-mqtt-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try scratchFolder("mqtt")
         var ini = try String(contentsOf: scenario.appendingPathComponent("hsyco.ini"), encoding: .utf8)
         ini = ini.replacingOccurrences(of: "Monitor.userid = dave", with: "Monitor.userid = \(userid)")
         ini += "\nMQTT.host = 127.0.0.1\nMQTT.port = \(port)\nMQTT.keepalive = 5\nState.database = state.sqlite\n"

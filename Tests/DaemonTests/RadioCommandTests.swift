@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `advertise` and `calibrate` through the binary (SPEC 11).
@@ -42,8 +43,7 @@ import Testing
     }
 
     static func folder(trace: [(Double, Int, Int)]) throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bw-calibrate-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try scratchFolder("calibrate")
         try
             "LocationBaseBeacon.17081 = \(uuid),1,17081\nLocationBeaconName.17081 = Desk\nLocationBaseBeacon.2 = \(uuid),1,2\n"
             .write(to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)

@@ -4,8 +4,7 @@ import Testing
 
 @Suite struct ReplayCommandTests {
     static func folder() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bw-replay-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try scratchFolder("replay")
         try "LocationBaseBeacon.101 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1\nMonitor.mode = foreground\n".write(
             to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
         return folder

@@ -2,6 +2,7 @@ import BeaconCore
 import Configuration
 import Daemon
 import Foundation
+import TestSupport
 import Persistence
 import RegionMonitor
 import Testing
@@ -29,8 +30,7 @@ import Testing
     /// Runs `trace` as `run` does (no drain at the end) or as `replay` does, returning the
     /// `location` outputs as "seconds zone distance".
     static func locations(_ trace: String, store: StateStore, drain: Bool = false) throws -> [String] {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bw-restart-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try scratchFolder("restart")
         let traceFile = folder.appendingPathComponent("trace.jsonl")
         try trace.write(to: traceFile, atomically: true, encoding: .utf8)
         let configuration = try Configuration.load(
@@ -76,8 +76,7 @@ import Testing
     }
 
     @Test func runKeepsTheStateBetweenStartsOfTheBinary() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bw-run-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try scratchFolder("run")
         try (Self.ini + "State.database = state.sqlite\n").write(
             to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
         try Self.sightings(1, from: 0, to: 3).write(

@@ -1,10 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 @Suite struct RunCommandTests {
     static func folder(_ ini: String) throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bw-run-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try scratchFolder("run")
         try ("LocationBaseBeacon.101 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1\nState.database = state.sqlite\n" + ini)
             .write(to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
         return folder

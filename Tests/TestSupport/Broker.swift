@@ -12,8 +12,7 @@ public final class Broker: @unchecked Sendable {
 
     /// Starts a broker (persistence on, in its own folder) and waits until it accepts connections.
     public init() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("bw-broker-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        folder = try scratchFolder("broker")
         port = try Self.freePort()
         try start()
     }
