@@ -64,21 +64,32 @@ public struct Engine: Sendable {
         return true
     }
 
-    /// Keeps what a step's outputs change in `store`, then hands each to `output` and the step to
-    /// `step`; empties `outputs`. Returns how many there were. The one delivery of every shell:
-    /// an output is seen only once its state is kept.
+    /// Keeps what a step's outputs change in `store`, with the outbox messages of `sinks`, in one
+    /// transaction; then hands each output to `output` and the step to every sink; empties
+    /// `outputs`. Returns how many there were. The one delivery of every shell: an output is seen
+    /// only once its state is kept. With no outputs, still removes what the sinks settled.
     @discardableResult
     public func deliver(
         _ outputs: inout [MonitorOutput],
         store: StateStore,
-        output: (MonitorOutput) throws -> Void,
-        step: (([MonitorOutput], Monitor) throws -> Void)?
+        output: (MonitorOutput) throws -> Void = { _ in },
+        sinks: [any OutputSink] = []
     ) throws -> Int {
-        guard !outputs.isEmpty else { return 0 }
-        try store.record(outputs)
-        for item in outputs { try output(item) }
-        try step?(outputs, monitor)
+        var settled: [Int64] = []
+        for sink in sinks { settled += sink.takeSettled() }
+        guard !outputs.isEmpty else {
+            try store.settle(settled)
+            return 0
+        }
         defer { outputs.removeAll(keepingCapacity: true) }
+        let batches = sinks.map { $0.outbox(for: outputs) }
+        let entries = try store.record(outputs, outbox: Array(batches.joined()), settled: settled)
+        for item in outputs { try output(item) }
+        var start = 0
+        for (sink, batch) in zip(sinks, batches) {
+            try sink.deliver(outputs, entries: Array(entries[start..<start + batch.count]), monitor: monitor)
+            start += batch.count
+        }
         return outputs.count
     }
 }

@@ -39,7 +39,7 @@ public struct FileRun {
     public func run(
         store: StateStore,
         output: (MonitorOutput) throws -> Void,
-        step: (([MonitorOutput], Monitor) throws -> Void)? = nil,
+        sinks: [any OutputSink] = [],
         warn: @escaping (String) -> Void
     ) throws -> Summary {
         if case .adapter(let name) = source {
@@ -53,7 +53,7 @@ public struct FileRun {
         var outputs: [MonitorOutput] = []
         var summary = Summary()
         func deliver() throws {
-            summary.outputs += try engine.deliver(&outputs, store: store, output: output, step: step)
+            summary.outputs += try engine.deliver(&outputs, store: store, output: output, sinks: sinks)
         }
         var pace: (first: Timestamp, wall: ContinuousClock.Instant)?
         let file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)

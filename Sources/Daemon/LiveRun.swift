@@ -24,7 +24,7 @@ public struct LiveRun {
         source: HCIEventSource,
         store: StateStore,
         output: (MonitorOutput) throws -> Void,
-        step: (([MonitorOutput], Monitor) throws -> Void)? = nil,
+        sinks: [any OutputSink] = [],
         shouldStop: () -> Bool
     ) throws {
         var engine = Engine(
@@ -35,7 +35,7 @@ public struct LiveRun {
         var decoder = AdvertisingReportDecoder()
         var outputs: [MonitorOutput] = []
         func deliver() throws {
-            try engine.deliver(&outputs, store: store, output: output, step: step)
+            try engine.deliver(&outputs, store: store, output: output, sinks: sinks)
         }
         engine.start(at: now(), into: &outputs)
         try deliver()

@@ -2,6 +2,7 @@ import BeaconCore
 import Configuration
 import Foundation
 import MQTT
+import Persistence
 import RegionMonitor
 import Synchronization
 
@@ -9,28 +10,41 @@ import Synchronization
 /// when it changes and again on every connect, `online`/`offline` on `B/status` (the will says
 /// `offline` when the daemon dies).
 ///
-/// QoS 1 messages published while the broker is away are queued by libmosquitto and sent on
-/// reconnect. (The persistent outbox of SPEC 12, which survives a restart, is still to come.)
-public final class MQTTSink: Sendable {
+/// Events are at-least-once: each is in the state database's outbox before it is handed to
+/// libmosquitto (``outbox(for:)``), and leaves it on PUBACK (QoS 1) or once written to the socket
+/// (QoS 0). At most ``window`` events are with libmosquitto at a time, in outbox order; the rest
+/// wait in order. Whatever is left at a stop or a crash is sent first at the next start.
+public final class MQTTSink: OutputSink {
     public let tree: TopicTree
     private let client: MQTTClient
+    private let store: StateStore
     private let state = Mutex(State())
+    private let discovery: [MQTTMessage]
+    /// How many events may be with libmosquitto, unacknowledged, at once.
+    public static let window = 1000
 
     struct State {
         /// Retained topics and their latest message, republished on every connect.
         var retained: [String: MQTTMessage] = [:]
         var retainedOrder: [String] = []
-        /// QoS 1 messages not yet acknowledged, and acknowledgements that came first.
-        var outstanding: Set<Int32> = []
-        var earlyAcks: Set<Int32> = []
+        /// Retained messages not yet acknowledged (QoS 1).
+        var retainedOutstanding: Set<Int32> = []
+        /// Outbox entries waiting for their turn, oldest first (from `backlogStart`).
+        var backlog: [OutboxEntry] = []
+        var backlogStart = 0
+        /// Outbox entries with libmosquitto, by message ID.
+        var inflight: [Int32: OutboxEntry] = [:]
+        /// Delivered outbox entries not yet removed from the database.
+        var settled: [Int64] = []
         var connected = false
+        var waiting: Int { backlog.count - backlogStart + inflight.count }
     }
 
-    private let discovery: [MQTTMessage]
-
-    /// A sink for `settings`, reporting for `userid` on `hierarchy`; nothing is sent before ``start()``.
-    public init(settings: MQTTSettings, userid: String, hierarchy: Hierarchy) throws {
+    /// A sink for `settings`, reporting for `userid` on `hierarchy`, with its outbox in `store`;
+    /// nothing is sent before ``start()``.
+    public init(settings: MQTTSettings, userid: String, hierarchy: Hierarchy, store: StateStore) throws {
         tree = TopicTree(topic: settings.topic, userid: userid, qos: Int32(settings.qos))
+        self.store = store
         discovery =
             settings.homeAssistant
             ? tree.homeAssistantDiscovery(prefix: settings.discoveryPrefix, userid: userid, hierarchy: hierarchy) : []
@@ -54,39 +68,69 @@ public final class MQTTSink: Sendable {
         return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
     }
 
-    /// Connects in the background.
-    public func start() throws {
+    /// Queues what the outbox still holds from before (sent before anything new), and connects in
+    /// the background. Returns how many events were left from before.
+    @discardableResult
+    public func start() throws -> Int {
+        let pending = try store.pendingOutbox()
+        state.withLock { state in
+            state.backlog = pending + state.backlog[state.backlogStart...]
+            state.backlogStart = 0
+        }
         for message in discovery { remember(message) }
         remember(tree.status(online: true))
         try client.start()
+        return pending.count
     }
 
     /// Handles the client's events until it shuts down: on every connect, (re)publishes the
-    /// retained state; acknowledgements clear outstanding messages. Logs through `say`.
+    /// retained state and resumes the outbox; acknowledgements settle outbox entries. Logs
+    /// through `say`.
     public func run(say: @Sendable (String) -> Void) async {
         var outage = false
         for await event in client.events {
             switch event {
             case .connected(0):
-                state.withLock { $0.connected = true }
-                if outage { say("MQTT broker reachable again; republishing retained state") }
+                if outage { say("MQTT broker reachable again; republishing retained state, then the outbox") }
                 outage = false
-                let retained = state.withLock { state in state.retainedOrder.compactMap { state.retained[$0] } }
-                for message in retained { try? send(message) }
+                state.withLock { state in
+                    state.connected = true
+                    for message in state.retainedOrder.compactMap({ state.retained[$0] }) {
+                        send(message, in: &state)
+                    }
+                    pump(&state)
+                }
             case .connected(let code):
                 say(
                     "MQTT broker refused the connection (CONNACK \(code)); check MQTT.username, MQTT.password and MQTT.clientId"
                 )
             case .disconnected(let code):
-                state.withLock { $0.connected = false }
+                state.withLock { state in
+                    state.connected = false
+                    // QoS 0 messages not yet written are gone with the connection: send them again.
+                    let lost = state.inflight.filter { $0.value.message.qos == 0 }
+                    for id in lost.keys { state.inflight[id] = nil }
+                    state.backlog.replaceSubrange(
+                        state.backlogStart..<state.backlogStart, with: lost.values.sorted { $0.sequence < $1.sequence })
+                }
                 if code != 0, !outage {
-                    say("MQTT broker connection lost; reconnecting (1 s, doubling to 60 s)")
+                    say("MQTT broker connection lost; reconnecting (1 s, doubling to 60 s); events wait in the outbox")
                     outage = true
                 }
             case .published(let messageID):
-                state.withLock { state in
-                    if state.outstanding.remove(messageID) == nil { state.earlyAcks.insert(messageID) }
+                let settled = state.withLock { state -> [Int64] in
+                    if let entry = state.inflight.removeValue(forKey: messageID) {
+                        state.settled.append(entry.sequence)
+                        pump(&state)
+                    } else {
+                        state.retainedOutstanding.remove(messageID)
+                    }
+                    // An idle engine takes none: remove them here once there are many.
+                    guard state.settled.count >= 1024 else { return [] }
+                    defer { state.settled.removeAll() }
+                    return state.settled
                 }
+                do { try store.settle(settled) } catch { say("\(error)") }
             case .subscribed, .message:
                 break
             }
@@ -103,50 +147,100 @@ public final class MQTTSink: Sendable {
         return state.withLock { $0.connected }
     }
 
-    /// Publishes one step's outputs, then `B/area` and `B/zone` when they changed.
-    public func publish(_ outputs: [MonitorOutput], area: String?, zone: String?) throws {
+    /// How many events are waiting to be acknowledged (in the backlog or with libmosquitto).
+    public var waiting: Int { state.withLock { $0.waiting } }
+
+    public func outbox(for outputs: [MonitorOutput]) -> [OutboxMessage] {
+        var messages: [OutboxMessage] = []
         for output in outputs {
-            for message in tree.messages(for: output) { try send(message) }
+            for message in tree.messages(for: output) where !message.retain {
+                messages.append(OutboxMessage(topic: message.topic, payload: message.payload, qos: message.qos))
+            }
         }
-        for message in tree.current(area: area, zone: zone)
-        where state.withLock({ $0.retained[message.topic]?.payload != message.payload }) {
-            try send(message)
+        return messages
+    }
+
+    /// Queues the step's events (already in the outbox) and publishes the retained state they
+    /// change, then `B/area` and `B/zone` when they changed.
+    public func deliver(_ outputs: [MonitorOutput], entries: [OutboxEntry], monitor: Monitor) throws {
+        let area = monitor.currentAreaName
+        let zone = monitor.currentZoneName
+        state.withLock { state in
+            state.backlog += entries
+            for output in outputs {
+                for message in tree.messages(for: output) where message.retain { send(message, in: &state) }
+            }
+            for message in tree.current(area: area, zone: zone) where state.retained[message.topic] != message {
+                send(message, in: &state)
+            }
+            pump(&state)
+        }
+    }
+
+    public func takeSettled() -> [Int64] {
+        state.withLock { state in
+            defer { state.settled.removeAll(keepingCapacity: true) }
+            return state.settled
         }
     }
 
     private func remember(_ message: MQTTMessage) {
+        state.withLock { remember(message, in: &$0) }
+    }
+
+    private func remember(_ message: MQTTMessage, in state: inout State) {
         guard message.retain else { return }
-        state.withLock { state in
-            if state.retained.updateValue(message, forKey: message.topic) == nil {
-                state.retainedOrder.append(message.topic)
-            }
+        if state.retained.updateValue(message, forKey: message.topic) == nil {
+            state.retainedOrder.append(message.topic)
         }
     }
 
-    private func send(_ message: MQTTMessage) throws {
-        remember(message)
-        let messageID = try client.publish(
-            topic: message.topic, payload: Array(message.payload.utf8), qos: message.qos, retain: message.retain)
-        guard message.qos > 0 else { return }
-        state.withLock { state in
-            if state.earlyAcks.remove(messageID) == nil { state.outstanding.insert(messageID) }
+    /// Publishes retained state (remembered for the next connect). The lock is held: the
+    /// acknowledgement is handled only after its ID is noted.
+    private func send(_ message: MQTTMessage, in state: inout State) {
+        remember(message, in: &state)
+        guard
+            let messageID = try? client.publish(
+                topic: message.topic, payload: Array(message.payload.utf8), qos: message.qos, retain: true)
+        else { return }  // sent again on the next connect
+        if message.qos > 0 { state.retainedOutstanding.insert(messageID) }
+    }
+
+    /// Hands waiting events to libmosquitto, in order, while the window has room.
+    private func pump(_ state: inout State) {
+        while state.inflight.count < Self.window, state.backlogStart < state.backlog.count {
+            let entry = state.backlog[state.backlogStart]
+            guard
+                let messageID = try? client.publish(
+                    topic: entry.message.topic, payload: Array(entry.message.payload.utf8), qos: entry.message.qos,
+                    retain: false)
+            else { break }  // not connected (QoS 0): resumed on the next connect
+            state.inflight[messageID] = entry
+            state.backlogStart += 1
+        }
+        if state.backlogStart > 4096, state.backlogStart * 2 > state.backlog.count {
+            state.backlog.removeFirst(state.backlogStart)
+            state.backlogStart = 0
         }
     }
 
-    /// Publishes `offline`, waits up to `timeout` for every QoS 1 message to be acknowledged,
-    /// and disconnects. Returns how many stayed unacknowledged.
+    /// Publishes `offline`, waits up to `timeout` for every event and retained message to be
+    /// acknowledged, removes the delivered ones from the outbox, and disconnects. Returns how
+    /// many events are left in the outbox for the next start.
     @discardableResult
     public func finish(within timeout: Duration) async -> Int {
-        try? send(tree.status(online: false))
+        state.withLock { send(tree.status(online: false), in: &$0) }
         // Nothing can be acknowledged without a connection: a short grace for one to come.
         let connected = state.withLock { $0.connected }
         let deadline = ContinuousClock.now.advanced(by: connected ? timeout : min(timeout, .seconds(1)))
-        while ContinuousClock.now < deadline, !state.withLock({ $0.outstanding.isEmpty }) {
-            try? await Task.sleep(for: .milliseconds(5))
+        while ContinuousClock.now < deadline,
+            state.withLock({ $0.waiting > 0 || !$0.retainedOutstanding.isEmpty })
+        {
+            try? await Task.sleep(for: .milliseconds(2))
         }
-        let left = state.withLock { $0.outstanding.count }
         client.shutdown()
-        return left
+        try? store.settle(takeSettled())
+        return state.withLock { $0.waiting }
     }
 }
 

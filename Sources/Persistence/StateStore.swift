@@ -3,11 +3,13 @@ import Foundation
 import GRDB
 import RegionMonitor
 
-/// The SQLite state of SPEC 12 (WAL, versioned migrations): for now each beacon's last reported
-/// class, so that a restart repeats no LocationBeaconEvent.
+/// The SQLite state of SPEC 12 (WAL, versioned migrations): each beacon's last reported class, so
+/// that a restart repeats no LocationBeaconEvent, and the MQTT outbox, so that no event is lost.
 ///
 /// A state change and the outputs that caused it are written in one transaction
-/// (``record(_:)``), so a crash loses neither nor writes one without the other.
+/// (``record(_:outbox:settled:)``), so a crash loses neither nor writes one without the other.
+/// `synchronous = NORMAL` under WAL: a commit survives the process being killed at any instant;
+/// only a power cut may lose the last commits.
 public final class StateStore: Sendable {
     /// Where the state lives, for messages (`:memory:` for a temporary one).
     public let path: String
@@ -22,6 +24,7 @@ public final class StateStore: Sendable {
         var configuration = GRDB.Configuration()
         configuration.journalMode = .wal
         configuration.busyMode = .timeout(5)
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         do {
             let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -47,6 +50,14 @@ public final class StateStore: Sendable {
                 table.primaryKey("locationID", .text)
                 table.column("proximity", .text).notNull()
                 table.column("reportedAt", .integer).notNull()  // microseconds since the Unix epoch
+            }
+        }
+        migrator.registerMigration("v2: MQTT outbox") { db in
+            try db.create(table: "outbox") { table in
+                table.autoIncrementedPrimaryKey("sequence")
+                table.column("topic", .text).notNull()
+                table.column("payload", .text).notNull()
+                table.column("qos", .integer).notNull()
             }
         }
         return migrator
@@ -85,21 +96,70 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// Writes what a step's outputs change in the state, in one transaction (none when they
-    /// change nothing kept).
-    public func record(_ outputs: some Collection<MonitorOutput>) throws {
-        guard outputs.contains(where: { if case .location = $0 { true } else { false } }) else { return }
+    /// Writes what a step's outputs change in the state, the messages they put in the outbox, and
+    /// the removal of `settled` outbox entries (acknowledged since), in one transaction; none when
+    /// there is nothing to write. Returns the outbox entries as written, in order.
+    @discardableResult
+    public func record(
+        _ outputs: some Collection<MonitorOutput>, outbox: [OutboxMessage] = [], settled: [Int64] = []
+    ) throws -> [OutboxEntry] {
+        let reports = outputs.contains(where: { if case .location = $0 { true } else { false } })
+        guard reports || !outbox.isEmpty || !settled.isEmpty else { return [] }
         do {
-            try database.write { db in
-                for case .location(let time, let event) in outputs {
-                    try db.execute(
+            return try database.write { db in
+                if reports {
+                    let statement = try db.cachedStatement(
                         sql: """
                             INSERT INTO beaconReport (locationID, proximity, reportedAt) VALUES (?, ?, ?)
                             ON CONFLICT(locationID) DO UPDATE SET proximity = excluded.proximity,
                             reportedAt = excluded.reportedAt
-                            """,
-                        arguments: [event.zone, event.distance.rawValue, time.microseconds]
-                    )
+                            """)
+                    for case .location(let time, let event) in outputs {
+                        try statement.execute(arguments: [event.zone, event.distance.rawValue, time.microseconds])
+                    }
+                }
+                try Self.remove(settled, in: db)
+                var entries: [OutboxEntry] = []
+                entries.reserveCapacity(outbox.count)
+                if !outbox.isEmpty {
+                    let statement = try db.cachedStatement(
+                        sql: "INSERT INTO outbox (topic, payload, qos) VALUES (?, ?, ?)")
+                    for message in outbox {
+                        try statement.execute(arguments: [message.topic, message.payload, message.qos])
+                        entries.append(OutboxEntry(sequence: db.lastInsertedRowID, message: message))
+                    }
+                }
+                return entries
+            }
+        } catch {
+            throw StateStoreError(path: path, problem: Self.describe(error))
+        }
+    }
+
+    /// Removes delivered outbox entries.
+    public func settle(_ sequences: [Int64]) throws {
+        guard !sequences.isEmpty else { return }
+        do {
+            try database.write { try Self.remove(sequences, in: $0) }
+        } catch {
+            throw StateStoreError(path: path, problem: Self.describe(error))
+        }
+    }
+
+    private static func remove(_ sequences: [Int64], in db: Database) throws {
+        guard !sequences.isEmpty else { return }
+        let statement = try db.cachedStatement(sql: "DELETE FROM outbox WHERE sequence = ?")
+        for sequence in sequences { try statement.execute(arguments: [sequence]) }
+    }
+
+    /// The outbox entries not yet delivered, oldest first: what a restart sends before anything new.
+    public func pendingOutbox() throws -> [OutboxEntry] {
+        do {
+            return try database.read { db in
+                try Row.fetchAll(db, sql: "SELECT sequence, topic, payload, qos FROM outbox ORDER BY sequence").map {
+                    OutboxEntry(
+                        sequence: $0["sequence"],
+                        message: OutboxMessage(topic: $0["topic"], payload: $0["payload"], qos: $0["qos"]))
                 }
             }
         } catch {
@@ -131,4 +191,30 @@ public struct StateStoreError: Error, Sendable, CustomStringConvertible {
     public var path: String
     public var problem: String
     public var description: String { "state database \(path): \(problem)" }
+}
+
+/// A message that must reach the broker (an event, not retained state): written to the outbox
+/// in the transaction of the step that made it.
+public struct OutboxMessage: Sendable, Hashable {
+    public var topic: String
+    public var payload: String
+    public var qos: Int32
+
+    public init(topic: String, payload: String, qos: Int32) {
+        self.topic = topic
+        self.payload = payload
+        self.qos = qos
+    }
+}
+
+/// An outbox message as kept, with its place in the delivery order.
+public struct OutboxEntry: Sendable, Hashable {
+    /// Increasing in the order the messages were made.
+    public var sequence: Int64
+    public var message: OutboxMessage
+
+    public init(sequence: Int64, message: OutboxMessage) {
+        self.sequence = sequence
+        self.message = message
+    }
 }

@@ -70,7 +70,10 @@ struct Run: AsyncParsableCommand {
         let store = try StateStore(path: statePath)
         let sink = try events.map { $0 == "-" ? LineWriter() : try LineWriter(appendingTo: $0) }
         let mqtt = try configuration.mqtt.flatMap {
-            noMqtt ? nil : try MQTTSink(settings: $0, userid: identity.userid, hierarchy: configuration.hierarchy)
+            noMqtt
+                ? nil
+                : try MQTTSink(
+                    settings: $0, userid: identity.userid, hierarchy: configuration.hierarchy, store: store)
         }
         logger.info(
             "starting",
@@ -122,9 +125,7 @@ struct Run: AsyncParsableCommand {
         var skipBadLines: Bool
 
         func run() throws {
-            let step: ([MonitorOutput], Monitor) throws -> Void = { outputs, monitor in
-                try mqtt?.publish(outputs, area: monitor.currentAreaName, zone: monitor.currentZoneName)
-            }
+            let sinks: [any OutputSink] = mqtt.map { [$0] } ?? []
             if case .adapter(let name) = source {
                 let scanner = try LiveScanner(
                     adapter: name, scan: .init(active: active), say: { logger.warning("\($0)") })
@@ -134,7 +135,7 @@ struct Run: AsyncParsableCommand {
                     source: scanner,
                     store: store,
                     output: { events?.write(line: $0.json) },
-                    step: step,
+                    sinks: sinks,
                     shouldStop: {
                         events?.flush()
                         return StopRequest.isRequested
@@ -151,7 +152,7 @@ struct Run: AsyncParsableCommand {
             let summary = try job.run(
                 store: store,
                 output: { events?.write(line: $0.json) },
-                step: step,
+                sinks: sinks,
                 warn: { logger.warning("\($0)") }
             )
             logger.info(

@@ -32,7 +32,52 @@ import Testing
         let reopened = try StateStore(path: path)
         #expect(try reopened.lastReported() == ["101": .immediate, "102": .far])
         #expect(try reopened.journalMode() == "wal")
-        #expect(try reopened.appliedMigrations() == ["v1: last reported class per beacon"])
+        #expect(try reopened.appliedMigrations() == ["v1: last reported class per beacon", "v2: MQTT outbox"])
+    }
+
+    @Test func outboxEntriesComeBackInOrderUntilSettled() throws {
+        let path = Self.temporaryPath()
+        let messages = (0..<5).map { OutboxMessage(topic: "b/u/event", payload: "{\"n\":\($0)}", qos: 1) }
+        do {
+            let store = try StateStore(path: path)
+            let first = try store.record([Self.location("101", .near, at: 0)], outbox: Array(messages[0..<3]))
+            #expect(first.map(\.message) == Array(messages[0..<3]))
+            #expect(first.map(\.sequence) == first.map(\.sequence).sorted())
+            // The next step settles the first entry in its own transaction.
+            let second = try store.record([], outbox: Array(messages[3...]), settled: [first[0].sequence])
+            #expect(second.count == 2)
+            try store.settle([second[0].sequence])
+        }
+        let reopened = try StateStore(path: path)
+        #expect(try reopened.pendingOutbox().map(\.message) == [messages[1], messages[2], messages[4]])
+        #expect(try reopened.lastReported() == ["101": .near])
+    }
+
+    @Test func aVersionOneDatabaseIsMigratedInPlaceKeepingItsReports() throws {
+        let path = Self.temporaryPath()
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        // The file as the first release left it.
+        let sqlite = Process()
+        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        sqlite.arguments = [
+            "python3", "-c",
+            """
+            import sqlite3,sys; c=sqlite3.connect(sys.argv[1])
+            c.execute("CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
+            c.execute("INSERT INTO grdb_migrations VALUES ('v1: last reported class per beacon')")
+            c.execute("CREATE TABLE beaconReport (locationID TEXT PRIMARY KEY, proximity TEXT NOT NULL, reportedAt INTEGER NOT NULL)")
+            c.execute("INSERT INTO beaconReport VALUES ('17081', 'far', 1)"); c.commit()
+            """,
+            path,
+        ]
+        try sqlite.run()
+        sqlite.waitUntilExit()
+        #expect(sqlite.terminationStatus == 0)
+        let store = try StateStore(path: path)
+        #expect(try store.appliedMigrations() == ["v1: last reported class per beacon", "v2: MQTT outbox"])
+        #expect(try store.lastReported() == ["17081": .far])
+        #expect(try store.pendingOutbox().isEmpty)
     }
 
     @Test func aDatabaseFromANewerVersionIsRefused() throws {

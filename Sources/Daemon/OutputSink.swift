@@ -1,0 +1,32 @@
+import Persistence
+import RegionMonitor
+
+/// Where a step's outputs go once they are kept: the `--events` stream, the broker, scripts.
+///
+/// ``Engine/deliver(_:store:sinks:)`` asks each sink which messages must survive a crash
+/// (``outbox(for:)``), writes them to the outbox in the step's own transaction, then hands the
+/// sink the outputs with those entries.
+public protocol OutputSink: Sendable {
+    /// Messages for the outbox: each must reach its destination even across a restart.
+    func outbox(for outputs: [MonitorOutput]) -> [OutboxMessage]
+    /// Called once the step is committed; `entries` are this sink's outbox messages as written.
+    func deliver(_ outputs: [MonitorOutput], entries: [OutboxEntry], monitor: Monitor) throws
+    /// Outbox entries delivered since the last call, to remove in the next transaction.
+    func takeSettled() -> [Int64]
+}
+
+extension OutputSink {
+    public func outbox(for outputs: [MonitorOutput]) -> [OutboxMessage] { [] }
+    public func takeSettled() -> [Int64] { [] }
+}
+
+/// A sink that hands each output to a closure (the `--events` stream, tests).
+public struct EachOutput: OutputSink {
+    let body: @Sendable (MonitorOutput) throws -> Void
+
+    public init(_ body: @escaping @Sendable (MonitorOutput) throws -> Void) { self.body = body }
+
+    public func deliver(_ outputs: [MonitorOutput], entries: [OutboxEntry], monitor: Monitor) throws {
+        for output in outputs { try body(output) }
+    }
+}
