@@ -12,8 +12,12 @@ import Synchronization
 ///
 /// Events are at-least-once: each is in the state database's outbox before it is handed to
 /// libmosquitto (``outbox(for:)``), and leaves it on PUBACK (QoS 1) or once written to the socket
-/// (QoS 0). At most ``window`` events are with libmosquitto at a time, in outbox order; the rest
-/// wait in order. Whatever is left at a stop or a crash is sent first at the next start.
+/// (QoS 0) and the connection has stayed up for ``confirmation`` since: a broker killed right after
+/// acknowledging may never have passed a message on, so on an unclean disconnect everything
+/// acknowledged within that time and everything unacknowledged is sent again, in outbox order,
+/// on a fresh connection (duplicates are possible; losses are not). At most ``window`` events are
+/// with libmosquitto at a time; the rest wait in order. Whatever is left at a stop or a crash is
+/// sent first at the next start.
 public final class MQTTSink: OutputSink {
     public let tree: TopicTree
     private let client: MQTTClient
@@ -22,6 +26,8 @@ public final class MQTTSink: OutputSink {
     private let discovery: [MQTTMessage]
     /// How many events may be with libmosquitto, unacknowledged, at once.
     public static let window = 1000
+    /// How long after its acknowledgement an event is resent if the connection drops.
+    public static let confirmation = Duration.seconds(1)
 
     struct State {
         /// Retained topics and their latest message, republished on every connect.
@@ -34,10 +40,36 @@ public final class MQTTSink: OutputSink {
         var backlogStart = 0
         /// Outbox entries with libmosquitto, by message ID.
         var inflight: [Int32: OutboxEntry] = [:]
+        /// Acknowledged entries not yet confirmed by ``confirmation`` of connection, oldest first.
+        var recent: [(entry: OutboxEntry, at: ContinuousClock.Instant)] = []
+        var recentStart = 0
         /// Delivered outbox entries not yet removed from the database.
         var settled: [Int64] = []
         var connected = false
         var waiting: Int { backlog.count - backlogStart + inflight.count }
+
+        /// Moves acknowledged entries older than `confirmation` to `settled`.
+        mutating func confirm(now: ContinuousClock.Instant = .now) {
+            while recentStart < recent.count, now - recent[recentStart].at >= MQTTSink.confirmation {
+                settled.append(recent[recentStart].entry.sequence)
+                recentStart += 1
+            }
+            if recentStart > 4096, recentStart * 2 > recent.count {
+                recent.removeFirst(recentStart)
+                recentStart = 0
+            }
+        }
+
+        /// After an unclean disconnect: every entry not confirmed goes back to the front of the
+        /// backlog, in outbox order.
+        mutating func takeBackUnconfirmed() {
+            var again = recent[recentStart...].map(\.entry) + inflight.values
+            again.sort { $0.sequence < $1.sequence }
+            recent.removeAll()
+            recentStart = 0
+            inflight.removeAll()
+            backlog.replaceSubrange(backlogStart..<backlogStart, with: again)
+        }
     }
 
     /// A sink for `settings`, reporting for `userid` on `hierarchy`, with its outbox in `store`;
@@ -105,14 +137,15 @@ public final class MQTTSink: OutputSink {
                     "MQTT broker refused the connection (CONNACK \(code)); check MQTT.username, MQTT.password and MQTT.clientId"
                 )
             case .disconnected(let code):
-                state.withLock { state in
+                let reset = state.withLock { state -> (any Error)? in
+                    let wasConnected = state.connected
                     state.connected = false
-                    // QoS 0 messages not yet written are gone with the connection: send them again.
-                    let lost = state.inflight.filter { $0.value.message.qos == 0 }
-                    for id in lost.keys { state.inflight[id] = nil }
-                    state.backlog.replaceSubrange(
-                        state.backlogStart..<state.backlogStart, with: lost.values.sorted { $0.sequence < $1.sequence })
+                    guard code != 0, wasConnected else { return nil }
+                    state.takeBackUnconfirmed()
+                    do { try client.reset() } catch { return error }
+                    return nil
                 }
+                if let reset { say("\(reset)") }
                 if code != 0, !outage {
                     say("MQTT broker connection lost; reconnecting (1 s, doubling to 60 s); events wait in the outbox")
                     outage = true
@@ -120,7 +153,8 @@ public final class MQTTSink: OutputSink {
             case .published(let messageID):
                 let settled = state.withLock { state -> [Int64] in
                     if let entry = state.inflight.removeValue(forKey: messageID) {
-                        state.settled.append(entry.sequence)
+                        state.recent.append((entry, .now))
+                        state.confirm()
                         pump(&state)
                     } else {
                         state.retainedOutstanding.remove(messageID)
@@ -179,6 +213,7 @@ public final class MQTTSink: OutputSink {
 
     public func takeSettled() -> [Int64] {
         state.withLock { state in
+            if state.connected { state.confirm() }
             defer { state.settled.removeAll(keepingCapacity: true) }
             return state.settled
         }
@@ -239,6 +274,8 @@ public final class MQTTSink: OutputSink {
             try? await Task.sleep(for: .milliseconds(2))
         }
         client.shutdown()
+        // A clean disconnect: what the broker acknowledged is its own now.
+        state.withLock { $0.confirm(now: .now.advanced(by: Self.confirmation)) }
         try? store.settle(takeSettled())
         return state.withLock { $0.waiting }
     }

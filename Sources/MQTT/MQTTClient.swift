@@ -1,4 +1,5 @@
 import CMosquitto
+import Foundation
 import Synchronization
 
 /// How to reach the broker (SPEC 2.3), and the will it should publish for us.
@@ -163,13 +164,59 @@ public final class MQTTClient: Sendable {
     public func start() throws {
         try handle.withLock { mosq in
             guard let mosq else { throw MQTTError(operation: "start", code: MOSQ_ERR_INVAL.rawValue) }
-            let code = mosquitto_connect_async(mosq, connection.host, connection.port, connection.keepalive)
-            // A broker not there yet is not an error: the loop keeps trying.
-            if code != MOSQ_ERR_SUCCESS.rawValue, code != MOSQ_ERR_ERRNO.rawValue {
-                throw MQTTError(operation: "connect to \(connection.host):\(connection.port)", code: code)
-            }
+            try connect(mosq)
+        }
+    }
+
+    /// Connects `mosq` and starts its network thread. libmosquitto's thread reconnects by itself
+    /// only after a first connection succeeded, so a broker that is not there yet is retried
+    /// here (1 s, doubling to 60 s) until it is, or until the handle is replaced or shut down.
+    private func connect(_ mosq: OpaquePointer) throws {
+        let code = mosquitto_connect_async(mosq, connection.host, connection.port, connection.keepalive)
+        if code == MOSQ_ERR_SUCCESS.rawValue {
             let loop = mosquitto_loop_start(mosq)
             guard loop == MOSQ_ERR_SUCCESS.rawValue else { throw MQTTError(operation: "network thread", code: loop) }
+            return
+        }
+        guard code == MOSQ_ERR_ERRNO.rawValue else {
+            throw MQTTError(operation: "connect to \(connection.host):\(connection.port)", code: code)
+        }
+        relay.continuation.yield(.disconnected(code: code))
+        let address = Int(bitPattern: UnsafeRawPointer(mosq))
+        Thread { [weak self] in
+            var delay = 1.0
+            while true {
+                Thread.sleep(forTimeInterval: delay)
+                guard let self else { return }
+                let done = self.handle.withLock { current -> Bool in
+                    guard let current, Int(bitPattern: UnsafeRawPointer(current)) == address else { return true }
+                    guard mosquitto_reconnect_async(current) == MOSQ_ERR_SUCCESS.rawValue else { return false }
+                    _ = mosquitto_loop_start(current)
+                    return true
+                }
+                if done { return }
+                delay = min(delay * 2, 60)
+            }
+        }.start()
+    }
+
+    /// Drops the connection and everything libmosquitto holds for it (messages not yet
+    /// acknowledged, which it would otherwise resend ahead of anything published later), and
+    /// connects anew in the background. The caller resends what it still needs, in its order.
+    public func reset() throws {
+        try handle.withLock { mosq in
+            guard let old = mosq else { throw MQTTError(operation: "reset", code: MOSQ_ERR_INVAL.rawValue) }
+            mosquitto_disconnect(old)
+            mosquitto_loop_stop(old, false)
+            mosquitto_destroy(old)
+            mosq = nil
+            let userdata = Unmanaged.passUnretained(relay).toOpaque()
+            guard let created = mosquitto_new(connection.clientID, connection.cleanSession, userdata) else {
+                throw MQTTError(operation: "reset", code: MOSQ_ERR_NOMEM.rawValue)
+            }
+            mosq = created
+            try Self.configure(created, connection)
+            try connect(created)
         }
     }
 

@@ -26,9 +26,13 @@ import Testing
         let client: MQTTClient
         let inbox = Inbox()
 
-        init(port: Int32, filter: String) async throws {
-            let client = try MQTTClient(
-                MQTTConnection(host: "127.0.0.1", port: port, clientID: "sub-\(UUID().uuidString.prefix(12))"))
+        /// A subscriber to `filter` at QoS 1; `persistentAs` names a persistent session (kept by
+        /// the broker across reconnects and, with its persistence, across its restarts).
+        init(port: Int32, filter: String, persistentAs clientID: String? = nil) async throws {
+            var connection = MQTTConnection(
+                host: "127.0.0.1", port: port, clientID: clientID ?? "sub-\(UUID().uuidString.prefix(12))")
+            connection.cleanSession = clientID == nil
+            let client = try MQTTClient(connection)
             self.client = client
             try client.start()
             let inbox = inbox

@@ -55,6 +55,28 @@ import Testing
         #expect(throws: MQTTError.self) { try publisher.publish(topic: "t", payload: [], qos: 0, retain: false) }
     }
 
+    @Test func aResetClientDropsWhatItHeldAndConnectsAgain() async throws {
+        let broker = try Broker()
+        let client = try MQTTClient(
+            MQTTConnection(host: "127.0.0.1", port: broker.port, clientID: "reset-\(UUID().uuidString.prefix(8))"))
+        try client.start()
+        _ = try await Self.first(client.events) { if case .connected(0) = $0 { true } else { nil } }
+        broker.kill(signal: SIGKILL)
+        _ = try await Self.first(client.events) { if case .disconnected(let code) = $0, code != 0 { true } else { nil } }
+        // Queued while the broker is away, then dropped by the reset: never acknowledged.
+        let dropped = try client.publish(topic: "t/x", payload: Array("old".utf8), qos: 1, retain: false)
+        try client.reset()
+        try broker.start()
+        _ = try await Self.first(client.events) { if case .connected(0) = $0 { true } else { nil } }
+        let fresh = try client.publish(topic: "t/x", payload: Array("new".utf8), qos: 1, retain: false)
+        let acknowledged = try await Self.first(client.events) {
+            if case .published(let id) = $0 { id } else { nil }
+        }
+        #expect(acknowledged == fresh)
+        _ = dropped
+        client.shutdown()
+    }
+
     @Test func aBadOptionIsReportedInWords() {
         var connection = MQTTConnection(host: "127.0.0.1", port: 1, clientID: "x")
         connection.tlsCA = "/nonexistent/ca.pem"

@@ -10,7 +10,8 @@ public final class Broker: @unchecked Sendable {
     public let folder: URL
     private var process: Process?
 
-    /// Starts a broker (persistence on, in its own folder) and waits until it accepts connections.
+    /// Starts a broker (persistence on, saved every second, in its own folder, as this user:
+    /// run as root, mosquitto would otherwise drop to `mosquitto` and fail to save) and waits until it accepts connections.
     public init() throws {
         folder = try scratchFolder("broker")
         port = try Self.freePort()
@@ -28,6 +29,8 @@ public final class Broker: @unchecked Sendable {
         persistence true
         persistence_location \(folder.path)/
         autosave_interval 1
+        user \(String(cString: getpwuid(getuid()).pointee.pw_name))
+        max_queued_messages 0
 
         """.write(to: config, atomically: true, encoding: .utf8)
         let process = Process()
@@ -43,6 +46,22 @@ public final class Broker: @unchecked Sendable {
             usleep(20_000)
         }
         throw BrokerError("mosquitto did not listen on 127.0.0.1:\(port) within 10 s")
+    }
+
+    /// Waits until the broker has saved its state (sessions, subscriptions) after now: what a
+    /// SIGKILL from then on cannot lose.
+    public func saved(within seconds: Double = 10) throws {
+        let file = folder.appendingPathComponent("mosquitto.db").path
+        let start = Date()
+        while Date() < start.addingTimeInterval(seconds) {
+            if let modified = try? FileManager.default.attributesOfItem(atPath: file)[.modificationDate] as? Date,
+                modified > start
+            {
+                return
+            }
+            usleep(20_000)
+        }
+        throw BrokerError("mosquitto did not save \(file) within \(seconds) s")
     }
 
     /// Stops the broker with `signal` (SIGKILL: no clean shutdown) and waits for it to exit.

@@ -1,0 +1,187 @@
+import Foundation
+import MQTT
+import Persistence
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// At-least-once delivery through the outbox (SPEC 10.1, 12, 13): a broker that dies, a daemon
+/// that dies; a persistent QoS 1 subscriber ends with every event, in order.
+@Suite(.serialized) struct OutboxTests {
+    typealias Subscriber = MQTTRunTests.Subscriber
+    static let uuid = "5A4BCFCE-174E-4BAC-A814-092E77F6B7E5"
+
+    /// Four beacons in one zone, no filter and no hysteresis: every sighting below flips its
+    /// beacon's class, so each one makes a LocationBeaconEvent.
+    static func folder(port: Int32, userid: String) throws -> URL {
+        let folder = try scratchFolder("outbox")
+        let ini = """
+            LocationBaseBeacon.1 = \(uuid),1,1
+            LocationBaseBeacon.2 = \(uuid),1,2
+            LocationBaseBeacon.3 = \(uuid),1,3
+            LocationBaseBeacon.4 = \(uuid),1,4
+            Monitor.userid = \(userid)
+            Monitor.mode = foreground
+            Monitor.rssiFilter = none
+            Monitor.hysteresis = 0
+            Monitor.exitTimeout = 30
+            Monitor.timezone = UTC
+            MQTT.host = 127.0.0.1
+            MQTT.port = \(port)
+            MQTT.homeassistant = false
+            State.database = state.sqlite
+
+            """
+        try ini.write(to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
+        return folder
+    }
+
+    /// `count` sightings 1 ms apart from `start`; beacon `n % 4 + 1` alternates between
+    /// immediate (-50 dBm) and far (-75 dBm).
+    static func sightings(_ range: Range<Int>, start: Double = 1_700_000_000) -> String {
+        range.map { n in
+            let rssi = (n / 4) % 2 == 0 ? -50 : -75
+            let time = String(format: "%.3f", start + Double(n) / 1000)
+            return #"{"t": \#(time), "uuid": "\#(uuid)", "major": 1, "minor": \#(n % 4 + 1), "rssi": \#(rssi)}"#
+        }.joined(separator: "\n") + "\n"
+    }
+
+    static func start(_ arguments: [String], in folder: URL, log: String) throws -> Process {
+        let process = Process()
+        process.currentDirectoryURL = folder
+        process.executableURL = DecodeCommandTests.productsDirectory.appendingPathComponent("beaconwatch")
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        _ = FileManager.default.createFile(atPath: folder.appendingPathComponent(log).path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: folder.appendingPathComponent(log))
+        try process.run()
+        return process
+    }
+
+    static func exit(of process: Process, within seconds: Double) async throws -> Int32 {
+        try await Subscriber.until("the daemon to exit", within: seconds) { !process.isRunning }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// The `location` lines of an `--events` file, in order.
+    static func locations(in file: URL) throws -> [String] {
+        try String(contentsOf: file, encoding: .utf8).split(separator: "\n").map(String.init)
+            .filter { $0.contains(#""type":"location""#) }
+    }
+
+    /// Each payload once, in the order it first arrived.
+    static func firstArrivals(_ payloads: [String]) -> [String] {
+        var seen = Set<String>()
+        return payloads.filter { seen.insert($0).inserted }
+    }
+
+    @Test func everyEventArrivesInOrderWhenTheBrokerIsKilledFiveTimes() async throws {
+        let broker = try Broker()
+        let folder = try Self.folder(port: broker.port, userid: "kim")
+        try Self.sightings(0..<10_000).write(
+            to: folder.appendingPathComponent("trace.jsonl"), atomically: true, encoding: .utf8)
+        let subscriber = try await Subscriber(
+            port: broker.port, filter: "beaconwatch/kim/event", persistentAs: "kim-watcher")
+        try broker.saved()
+        let daemon = try Self.start(
+            [
+                "run", "--config", "hsyco.ini", "--source", "trace:trace.jsonl", "--realtime",
+                "--events", "events.jsonl", "--log-level", "error",
+            ], in: folder, log: "daemon.log")
+        for outage in 1...5 {
+            // Each outage starts once events flow again after the previous one.
+            try await Subscriber.until("events before outage \(outage)", within: 20) {
+                subscriber.payloads("/event").count >= outage * 1200
+            }
+            broker.kill(signal: SIGKILL)
+            try broker.start()
+        }
+        let status = try await Self.exit(of: daemon, within: 60)
+        let log = try String(contentsOf: folder.appendingPathComponent("daemon.log"), encoding: .utf8)
+        #expect(status == 0, "\(log)")
+        let expected = try Self.locations(in: folder.appendingPathComponent("events.jsonl"))
+        #expect(expected.count == 10_000)
+        try? await Subscriber.until("every event", within: 30) {
+            Set(subscriber.payloads("/event")).count >= expected.count
+        }
+        let got = Set(subscriber.payloads("/event"))
+        let missing = expected.indices.filter { !got.contains(expected[$0]) }
+        #expect(
+            missing.isEmpty,
+            "\(missing.count) of \(expected.count) missing, from \(missing.first ?? -1) to \(missing.last ?? -1); \(subscriber.payloads("/event").count) arrived"
+        )
+        let inOrder = Self.firstArrivals(subscriber.payloads("/event")) == expected
+        #expect(inOrder)
+        #expect(try StateStore(path: folder.appendingPathComponent("state.sqlite").path).pendingOutbox().isEmpty)
+        subscriber.client.shutdown()
+    }
+
+    @Test func aDaemonKilledMidReplayDeliversEverythingItCommittedAfterItsRestart() async throws {
+        let broker = try Broker()
+        let folder = try Self.folder(port: broker.port, userid: "lee")
+        try Self.sightings(0..<10_000).write(
+            to: folder.appendingPathComponent("first.jsonl"), atomically: true, encoding: .utf8)
+        let subscriber = try await Subscriber(
+            port: broker.port, filter: "beaconwatch/lee/event", persistentAs: "lee-watcher")
+        try broker.saved()
+        let first = try Self.start(
+            [
+                "run", "--config", "hsyco.ini", "--source", "trace:first.jsonl", "--realtime",
+                "--events", "first-events.jsonl", "--log-level", "error",
+            ], in: folder, log: "first.log")
+        try await Subscriber.until("the first events", within: 20) { subscriber.payloads("/event").count >= 2000 }
+        // The broker goes: events pile up in the outbox. Then the daemon dies with them there.
+        broker.kill(signal: SIGKILL)
+        let firstEvents = folder.appendingPathComponent("first-events.jsonl")
+        let before = subscriber.payloads("/event").count
+        try await Subscriber.until("events kept while the broker is away", within: 20) {
+            ((try? Self.locations(in: firstEvents).count) ?? 0) >= before + 1500
+        }
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        let store = try StateStore(path: folder.appendingPathComponent("state.sqlite").path)
+        let left = try store.pendingOutbox().count
+        #expect(left >= 1500)
+        let committed = try Self.locations(in: firstEvents)
+        // The restart hears every beacon again at the class it last reported.
+        let classes = try store.lastReported()
+        #expect(classes.count == 4)
+        let resume = 1_700_000_000 + Double(committed.count) / 1000 + 1
+        let again = (1...4).map { minor in
+            let rssi = classes["\(minor)"] == .immediate ? -50 : -75
+            return #"{"t": \#(resume), "uuid": "\#(Self.uuid)", "major": 1, "minor": \#(minor), "rssi": \#(rssi)}"#
+        }
+        try (again.joined(separator: "\n") + "\n").write(
+            to: folder.appendingPathComponent("second.jsonl"), atomically: true, encoding: .utf8)
+
+        try broker.start()
+        let second = try Self.start(
+            [
+                "run", "--config", "hsyco.ini", "--source", "trace:second.jsonl", "--events", "second-events.jsonl",
+                "--log-level", "error",
+            ], in: folder, log: "second.log")
+        let status = try await Self.exit(of: second, within: 30)
+        let log = try String(contentsOf: folder.appendingPathComponent("second.log"), encoding: .utf8)
+        #expect(status == 0, "\(log)")
+        // Not reported twice: the classes were committed with the events that reported them.
+        #expect(try Self.locations(in: folder.appendingPathComponent("second-events.jsonl")).isEmpty)
+        try? await Subscriber.until("every committed event", within: 30) {
+            Set(subscriber.payloads("/event")).isSuperset(of: committed)
+        }
+        let got = Set(subscriber.payloads("/event"))
+        let missing = committed.indices.filter { !got.contains(committed[$0]) }
+        #expect(
+            missing.isEmpty,
+            "\(missing.count) of \(committed.count) missing, from \(missing.first ?? -1) to \(missing.last ?? -1); \(left) were left in the outbox"
+        )
+        let inOrder = Array(Self.firstArrivals(subscriber.payloads("/event")).prefix(committed.count)) == committed
+        #expect(inOrder)
+        #expect(try store.pendingOutbox().isEmpty)
+        subscriber.client.shutdown()
+    }
+}
