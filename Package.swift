@@ -64,7 +64,7 @@ let package = Package(
         .executableTarget(
             name: "beaconwatch-bench",
             dependencies: [
-                "BeaconCore", "Configuration", "Daemon", "RegionMonitor",
+                "BeaconCore", "Configuration", "Daemon", "MQTT", "Persistence", "RegionMonitor", "TestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

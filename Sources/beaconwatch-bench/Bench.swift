@@ -3,11 +3,11 @@ import BeaconCore
 
 /// `scripts/bench`: release-build benchmarks, each printing rates from one run.
 @main
-struct Bench: ParsableCommand {
+struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beaconwatch-bench",
         abstract: "beaconwatch benchmarks (run them through scripts/bench, in a release build).",
-        subcommands: [DecodeBench.self, PipelineBench.self]
+        subcommands: [DecodeBench.self, PipelineBench.self, E2EBench.self]
     )
 }
 

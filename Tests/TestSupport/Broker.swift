@@ -64,11 +64,12 @@ public final class Broker: @unchecked Sendable {
         throw BrokerError("mosquitto did not save \(file) within \(seconds) s")
     }
 
-    /// Stops the broker with `signal` (SIGKILL: no clean shutdown) and waits for it to exit.
-    public func kill(signal: Int32 = SIGTERM) {
+    /// Stops the broker with `signal` (SIGKILL: no clean shutdown) and waits for it to exit (not
+    /// from an async context, where Foundation's wait may never return: pass `wait: false`).
+    public func kill(signal: Int32 = SIGTERM, wait: Bool = true) {
         guard let process, process.isRunning else { return }
         Glibc.kill(process.processIdentifier, signal)
-        process.waitUntilExit()
+        if wait { process.waitUntilExit() }
         self.process = nil
     }
 

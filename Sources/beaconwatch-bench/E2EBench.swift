@@ -1,0 +1,154 @@
+import ArgumentParser
+import BeaconCore
+import Configuration
+import Daemon
+import Foundation
+import MQTT
+import Persistence
+import RegionMonitor
+import Synchronization
+import TestSupport
+
+/// From a sighting entering the engine to a subscriber receiving its LocationBeaconEvent through a
+/// real mosquitto on loopback, with the state database and outbox on disk.
+struct E2EBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "e2e",
+        abstract: "End-to-end latency at a steady rate, and the highest sustained rate with no loss.",
+        discussion: """
+            Four beacons in one Zone, no RSSI filter and no hysteresis; each sighting flips its \
+            beacon between immediate and far, so every sighting makes exactly one LocationBeaconEvent \
+            (QoS 1). Latency is measured per event from just before the engine handles the sighting to \
+            the subscriber's task receiving the message; it includes the SQLite commit (WAL, \
+            synchronous NORMAL) of the state and the outbox entry. The rate run feeds sightings as \
+            fast as the engine takes them and counts until the subscriber has every event.
+            """
+    )
+
+    @Option(help: "Sightings per second for the latency run.")
+    var rate = 1000
+
+    @Option(help: "Seconds of the latency run.")
+    var seconds = 10
+
+    @Option(help: "Sightings in the rate run.")
+    var events = 100_000
+
+    static let uuid = UUID(uuidString: "5A4BCFCE-174E-4BAC-A814-092E77F6B7E5")!
+
+    func run() async throws {
+        let broker = try Broker()
+        defer { broker.kill(signal: SIGKILL, wait: false) }
+        let latencies = try await measure(broker: broker, count: rate * seconds, paced: rate)
+        let sorted = latencies.sorted()
+        func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+        print(
+            "e2e: \(sorted.count) events at \(rate)/s: latency p50 \(format(percentile(0.5) * 1e3, 3)) ms, "
+                + "p99 \(format(percentile(0.99) * 1e3, 3)) ms, max \(format(sorted.last! * 1e3, 3)) ms")
+
+        let start = ContinuousClock.now
+        let flat = try await measure(broker: broker, count: events, paced: nil)
+        let elapsed = ContinuousClock.now - start
+        let total = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        print(
+            "e2e: \(flat.count) of \(events) events delivered, none lost, in \(format(total, 2)) s: "
+                + "\(format(Double(flat.count) / total / 1e3, 1))k events/s sustained "
+                + "(p50 \(format(flat.sorted()[flat.count / 2] * 1e3, 1)) ms behind)")
+    }
+
+    /// Runs `count` sightings (at `paced` per second, or flat out) and returns each event's
+    /// latency in seconds, in order; throws if one is missing.
+    func measure(broker: Broker, count: Int, paced: Int?) async throws -> [Double] {
+        let folder = try scratchFolder("bench-e2e")
+        let ini = """
+            LocationBaseBeacon.1 = \(Self.uuid),1,1
+            LocationBaseBeacon.2 = \(Self.uuid),1,2
+            LocationBaseBeacon.3 = \(Self.uuid),1,3
+            LocationBaseBeacon.4 = \(Self.uuid),1,4
+            Monitor.userid = bench
+            Monitor.mode = foreground
+            Monitor.rssiFilter = none
+            Monitor.hysteresis = 0
+            Monitor.exitTimeout = 3600
+            MQTT.host = 127.0.0.1
+            MQTT.port = \(broker.port)
+            MQTT.homeassistant = false
+
+            """
+        let configuration = try Configuration.load(Array(ini.utf8), path: folder.path + "/bench.ini").get()
+        let store = try StateStore(path: folder.appendingPathComponent("state.sqlite").path)
+        let sink = try MQTTSink(
+            settings: configuration.mqtt!, userid: "bench", hierarchy: configuration.hierarchy, store: store)
+
+        // The subscriber stamps each event as its task receives it.
+        let subscriber = try MQTTClient(MQTTConnection(host: "127.0.0.1", port: broker.port, clientID: "bench-sub"))
+        let arrivals = Mutex<[ContinuousClock.Instant]>([])
+        let subscribed = Mutex(false)
+        arrivals.withLock { $0.reserveCapacity(count) }
+        try subscriber.start()
+        let receiving = Task {
+            for await event in subscriber.events {
+                switch event {
+                case .connected(0): _ = try? subscriber.subscribe("beaconwatch/bench/event", qos: 1)
+                case .subscribed: subscribed.withLock { $0 = true }
+                case .message:
+                    let now = ContinuousClock.now
+                    arrivals.withLock { $0.append(now) }
+                default: break
+                }
+            }
+        }
+        try sink.start()
+        let running = Task { await sink.run(say: { print("e2e: \($0)") }) }
+        guard try await Self.until(within: .seconds(10), { subscribed.withLock { $0 } }),
+            await sink.waitConnected(within: .seconds(10))
+        else { throw RuntimeFailure("the bench's broker did not answer") }
+
+        // The engine on its own thread, as in the daemon.
+        let sent = try await onDedicatedThread { () -> [ContinuousClock.Instant] in
+            var engine = Engine(configuration: configuration, identity: .resolve(configuration.monitor))
+            var outputs: [MonitorOutput] = []
+            let origin = Timestamp(secondsSinceEpoch: 1_700_000_000)!
+            engine.start(at: origin, into: &outputs)
+            try engine.deliver(&outputs, store: store, sinks: [sink])
+            var sent: [ContinuousClock.Instant] = []
+            sent.reserveCapacity(count)
+            let wall = ContinuousClock.now
+            for n in 0..<count {
+                if let paced {
+                    let due = wall.advanced(by: .microseconds(Int64(n) * 1_000_000 / Int64(paced)))
+                    while ContinuousClock.now < due {}
+                }
+                let advertisement = Advertisement(
+                    format: .ibeacon, beacon: BeaconID(uuid: Self.uuid, major: 1, minor: UInt16(n % 4 + 1)),
+                    power: -59, rssi: (n / 4) % 2 == 0 ? -50 : -75, address: nil)
+                sent.append(.now)
+                engine.handle(.advertisement(Timestamp(microseconds: origin.microseconds + Int64(n) * 100), advertisement), into: &outputs)
+                try engine.deliver(&outputs, store: store, sinks: [sink])
+            }
+            return sent
+        }
+        let complete = try await Self.until(within: .seconds(120)) { arrivals.withLock { $0.count } >= count }
+        let received = arrivals.withLock { $0 }
+        _ = await sink.finish(within: .seconds(5))
+        subscriber.shutdown()
+        receiving.cancel()
+        running.cancel()
+        guard complete, received.count == count else {
+            throw RuntimeFailure("only \(received.count) of \(count) events arrived")
+        }
+        return zip(sent, received).map { sent, received in
+            let d = received - sent
+            return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+        }
+    }
+
+    static func until(within timeout: Duration, _ condition: () -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { return false }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        return true
+    }
+}
