@@ -185,13 +185,9 @@ public final class MQTTSink: OutputSink {
     public var waiting: Int { state.withLock { $0.waiting } }
 
     public func outbox(for outputs: [MonitorOutput]) -> [OutboxMessage] {
-        var messages: [OutboxMessage] = []
-        for output in outputs {
-            for message in tree.messages(for: output) where !message.retain {
-                messages.append(OutboxMessage(topic: message.topic, payload: message.payload, qos: message.qos))
-            }
+        outputs.compactMap { output in
+            tree.event(for: output).map { OutboxMessage(topic: $0.topic, payload: $0.payload, qos: $0.qos) }
         }
-        return messages
     }
 
     /// Queues the step's events (already in the outbox) and publishes the retained state they
@@ -202,7 +198,7 @@ public final class MQTTSink: OutputSink {
         state.withLock { state in
             state.backlog += entries
             for output in outputs {
-                for message in tree.messages(for: output) where message.retain { send(message, in: &state) }
+                for message in tree.retained(for: output) { send(message, in: &state) }
             }
             for message in tree.current(area: area, zone: zone) where state.retained[message.topic] != message {
                 send(message, in: &state)

@@ -36,19 +36,27 @@ public struct TopicTree: Sendable, Hashable {
         MQTTMessage(topic: statusTopic, payload: online ? "online" : "offline", qos: 1, retain: true)
     }
 
-    /// The messages one output makes: events (not retained) and the retained state it changes.
+    /// The messages one output makes: its event (not retained) and the retained state it changes.
     public func messages(for output: MonitorOutput) -> [MQTTMessage] {
+        (event(for: output).map { [$0] } ?? []) + retained(for: output)
+    }
+
+    /// The event an output publishes (`B/event`, `B/transition`), if any: what goes through the outbox.
+    public func event(for output: MonitorOutput) -> MQTTMessage? {
+        switch output {
+        case .location: MQTTMessage(topic: "\(base)/event", payload: output.json, qos: qos, retain: false)
+        case .transition: MQTTMessage(topic: "\(base)/transition", payload: output.json, qos: qos, retain: false)
+        case .monitoring: nil
+        }
+    }
+
+    /// The retained state an output changes (`B/beacon/<id>`, `B/monitoring`).
+    public func retained(for output: MonitorOutput) -> [MQTTMessage] {
         switch output {
         case .location(_, let event):
-            [
-                MQTTMessage(topic: "\(base)/event", payload: output.json, qos: qos, retain: false),
-                MQTTMessage(
-                    topic: "\(base)/beacon/\(event.zone)", payload: event.distance.rawValue, qos: 1, retain: true),
-            ]
-        case .transition:
-            [MQTTMessage(topic: "\(base)/transition", payload: output.json, qos: qos, retain: false)]
-        case .monitoring:
-            [MQTTMessage(topic: "\(base)/monitoring", payload: output.json, qos: 1, retain: true)]
+            [MQTTMessage(topic: "\(base)/beacon/\(event.zone)", payload: event.distance.rawValue, qos: 1, retain: true)]
+        case .transition: []
+        case .monitoring: [MQTTMessage(topic: "\(base)/monitoring", payload: output.json, qos: 1, retain: true)]
         }
     }
 

@@ -80,6 +80,23 @@ import Testing
         return payloads.filter { seen.insert($0).inserted }
     }
 
+    /// Waits up to 30 s for `subscriber` to have every `expected` event; returns the indices of
+    /// those that never came and the events in the order they first arrived.
+    static func arrivals(of expected: [String], at subscriber: Subscriber) async -> (
+        missing: [Int], firstArrivals: [String]
+    ) {
+        try? await Subscriber.until("every event", within: 30) {
+            Set(subscriber.payloads("/event")).isSuperset(of: expected)
+        }
+        let payloads = subscriber.payloads("/event")
+        let got = Set(payloads)
+        return (expected.indices.filter { !got.contains(expected[$0]) }, firstArrivals(payloads))
+    }
+
+    static func describe(_ missing: [Int], of count: Int) -> String {
+        "\(missing.count) of \(count) missing, from \(missing.first ?? -1) to \(missing.last ?? -1)"
+    }
+
     @Test func everyEventArrivesInOrderWhenTheBrokerIsKilledFiveTimes() async throws {
         let broker = try Broker()
         let folder = try Self.folder(port: broker.port, userid: "kim")
@@ -106,16 +123,9 @@ import Testing
         #expect(status == 0, "\(log)")
         let expected = try Self.locations(in: folder.appendingPathComponent("events.jsonl"))
         #expect(expected.count == 10_000)
-        try? await Subscriber.until("every event", within: 30) {
-            Set(subscriber.payloads("/event")).count >= expected.count
-        }
-        let got = Set(subscriber.payloads("/event"))
-        let missing = expected.indices.filter { !got.contains(expected[$0]) }
-        #expect(
-            missing.isEmpty,
-            "\(missing.count) of \(expected.count) missing, from \(missing.first ?? -1) to \(missing.last ?? -1); \(subscriber.payloads("/event").count) arrived"
-        )
-        let inOrder = Self.firstArrivals(subscriber.payloads("/event")) == expected
+        let (missing, firstArrivals) = await Self.arrivals(of: expected, at: subscriber)
+        #expect(missing.isEmpty, "\(Self.describe(missing, of: expected.count))")
+        let inOrder = firstArrivals == expected
         #expect(inOrder)
         #expect(try StateStore(path: folder.appendingPathComponent("state.sqlite").path).pendingOutbox().isEmpty)
         subscriber.client.shutdown()
@@ -170,16 +180,9 @@ import Testing
         #expect(status == 0, "\(log)")
         // Not reported twice: the classes were committed with the events that reported them.
         #expect(try Self.locations(in: folder.appendingPathComponent("second-events.jsonl")).isEmpty)
-        try? await Subscriber.until("every committed event", within: 30) {
-            Set(subscriber.payloads("/event")).isSuperset(of: committed)
-        }
-        let got = Set(subscriber.payloads("/event"))
-        let missing = committed.indices.filter { !got.contains(committed[$0]) }
-        #expect(
-            missing.isEmpty,
-            "\(missing.count) of \(committed.count) missing, from \(missing.first ?? -1) to \(missing.last ?? -1); \(left) were left in the outbox"
-        )
-        let inOrder = Array(Self.firstArrivals(subscriber.payloads("/event")).prefix(committed.count)) == committed
+        let (missing, firstArrivals) = await Self.arrivals(of: committed, at: subscriber)
+        #expect(missing.isEmpty, "\(Self.describe(missing, of: committed.count)); \(left) were left in the outbox")
+        let inOrder = Array(firstArrivals.prefix(committed.count)) == committed
         #expect(inOrder)
         #expect(try store.pendingOutbox().isEmpty)
         subscriber.client.shutdown()
