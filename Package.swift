@@ -13,6 +13,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // Pure: identifiers, HCI advertising report decoding, btsnoop and trace readers.
@@ -50,6 +51,7 @@ let package = Package(
             dependencies: [
                 "BeaconCore", "BlueZ", "Configuration", "MQTT", "Persistence", "RegionMonitor",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
 
@@ -59,6 +61,7 @@ let package = Package(
                 "BeaconCore", "BlueZ", "Configuration", "Daemon", "MQTT", "Persistence", "RegionMonitor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(

@@ -93,3 +93,32 @@ public struct Engine: Sendable {
         return outputs.count
     }
 }
+
+extension Engine {
+    /// Carries out one of ``EngineControl``'s orders at `time`. A new configuration replaces the
+    /// engine as a restart does: from the classes last reported in `store`, keeping the identity
+    /// and the counts. Deliver the outputs before the next order.
+    mutating func obey(
+        _ order: EngineControl.Order, at time: Timestamp, store: StateStore, into outputs: inout [MonitorOutput]
+    )
+        throws
+    {
+        switch order {
+        case .mode(let mode):
+            handle(.mode(time, mode), into: &outputs)
+        case .command(let command):
+            handle(.command(time, command), into: &outputs)
+        case .reconfigure(let configuration):
+            var next = Engine(
+                configuration: configuration, identity: monitor.identity, restored: try store.lastReported())
+            next.sightings = sightings
+            next.unconfiguredSightings = unconfiguredSightings
+            next.ignoredCommands = ignoredCommands
+            let mode = monitor.mode
+            self = next
+            start(at: time, into: &outputs)
+            // The mode was the app's to set (`cmd/mode`), not the file's.
+            if monitor.mode != mode { handle(.mode(time, mode), into: &outputs) }
+        }
+    }
+}

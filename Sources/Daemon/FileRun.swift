@@ -25,6 +25,8 @@ public struct FileRun {
         public var sightings = 0
         public var unconfiguredSightings = 0
         public var ignoredCommands = 0
+        /// The shell stopped the run before the end of its input.
+        public var stopped = false
     }
 
     public init(configuration: Configuration, source: SourceSpec) {
@@ -40,6 +42,7 @@ public struct FileRun {
         store: StateStore,
         output: (MonitorOutput) throws -> Void,
         sinks: [any OutputSink] = [],
+        control: EngineControl? = nil,
         warn: @escaping (String) -> Void
     ) throws -> Summary {
         if case .adapter(let name) = source {
@@ -57,19 +60,37 @@ public struct FileRun {
         }
         var pace: (first: Timestamp, wall: ContinuousClock.Instant)?
         let file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)
-        summary.read = try file.read { event in
-            if realtime {
-                if let (first, wall) = pace {
-                    let offset = Duration.microseconds(event.time.microseconds - first.microseconds)
-                    let delay = wall.advanced(by: offset) - ContinuousClock.now
-                    if delay > .zero { Thread.sleep(forTimeInterval: Self.seconds(delay)) }
-                } else {
-                    pace = (event.time, ContinuousClock.now)
-                }
+        var clock: Timestamp?
+        // Between events (and while a pipe is quiet): the shell's orders, at the input's time.
+        func obey() throws {
+            guard let control else { return }
+            if control.isStopping { throw Stopped() }
+            guard let time = clock else { return }
+            for order in control.take() {
+                try engine.obey(order, at: time, store: store, into: &outputs)
+                try deliver()
             }
-            while engine.advanceToNextDeadline(notAfter: event.time, into: &outputs) { try deliver() }
-            engine.handle(event, into: &outputs)
-            try deliver()
+        }
+        do {
+            summary.read = try file.read(idle: obey) { event in
+                try obey()
+                if realtime {
+                    if let (first, wall) = pace {
+                        let offset = Duration.microseconds(event.time.microseconds - first.microseconds)
+                        let delay = wall.advanced(by: offset) - ContinuousClock.now
+                        if delay > .zero { Thread.sleep(forTimeInterval: Self.seconds(delay)) }
+                    } else {
+                        pace = (event.time, ContinuousClock.now)
+                    }
+                }
+                while engine.advanceToNextDeadline(notAfter: event.time, into: &outputs) { try deliver() }
+                clock = event.time
+                engine.handle(event, into: &outputs)
+                try deliver()
+            }
+        } catch is Stopped {
+            summary.stopped = true
+            summary.read.lastTime = clock
         }
         // The input's clock ends at its last record, beacon or not: what fell due by then happened.
         // Draining runs the clock on until nothing is pending.
@@ -82,6 +103,8 @@ public struct FileRun {
         summary.ignoredCommands = engine.ignoredCommands
         return summary
     }
+
+    private struct Stopped: Error {}
 
     static func seconds(_ duration: Duration) -> Double {
         let (seconds, attoseconds) = duration.components

@@ -29,18 +29,21 @@ public struct FileSource {
     /// Reads the whole source, calling `body` for each event.
     ///
     /// Throws ``InputError`` for input that cannot be read (exit status 2), or what `body` throws.
-    public func read(_ body: (SourceEvent) throws -> Void) throws -> Report {
+    /// `idle` is called about every 200 ms while a pipe or standard input has nothing to read;
+    /// what it throws ends the read (a stop), and it may step the engine (commands).
+    public func read(idle: () throws -> Void = {}, _ body: (SourceEvent) throws -> Void) throws -> Report {
         switch spec {
         case .btsnoop(let path):
-            return try readCapture(path: path, body)
+            return try readCapture(path: path, idle: idle, body)
         case .trace(let path):
-            return try readTrace(path: path, body)
+            return try readTrace(path: path, idle: idle, body)
         case .adapter(let name):
             throw InputError(file: name, message: "is a live adapter, not a file; give btsnoop:PATH or trace:PATH")
         }
     }
 
-    private func readTrace(path: String, _ body: (SourceEvent) throws -> Void) throws -> Report {
+    private func readTrace(path: String, idle: () throws -> Void, _ body: (SourceEvent) throws -> Void) throws -> Report
+    {
         let reader = try FileReader(path: path, displayName: spec.displayName)
         var report = Report()
         var parser = TraceParser()
@@ -49,7 +52,7 @@ public struct FileSource {
         var lineStart = 0
         var atEnd = false
         while !atEnd {
-            atEnd = try reader.read(into: &buffer) == 0
+            atEnd = try reader.read(into: &buffer, idle: idle) == 0
             // Every complete line in the buffer; at the end of input, the last one without "\n".
             while let newline = buffer[lineStart...].firstIndex(of: 0x0A)
                 ?? (atEnd && lineStart < buffer.count ? buffer.count : nil)
@@ -92,12 +95,14 @@ public struct FileSource {
         return report
     }
 
-    private func readCapture(path: String, _ body: (SourceEvent) throws -> Void) throws -> Report {
+    private func readCapture(path: String, idle: () throws -> Void, _ body: (SourceEvent) throws -> Void) throws
+        -> Report
+    {
         let reader = try FileReader(path: path, displayName: spec.displayName)
         var report = Report()
         var decoder = AdvertisingReportDecoder()
         var buffer: [UInt8] = []
-        while buffer.count < BTSnoop.headerSize, try reader.read(into: &buffer) > 0 {}
+        while buffer.count < BTSnoop.headerSize, try reader.read(into: &buffer, idle: idle) > 0 {}
         let datalink: BTSnoop.Datalink
         switch BTSnoop.parseHeader(buffer) {
         case .success(let link): datalink = link
@@ -129,7 +134,7 @@ public struct FileSource {
             buffer.removeFirst(offset)
             consumedBefore += offset
             offset = 0
-            atEnd = try reader.read(into: &buffer, count: 1 << 20) == 0
+            atEnd = try reader.read(into: &buffer, count: 1 << 20, idle: idle) == 0
         }
         if offset < buffer.count {
             warn(

@@ -18,14 +18,16 @@ public struct LiveRun {
         self.now = now
     }
 
-    /// Runs until `shouldStop` says so (checked at least every second). Outputs are kept in
-    /// `store` before they are handed to `output`.
+    /// Runs until `shouldStop` or `control` says so (checked at least every second), carrying
+    /// out `control`'s orders as they come. Outputs are kept in `store` before they are handed to
+    /// `output`.
     public func run(
         source: HCIEventSource,
         store: StateStore,
         output: (MonitorOutput) throws -> Void,
         sinks: [any OutputSink] = [],
-        shouldStop: () -> Bool
+        control: EngineControl? = nil,
+        shouldStop: () -> Bool = { false }
     ) throws {
         var engine = Engine(
             configuration: configuration,
@@ -39,11 +41,15 @@ public struct LiveRun {
         }
         engine.start(at: now(), into: &outputs)
         try deliver()
-        while !shouldStop() {
+        while !shouldStop(), control?.isStopping != true {
             let current = now()
             engine.advance(to: current, into: &outputs)
             try deliver()
-            var wait = Duration.seconds(1)
+            for order in control?.take() ?? [] {
+                try engine.obey(order, at: current, store: store, into: &outputs)
+                try deliver()
+            }
+            var wait = Duration.milliseconds(control == nil ? 1000 : 200)
             if let due = engine.nextDeadline {
                 wait = min(wait, .microseconds(max(0, due.microseconds - current.microseconds)))
             }

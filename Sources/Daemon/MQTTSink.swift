@@ -116,15 +116,19 @@ public final class MQTTSink: OutputSink {
     }
 
     /// Handles the client's events until it shuts down: on every connect, (re)publishes the
-    /// retained state and resumes the outbox; acknowledgements settle outbox entries. Logs
+    /// retained state, subscribes to `B/cmd/+` and resumes the outbox; acknowledgements settle
+    /// outbox entries; valid commands go to `command`, garbage is logged and ignored. Logs
     /// through `say`.
-    public func run(say: @Sendable (String) -> Void) async {
+    public func run(say: @Sendable (String) -> Void, command: (DaemonCommand) -> Void = { _ in }) async {
         var outage = false
         for await event in client.events {
             switch event {
             case .connected(0):
                 if outage { say("MQTT broker reachable again; republishing retained state, then the outbox") }
                 outage = false
+                do { _ = try client.subscribe(tree.commandFilter, qos: 1) } catch {
+                    say("\(error); commands are not taken")
+                }
                 state.withLock { state in
                     state.connected = true
                     for message in state.retainedOrder.compactMap({ state.retained[$0] }) {
@@ -137,16 +141,17 @@ public final class MQTTSink: OutputSink {
                     "MQTT broker refused the connection (CONNACK \(code)); check MQTT.username, MQTT.password and MQTT.clientId"
                 )
             case .disconnected(let code):
-                let reset = state.withLock { state -> (any Error)? in
+                let (wasConnected, reset) = state.withLock { state -> (Bool, (any Error)?) in
                     let wasConnected = state.connected
                     state.connected = false
-                    guard code != 0, wasConnected else { return nil }
+                    guard code != 0, wasConnected else { return (wasConnected, nil) }
                     state.takeBackUnconfirmed()
-                    do { try client.reset() } catch { return error }
-                    return nil
+                    do { try client.reset() } catch { return (true, error) }
+                    return (true, nil)
                 }
                 if let reset { say("\(reset)") }
-                if code != 0, !outage {
+                // A first connection that fails is said by whoever waits for it.
+                if code != 0, wasConnected, !outage {
                     say("MQTT broker connection lost; reconnecting (1 s, doubling to 60 s); events wait in the outbox")
                     outage = true
                 }
@@ -165,16 +170,38 @@ public final class MQTTSink: OutputSink {
                     return state.settled
                 }
                 do { try store.settle(settled) } catch { say("\(error)") }
-            case .subscribed, .message:
+            case .message(let topic, let payload, let retained):
+                switch Self.command(topic: topic, payload: payload, retained: retained, tree: tree) {
+                case .success(let taken?): command(taken)
+                case .success(nil): break
+                case .failure(let error): say("ignored a message on \(topic): \(error)")
+                }
+            case .subscribed:
                 break
             }
+        }
+    }
+
+    /// The command a message on `B/cmd/...` carries. A retained `reload` or `alert` would act
+    /// again on every connect, so those are ignored (a retained `mode` is a standing wish, and
+    /// taken); other topics are `nil`.
+    static func command(topic: String, payload: [UInt8], retained: Bool, tree: TopicTree) -> Result<
+        DaemonCommand?, CommandError
+    > {
+        guard let name = tree.commandName(topic: topic) else { return .success(nil) }
+        return DaemonCommand.parse(name: name, payload: payload).flatMap { command in
+            if case .mode = command { return .success(command) }
+            guard !retained else {
+                return .failure(CommandError("\(name) was retained; publish this command without the retain flag"))
+            }
+            return .success(command)
         }
     }
 
     /// Whether the broker accepted the connection within `timeout`.
     public func waitConnected(within timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now.advanced(by: timeout)
-        while ContinuousClock.now < deadline {
+        while ContinuousClock.now < deadline, !Task.isCancelled {
             if state.withLock({ $0.connected }) { return true }
             try? await Task.sleep(for: .milliseconds(10))
         }

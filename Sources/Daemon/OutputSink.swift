@@ -1,3 +1,4 @@
+import Configuration
 import Persistence
 import RegionMonitor
 
@@ -13,11 +14,14 @@ public protocol OutputSink: Sendable {
     func deliver(_ outputs: [MonitorOutput], entries: [OutboxEntry], monitor: Monitor) throws
     /// Outbox entries delivered since the last call, to remove in the next transaction.
     func takeSettled() -> [Int64]
+    /// A reloaded configuration is in force from the next step on.
+    func reconfigure(_ configuration: Configuration)
 }
 
 extension OutputSink {
     public func outbox(for outputs: [MonitorOutput]) -> [OutboxMessage] { [] }
     public func takeSettled() -> [Int64] { [] }
+    public func reconfigure(_ configuration: Configuration) {}
 }
 
 /// A sink that hands each output to a closure (the `--events` stream, tests).

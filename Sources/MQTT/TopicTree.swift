@@ -31,6 +31,16 @@ public struct TopicTree: Sendable, Hashable {
 
     public var statusTopic: String { "\(base)/status" }
 
+    /// `B/cmd/+`: the commands the daemon takes.
+    public var commandFilter: String { "\(base)/cmd/+" }
+
+    /// The command name of a message on `B/cmd/<name>`; `nil` for any other topic.
+    public func commandName(topic: String) -> String? {
+        let prefix = "\(base)/cmd/"
+        guard topic.hasPrefix(prefix) else { return nil }
+        return String(topic.dropFirst(prefix.count))
+    }
+
     /// `B/status`: `online`, or `offline` (also the will).
     public func status(online: Bool) -> MQTTMessage {
         MQTTMessage(topic: statusTopic, payload: online ? "online" : "offline", qos: 1, retain: true)

@@ -123,7 +123,9 @@ struct E2EBench: AsyncParsableCommand {
                     format: .ibeacon, beacon: BeaconID(uuid: Self.uuid, major: 1, minor: UInt16(n % 4 + 1)),
                     power: -59, rssi: (n / 4) % 2 == 0 ? -50 : -75, address: nil)
                 sent.append(.now)
-                engine.handle(.advertisement(Timestamp(microseconds: origin.microseconds + Int64(n) * 100), advertisement), into: &outputs)
+                engine.handle(
+                    .advertisement(Timestamp(microseconds: origin.microseconds + Int64(n) * 100), advertisement),
+                    into: &outputs)
                 try engine.deliver(&outputs, store: store, sinks: [sink])
             }
             return sent

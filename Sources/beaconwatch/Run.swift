@@ -7,6 +7,7 @@ import Logging
 import MQTT
 import Persistence
 import RegionMonitor
+import ServiceLifecycle
 
 /// `beaconwatch run`: the daemon.
 struct Run: AsyncParsableCommand {
@@ -17,8 +18,10 @@ struct Run: AsyncParsableCommand {
             and exits at its end, keeping the state as a stopping daemon does: beacons still \
             reported are reported off at the next start unless seen again within exitTimeout. \
             --realtime paces it by its timestamps instead. An adapter (hciN) scans until SIGINT or \
-            SIGTERM. With MQTT.host set, outputs go to the broker (SPEC 10.1); at the end, \
-            'offline' is published and acknowledgements are awaited for up to 5 s. The state \
+            SIGTERM. With MQTT.host set, outputs go to the broker (SPEC 10.1); at the end (or on \
+            SIGTERM/SIGINT), 'offline' is published and acknowledgements are awaited for up to \
+            5 s. SIGHUP or B/cmd/reload re-reads the configuration; a bad file is reported and the \
+            one in force stays. The state \
             database is State.database, else $STATE_DIRECTORY/beaconwatch.sqlite under systemd, \
             else ~/.local/state/beaconwatch/beaconwatch.sqlite.
             """
@@ -60,20 +63,16 @@ struct Run: AsyncParsableCommand {
         let logger = Logger(label: "beaconwatch")
         var configuration = try Configuration.load(contentsOf: config).get()
         for warning in configuration.warnings { logger.warning("\(warning)") }
-        // One identity for the engine and the topics.
+        // One identity for the engine and the topics, kept across reloads.
         let identity = MonitorIdentity.resolve(configuration.monitor)
-        configuration.monitor.userid = identity.userid
-        configuration.monitor.session = identity.session
-        configuration.monitor.address = identity.address
+        configuration = configuration.adopting(identity)
         let source = source ?? configuration.monitor.source
         let statePath = StateLocation.resolve(configured: configuration.stateDatabase)
         let store = try StateStore(path: statePath)
         let sink = try events.map { $0 == "-" ? LineWriter() : try LineWriter(appendingTo: $0) }
-        let mqtt = try configuration.mqtt.flatMap {
-            noMqtt
-                ? nil
-                : try MQTTSink(
-                    settings: $0, userid: identity.userid, hierarchy: configuration.hierarchy, store: store)
+        let mqttSettings = noMqtt ? nil : configuration.mqtt
+        let mqtt = try mqttSettings.map {
+            try MQTTSink(settings: $0, userid: identity.userid, hierarchy: configuration.hierarchy, store: store)
         }
         logger.info(
             "starting",
@@ -84,32 +83,42 @@ struct Run: AsyncParsableCommand {
             ]
         )
         try mqtt?.start()
-        let settings = configuration
-        let job = Job(
-            configuration: settings, source: source, store: store, events: sink, mqtt: mqtt, logger: logger,
-            active: active, realtime: realtime, skipBadLines: skipBadLines)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            if let mqtt {
-                group.addTask { await mqtt.run(say: { logger.warning("\($0)") }) }
-                if !(await mqtt.waitConnected(within: .seconds(5))) {
-                    logger.warning(
-                        "MQTT broker \(settings.mqtt!.host):\(settings.mqtt!.port) is not reachable yet; events wait for it"
-                    )
-                }
-            }
-            do {
-                try await onDedicatedThread { try job.run() }
-            } catch {
-                await mqtt?.finish(within: .seconds(1))
-                throw error
-            }
-            sink?.flush()
-            if let mqtt {
-                let left = await mqtt.finish(within: .seconds(5))
-                if left > 0 { logger.warning("\(left) MQTT messages were not acknowledged before stopping") }
-            }
-            try await group.waitForAll()
+        let control = EngineControl()
+        let scripts = ScriptSink(scripts: configuration.scripts, timeout: configuration.scriptTimeout) { level, line in
+            logger.log(level: level, "\(line)")
         }
+        var sinks: [any OutputSink] = [scripts]
+        if let mqtt { sinks.insert(mqtt, at: 0) }
+        let reloader = Reloader(
+            path: config, running: configuration, identity: identity, control: control, sinks: sinks, logger: logger)
+        let job = Job(
+            configuration: configuration, source: source, store: store, events: sink, sinks: sinks, logger: logger,
+            active: active, realtime: realtime, skipBadLines: skipBadLines)
+        // Shut down in reverse: the engine stops first, then the sinks flush what it committed.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: reloader, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)
+        ]
+        services.append(
+            .init(service: ScriptService(sink: scripts), successTerminationBehavior: .gracefullyShutdownGroup))
+        if let mqtt, let settings = mqttSettings {
+            let service = MQTTService(
+                sink: mqtt, control: control, endpoint: "\(settings.host):\(settings.port)", logger: logger,
+                reload: { reloader.request($0) })
+            services.append(.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup))
+        }
+        services.append(
+            .init(
+                service: EngineService(control: control) { control in
+                    try job.run(control: control)
+                    sink?.flush()
+                },
+                successTerminationBehavior: .gracefullyShutdownGroup,
+                failureTerminationBehavior: .gracefullyShutdownGroup))
+        var quiet = logger
+        quiet.logLevel = max(logger.logLevel, .notice)
+        let group = ServiceGroup(
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: quiet))
+        try await group.run()
     }
 
     /// The blocking part, run on its own thread.
@@ -118,27 +127,26 @@ struct Run: AsyncParsableCommand {
         var source: SourceSpec
         var store: StateStore
         var events: LineWriter?
-        var mqtt: MQTTSink?
+        var sinks: [any OutputSink]
         var logger: Logger
         var active: Bool
         var realtime: Bool
         var skipBadLines: Bool
 
-        func run() throws {
-            let sinks: [any OutputSink] = mqtt.map { [$0] } ?? []
+        func run(control: EngineControl) throws {
             if case .adapter(let name) = source {
                 let scanner = try LiveScanner(
                     adapter: name, scan: .init(active: active), say: { logger.warning("\($0)") })
                 logger.info("scanning", metadata: ["adapter": "\(name)", "mode": "\(scanner.mode?.rawValue ?? "?")"])
-                StopRequest.install()
                 try LiveRun(configuration: configuration).run(
                     source: scanner,
                     store: store,
                     output: { events?.write(line: $0.json) },
                     sinks: sinks,
+                    control: control,
                     shouldStop: {
                         events?.flush()
-                        return StopRequest.isRequested
+                        return false
                     }
                 )
                 scanner.stop()
@@ -153,10 +161,11 @@ struct Run: AsyncParsableCommand {
                 store: store,
                 output: { events?.write(line: $0.json) },
                 sinks: sinks,
+                control: control,
                 warn: { logger.warning("\($0)") }
             )
             logger.info(
-                "end of input",
+                summary.stopped ? "stopped" : "end of input",
                 metadata: [
                     "sightings": "\(summary.sightings)", "unconfigured": "\(summary.unconfiguredSightings)",
                     "outputs": "\(summary.outputs)", "skippedLines": "\(summary.read.skippedLines)",

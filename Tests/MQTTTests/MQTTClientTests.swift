@@ -62,7 +62,9 @@ import Testing
         try client.start()
         _ = try await Self.first(client.events) { if case .connected(0) = $0 { true } else { nil } }
         broker.kill(signal: SIGKILL)
-        _ = try await Self.first(client.events) { if case .disconnected(let code) = $0, code != 0 { true } else { nil } }
+        _ = try await Self.first(client.events) {
+            if case .disconnected(let code) = $0, code != 0 { true } else { nil }
+        }
         // Queued while the broker is away, then dropped by the reset: never acknowledged.
         let dropped = try client.publish(topic: "t/x", payload: Array("old".utf8), qos: 1, retain: false)
         try client.reset()

@@ -1,0 +1,52 @@
+import BeaconCore
+import Configuration
+import Persistence
+import RegionMonitor
+import Synchronization
+
+/// What the shell tells a running engine between two events: commands from `B/cmd/...`, a new
+/// configuration (SIGHUP, `cmd/reload`), and stop (SIGTERM, SIGINT).
+///
+/// Posted from any thread; the run loop takes the orders between events, on its own clock, so
+/// the engine stays single-threaded and its state machines see them as one more input.
+public final class EngineControl: Sendable {
+    public enum Order: Sendable {
+        case mode(RangingMode)
+        /// A command the engine takes as a trace states it (`alert/done`, `alert/decline`).
+        case command(TraceCommand)
+        /// A configuration that was read and checked: the engine starts over on it.
+        case reconfigure(Configuration)
+    }
+
+    private struct State {
+        var orders: [Order] = []
+        var stopping = false
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public func post(_ order: Order) { state.withLock { $0.orders.append(order) } }
+
+    /// Posts what `command` asks of the engine; `reload` is the shell's (it reads the file).
+    public func post(_ command: DaemonCommand) {
+        switch command {
+        case .mode(let mode): post(Order.mode(mode))
+        case .alert: command.traceCommand.map { post(.command($0)) }
+        case .reload: break
+        }
+    }
+
+    /// Asks the run loop to stop after its current event.
+    public func stop() { state.withLock { $0.stopping = true } }
+
+    public var isStopping: Bool { state.withLock { $0.stopping } }
+
+    func take() -> [Order] {
+        state.withLock { state in
+            defer { state.orders.removeAll() }
+            return state.orders
+        }
+    }
+}

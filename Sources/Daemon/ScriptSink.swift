@@ -1,0 +1,309 @@
+import Configuration
+import Foundation
+import Logging
+import Persistence
+import RegionMonitor
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One run of a `Script.<type>` program for one output: what it is given (SPEC 10.2).
+///
+/// Pure: the values are data. The program gets them as its environment and standard input, never
+/// as a command line, so a name such as `$(touch /tmp/pwned); x` is only ever text.
+public struct ScriptInvocation: Sendable, Hashable {
+    public var event: ScriptEvent
+    /// `BW_TYPE` and the output's other `BW_*` variables.
+    public var environment: [String: String]
+    /// The output's JSON, the same object as on MQTT and `--events`.
+    public var input: String
+
+    /// The run `output` asks for, if its type is one scripts hang on.
+    public init?(for output: MonitorOutput) {
+        guard let event = ScriptEvent(rawValue: output.type) else { return nil }
+        self.event = event
+        input = output.json
+        var environment = ["BW_TYPE": output.type]
+        switch output {
+        case .location(_, let location):
+            environment["BW_SESSION"] = location.session
+            environment["BW_ADDRESS"] = location.address
+            environment["BW_USERID"] = location.userid
+            environment["BW_ZONE"] = location.zone
+            environment["BW_DISTANCE"] = location.distance.rawValue
+            environment["BW_BACKGROUND"] = location.background ? "true" : "false"
+        case .transition(_, let transition):
+            environment["BW_REGION"] = transition.region.description
+            environment["BW_KIND"] = transition.region.kind.rawValue
+            environment["BW_NAME"] = transition.name ?? ""
+        case .monitoring:
+            break
+        }
+        self.environment = environment
+    }
+}
+
+/// Runs `Script.<type>` programs on outputs (SPEC 10.2): started directly (no shell), the
+/// output's JSON on standard input, `BW_*` in the environment; runs of one script one after the
+/// other in output order; each stopped after `Script.timeout` (SIGTERM, then SIGKILL
+/// ``killGrace`` later); exit status and standard error logged. More than ``queueLimit`` runs
+/// waiting for one script drops the oldest, and says so. A script's failure never stops the daemon.
+public final class ScriptSink: OutputSink {
+    /// Runs waiting for one script beyond which the oldest is dropped.
+    public static let queueLimit = 1000
+    /// Between SIGTERM and SIGKILL for a script past its timeout.
+    public static let killGrace = Duration.seconds(2)
+
+    /// A line for the log.
+    public typealias Say = @Sendable (Logger.Level, String) -> Void
+
+    private struct Settings {
+        var scripts: [ScriptEvent: String]
+        var timeout: Duration
+    }
+
+    private let settings: Mutex<Settings>
+    private let runners = Mutex<[String: ScriptRunner]>([:])
+    private let say: Say
+
+    public init(scripts: [ScriptEvent: String], timeout seconds: Double, say: @escaping Say) {
+        settings = Mutex(Settings(scripts: scripts, timeout: .milliseconds(Int64(seconds * 1000))))
+        self.say = say
+    }
+
+    /// A sink for `configuration`'s scripts, or `nil` when it has none.
+    public convenience init?(configuration: Configuration, say: @escaping Say) {
+        guard !configuration.scripts.isEmpty else { return nil }
+        self.init(scripts: configuration.scripts, timeout: configuration.scriptTimeout, say: say)
+    }
+
+    public func deliver(_ outputs: [MonitorOutput], entries: [OutboxEntry], monitor: Monitor) throws {
+        let (scripts, timeout) = settings.withLock { ($0.scripts, $0.timeout) }
+        guard !scripts.isEmpty else { return }
+        for output in outputs {
+            guard let event = ScriptEvent(rawValue: output.type), let path = scripts[event],
+                let invocation = ScriptInvocation(for: output)
+            else { continue }
+            runner(for: path).enqueue(invocation, timeout: timeout)
+        }
+    }
+
+    public func reconfigure(_ configuration: Configuration) {
+        settings.withLock {
+            $0 = Settings(
+                scripts: configuration.scripts, timeout: .milliseconds(Int64(configuration.scriptTimeout * 1000)))
+        }
+    }
+
+    private func runner(for path: String) -> ScriptRunner {
+        runners.withLock { runners in
+            if let runner = runners[path] { return runner }
+            let runner = ScriptRunner(path: path, say: say)
+            runners[path] = runner
+            return runner
+        }
+    }
+
+    /// Runs and waiting runs, over every script.
+    public var pending: Int { runners.withLock { $0.values.reduce(0) { $0 + $1.pending } } }
+
+    /// Lets waiting runs finish for up to `limit`, then drops the rest (saying how many). Returns
+    /// how many were dropped.
+    @discardableResult
+    public func finish(within limit: Duration) async -> Int {
+        let deadline = ContinuousClock.now.advanced(by: limit)
+        while pending > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        let dropped = runners.withLock { $0.values.reduce(0) { $0 + $1.close() } }
+        if dropped > 0 { say(.warning, "stopping: \(dropped) script runs were still waiting and are dropped") }
+        return dropped
+    }
+}
+
+/// The serial queue of one script: a thread that runs its invocations one at a time.
+final class ScriptRunner: Sendable {
+    private struct Job {
+        var invocation: ScriptInvocation
+        var timeout: Duration
+    }
+
+    private struct Queue {
+        var jobs: [Job] = []
+        var start = 0
+        var running = false
+        var dropped = 0
+        var closed = false
+        var waiting: Int { jobs.count - start }
+    }
+
+    let path: String
+    private let say: ScriptSink.Say
+    private let queue = Mutex(Queue())
+    private let wake = DispatchSemaphore(value: 0)
+
+    init(path: String, say: @escaping ScriptSink.Say) {
+        self.path = path
+        self.say = say
+        let thread = Thread { [self] in work() }
+        thread.name = "script \(path)"
+        thread.start()
+    }
+
+    var pending: Int { queue.withLock { $0.waiting + ($0.running ? 1 : 0) } }
+
+    func enqueue(_ invocation: ScriptInvocation, timeout: Duration) {
+        let dropped = queue.withLock { queue -> Int? in
+            guard !queue.closed else { return nil }
+            queue.jobs.append(Job(invocation: invocation, timeout: timeout))
+            guard queue.waiting > ScriptSink.queueLimit else { return nil }
+            queue.start += 1
+            queue.dropped += 1
+            return queue.dropped
+        }
+        wake.signal()
+        // Once when it starts, then every thousandth, so a flood does not flood the log too.
+        if let dropped, dropped == 1 || dropped % 1000 == 0 {
+            say(
+                .warning,
+                "script \(path): more than \(ScriptSink.queueLimit) runs waiting; dropped the oldest (\(dropped) so far); the script is slower than its events"
+            )
+        }
+    }
+
+    /// Stops taking runs; returns how many were waiting.
+    func close() -> Int {
+        defer { wake.signal() }
+        return queue.withLock { queue in
+            queue.closed = true
+            defer {
+                queue.jobs.removeAll()
+                queue.start = 0
+            }
+            return queue.waiting
+        }
+    }
+
+    private func work() {
+        while true {
+            wake.wait()
+            let next = queue.withLock { queue -> Job?? in
+                guard !queue.closed else { return .some(nil) }
+                guard queue.start < queue.jobs.count else { return nil }
+                let job = queue.jobs[queue.start]
+                queue.start += 1
+                if queue.start > 1024, queue.start * 2 > queue.jobs.count {
+                    queue.jobs.removeFirst(queue.start)
+                    queue.start = 0
+                }
+                queue.running = true
+                return job
+            }
+            guard let next else { continue }
+            guard let job = next else { return }
+            run(job)
+            queue.withLock { $0.running = false }
+        }
+    }
+
+    private func run(_ job: Job) {
+        let name = "script \(path) (\(job.invocation.event.rawValue))"
+        let result: ScriptProcess.Outcome
+        do {
+            result = try ScriptProcess.run(
+                path: path, invocation: job.invocation, timeout: job.timeout, grace: ScriptSink.killGrace)
+        } catch {
+            say(.error, "\(name) could not start: \(error); check the path and that it is executable")
+            return
+        }
+        let stderr = result.stderr.isEmpty ? "" : ": " + result.stderr
+        switch result.ending {
+        case .exited(0):
+            if !result.stderr.isEmpty { say(.info, "\(name) exited 0\(stderr)") }
+        case .exited(let status):
+            say(.warning, "\(name) exited with status \(status)\(stderr)")
+        case .signalled(let signal):
+            say(.warning, "\(name) was killed by signal \(signal)\(stderr)")
+        case .timedOut(let killed):
+            say(
+                .warning,
+                "\(name) ran past Script.timeout (\(job.timeout)) and was stopped with \(killed ? "SIGKILL after SIGTERM" : "SIGTERM")\(stderr)"
+            )
+        }
+    }
+}
+
+/// Starting one script process and waiting for it with a deadline: the only place scripts touch
+/// the operating system.
+enum ScriptProcess {
+    enum Ending: Sendable, Hashable {
+        case exited(Int32)
+        case signalled(Int32)
+        /// Past the timeout; `killed` when SIGTERM was not enough.
+        case timedOut(killed: Bool)
+    }
+
+    struct Outcome: Sendable {
+        var ending: Ending
+        /// Standard error, trimmed, on one line, at most ``stderrLimit`` bytes.
+        var stderr: String
+    }
+
+    static let stderrLimit = 2000
+
+    static func run(path: String, invocation: ScriptInvocation, timeout: Duration, grace: Duration) throws -> Outcome {
+        // Standard input and error are files: nothing blocks on a pipe, whatever the script does.
+        let folder = FileManager.default.temporaryDirectory
+        let stem = "beaconwatch-script-\(UUID().uuidString)"
+        let inputURL = folder.appendingPathComponent(stem + ".in")
+        let errorURL = folder.appendingPathComponent(stem + ".err")
+        defer {
+            try? FileManager.default.removeItem(at: inputURL)
+            try? FileManager.default.removeItem(at: errorURL)
+        }
+        try Data((invocation.input + "\n").utf8).write(to: inputURL)
+        try Data().write(to: errorURL)
+        let input = try FileHandle(forReadingFrom: inputURL)
+        let errors = try FileHandle(forWritingTo: errorURL)
+        defer {
+            try? input.close()
+            try? errors.close()
+        }
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = []
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("BW_") }
+        environment.merge(invocation.environment) { $1 }
+        process.environment = environment
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
+        try process.run()
+
+        var ending: Ending?
+        if exited.wait(timeout: .now() + FileRun.seconds(timeout)) == .timedOut {
+            process.terminate()
+            var killed = false
+            if exited.wait(timeout: .now() + FileRun.seconds(grace)) == .timedOut {
+                kill(process.processIdentifier, SIGKILL)
+                killed = true
+                exited.wait()
+            }
+            ending = .timedOut(killed: killed)
+        }
+        if ending == nil {
+            ending =
+                process.terminationReason == .exit
+                ? .exited(process.terminationStatus) : .signalled(process.terminationStatus)
+        }
+        let text = (try? String(contentsOf: errorURL, encoding: .utf8)) ?? ""
+        let oneLine = text.split(whereSeparator: \.isNewline).joined(separator: " | ")
+        let stderr = oneLine.count > stderrLimit ? String(oneLine.prefix(stderrLimit)) + "…" : oneLine
+        return Outcome(ending: ending!, stderr: stderr)
+    }
+}

@@ -1,0 +1,173 @@
+import Configuration
+import Foundation
+import Logging
+import RegionMonitor
+import ServiceLifecycle
+import UnixSignals
+
+/// The engine's run loop as a service: it runs on its own thread until its input ends or a
+/// graceful shutdown (SIGTERM, SIGINT) asks it to stop after the current event.
+///
+/// Run it with `.gracefullyShutdownGroup` on success and failure, so that the sinks after it
+/// flush what it committed.
+public struct EngineService: Service {
+    let control: EngineControl
+    let body: @Sendable (EngineControl) throws -> Void
+
+    public init(control: EngineControl, body: @escaping @Sendable (EngineControl) throws -> Void) {
+        self.control = control
+        self.body = body
+    }
+
+    public func run() async throws {
+        let control = control
+        let body = body
+        try await withGracefulShutdownHandler {
+            try await onDedicatedThread { try body(control) }
+        } onGracefulShutdown: {
+            control.stop()
+        }
+    }
+}
+
+/// The broker connection as a service: handles the client's events, sends commands on
+/// (`reload` to `reload`, the rest to the engine), and at shutdown publishes `offline` after
+/// flushing the outbox for up to ``flushLimit``.
+public struct MQTTService: Service {
+    /// How long a stopping daemon waits for the broker to acknowledge what is in flight (SPEC 13).
+    public static let flushLimit = Duration.seconds(5)
+
+    let sink: MQTTSink
+    let control: EngineControl
+    let reload: @Sendable (String) -> Void
+    let logger: Logger
+    let endpoint: String
+
+    public init(
+        sink: MQTTSink, control: EngineControl, endpoint: String, logger: Logger,
+        reload: @escaping @Sendable (String) -> Void
+    ) {
+        self.sink = sink
+        self.control = control
+        self.endpoint = endpoint
+        self.logger = logger
+        self.reload = reload
+    }
+
+    public func run() async {
+        let (sink, control, reload, logger, endpoint) = (sink, control, reload, logger, endpoint)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await sink.run(say: { logger.warning("\($0)") }) { command in
+                    logger.info("command", metadata: ["command": "\(command)"])
+                    if command == .reload { reload("cmd/reload") } else { control.post(command) }
+                }
+            }
+            let message = "MQTT broker \(endpoint) is not reachable yet; events wait for it in the outbox"
+            let waiter = Task {
+                guard !(await sink.waitConnected(within: .seconds(5))), !Task.isCancelled else { return false }
+                logger.warning("\(message)")
+                return true
+            }
+            try? await gracefulShutdown()
+            let connected = await sink.waitConnected(within: .zero)
+            waiter.cancel()
+            if !(await waiter.value), !connected { logger.warning("\(message)") }
+            let left = await sink.finish(within: Self.flushLimit)
+            if left > 0 {
+                logger.warning("\(left) MQTT messages were not acknowledged before stopping; sent at the next start")
+            }
+            group.cancelAll()
+        }
+    }
+}
+
+/// The script runner as a service: at shutdown, waiting runs get up to ``MQTTService/flushLimit``
+/// to finish; the rest are dropped, and said so.
+public struct ScriptService: Service {
+    let sink: ScriptSink
+
+    public init(sink: ScriptSink) { self.sink = sink }
+
+    public func run() async {
+        try? await gracefulShutdown()
+        await sink.finish(within: MQTTService.flushLimit)
+    }
+}
+
+/// Re-reads the configuration on SIGHUP and on request (`cmd/reload`): a good file goes to the
+/// engine (and the sinks that take one); a bad one is reported and the one in force stays.
+public final class Reloader: Service, Sendable {
+    let path: String
+    let identity: MonitorIdentity
+    let running: Configuration
+    let control: EngineControl
+    let sinks: [any OutputSink]
+    let logger: Logger
+    private let requests: AsyncStream<String>
+    private let continuation: AsyncStream<String>.Continuation
+
+    /// Reloads `path` for an engine started on `running`, keeping `identity`.
+    public init(
+        path: String, running: Configuration, identity: MonitorIdentity, control: EngineControl,
+        sinks: [any OutputSink], logger: Logger
+    ) {
+        self.path = path
+        self.running = running
+        self.identity = identity
+        self.control = control
+        self.sinks = sinks
+        self.logger = logger
+        (requests, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Asks for a reload; `reason` is logged.
+    public func request(_ reason: String) { continuation.yield(reason) }
+
+    public func run() async {
+        let signals = await UnixSignalsSequence(trapping: .sighup)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [self] in
+                for await _ in signals.cancelOnGracefulShutdown() { request("SIGHUP") }
+            }
+            for await reason in requests.cancelOnGracefulShutdown() { reload(reason) }
+            group.cancelAll()
+        }
+    }
+
+    /// Reads and checks the file now; returns whether the new configuration was taken.
+    @discardableResult
+    public func reload(_ reason: String) -> Bool {
+        let loaded: Configuration
+        switch Configuration.load(contentsOf: path) {
+        case .failure(let errors):
+            for error in errors.errors {
+                logger.error("reload (\(reason)): \(error); the configuration in force stays until the file is fixed")
+            }
+            return false
+        case .success(let configuration):
+            loaded = configuration.adopting(identity)
+        }
+        for warning in loaded.warnings { logger.warning("\(warning)") }
+        if loaded.mqtt != running.mqtt || loaded.stateDatabase != running.stateDatabase {
+            logger.warning("reload (\(reason)): MQTT.* and State.database changes take effect at the next start")
+        }
+        control.post(.reconfigure(loaded))
+        for sink in sinks { sink.reconfigure(loaded) }
+        logger.info(
+            "configuration reloaded", metadata: ["reason": "\(reason)", "beacons": "\(loaded.hierarchy.beacons.count)"])
+        return true
+    }
+}
+
+extension Configuration {
+    /// This configuration reporting as `identity` (the userid, session and address the daemon
+    /// resolved at its start), so a reload keeps the topics and the session.
+    public func adopting(_ identity: MonitorIdentity) -> Configuration {
+        var configuration = self
+        configuration.monitor.userid = identity.userid
+        configuration.monitor.session = identity.session
+        configuration.monitor.address = identity.address
+        return configuration
+    }
+}

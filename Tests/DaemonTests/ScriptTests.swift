@@ -1,0 +1,237 @@
+import BeaconCore
+import Configuration
+import Daemon
+import Foundation
+import Logging
+import Persistence
+import RegionMonitor
+import Synchronization
+import TestSupport
+import Testing
+
+/// `Script.<type>` (SPEC 10.2): real programs, started without a shell.
+@Suite(.serialized) struct ScriptTests {
+    static let uuid = "112EBB9D-B8C9-4ABD-9EB3-43578BF86A41"
+
+    /// What the sink logged.
+    final class Log: Sendable {
+        let lines = Mutex<[(Logger.Level, String)]>([])
+        var say: ScriptSink.Say { { level, line in self.lines.withLock { $0.append((level, line)) } } }
+        func contains(_ text: String) -> Bool { lines.withLock { $0.contains { $0.1.contains(text) } } }
+        var text: String { lines.withLock { $0.map { "\($0.0): \($0.1)" }.joined(separator: "\n") } }
+    }
+
+    /// A `#!/bin/sh` program in `folder`.
+    static func script(_ name: String, in folder: URL, _ body: String) throws -> String {
+        let url = folder.appendingPathComponent(name)
+        try ("#!/bin/sh\n" + body + "\n").write(to: url, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path)
+        return url.path
+    }
+
+    /// An office of one Area with named Zones 1 and 2 (one beacon each).
+    static func configuration(zoneName: String = "Kitchen", extra: String = "", in folder: URL) throws -> Configuration
+    {
+        let ini = """
+            LocationBaseBeacon.101 = \(uuid),1,1
+            LocationBaseBeacon.201 = \(uuid),2,1
+            LocationAreaName.\(uuid) = Office
+            LocationZoneName.\(uuid):1 = \(zoneName)
+            LocationZoneName.\(uuid):2 = Hall
+            Monitor.userid = dave
+            Monitor.session = s-1
+            Monitor.address = 192.0.2.7
+            Monitor.exitTimeout = 10
+            \(extra)
+            """
+        return try Configuration.load(Array(ini.utf8), path: folder.appendingPathComponent("hsyco.ini").path).get()
+    }
+
+    /// Sightings alternating between zones 1 and 2 every `hop` seconds.
+    static func walk(hops: Int, hop: Double = 30) -> String {
+        (0..<hops).map { n in
+            let time = 1_700_000_000 + Double(n) * hop
+            return #"{"t": \#(time), "uuid": "\#(uuid)", "major": \#(n % 2 + 1), "minor": 1, "rssi": -59}"#
+        }.joined(separator: "\n") + "\n"
+    }
+
+    /// Runs `trace` through the engine with `sink`; returns the outputs.
+    static func run(_ trace: String, configuration: Configuration, sink: ScriptSink, in folder: URL) throws
+        -> [MonitorOutput]
+    {
+        let path = folder.appendingPathComponent("trace-\(UUID().uuidString).jsonl")
+        try trace.write(to: path, atomically: true, encoding: .utf8)
+        let store = try StateStore(path: folder.appendingPathComponent("state-\(UUID().uuidString).sqlite").path)
+        let outputs = Mutex<[MonitorOutput]>([])
+        try FileRun(configuration: configuration, source: .trace(path: path.path)).run(
+            store: store, output: { output in outputs.withLock { $0.append(output) } }, sinks: [sink], warn: { _ in })
+        return outputs.withLock { $0 }
+    }
+
+    static func until(_ what: String, within seconds: Double = 20, _ condition: () -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() {
+            guard Date() < deadline else { throw BrokerError("timed out waiting for \(what)") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    static func lines(_ url: URL) -> [String] {
+        ((try? String(contentsOf: url, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    @Test func invocationsCarryTheEnvironmentOfSPEC10_2() throws {
+        let folder = try scratchFolder("scripts")
+        let outputs = try Self.run(
+            Self.walk(hops: 1), configuration: try Self.configuration(in: folder),
+            sink: ScriptSink(scripts: [:], timeout: 10, say: { _, _ in }), in: folder)
+        // One sighting: enter Area, Zone, Beacon, then a location; at the end, the exits.
+        let invocations = outputs.compactMap(ScriptInvocation.init(for:))
+        #expect(invocations.map(\.event) == [.enter, .enter, .enter, .location, .exit, .exit, .exit, .location])
+        #expect(
+            invocations[1].environment == [
+                "BW_TYPE": "enter", "BW_REGION": "\(Self.uuid):1", "BW_KIND": "zone", "BW_NAME": "Kitchen",
+            ])
+        #expect(invocations[2].environment["BW_KIND"] == "beacon")
+        #expect(
+            invocations[3].environment == [
+                "BW_TYPE": "location", "BW_SESSION": "s-1", "BW_ADDRESS": "192.0.2.7", "BW_USERID": "dave",
+                "BW_ZONE": "101", "BW_DISTANCE": "near", "BW_BACKGROUND": "true",
+            ])
+        #expect(invocations[3].input == outputs.first { $0.type == "location" }?.json)
+        #expect(invocations[7].environment["BW_DISTANCE"] == "off")
+        // `monitoring` has no script.
+        #expect(outputs.contains { $0.type == "monitoring" })
+        #expect(outputs.filter { $0.type == "monitoring" }.allSatisfy { ScriptInvocation(for: $0) == nil })
+    }
+
+    @Test func aScriptGetsItsEnvironmentAndTheOutputOnStandardInputInOutputOrder() async throws {
+        let folder = try scratchFolder("scripts")
+        let seen = folder.appendingPathComponent("seen")
+        let record = try Self.script(
+            "record", in: folder,
+            #"read -r json; printf '%s|%s|%s|%s\n' "$BW_TYPE" "$BW_ZONE$BW_REGION" "$BW_DISTANCE" "$json" >> "$1seen""#
+                .replacingOccurrences(of: "$1seen", with: seen.path))
+        let log = Log()
+        let sink = ScriptSink(scripts: [.enter: record, .exit: record, .location: record], timeout: 10, say: log.say)
+        let outputs = try Self.run(
+            Self.walk(hops: 20), configuration: try Self.configuration(in: folder), sink: sink, in: folder)
+        let expected = outputs.filter { ["enter", "exit", "location"].contains($0.type) }
+        #expect(expected.count > 40)
+        try await Self.until("every run") { Self.lines(seen).count == expected.count }
+        let got = Self.lines(seen)
+        // Each line: the type, the zone or region, the distance, and the JSON read from stdin.
+        #expect(got.map { $0.split(separator: "|", maxSplits: 3).last.map(String.init) } == expected.map(\.json))
+        #expect(got.map { String($0.prefix { $0 != "|" }) } == expected.map(\.type))
+        #expect(got.contains("location|101|near|\(expected.first { $0.type == "location" }!.json)"))
+        #expect(got.contains { $0.hasPrefix("exit|\(Self.uuid):1||") })
+        #expect(log.text.isEmpty, "\(log.text)")
+    }
+
+    @Test func aNameThatLooksLikeShellIsPassedAsDataAndRunsNothing() async throws {
+        let folder = try scratchFolder("scripts")
+        let pwned = folder.appendingPathComponent("pwned")
+        let name = "$(touch \(pwned.path)); x `touch \(pwned.path)` | touch \(pwned.path)"
+        let seen = folder.appendingPathComponent("names.txt")
+        let record = try Self.script("names", in: folder, #"printf '%s\n' "$BW_NAME" >> "\#(seen.path)""#)
+        let sink = ScriptSink(scripts: [.enter: record], timeout: 10, say: { _, _ in })
+        _ = try Self.run(
+            Self.walk(hops: 1), configuration: try Self.configuration(zoneName: name, in: folder), sink: sink,
+            in: folder)
+        // Area, Zone, then the Beacon, which has no name.
+        let all = { (try? String(contentsOf: seen, encoding: .utf8)) ?? "" }
+        try await Self.until("the three enters") { all().filter { $0 == "\n" }.count == 3 }
+        #expect(all() == "Office\n\(name)\n\n")
+        #expect(!FileManager.default.fileExists(atPath: pwned.path))
+    }
+
+    @Test func aScriptPastItsTimeoutIsStoppedWithSIGTERMThenSIGKILLAndTheNextRunGoesOn() async throws {
+        let folder = try scratchFolder("scripts")
+        let done = folder.appendingPathComponent("done")
+        // The first run hangs (ignoring SIGTERM when asked to); the others finish at once.
+        let stubborn = try Self.script(
+            "stubborn", in: folder,
+            """
+            if [ ! -e "\(done.path).first" ]; then
+              : > "\(done.path).first"
+              trap '' TERM
+              echo "hanging" >&2
+              while :; do sleep 0.05; done
+            fi
+            echo "$BW_TYPE" >> "\(done.path)"
+            """)
+        let polite = try Self.script(
+            "polite", in: folder,
+            """
+            if [ ! -e "\(done.path).polite" ]; then : > "\(done.path).polite"; exec sleep 30; fi
+            exit 3
+            """)
+        let log = Log()
+        let sink = ScriptSink(scripts: [.location: stubborn, .enter: polite], timeout: 0.3, say: log.say)
+        let clock = ContinuousClock.now
+        let outputs = try Self.run(
+            Self.walk(hops: 3), configuration: try Self.configuration(in: folder), sink: sink, in: folder)
+        let locations = outputs.filter { $0.type == "location" }.count
+        try await Self.until("every run") { sink.pending == 0 }
+        let elapsed = ContinuousClock.now - clock
+        // Every location but the first (which hung) ran to its end.
+        #expect(Self.lines(done) == Array(repeating: "location", count: locations - 1))
+        #expect(
+            log.contains(
+                "stubborn (location) ran past Script.timeout (0.3 seconds) and was stopped with SIGKILL after SIGTERM: hanging"
+            ), "\(log.text)")
+        #expect(log.contains("polite (enter) ran past Script.timeout (0.3 seconds) and was stopped"), "\(log.text)")
+        #expect(log.contains("polite (enter) exited with status 3"), "\(log.text)")
+        // The hung run cost its timeout and the grace, not 30 s.
+        #expect(elapsed < .seconds(15))
+    }
+
+    @Test func aProgramThatCannotStartIsLoggedAndTheRestGoOn() async throws {
+        let folder = try scratchFolder("scripts")
+        let notExecutable = folder.appendingPathComponent("plain")
+        try "#!/bin/sh\nexit 0\n".write(to: notExecutable, atomically: true, encoding: .utf8)
+        let log = Log()
+        let sink = ScriptSink(
+            scripts: [.enter: notExecutable.path, .location: folder.appendingPathComponent("missing").path],
+            timeout: 1, say: log.say)
+        let outputs = try Self.run(
+            Self.walk(hops: 2), configuration: try Self.configuration(in: folder), sink: sink, in: folder)
+        #expect(outputs.count > 4)
+        try await Self.until("every run") { sink.pending == 0 && log.lines.withLock { $0.count } >= 4 }
+        #expect(log.contains("plain (enter) could not start"), "\(log.text)")
+        #expect(log.contains("missing (location) could not start"), "\(log.text)")
+        #expect(log.contains("check the path and that it is executable"))
+    }
+
+    @Test func moreThanAThousandWaitingRunsDropTheOldestAndSaySo() async throws {
+        let folder = try scratchFolder("scripts")
+        let gate = folder.appendingPathComponent("gate")
+        let seen = folder.appendingPathComponent("seen")
+        // Every run waits for the gate, so runs pile up behind the first.
+        let slow = try Self.script(
+            "slow", in: folder,
+            """
+            read -r json
+            while [ ! -e "\(gate.path)" ]; do sleep 0.01; done
+            echo "$json" >> "\(seen.path)"
+            """)
+        let log = Log()
+        let sink = ScriptSink(scripts: [.location: slow], timeout: 30, say: log.say)
+        // Each hop makes two locations (the beacon left goes off, the new one is near).
+        let outputs = try Self.run(
+            Self.walk(hops: 510), configuration: try Self.configuration(in: folder), sink: sink, in: folder)
+        let locations = outputs.filter { $0.type == "location" }.map(\.json)
+        #expect(locations.count == 1020)
+        try await Self.until("the drop to be said") { log.contains("dropped the oldest") }
+        #expect(sink.pending == ScriptSink.queueLimit + 1)
+        try Data().write(to: gate)
+        try await Self.until("the queue to drain", within: 120) { sink.pending == 0 }
+        let got = Self.lines(seen)
+        // The first run was already going; then the newest thousand, in order.
+        #expect(got.count == ScriptSink.queueLimit + 1)
+        #expect(got.first == locations.first)
+        #expect(Array(got.dropFirst()) == Array(locations.suffix(ScriptSink.queueLimit)))
+        #expect(log.contains("more than 1000 runs waiting; dropped the oldest (1 so far)"), "\(log.text)")
+        #expect(!log.contains("(2 so far)"), "once when dropping starts, then every thousandth")
+    }
+}
