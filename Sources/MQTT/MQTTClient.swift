@@ -34,6 +34,8 @@ public struct MQTTConnection: Sendable, Hashable {
     public var keepalive: Int32 = 30
     /// A persistent session keeps subscriptions and queued QoS 1 messages across reconnects.
     public var cleanSession = true
+    /// QoS 1 messages sent but not yet acknowledged, at most (MQTT 5 Receive Maximum's limit).
+    public var maximumInflight = 1000
     public var will: Will?
 
     public init(host: String, port: Int32, clientID: String) {
@@ -131,6 +133,10 @@ public final class MQTTClient: Sendable {
                     mosquitto_will_set(mosq, will.topic, Int32($0.count), $0.baseAddress, will.qos, will.retain)
                 })
         }
+        // QoS 1 messages in flight at once: libmosquitto's default of 20 makes every message past
+        // the twentieth wait in its queue for a PUBACK. The caller bounds what it hands over.
+        try check(
+            "in-flight limit", mosquitto_int_option(mosq, MOSQ_OPT_SEND_MAXIMUM, Int32(connection.maximumInflight)))
         // Reconnect after 1 s, doubling to 60 s (SPEC 10.1).
         try check("reconnect delay", mosquitto_reconnect_delay_set(mosq, 1, 60, true))
         mosquitto_connect_callback_set(mosq) { _, userdata, code in

@@ -2,6 +2,7 @@ import BeaconCore
 import Foundation
 import GRDB
 import RegionMonitor
+import Synchronization
 
 /// The SQLite state of SPEC 12 (WAL, versioned migrations): each beacon's last reported class, so
 /// that a restart repeats no LocationBeaconEvent, and the MQTT outbox, so that no event is lost.
@@ -14,6 +15,7 @@ public final class StateStore: Sendable {
     /// Where the state lives, for messages (`:memory:` for a temporary one).
     public let path: String
     private let database: DatabaseQueue
+    private let checkpointer: Checkpointer?
 
     /// Opens (creating its folder and the file when missing) and migrates the database at `path`.
     ///
@@ -24,22 +26,34 @@ public final class StateStore: Sendable {
         var configuration = GRDB.Configuration()
         configuration.journalMode = .wal
         configuration.busyMode = .timeout(5)
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         do {
             let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            database = try DatabaseQueue(path: path, configuration: configuration)
+            var writer = configuration
+            // The checkpointer's own connection copies the WAL into the database as it grows, so
+            // the copy and its fsync are not inside a commit the engine waits for; the writer's
+            // own (rarer) checkpoint then finds little left and resets the WAL.
+            writer.prepareDatabase { db in
+                try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 4000")
+            }
+            database = try DatabaseQueue(path: path, configuration: writer)
+            try Self.migrate(database, path: path)
+            checkpointer = try Checkpointer(path: path, configuration: configuration)
+        } catch let error as StateStoreError {
+            throw error
         } catch {
             throw StateStoreError(path: path, problem: Self.describe(error))
         }
-        try migrate()
     }
+
+    deinit { checkpointer?.stop() }
 
     /// A state that lives in memory for one run: `replay` without `--state`.
     public init() throws {
         path = ":memory:"
         database = try DatabaseQueue()
-        try migrate()
+        checkpointer = nil
+        try Self.migrate(database, path: path)
     }
 
     /// The migrations, oldest first. Never edit one that has shipped; add the next.
@@ -63,9 +77,9 @@ public final class StateStore: Sendable {
         return migrator
     }
 
-    private func migrate() throws {
+    private static func migrate(_ database: DatabaseQueue, path: String) throws {
         do {
-            let migrator = Self.migrator
+            let migrator = migrator
             if try database.read({ try migrator.hasBeenSuperseded($0) }) {
                 throw StateStoreError(
                     path: path,
@@ -216,5 +230,35 @@ public struct OutboxEntry: Sendable, Hashable {
     public init(sequence: Int64, message: OutboxMessage) {
         self.sequence = sequence
         self.message = message
+    }
+}
+
+/// Copies the WAL into the database file from its own connection and thread, every ``period``:
+/// a passive checkpoint never blocks the writer, so most of the copying and syncing is off the
+/// engine's path. It cannot reset the WAL while writes go on; the writer's own checkpoint (every
+/// 4,000 pages) does, finding little left to copy.
+final class Checkpointer: Sendable {
+    static let period = 0.1
+    private let wake = DispatchSemaphore(value: 0)
+    private let stopped = Mutex(false)
+
+    init(path: String, configuration: GRDB.Configuration) throws {
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        // The thread holds this object until ``stop()``.
+        let thread = Thread { [self] in
+            while true {
+                _ = wake.wait(timeout: .now() + Self.period)
+                // Failures (a busy file) only delay the copy to the next round.
+                _ = try? queue.writeWithoutTransaction { try $0.checkpoint(.passive) }
+                if stopped.withLock({ $0 }) { return }
+            }
+        }
+        thread.name = "checkpoint"
+        thread.start()
+    }
+
+    func stop() {
+        stopped.withLock { $0 = true }
+        wake.signal()
     }
 }
