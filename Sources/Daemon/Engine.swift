@@ -75,20 +75,94 @@ public struct Engine: Sendable {
         output: (MonitorOutput) throws -> Void = { _ in },
         sinks: [any OutputSink] = []
     ) throws -> Int {
+        var batch = StepBatch()
+        stage(&outputs, into: &batch, sinks: sinks)
+        return try batch.commit(store: store, output: output, sinks: sinks)
+    }
+
+    /// Adds a step's outputs to `batch` (emptying `outputs`) with where the user is after it, to
+    /// be committed with the steps around it: a group commit, when input is waiting.
+    public func stage(_ outputs: inout [MonitorOutput], into batch: inout StepBatch, sinks: [any OutputSink]) {
+        guard !outputs.isEmpty else { return }
+        batch.add(
+            outputs, sinks: sinks,
+            whereabouts: Whereabouts(area: monitor.currentAreaName, zone: monitor.currentZoneName))
+        outputs.removeAll(keepingCapacity: true)
+    }
+}
+
+/// Where the user is after a step: the names (or canonical regions) of the current Area and Zone.
+public struct Whereabouts: Sendable, Hashable {
+    public var area: String?
+    public var zone: String?
+
+    public init(area: String?, zone: String?) {
+        self.area = area
+        self.zone = zone
+    }
+}
+
+/// Steps staged to be committed in one transaction, each delivered afterwards as its own step.
+///
+/// One step per event when input comes one event at a time; when it is backed up (a file, a
+/// burst), up to ``limit`` steps share a transaction, which is what makes high rates possible.
+/// Nothing is handed to a sink or `output` before the transaction holding it is committed.
+public struct StepBatch: Sendable {
+    /// Steps in one transaction, at most.
+    public static let limit = 64
+
+    private var outputs: [MonitorOutput] = []
+    private var messages: [OutboxMessage] = []
+    /// Each step: where its outputs end, where its messages for each sink end, where the user is.
+    private var steps: [(outputs: Int, messages: [Int], whereabouts: Whereabouts)] = []
+
+    public init() {}
+
+    public var count: Int { steps.count }
+    public var isFull: Bool { steps.count >= Self.limit }
+
+    mutating func add(_ step: [MonitorOutput], sinks: [any OutputSink], whereabouts: Whereabouts) {
+        outputs += step
+        var ends: [Int] = []
+        ends.reserveCapacity(sinks.count)
+        for sink in sinks {
+            messages += sink.outbox(for: step)
+            ends.append(messages.count)
+        }
+        steps.append((outputs.count, ends, whereabouts))
+    }
+
+    /// Commits the staged steps (with what the sinks settled) in one transaction, then delivers
+    /// each step in order to `output` and the sinks; empties the batch. Returns how many outputs
+    /// there were.
+    @discardableResult
+    public mutating func commit(
+        store: StateStore,
+        output: (MonitorOutput) throws -> Void = { _ in },
+        sinks: [any OutputSink] = []
+    ) throws -> Int {
         var settled: [Int64] = []
         for sink in sinks { settled += sink.takeSettled() }
-        guard !outputs.isEmpty else {
+        guard !steps.isEmpty else {
             try store.settle(settled)
             return 0
         }
-        defer { outputs.removeAll(keepingCapacity: true) }
-        let batches = sinks.map { $0.outbox(for: outputs) }
-        let entries = try store.record(outputs, outbox: Array(batches.joined()), settled: settled)
-        for item in outputs { try output(item) }
-        var start = 0
-        for (sink, batch) in zip(sinks, batches) {
-            try sink.deliver(outputs, entries: Array(entries[start..<start + batch.count]), monitor: monitor)
-            start += batch.count
+        defer {
+            outputs.removeAll(keepingCapacity: true)
+            messages.removeAll(keepingCapacity: true)
+            steps.removeAll(keepingCapacity: true)
+        }
+        let entries = try store.record(outputs, outbox: messages, settled: settled)
+        var outputStart = 0
+        var messageStart = 0
+        for step in steps {
+            let slice = outputs[outputStart..<step.outputs]
+            for item in slice { try output(item) }
+            for (sink, end) in zip(sinks, step.messages) {
+                try sink.deliver(slice, entries: entries[messageStart..<end], whereabouts: step.whereabouts)
+                messageStart = end
+            }
+            outputStart = step.outputs
         }
         return outputs.count
     }

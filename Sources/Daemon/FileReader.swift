@@ -32,13 +32,15 @@ struct FileReader: ~Copyable {
     }
 
     /// Appends up to `count` bytes to `buffer`; returns how many (0 at the end of the file).
-    /// While no input comes (a pipe, standard input), calls `idle` every `idlePeriod`
-    /// milliseconds; what it throws ends the read.
+    /// When no input is waiting (a pipe, standard input), calls `idle` before waiting and then
+    /// every `idlePeriod` milliseconds; what it throws ends the read.
     func read(into buffer: inout [UInt8], count: Int = 1 << 16, idlePeriod: Int32 = 200, idle: () throws -> Void = {})
         throws -> Int
     {
         var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        while poll(&ready, 1, idlePeriod) == 0 { try idle() }
+        if poll(&ready, 1, 0) == 0 {
+            repeat { try idle() } while poll(&ready, 1, idlePeriod) == 0
+        }
         let start = buffer.count
         buffer.append(contentsOf: repeatElement(0, count: count))
         while true {

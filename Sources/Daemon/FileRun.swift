@@ -55,38 +55,52 @@ public struct FileRun {
         )
         var outputs: [MonitorOutput] = []
         var summary = Summary()
-        func deliver() throws {
-            summary.outputs += try engine.deliver(&outputs, store: store, output: output, sinks: sinks)
+        // Steps are committed in groups while input is waiting, and at once when it is not.
+        var batch = StepBatch()
+        func commit() throws {
+            summary.outputs += try batch.commit(store: store, output: output, sinks: sinks)
+        }
+        func step() throws {
+            engine.stage(&outputs, into: &batch, sinks: sinks)
+            if batch.isFull { try commit() }
         }
         var pace: (first: Timestamp, wall: ContinuousClock.Instant)?
         let file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)
         var clock: Timestamp?
-        // Between events (and while a pipe is quiet): the shell's orders, at the input's time.
+        // Between events: the shell's orders, at the input's time.
         func obey() throws {
             guard let control else { return }
             if control.isStopping { throw Stopped() }
             guard let time = clock else { return }
             for order in control.take() {
+                try commit()
                 try engine.obey(order, at: time, store: store, into: &outputs)
-                try deliver()
+                try step()
+                try commit()
             }
         }
         do {
-            summary.read = try file.read(idle: obey) { event in
+            // Before input would block (a quiet pipe): what is staged is committed first.
+            summary.read = try file.read(idle: {
+                try commit(); try obey()
+            }) { event in
                 try obey()
                 if realtime {
                     if let (first, wall) = pace {
                         let offset = Duration.microseconds(event.time.microseconds - first.microseconds)
                         let delay = wall.advanced(by: offset) - ContinuousClock.now
-                        if delay > .zero { Thread.sleep(forTimeInterval: Self.seconds(delay)) }
+                        if delay > .zero {
+                            try commit()
+                            Thread.sleep(forTimeInterval: Self.seconds(delay))
+                        }
                     } else {
                         pace = (event.time, ContinuousClock.now)
                     }
                 }
-                while engine.advanceToNextDeadline(notAfter: event.time, into: &outputs) { try deliver() }
+                while engine.advanceToNextDeadline(notAfter: event.time, into: &outputs) { try step() }
                 clock = event.time
                 engine.handle(event, into: &outputs)
-                try deliver()
+                try step()
             }
         } catch is Stopped {
             summary.stopped = true
@@ -96,8 +110,9 @@ public struct FileRun {
         // Draining runs the clock on until nothing is pending.
         if drainAtEnd || summary.read.lastTime != nil {
             let end = drainAtEnd ? nil : summary.read.lastTime
-            while engine.advanceToNextDeadline(notAfter: end, into: &outputs) { try deliver() }
+            while engine.advanceToNextDeadline(notAfter: end, into: &outputs) { try step() }
         }
+        try commit()
         summary.sightings = engine.sightings
         summary.unconfiguredSightings = engine.unconfiguredSightings
         summary.ignoredCommands = engine.ignoredCommands

@@ -29,8 +29,9 @@ public struct FileSource {
     /// Reads the whole source, calling `body` for each event.
     ///
     /// Throws ``InputError`` for input that cannot be read (exit status 2), or what `body` throws.
-    /// `idle` is called about every 200 ms while a pipe or standard input has nothing to read;
-    /// what it throws ends the read (a stop), and it may step the engine (commands).
+    /// `idle` is called when a pipe or standard input has nothing to read, before waiting and
+    /// then about every 200 ms; what it throws ends the read (a stop), and it may step the engine
+    /// (commit what is staged, take commands).
     public func read(idle: () throws -> Void = {}, _ body: (SourceEvent) throws -> Void) throws -> Report {
         switch spec {
         case .btsnoop(let path):

@@ -25,7 +25,7 @@ public final class MQTTSink: OutputSink {
     private let state = Mutex(State())
     private let discovery: [MQTTMessage]
     /// How many events may be with libmosquitto, unacknowledged, at once.
-    public static let window = 1000
+    public static let window = 100
     /// How long after its acknowledgement an event is resent if the connection drops.
     public static let confirmation = Duration.seconds(1)
 
@@ -90,7 +90,9 @@ public final class MQTTSink: OutputSink {
         connection.keepalive = Int32(settings.keepalive)
         let will = tree.status(online: false)
         connection.will = .init(topic: will.topic, payload: Array(will.payload.utf8), qos: will.qos, retain: true)
-        client = try MQTTClient(connection)
+        let acknowledgements = Acknowledgements()
+        client = try MQTTClient(connection, published: { acknowledgements.handle($0) })
+        acknowledgements.attach(self)
     }
 
     static func readPassword(_ path: String) throws -> String {
@@ -155,21 +157,8 @@ public final class MQTTSink: OutputSink {
                     say("MQTT broker connection lost; reconnecting (1 s, doubling to 60 s); events wait in the outbox")
                     outage = true
                 }
-            case .published(let messageID):
-                let settled = state.withLock { state -> [Int64] in
-                    if let entry = state.inflight.removeValue(forKey: messageID) {
-                        state.recent.append((entry, .now))
-                        state.confirm()
-                        pump(&state)
-                    } else {
-                        state.retainedOutstanding.remove(messageID)
-                    }
-                    // An idle engine takes none: remove them here once there are many.
-                    guard state.settled.count >= 1024 else { return [] }
-                    defer { state.settled.removeAll() }
-                    return state.settled
-                }
-                do { try store.settle(settled) } catch { say("\(error)") }
+            case .published:
+                break  // handled on the network thread: ``acknowledged(_:)``
             case .message(let topic, let payload, let retained):
                 switch Self.command(topic: topic, payload: payload, retained: retained, tree: tree) {
                 case .success(let taken?): command(taken)
@@ -178,6 +167,21 @@ public final class MQTTSink: OutputSink {
                 }
             case .subscribed:
                 break
+            }
+        }
+    }
+
+    /// A PUBACK (or a QoS 0 message written), on the network thread: the entry waits for its
+    /// confirmation, and the window has room for the next. The engine's next commit (or
+    /// ``finish(within:)``) removes the confirmed entries from the outbox.
+    func acknowledged(_ messageID: Int32) {
+        state.withLock { state in
+            if let entry = state.inflight.removeValue(forKey: messageID) {
+                state.recent.append((entry, .now))
+                state.confirm()
+                pump(&state)
+            } else {
+                state.retainedOutstanding.remove(messageID)
             }
         }
     }
@@ -219,9 +223,12 @@ public final class MQTTSink: OutputSink {
 
     /// Queues the step's events (already in the outbox) and publishes the retained state they
     /// change, then `B/area` and `B/zone` when they changed.
-    public func deliver(_ outputs: [MonitorOutput], entries: [OutboxEntry], monitor: Monitor) throws {
-        let area = monitor.currentAreaName
-        let zone = monitor.currentZoneName
+    public func deliver(
+        _ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, whereabouts: Whereabouts
+    )
+        throws
+    {
+        let (area, zone) = (whereabouts.area, whereabouts.zone)
         state.withLock { state in
             state.backlog += entries
             for output in outputs {
@@ -302,6 +309,20 @@ public final class MQTTSink: OutputSink {
         try? store.settle(takeSettled())
         return state.withLock { $0.waiting }
     }
+}
+
+/// Hands acknowledgements from the network thread to the sink, which owns the client (and so
+/// cannot be named when the client is made).
+final class Acknowledgements: Sendable {
+    private struct Target {
+        weak var sink: MQTTSink?
+    }
+
+    private let target = Mutex(Target())
+
+    func attach(_ sink: MQTTSink) { target.withLock { $0.sink = sink } }
+
+    func handle(_ messageID: Int32) { target.withLock { $0.sink }?.acknowledged(messageID) }
 }
 
 /// Runs blocking work (file reading, a radio) on its own thread, off the cooperative pool.

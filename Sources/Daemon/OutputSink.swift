@@ -10,8 +10,10 @@ import RegionMonitor
 public protocol OutputSink: Sendable {
     /// Messages for the outbox: each must reach its destination even across a restart.
     func outbox(for outputs: [MonitorOutput]) -> [OutboxMessage]
-    /// Called once the step is committed; `entries` are this sink's outbox messages as written.
-    func deliver(_ outputs: [MonitorOutput], entries: [OutboxEntry], monitor: Monitor) throws
+    /// Called once the step is committed; `entries` are this sink's outbox messages as written;
+    /// `whereabouts` is where the user is after the step.
+    func deliver(_ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, whereabouts: Whereabouts)
+        throws
     /// Outbox entries delivered since the last call, to remove in the next transaction.
     func takeSettled() -> [Int64]
     /// A reloaded configuration is in force from the next step on.
@@ -30,7 +32,11 @@ public struct EachOutput: OutputSink {
 
     public init(_ body: @escaping @Sendable (MonitorOutput) throws -> Void) { self.body = body }
 
-    public func deliver(_ outputs: [MonitorOutput], entries: [OutboxEntry], monitor: Monitor) throws {
+    public func deliver(
+        _ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, whereabouts: Whereabouts
+    )
+        throws
+    {
         for output in outputs { try body(output) }
     }
 }

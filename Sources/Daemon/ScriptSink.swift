@@ -79,7 +79,11 @@ public final class ScriptSink: OutputSink {
         self.init(scripts: configuration.scripts, timeout: configuration.scriptTimeout, say: say)
     }
 
-    public func deliver(_ outputs: [MonitorOutput], entries: [OutboxEntry], monitor: Monitor) throws {
+    public func deliver(
+        _ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, whereabouts: Whereabouts
+    )
+        throws
+    {
         let (scripts, timeout) = settings.withLock { ($0.scripts, $0.timeout) }
         guard !scripts.isEmpty else { return }
         for output in outputs {

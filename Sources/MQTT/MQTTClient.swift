@@ -35,7 +35,7 @@ public struct MQTTConnection: Sendable, Hashable {
     /// A persistent session keeps subscriptions and queued QoS 1 messages across reconnects.
     public var cleanSession = true
     /// QoS 1 messages sent but not yet acknowledged, at most (MQTT 5 Receive Maximum's limit).
-    public var maximumInflight = 1000
+    public var maximumInflight = 100
     public var will: Will?
 
     public init(host: String, port: Int32, clientID: String) {
@@ -83,7 +83,11 @@ public final class MQTTClient: Sendable {
     /// Carries events from the network thread to Swift.
     final class Relay: Sendable {
         let continuation: AsyncStream<MQTTEvent>.Continuation
-        init(_ continuation: AsyncStream<MQTTEvent>.Continuation) { self.continuation = continuation }
+        let published: (@Sendable (Int32) -> Void)?
+        init(_ continuation: AsyncStream<MQTTEvent>.Continuation, published: (@Sendable (Int32) -> Void)?) {
+            self.continuation = continuation
+            self.published = published
+        }
     }
 
     private static let initialised: Bool = {
@@ -92,12 +96,16 @@ public final class MQTTClient: Sendable {
     }()
 
     /// Makes the client and sets its options; nothing is sent until ``start()``.
-    public init(_ connection: MQTTConnection) throws {
+    ///
+    /// With `published`, acknowledgements are handed to it on the network thread, at once,
+    /// instead of to ``events``: for a publisher that must keep up with thousands a second, a hop
+    /// to another thread per message is what it cannot afford. It must be quick and not block.
+    public init(_ connection: MQTTConnection, published: (@Sendable (Int32) -> Void)? = nil) throws {
         _ = Self.initialised
         self.connection = connection
         let (stream, continuation) = AsyncStream<MQTTEvent>.makeStream(bufferingPolicy: .unbounded)
         events = stream
-        relay = Relay(continuation)
+        relay = Relay(continuation, published: published)
         let userdata = Unmanaged.passUnretained(relay).toOpaque()
         guard let created = mosquitto_new(connection.clientID, connection.cleanSession, userdata) else {
             throw MQTTError(operation: "client creation", code: MOSQ_ERR_NOMEM.rawValue)
@@ -146,7 +154,12 @@ public final class MQTTClient: Sendable {
             MQTTClient.relay(userdata)?.continuation.yield(.disconnected(code: code))
         }
         mosquitto_publish_callback_set(mosq) { _, userdata, messageID in
-            MQTTClient.relay(userdata)?.continuation.yield(.published(messageID: messageID))
+            guard let relay = MQTTClient.relay(userdata) else { return }
+            if let published = relay.published {
+                published(messageID)
+            } else {
+                relay.continuation.yield(.published(messageID: messageID))
+            }
         }
         mosquitto_subscribe_callback_set(mosq) { _, userdata, messageID, _, _ in
             MQTTClient.relay(userdata)?.continuation.yield(.subscribed(messageID: messageID))

@@ -8,13 +8,17 @@ import Foundation
 public final class Broker: @unchecked Sendable {
     public let port: Int32
     public let folder: URL
+    /// Whether the broker keeps its state on disk across restarts.
+    public let persistent: Bool
     private var process: Process?
 
-    /// Starts a broker (persistence on, saved every second, in its own folder, as this user:
-    /// run as root, mosquitto would otherwise drop to `mosquitto` and fail to save) and waits until it accepts connections.
-    public init() throws {
+    /// Starts a broker (persistence on unless `persistent` is false, saved every second, in its
+    /// own folder, as this user: run as root, mosquitto would otherwise drop to `mosquitto` and
+    /// fail to save) and waits until it accepts connections.
+    public init(persistent: Bool = true) throws {
         folder = try scratchFolder("broker")
         port = try Self.freePort()
+        self.persistent = persistent
         try start()
     }
 
@@ -26,11 +30,12 @@ public final class Broker: @unchecked Sendable {
         try """
         listener \(port) 127.0.0.1
         allow_anonymous true
-        persistence true
+        persistence \(persistent)
         persistence_location \(folder.path)/
         autosave_interval 1
         user \(String(cString: getpwuid(getuid()).pointee.pw_name))
         max_queued_messages 0
+        max_inflight_messages 0
 
         """.write(to: config, atomically: true, encoding: .utf8)
         let process = Process()

@@ -1,0 +1,71 @@
+import BeaconCore
+import Configuration
+import Daemon
+import Foundation
+import Persistence
+import RegionMonitor
+import Synchronization
+import TestSupport
+import Testing
+
+/// Group commit: steps share a transaction, and are still delivered one by one afterwards.
+@Suite struct StepBatchTests {
+    /// Records what it is handed, and asks the outbox to keep one message per location.
+    final class Recorder: OutputSink {
+        let steps = Mutex<[(types: [String], entries: [Int64], whereabouts: Whereabouts)]>([])
+
+        func outbox(for outputs: [MonitorOutput]) -> [OutboxMessage] {
+            outputs.filter { $0.type == "location" }.map { OutboxMessage(topic: "t", payload: $0.json, qos: 1) }
+        }
+
+        func deliver(_ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, whereabouts: Whereabouts)
+            throws
+        {
+            steps.withLock { $0.append((outputs.map(\.type), entries.map(\.sequence), whereabouts)) }
+        }
+    }
+
+    @Test func stepsCommittedTogetherAreDeliveredOneByOneWithTheirOwnWhereabouts() throws {
+        let uuid = "112EBB9D-B8C9-4ABD-9EB3-43578BF86A41"
+        let ini = """
+            LocationBaseBeacon.101 = \(uuid),1,1
+            LocationBaseBeacon.201 = \(uuid),2,1
+            LocationZoneName.\(uuid):1 = Kitchen
+            LocationZoneName.\(uuid):2 = Hall
+            Monitor.exitTimeout = 5
+            """
+        let configuration = try Configuration.load(Array(ini.utf8), path: "hsyco.ini").get()
+        var engine = Engine(configuration: configuration, identity: .resolve(configuration.monitor))
+        let store = try StateStore()
+        let recorder = Recorder()
+        var batch = StepBatch()
+        var outputs: [MonitorOutput] = []
+        for (n, major) in [1, 2].enumerated() {
+            let ad = Advertisement(
+                format: .ibeacon, beacon: BeaconID(uuid: UUID(uuidString: uuid)!, major: UInt16(major), minor: 1),
+                power: -59, rssi: -59, address: nil)
+            engine.handle(
+                .advertisement(Timestamp(secondsSinceEpoch: 1_700_000_000 + Double(n) * 10)!, ad), into: &outputs)
+            engine.stage(&outputs, into: &batch, sinks: [recorder])
+        }
+        #expect(batch.count == 2)
+        // Nothing is handed on, and nothing kept, before the commit.
+        #expect(recorder.steps.withLock { $0.isEmpty })
+        #expect(try store.pendingOutbox().isEmpty)
+
+        let seen = Mutex<[String]>([])
+        let count = try batch.commit(
+            store: store, output: { item in seen.withLock { $0.append(item.type) } }, sinks: [recorder])
+        let steps = recorder.steps.withLock { $0 }
+        #expect(steps.count == 2)
+        #expect(count == seen.withLock { $0.count })
+        #expect(steps.map(\.whereabouts.zone) == ["Kitchen", "Hall"])
+        #expect(steps.map { $0.types.filter { $0 == "location" }.count } == [1, 2])
+        // Each step gets its own outbox entries, in order.
+        let pending = try store.pendingOutbox().map(\.sequence)
+        #expect(steps.flatMap(\.entries) == pending)
+        #expect(steps[0].entries.count == 1 && steps[1].entries.count == 2)
+        #expect(batch.count == 0)
+        #expect(try store.lastReported()["201"] == .near)
+    }
+}
