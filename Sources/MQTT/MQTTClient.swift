@@ -84,9 +84,14 @@ public final class MQTTClient: Sendable {
     final class Relay: Sendable {
         let continuation: AsyncStream<MQTTEvent>.Continuation
         let published: (@Sendable (Int32) -> Void)?
-        init(_ continuation: AsyncStream<MQTTEvent>.Continuation, published: (@Sendable (Int32) -> Void)?) {
+        let received: (@Sendable (String, [UInt8], Bool) -> Void)?
+        init(
+            _ continuation: AsyncStream<MQTTEvent>.Continuation, published: (@Sendable (Int32) -> Void)?,
+            received: (@Sendable (String, [UInt8], Bool) -> Void)?
+        ) {
             self.continuation = continuation
             self.published = published
+            self.received = received
         }
     }
 
@@ -99,13 +104,17 @@ public final class MQTTClient: Sendable {
     ///
     /// With `published`, acknowledgements are handed to it on the network thread, at once,
     /// instead of to ``events``: for a publisher that must keep up with thousands a second, a hop
-    /// to another thread per message is what it cannot afford. It must be quick and not block.
-    public init(_ connection: MQTTConnection, published: (@Sendable (Int32) -> Void)? = nil) throws {
+    /// to another thread per message is what it cannot afford. Likewise `received` takes incoming
+    /// messages (topic, payload, retained). Both must be quick and not block.
+    public init(
+        _ connection: MQTTConnection, published: (@Sendable (Int32) -> Void)? = nil,
+        received: (@Sendable (String, [UInt8], Bool) -> Void)? = nil
+    ) throws {
         _ = Self.initialised
         self.connection = connection
         let (stream, continuation) = AsyncStream<MQTTEvent>.makeStream(bufferingPolicy: .unbounded)
         events = stream
-        relay = Relay(continuation, published: published)
+        relay = Relay(continuation, published: published, received: received)
         let userdata = Unmanaged.passUnretained(relay).toOpaque()
         guard let created = mosquitto_new(connection.clientID, connection.cleanSession, userdata) else {
             throw MQTTError(operation: "client creation", code: MOSQ_ERR_NOMEM.rawValue)
@@ -170,8 +179,13 @@ public final class MQTTClient: Sendable {
                 message.payload.map {
                     Array(UnsafeRawBufferPointer(start: $0, count: Int(message.payloadlen)))
                 } ?? []
-            MQTTClient.relay(userdata)?.continuation.yield(
-                .message(topic: String(cString: topic), payload: payload, retained: message.retain))
+            guard let relay = MQTTClient.relay(userdata) else { return }
+            if let received = relay.received {
+                received(String(cString: topic), payload, message.retain)
+            } else {
+                relay.continuation.yield(
+                    .message(topic: String(cString: topic), payload: payload, retained: message.retain))
+            }
         }
     }
 

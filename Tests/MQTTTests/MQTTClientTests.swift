@@ -1,6 +1,7 @@
 import Foundation
 import MQTT
 import TestSupport
+import Synchronization
 import Testing
 
 /// The libmosquitto wrapper against a real broker.
@@ -53,6 +54,39 @@ import Testing
         publisher.shutdown()  // twice is harmless
         subscriber.shutdown()
         #expect(throws: MQTTError.self) { try publisher.publish(topic: "t", payload: [], qos: 0, retain: false) }
+    }
+
+    @Test func handlersTakeAcknowledgementsAndMessagesOnTheNetworkThreadInsteadOfTheStream() async throws {
+        let broker = try Broker(persistent: false)
+        let acknowledged = Mutex<[Int32]>([])
+        let received = Mutex<[String]>([])
+        let client = try MQTTClient(
+            MQTTConnection(host: "127.0.0.1", port: broker.port, clientID: "both-\(UUID().uuidString.prefix(8))"),
+            published: { id in acknowledged.withLock { $0.append(id) } },
+            received: { topic, payload, _ in
+                received.withLock { $0.append("\(topic) \(String(decoding: payload, as: UTF8.self))") }
+            })
+        try client.start()
+        _ = try await Self.first(client.events) { if case .connected(0) = $0 { true } else { nil } }
+        try client.subscribe("h/#", qos: 1)
+        _ = try await Self.first(client.events) { if case .subscribed = $0 { true } else { nil } }
+        let ids = try (0..<3).map {
+            try client.publish(topic: "h/\($0)", payload: Array("m\($0)".utf8), qos: 1, retain: false)
+        }
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+        while received.withLock({ $0.count }) < 3 || acknowledged.withLock({ $0.count }) < 3,
+            ContinuousClock.now < deadline
+        {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(received.withLock { $0 } == ["h/0 m0", "h/1 m1", "h/2 m2"])
+        #expect(Set(acknowledged.withLock { $0 }) == Set(ids))
+        client.shutdown()
+        // The stream got neither.
+        var streamed: [MQTTEvent] = []
+        for await event in client.events { streamed.append(event) }
+        #expect(
+            !streamed.contains { if case .published = $0 { true } else if case .message = $0 { true } else { false } })
     }
 
     @Test func aResetClientDropsWhatItHeldAndConnectsAgain() async throws {
