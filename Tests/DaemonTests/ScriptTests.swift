@@ -29,22 +29,26 @@ import Testing
         return url.path
     }
 
-    /// An office of one Area with named Zones 1 and 2 (one beacon each).
+    /// An office of one Area with named Zones 1 and 2 (one beacon each), as an ini file.
+    static func ini(zoneName: String = "Kitchen", extra: String = "") -> String {
+        """
+        LocationBaseBeacon.101 = \(uuid),1,1
+        LocationBaseBeacon.201 = \(uuid),2,1
+        LocationAreaName.\(uuid) = Office
+        LocationZoneName.\(uuid):1 = \(zoneName)
+        LocationZoneName.\(uuid):2 = Hall
+        Monitor.userid = dave
+        Monitor.session = s-1
+        Monitor.address = 192.0.2.7
+        Monitor.exitTimeout = 10
+        \(extra)
+        """
+    }
+
     static func configuration(zoneName: String = "Kitchen", extra: String = "", in folder: URL) throws -> Configuration
     {
-        let ini = """
-            LocationBaseBeacon.101 = \(uuid),1,1
-            LocationBaseBeacon.201 = \(uuid),2,1
-            LocationAreaName.\(uuid) = Office
-            LocationZoneName.\(uuid):1 = \(zoneName)
-            LocationZoneName.\(uuid):2 = Hall
-            Monitor.userid = dave
-            Monitor.session = s-1
-            Monitor.address = 192.0.2.7
-            Monitor.exitTimeout = 10
-            \(extra)
-            """
-        return try Configuration.load(Array(ini.utf8), path: folder.appendingPathComponent("hsyco.ini").path).get()
+        let text = ini(zoneName: zoneName, extra: extra)
+        return try Configuration.load(Array(text.utf8), path: folder.appendingPathComponent("hsyco.ini").path).get()
     }
 
     /// Sightings alternating between zones 1 and 2 every `hop` seconds.
@@ -142,6 +146,26 @@ import Testing
         let all = { (try? String(contentsOf: seen, encoding: .utf8)) ?? "" }
         try await Self.until("the three enters") { all().filter { $0 == "\n" }.count == 3 }
         #expect(all() == "Office\n\(name)\n\n")
+        #expect(!FileManager.default.fileExists(atPath: pwned.path))
+    }
+
+    @Test func theDaemonRunsTheConfiguredScriptAndWaitsForItsRunsAtTheEnd() throws {
+        let folder = try scratchFolder("scripts")
+        let pwned = folder.appendingPathComponent("pwned")
+        let name = "$(touch \(pwned.path)); x"
+        let seen = folder.appendingPathComponent("enters.txt")
+        // A relative Script.enter is found next to the ini file.
+        _ = try Self.script(
+            "on-enter", in: folder, #"printf '%s %s\n' "$BW_KIND" "$BW_NAME" >> "\#(seen.path)"; sleep 0.2"#)
+        let text = Self.ini(zoneName: name, extra: "Script.enter = on-enter\nState.database = state.sqlite\n")
+        try text.write(to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
+        let run = try DecodeCommandTests.beaconwatch(
+            ["run", "--config", "hsyco.ini", "--source", "trace:-", "--log-level", "warning"],
+            stdin: Self.walk(hops: 1),
+            in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        // The three runs took 0.6 s; the daemon waited for them before exiting.
+        #expect((try? String(contentsOf: seen, encoding: .utf8)) == "area Office\nzone \(name)\nbeacon \n")
         #expect(!FileManager.default.fileExists(atPath: pwned.path))
     }
 
