@@ -21,6 +21,8 @@ let package = Package(
 
         // Pure: Hierarchy, the HSYCO monitoring policy, presence, ranging, LocationBeaconEvent.
         .target(name: "RegionMonitor", dependencies: ["BeaconCore"]),
+        // Pure: Ubudu rules documents, opening-hours schedules, the rule engine.
+        .target(name: "Rules", dependencies: ["BeaconCore"]),
         // hsyco-style ini to typed configuration, with line-numbered diagnostics.
         .target(name: "Configuration", dependencies: ["BeaconCore", "RegionMonitor"]),
 
@@ -78,6 +80,7 @@ let package = Package(
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore"]),
         .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "RegionMonitor", "BeaconCore", "TestSupport"]),
+        .testTarget(name: "RulesTests", dependencies: ["Rules", "BeaconCore", "TestSupport"]),
         .testTarget(name: "PersistenceTests", dependencies: ["Persistence", "RegionMonitor"]),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "BeaconCore", "RegionMonitor", "TestSupport"]),
         .testTarget(

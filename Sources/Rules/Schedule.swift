@@ -1,0 +1,188 @@
+import BeaconCore
+import Foundation
+
+/// Opening hours of one day: seconds elapsed since local midnight, `open` ≤ s < `close`. Hours
+/// past 86400 run into the next day; `open == close` is closed.
+public struct Hours: Sendable, Hashable {
+    public var open: Int
+    public var close: Int
+
+    public init(open: Int, close: Int) {
+        self.open = open
+        self.close = close
+    }
+
+    public var isClosed: Bool { close <= open }
+
+    func contains(_ seconds: Int) -> Bool { open <= seconds && seconds < close }
+}
+
+/// A day of the week, as Ubudu spells it (`mon` … `sun`).
+public enum Weekday: String, Sendable, Hashable, CaseIterable {
+    case mon, tue, wed, thu, fri, sat, sun
+
+    /// From `Calendar`'s weekday number (1 = Sunday).
+    init(calendarWeekday: Int) {
+        self = [.sun, .mon, .tue, .wed, .thu, .fri, .sat][(calendarWeekday - 1) % 7]
+    }
+}
+
+/// A local calendar date, `YYYY-MM-DD`.
+public struct LocalDate: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var year: Int
+    public var month: Int
+    public var day: Int
+
+    public init(year: Int, month: Int, day: Int) {
+        self.year = year
+        self.month = month
+        self.day = day
+    }
+
+    /// `YYYY-MM-DD`, or `nil`.
+    public init?(_ text: String) {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+            (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
+        self.init(year: year, month: month, day: day)
+    }
+
+    public var description: String {
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(year)-\(two(month))-\(two(day))"
+    }
+
+    public static func < (lhs: LocalDate, rhs: LocalDate) -> Bool {
+        (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
+    }
+}
+
+/// An opening-hours schedule (SPEC 8): weekly hours, weekly breaks, and specific days.
+///
+/// Pure: the time zone is given, and the answer for an instant depends on nothing else. The time
+/// of day is the *elapsed* seconds since local midnight, so on a 23- or 25-hour day the hours move
+/// with the clock change.
+public struct Schedule: Sendable, Hashable {
+    /// `nil` or empty: every weekday open all day. Otherwise a missing weekday is closed.
+    public var week: [Weekday: Hours]?
+    public var breaks: [Weekday: Hours]
+    public var specificDays: [LocalDate: Hours]
+
+    public init(week: [Weekday: Hours]? = nil, breaks: [Weekday: Hours] = [:], specificDays: [LocalDate: Hours] = [:]) {
+        self.week = week
+        self.breaks = breaks
+        self.specificDays = specificDays
+    }
+
+    /// An absent or empty schedule: always open.
+    public var isEmpty: Bool { (week ?? [:]).isEmpty && breaks.isEmpty && specificDays.isEmpty }
+
+    /// The hours of local date `date` (of weekday `weekday`): its specific day, else its weekday's.
+    func hours(of date: LocalDate, weekday: Weekday) -> Hours {
+        if let specific = specificDays[date] { return specific }
+        guard let week, !week.isEmpty else { return Hours(open: 0, close: 86400) }
+        return week[weekday] ?? Hours(open: 0, close: 0)
+    }
+
+    /// Whether a day with these hours and this break is open `seconds` after its midnight.
+    func open(_ hours: Hours, break pause: Hours?, at seconds: Int) -> Bool {
+        guard hours.contains(seconds) else { return false }
+        if let pause, pause.contains(seconds) { return false }
+        return true
+    }
+
+    /// Whether the schedule is open at `time` in `zone`.
+    public func isOpen(at time: Timestamp, in zone: TimeZone) -> Bool {
+        if isEmpty { return true }
+        let day = LocalDay(containing: time, in: zone)
+        let elapsed = day.elapsed(at: time)
+        if open(hours(of: day.date, weekday: day.weekday), break: breaks[day.weekday], at: elapsed) { return true }
+        // The previous day's hours past 86400.
+        let before = day.previous
+        let spill = hours(of: before.date, weekday: before.weekday)
+        return spill.close > 86400 && open(spill, break: breaks[before.weekday], at: elapsed + 86400)
+    }
+
+    /// The first instant after `time` at which ``isOpen(at:in:)`` changes, within `horizon`
+    /// days; `nil` when it never does (an empty schedule, or one closed every day).
+    public func nextChange(after time: Timestamp, in zone: TimeZone, horizon: Int = 400) -> Timestamp? {
+        if isEmpty { return nil }
+        let now = isOpen(at: time, in: zone)
+        var day = LocalDay(containing: time, in: zone)
+        for _ in 0..<horizon {
+            // Every instant at which the answer may change that day, in order.
+            var offsets: Set<Int> = [0]
+            for hours in [hours(of: day.date, weekday: day.weekday), breaks[day.weekday]].compactMap({ $0 }) {
+                offsets.insert(hours.open)
+                offsets.insert(hours.close)
+            }
+            let before = day.previous
+            for hours in [hours(of: before.date, weekday: before.weekday), breaks[before.weekday]].compactMap({ $0 }) {
+                offsets.insert(hours.open - 86400)
+                offsets.insert(hours.close - 86400)
+            }
+            for offset in offsets.sorted() where offset >= 0 && offset < day.length {
+                let instant = Timestamp(microseconds: day.midnight.microseconds + Int64(offset) * 1_000_000)
+                if instant > time, isOpen(at: instant, in: zone) != now { return instant }
+            }
+            day = day.next
+        }
+        return nil
+    }
+}
+
+/// One local day in a time zone: its date, weekday, midnight and length in seconds.
+struct LocalDay {
+    let zone: TimeZone
+    let date: LocalDate
+    let weekday: Weekday
+    let midnight: Timestamp
+    let length: Int
+
+    private static func calendar(_ zone: TimeZone) -> Calendar {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        return calendar
+    }
+
+    init(containing time: Timestamp, in zone: TimeZone) {
+        let calendar = Self.calendar(zone)
+        let start = calendar.startOfDay(for: time.date)
+        self.init(start: start, calendar: calendar)
+    }
+
+    private init(start: Date, calendar: Calendar) {
+        zone = calendar.timeZone
+        let parts = calendar.dateComponents([.year, .month, .day, .weekday], from: start)
+        date = LocalDate(year: parts.year!, month: parts.month!, day: parts.day!)
+        weekday = Weekday(calendarWeekday: parts.weekday!)
+        midnight = Timestamp(start)!
+        let following = calendar.date(byAdding: .day, value: 1, to: start).map { calendar.startOfDay(for: $0) }
+        length = following.map { Int($0.timeIntervalSince(start).rounded()) } ?? 86400
+    }
+
+    func elapsed(at time: Timestamp) -> Int {
+        Int((time.microseconds - midnight.microseconds).floorDivided(by: 1_000_000))
+    }
+
+    var next: LocalDay {
+        let calendar = Self.calendar(zone)
+        return LocalDay(start: midnight.date.addingTimeInterval(Double(length)), calendar: calendar)
+    }
+
+    var previous: LocalDay {
+        let calendar = Self.calendar(zone)
+        // An hour before midnight is in the previous day, whatever its length.
+        let start = calendar.startOfDay(for: midnight.date.addingTimeInterval(-3600))
+        return LocalDay(start: start, calendar: calendar)
+    }
+}
+
+extension Int64 {
+    fileprivate func floorDivided(by divisor: Int64) -> Int64 {
+        let quotient = self / divisor
+        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
+    }
+}
