@@ -22,7 +22,7 @@ let package = Package(
         // Pure: Hierarchy, the HSYCO monitoring policy, presence, ranging, LocationBeaconEvent.
         .target(name: "RegionMonitor", dependencies: ["BeaconCore"]),
         // Pure: Ubudu rules documents, opening-hours schedules, the rule engine.
-        .target(name: "Rules", dependencies: ["BeaconCore"]),
+        .target(name: "Rules", dependencies: ["BeaconCore", "RegionMonitor"]),
         // hsyco-style ini to typed configuration, with line-numbered diagnostics.
         .target(name: "Configuration", dependencies: ["BeaconCore", "RegionMonitor"]),
 
@@ -60,7 +60,7 @@ let package = Package(
         .executableTarget(
             name: "beaconwatch",
             dependencies: [
-                "BeaconCore", "BlueZ", "Configuration", "Daemon", "MQTT", "Persistence", "RegionMonitor",
+                "BeaconCore", "BlueZ", "Configuration", "Daemon", "MQTT", "Persistence", "RegionMonitor", "Rules",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -80,7 +80,7 @@ let package = Package(
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore"]),
         .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "RegionMonitor", "BeaconCore", "TestSupport"]),
-        .testTarget(name: "RulesTests", dependencies: ["Rules", "BeaconCore", "TestSupport"]),
+        .testTarget(name: "RulesTests", dependencies: ["Rules", "BeaconCore", "RegionMonitor", "TestSupport"]),
         .testTarget(name: "PersistenceTests", dependencies: ["Persistence", "RegionMonitor"]),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "BeaconCore", "RegionMonitor", "TestSupport"]),
         .testTarget(

@@ -22,7 +22,9 @@ struct BeaconWatch: AsyncParsableCommand {
             arguments), 3 Bluetooth unavailable.
             """,
         version: "beaconwatch \(version) (libmosquitto \(Mosquitto.libraryVersion))",
-        subcommands: [Run.self, Replay.self, Check.self, Decode.self, Advertise.self, Calibrate.self]
+        subcommands: [
+            Run.self, Replay.self, Check.self, Decode.self, ScheduleCommand.self, Advertise.self, Calibrate.self,
+        ]
     )
 }
 

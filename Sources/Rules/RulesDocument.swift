@@ -1,0 +1,159 @@
+import BeaconCore
+import Foundation
+import RegionMonitor
+
+/// One Ubudu rule (SPEC 7.1): when it fires, and what it does.
+public struct Rule: Sendable, Hashable {
+    public var id: String
+    /// `on_entry`, `on_exit`; other values are kept and never fire.
+    public var trigger: String
+    /// 0 when empty or negative.
+    public var minEvents: Int
+    /// `nil` (no limit) when empty or negative.
+    public var maxEvents: Int?
+    public var minGroupEvents: Int
+    public var maxGroupEvents: Int?
+    /// Seconds; 0 when empty or negative.
+    public var latchTime: Int
+    /// The region counts as inside only while its closest beacon is at most this class.
+    public var maximumProximity: Proximity?
+    /// `notify_user`: the alert body (plain text, or `alertBody` of embedded JSON), and its payload.
+    public var alertBody: String?
+    public var payload: JSONValue?
+    public var notifyServer: String?
+    public var openURL: String?
+    public var openPBK: String?
+}
+
+/// A beacon region of a rules document with its rules (SPEC 7.1).
+public struct RuleRegion: Sendable, Hashable {
+    public var id: String
+    public var group: String?
+    public var name: String?
+    public var uuid: UUID
+    /// `nil`: any.
+    public var major: UInt16?
+    public var minor: UInt16?
+    public var start: Timestamp?
+    public var end: Timestamp?
+    /// The zone the document names (`nil` when it names none that exists: then UTC, with a warning).
+    public var timeZone: TimeZone?
+    public var schedule: Schedule
+    public var rules: [Rule]
+    /// What was untidy but loaded, one line each.
+    public var warnings: [String]
+
+    /// `UUID`, `UUID:major` or `UUID:major:minor`: the configured region it attaches to.
+    public var pattern: String {
+        var text = uuid.uuidString
+        if let major {
+            text += ":\(major)"
+            if let minor { text += ":\(minor)" }
+        }
+        return text
+    }
+}
+
+/// A u_beacons.json document (SPEC 7.1), read the way real Ubudu servers write it.
+public struct RulesDocument: Sendable, Hashable {
+    public var regions: [RuleRegion]
+    public var validUntil: Timestamp?
+
+    /// Parses a document; `name` says where it came from in messages. Garbage is refused with one
+    /// line naming the region and field.
+    public static func load(_ bytes: some Sequence<UInt8>, name: String) -> Result<RulesDocument, RulesError> {
+        guard let document = JSONValue.parse(bytes) else {
+            return .failure(RulesError("\(name): not JSON; a rules source is a u_beacons.json document"))
+        }
+        guard case .array(let items)? = document["u_beacons"] else {
+            return .failure(RulesError("\(name): no \"u_beacons\" list; a rules source is a u_beacons.json document"))
+        }
+        var regions: [RuleRegion] = []
+        for (index, item) in items.enumerated() {
+            do throws(RulesError) {
+                regions.append(try region(item, at: "\(name): u_beacons[\(index)]"))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let validUntil = document["valid_until"]?.text.flatMap(Timestamp.init(iso8601:))
+        return .success(RulesDocument(regions: regions, validUntil: validUntil))
+    }
+
+    static func region(_ item: JSONValue, at place: String) throws(RulesError) -> RuleRegion {
+        guard case .object = item else { throw RulesError("\(place) is not an object") }
+        guard let id = item["id"]?.text else { throw RulesError("\(place) has no \"id\"") }
+        let here = "\(place) (id \(id))"
+        guard let uuidText = item["proximity_uid"]?.text, let uuid = UUID(uuidString: uuidText) else {
+            throw RulesError("\(here): \"proximity_uid\" must be a beacon UUID")
+        }
+        func part(_ key: String) throws(RulesError) -> UInt16? {
+            guard let value = item[key], !value.isNothing else { return nil }
+            guard let number = value.integer, (0...65535).contains(number) else {
+                throw RulesError("\(here): \"\(key)\" must be 0 to 65535, or empty for any")
+            }
+            return UInt16(number)
+        }
+        let major = try part("major")
+        let minor = try part("minor")
+        func instant(_ key: String) throws(RulesError) -> Timestamp? {
+            guard let text = item[key]?.text else { return nil }
+            guard let time = Timestamp(iso8601: text) else {
+                throw RulesError(
+                    "\(here): \"\(key)\" must be an ISO-8601 time with an offset, such as 2013-10-29T16:43:17+01:00")
+            }
+            return time
+        }
+        var warnings: [String] = []
+        let zone = RegionTimeZone.resolve(item["timezone"])
+        if zone == nil { warnings.append("no usable time zone; schedules are read in UTC") }
+        var spelledThi = false
+        let schedule = try Schedule(ubudu: item["schedule"], path: "\(here): schedule") { _ in spelledThi = true }
+        if spelledThi { warnings.append("weekday 'thi' read as 'thu'") }
+        var rules: [Rule] = []
+        if case .array(let list)? = item["rules_actions"] {
+            for (index, entry) in list.enumerated() {
+                rules.append(try rule(entry, at: "\(here): rules_actions[\(index)]"))
+            }
+        } else if !item["rules_actions"].isNothing {
+            throw RulesError("\(here): \"rules_actions\" must be a list")
+        }
+        return RuleRegion(
+            id: id, group: item["group_id"]?.text, name: item["name"]?.text, uuid: uuid, major: major,
+            minor: major == nil ? nil : minor, start: try instant("start"), end: try instant("end"), timeZone: zone,
+            schedule: schedule, rules: rules, warnings: warnings)
+    }
+
+    static func rule(_ entry: JSONValue, at place: String) throws(RulesError) -> Rule {
+        guard case .object = entry, let id = entry["id"]?.text else { throw RulesError("\(place) has no \"id\"") }
+        let here = "\(place) (rule \(id))"
+        let rule = entry["rule"] ?? .null
+        let action = entry["action"] ?? .null
+        func count(_ key: String) throws(RulesError) -> Int? {
+            guard let value = rule[key], !value.isNothing else { return nil }
+            guard let number = value.integer else { throw RulesError("\(here): \"\(key)\" must be a whole number") }
+            return number < 0 ? nil : number
+        }
+        var proximity: Proximity?
+        if let value = rule["maximum_proximity"], !value.isNothing {
+            guard let number = value.integer, (0...2).contains(number) else {
+                throw RulesError("\(here): \"maximum_proximity\" must be 0 (immediate), 1 (near) or 2 (far)")
+            }
+            proximity = [Proximity.immediate, .near, .far][number]
+        }
+        var body = action["notify_user"]?.text
+        var payload: JSONValue?
+        if let text = body, text.hasPrefix("{"), let embedded = JSONValue.parse(Array(text.utf8)),
+            case .object = embedded
+        {
+            body = embedded["alertBody"]?.text
+            payload = embedded["payload"].flatMap { $0.isNothing ? nil : $0 }
+        }
+        return Rule(
+            id: id, trigger: rule["trigger"]?.text ?? "", minEvents: try count("min_events") ?? 0,
+            maxEvents: try count("max_events"), minGroupEvents: try count("min_group_events") ?? 0,
+            maxGroupEvents: try count("max_group_events"), latchTime: try count("latch_time") ?? 0,
+            maximumProximity: proximity, alertBody: body, payload: payload, notifyServer: action["notify_server"]?.text,
+            openURL: action["open_url"]?.text, openPBK: action["open_pbk"]?.text)
+    }
+}
