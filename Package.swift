@@ -51,7 +51,7 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "BeaconCore", "BlueZ", "Configuration", "MQTT", "Persistence", "RegionMonitor",
+                "BeaconCore", "BlueZ", "Configuration", "MQTT", "Persistence", "RegionMonitor", "Rules",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

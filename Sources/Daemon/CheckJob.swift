@@ -2,6 +2,7 @@ import BeaconCore
 import Configuration
 import Foundation
 import RegionMonitor
+import Rules
 
 /// `beaconwatch check`: the hierarchy, counts, the monitoring plan, settings and warnings.
 public struct CheckJob {
@@ -99,6 +100,8 @@ public struct CheckJob {
         )
         lines.append("  mqtt: \(configuration.mqtt.map { "\($0)" } ?? "off (no MQTT.host)")")
         lines.append("  rules: \(configuration.rules.source.map { "\($0)" } ?? "none")")
+        let (ruleLines, ruleWarnings) = ruleRegions()
+        lines += ruleLines
         for alert in configuration.alerts {
             lines.append(
                 "  alert on \(alert.locationID): \(alert.range.rawValue) \(alert.strategy.rawValue), \(alert.action)")
@@ -106,7 +109,7 @@ public struct CheckJob {
         for (event, path) in configuration.scripts.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             lines.append("  script on \(event.rawValue): \(path)")
         }
-        var warnings = configuration.warnings.map(\.description) + fileWarnings()
+        var warnings = configuration.warnings.map(\.description) + fileWarnings() + ruleWarnings
         if case .hierarchical(true) = plan {
             warnings.append("more candidates than the cap: scan-assisted selection is in use (SPEC 5.2)")
         }
@@ -118,6 +121,38 @@ public struct CheckJob {
             lines += warnings.map { "  " + $0 }
         }
         return lines
+    }
+
+    /// Each rule region of a file `Rules.source` and the configured region it attaches to.
+    func ruleRegions() -> (lines: [String], warnings: [String]) {
+        guard case .file(let path)? = configuration.rules.source else { return ([], []) }
+        guard let bytes = FileManager.default.contents(atPath: path) else {
+            return ([], ["Rules.source \(path) cannot be read; check the path"])
+        }
+        switch RulesDocument.load(bytes, name: path) {
+        case .failure(let error):
+            return ([], ["\(error)"])
+        case .success(let document):
+            var lines: [String] = []
+            var warnings: [String] = []
+            for region in document.regions {
+                let rules = count(region.rules.count, "rule")
+                if let attached = region.attachment(in: configuration.hierarchy) {
+                    let name = quoted(configuration.hierarchy.name(of: attached))
+                    lines.append(
+                        "  rule region \(region.id)\(quoted(region.name)): \(rules), attached to \(attached.kind.rawValue) \(attached)\(name)"
+                    )
+                } else {
+                    lines.append(
+                        "  rule region \(region.id)\(quoted(region.name)): \(rules), matches no configured region")
+                    warnings.append(
+                        "rule region \(region.id) (\(region.pattern)) matches no configured region; its rules never fire"
+                    )
+                }
+                warnings += region.warnings.map { "rule region \(region.id): \($0)" }
+            }
+            return (lines, warnings)
+        }
     }
 
     func quoted(_ name: String?) -> String { name.map { " \"\($0)\"" } ?? "" }

@@ -157,3 +157,18 @@ public struct RulesDocument: Sendable, Hashable {
             openURL: action["open_url"]?.text, openPBK: action["open_pbk"]?.text)
     }
 }
+
+extension RuleRegion {
+    /// The configured region with this region's pattern (SPEC 7.1): an Area for `UUID`, a Zone
+    /// for `UUID:major`, a Beacon for `UUID:major:minor`; `nil` when none is configured, and then
+    /// its rules never fire.
+    public func attachment(in hierarchy: Hierarchy) -> Region? {
+        guard let major else { return hierarchy.areaIndex(of: uuid).map { _ in .area(uuid) } }
+        guard let minor else {
+            let zone = Region.zone(uuid, major: major)
+            return hierarchy.zoneIndex(of: zone).map { _ in zone }
+        }
+        let beacon = BeaconID(uuid: uuid, major: major, minor: minor)
+        return hierarchy.index(of: beacon).map { _ in .beacon(beacon) }
+    }
+}

@@ -16,6 +16,30 @@ import TestSupport
         #expect(run.stdout.contains("no warnings"))
     }
 
+    @Test func checkListsEachRuleRegionAndWhereItAttaches() throws {
+        let scenario = Conformance.url("scenarios/ubudu-example-rules")
+        let run = try DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: scenario)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(
+            run.stdout.contains(
+                #"rule region 1 "Full Beacon Example": 2 rules, attached to zone 566C5595-6EC7-4F08-909F-C954BDCA6CD3:42"#
+            ),
+            "\(run.stdout)")
+        #expect(run.stdout.contains("rule region 1: weekday 'thi' read as 'thu'"))
+
+        // The same rules on a building without zone 42: reported, and they never fire.
+        let folder = try scratchFolder("check")
+        let rules = Conformance.url("ubudu/u_beacons-example.json").path
+        try "LocationBaseBeacon.1 = 566C5595-6EC7-4F08-909F-C954BDCA6CD3,41,1\nRules.source = \(rules)\n"
+            .write(to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
+        let other = try DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: folder)
+        #expect(other.stdout.contains("rule region 1 \"Full Beacon Example\": 2 rules, matches no configured region"))
+        #expect(
+            other.stdout.contains(
+                "rule region 1 (566C5595-6EC7-4F08-909F-C954BDCA6CD3:42) matches no configured region; its rules never fire"
+            ))
+    }
+
     @Test func checkOnAnInvalidUUIDOnLine7PrintsFileAndLineAndExits2() throws {
         let folder = try scratchFolder("check")
         defer { try? FileManager.default.removeItem(at: folder) }
