@@ -51,7 +51,7 @@ public enum DaemonCommand: Sendable, Hashable, CustomStringConvertible {
 
     static func alert(_ text: String) -> Result<DaemonCommand, CommandError> {
         let usage = #"send {"action": "done" or "decline", "id": "<location id>"}"#
-        guard let fields = try? JSONDecoder().decode(JSONFields.self, from: Data(text.utf8)).fields else {
+        guard let fields = JSONValue.object(text.utf8) else {
             return .failure(CommandError("alert: the payload is not a JSON object; \(usage)"))
         }
         guard case .string(let word)? = fields["action"], let action = AlertAction(rawValue: word) else {
@@ -94,13 +94,13 @@ public struct CommandError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String { message }
 }
 
-extension JSONScalar {
+extension JSONValue {
     /// A non-empty string, or a whole number written as one (IDs are sometimes sent as numbers).
     var identifier: String? {
         switch self {
         case .string(let text): text.isEmpty || text.count > 64 ? nil : text
         case .number(let value): value.rounded() == value && value >= 0 && value < 1e15 ? String(Int64(value)) : nil
-        case .null, .bool, .nested: nil
+        case .null, .bool, .array, .object: nil
         }
     }
 }

@@ -50,10 +50,7 @@ public struct TraceParser {
         (Timestamp, TraceRecord)?, TraceLineError
     > {
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return .success(nil) }
-        let fields: [String: JSONScalar]
-        do {
-            fields = try decoder.decode(JSONFields.self, from: Data(line)).fields
-        } catch {
+        guard let fields = JSONValue.object(line, using: decoder) else {
             return .failure(
                 TraceLineError("not a JSON object; each line is one object such as {\"t\": 1700000000.0, \"uuid\": …}"))
         }
@@ -75,7 +72,7 @@ public struct TraceParser {
         }
     }
 
-    static func record(from fields: [String: JSONScalar]) -> Result<(Timestamp, TraceRecord), TraceLineError> {
+    static func record(from fields: [String: JSONValue]) -> Result<(Timestamp, TraceRecord), TraceLineError> {
         let time: Timestamp
         switch fields["t"] {
         case .number(let seconds)?:
@@ -115,7 +112,7 @@ public struct TraceParser {
         return record.map { (time, $0) }
     }
 
-    static func sighting(from fields: [String: JSONScalar]) -> Result<TraceRecord, TraceLineError> {
+    static func sighting(from fields: [String: JSONValue]) -> Result<TraceRecord, TraceLineError> {
         guard case .string(let text)? = fields["uuid"], let uuid = UUID(uuidString: text) else {
             return .failure(TraceLineError("\"uuid\" must be a UUID such as \"ACFD165E-C0C0-11E3-9BBE-1A514932AC01\""))
         }
@@ -157,7 +154,7 @@ public struct TraceParser {
         )
     }
 
-    static func hci(from fields: [String: JSONScalar]) -> Result<TraceRecord, TraceLineError> {
+    static func hci(from fields: [String: JSONValue]) -> Result<TraceRecord, TraceLineError> {
         guard case .string(let text)? = fields["hci"], let bytes = Hex.decode(text), bytes.count >= 2 else {
             return .failure(
                 TraceLineError("\"hci\" must be an HCI event in hex from the event code on, such as \"3e2a02…\""))
@@ -165,25 +162,25 @@ public struct TraceParser {
         return .success(.hci(bytes))
     }
 
-    static func mode(from fields: [String: JSONScalar]) -> Result<TraceRecord, TraceLineError> {
+    static func mode(from fields: [String: JSONValue]) -> Result<TraceRecord, TraceLineError> {
         guard case .string(let text)? = fields["mode"], let mode = RangingMode(rawValue: text) else {
             return .failure(TraceLineError("\"mode\" must be \"foreground\" or \"background\""))
         }
         return .success(.mode(mode))
     }
 
-    static func command(from fields: [String: JSONScalar]) -> Result<TraceRecord, TraceLineError> {
+    static func command(from fields: [String: JSONValue]) -> Result<TraceRecord, TraceLineError> {
         guard case .string(let name)? = fields["command"], !name.isEmpty else {
             return .failure(TraceLineError("\"command\" must be a command name such as \"alert/done\""))
         }
         var arguments: [String: String] = [:]
         for (key, value) in fields where key != "t" && key != "command" {
-            if let text = value.text { arguments[key] = text }
+            if let text = value.argument { arguments[key] = text }
         }
         return .success(.command(TraceCommand(name: name, arguments: arguments)))
     }
 
-    static func integer(_ value: JSONScalar?, in range: ClosedRange<Int>) -> Int? {
+    static func integer(_ value: JSONValue?, in range: ClosedRange<Int>) -> Int? {
         guard case .number(let number)? = value, number.rounded() == number, number >= Double(range.lowerBound),
             number <= Double(range.upperBound)
         else { return nil }
@@ -196,60 +193,4 @@ public struct TraceLineError: Error, Sendable, Hashable, CustomStringConvertible
     public var message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }
-}
-
-/// A JSON value as a trace field holds it; objects and arrays are kept only as `.nested`.
-enum JSONScalar: Decodable, Hashable, Sendable {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case nested
-
-    init(from decoder: Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else {
-            self = .nested
-        }
-    }
-
-    /// The value as a command argument: strings as they are, numbers without a needless `.0`.
-    var text: String? {
-        switch self {
-        case .string(let text): text
-        case .bool(let value): value ? "true" : "false"
-        case .number(let value):
-            value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : String(value)
-        case .null, .nested: nil
-        }
-    }
-}
-
-/// The top-level object of a line, every field kept by name.
-struct JSONFields: Decodable {
-    var fields: [String: JSONScalar]
-
-    struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
-    init(from decoder: Decoder) throws {
-        let container = try decoder.container(keyedBy: Key.self)
-        var fields: [String: JSONScalar] = [:]
-        for key in container.allKeys {
-            fields[key.stringValue] = try container.decode(JSONScalar.self, forKey: key)
-        }
-        self.fields = fields
-    }
 }

@@ -1,3 +1,4 @@
+import BeaconCore
 import Foundation
 
 /// Why part of a rules document was rejected, in one line naming where.
@@ -7,42 +8,7 @@ public struct RulesError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// A JSON value as a rules document holds it. Decoded with `JSONDecoder`, which keeps `true`
-/// and `1` apart.
-public enum JSONValue: Sendable, Hashable, Decodable {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
-
-    public init(from decoder: Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
-    }
-
-    /// Parses a whole document.
-    public static func parse(_ bytes: some Sequence<UInt8>) -> JSONValue? {
-        try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
-    }
-
-    public subscript(key: String) -> JSONValue? {
-        if case .object(let object) = self { object[key] } else { nil }
-    }
-
+extension JSONValue {
     /// Reading the values of real Ubudu exports (SPEC 7.1), which are untidy: numbers may come
     /// as strings, and empty strings and nulls mean "nothing".
     var isNothing: Bool {

@@ -1,0 +1,77 @@
+import Foundation
+
+/// A JSON value, as trace lines, command payloads and rules documents hold it. Decoded with
+/// `JSONDecoder`, which keeps `true` and `1` apart.
+public enum JSONValue: Sendable, Hashable, Decodable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    /// Parses a whole document.
+    public static func parse(_ bytes: some Sequence<UInt8>) -> JSONValue? {
+        try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+    }
+
+    /// Parses a document that must be an object, straight into its fields (no attempts at the
+    /// other kinds first: the trace reader does this for every line).
+    public static func object(_ bytes: some Collection<UInt8>, using decoder: JSONDecoder = JSONDecoder()) -> [String:
+        JSONValue]?
+    {
+        try? decoder.decode(Fields.self, from: Data(bytes)).fields
+    }
+
+    /// An object's fields through a keyed container: quicker than `[String: JSONValue]`'s own
+    /// decoding, which the trace reader feels on every line.
+    private struct Fields: Decodable {
+        var fields: [String: JSONValue] = [:]
+
+        struct Key: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.container(keyedBy: Key.self)
+            fields.reserveCapacity(container.allKeys.count)
+            for key in container.allKeys { fields[key.stringValue] = try container.decode(JSONValue.self, forKey: key) }
+        }
+    }
+
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let object) = self { object[key] } else { nil }
+    }
+
+    /// The value as a command argument: strings as they are, booleans as `true`/`false`,
+    /// numbers without a needless `.0`; `nil` for null, lists and objects.
+    public var argument: String? {
+        switch self {
+        case .string(let text): text
+        case .bool(let value): value ? "true" : "false"
+        case .number(let value):
+            value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        case .null, .array, .object: nil
+        }
+    }
+}
