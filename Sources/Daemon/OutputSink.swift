@@ -4,9 +4,9 @@ import RegionMonitor
 
 /// Where a step's outputs go once they are kept: the `--events` stream, the broker, scripts.
 ///
-/// ``Engine/deliver(_:store:sinks:)`` asks each sink which messages must survive a crash
-/// (``outbox(for:)``), writes them to the outbox in the step's own transaction, then hands the
-/// sink the outputs with those entries.
+/// ``Engine/stage(_:into:sinks:)`` asks each sink which messages of a step must survive a crash
+/// (``outbox(for:)``); ``StepBatch/commit(store:output:sinks:)`` writes them to the outbox in the
+/// transaction that keeps the step, then hands each sink each step's outputs with its entries.
 public protocol OutputSink: Sendable {
     /// Messages for the outbox: each must reach its destination even across a restart.
     func outbox(for outputs: [MonitorOutput]) -> [OutboxMessage]
