@@ -26,11 +26,13 @@ let package = Package(
         // hsyco-style ini to typed configuration, with line-numbered diagnostics.
         .target(name: "Configuration", dependencies: ["BeaconCore", "RegionMonitor"]),
 
-        // SQLite through GRDB: last reported classes (later counters, dwell, the outbox), WAL,
-        // versioned migrations.
+        // SQLite through GRDB: last reported classes, rule counters, the outbox, the rules cache;
+        // WAL, versioned migrations.
         .target(
             name: "Persistence",
-            dependencies: ["BeaconCore", "RegionMonitor", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "BeaconCore", "RegionMonitor", "Rules", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
 
         // Thin shells over the C libraries (module maps and shim headers only).

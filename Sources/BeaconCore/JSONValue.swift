@@ -75,3 +75,44 @@ public enum JSONValue: Sendable, Hashable, Decodable {
         }
     }
 }
+
+extension JSONValue {
+    /// The value as JSON text, object keys sorted (so the same value always reads the same).
+    public var jsonText: String {
+        var out: [UInt8] = []
+        write(to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private func write(to out: inout [UInt8]) {
+        switch self {
+        case .null: out += Array("null".utf8)
+        case .bool(let value): out += Array((value ? "true" : "false").utf8)
+        case .number(let value):
+            if !value.isFinite {
+                out += Array("null".utf8)
+            } else if value.rounded() == value && abs(value) < 1e15 {
+                out += Array(String(Int64(value)).utf8)
+            } else {
+                out += Array(value.description.utf8)
+            }
+        case .string(let text): JSONObjectWriter.appendString(text, to: &out)
+        case .array(let items):
+            out.append(UInt8(ascii: "["))
+            for (index, item) in items.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                item.write(to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let fields):
+            out.append(UInt8(ascii: "{"))
+            for (index, key) in fields.keys.sorted().enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                JSONObjectWriter.appendString(key, to: &out)
+                out.append(UInt8(ascii: ":"))
+                fields[key]!.write(to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+}

@@ -2,6 +2,7 @@ import BeaconCore
 import Configuration
 import Persistence
 import RegionMonitor
+import Rules
 
 /// The one engine behind `replay`, `run` and the benchmarks: source events in, outputs out.
 ///
@@ -10,6 +11,8 @@ import RegionMonitor
 /// ``nextDeadline`` comes due on the real clock. Either way the same state machines run.
 public struct Engine: Sendable {
     public private(set) var monitor: Monitor
+    /// The Ubudu rules on the monitor's transitions; `nil` without `Rules.source`.
+    public private(set) var rules: RuleEngine?
     /// Trace commands that nothing handles yet (alerts come with their issue), counted.
     public private(set) var ignoredCommands = 0
     /// Advertisements of beacons that are not configured: decoded, counted, moving nothing.
@@ -17,18 +20,29 @@ public struct Engine: Sendable {
     public private(set) var sightings = 0
 
     /// An engine for `configuration`, reporting for `identity`, with the last reported beacon
-    /// classes of a kept state.
-    public init(configuration: Configuration, identity: MonitorIdentity, restored: [String: Proximity] = [:]) {
+    /// classes of a kept state; with `rules` (the regions of `Rules.source`), the rule engine
+    /// runs by `ruleSettings` from the kept `ruleState`.
+    public init(
+        configuration: Configuration, identity: MonitorIdentity, restored: [String: Proximity] = [:],
+        rules: [RuleRegion]? = nil, ruleSettings: RuleSettings = RuleSettings(), ruleState: RuleState = RuleState()
+    ) {
         monitor = Monitor(
             hierarchy: configuration.hierarchy,
             settings: configuration.monitor,
             identity: identity,
             restored: restored
         )
+        if let rules {
+            self.rules = RuleEngine(
+                regions: rules, hierarchy: configuration.hierarchy, settings: ruleSettings, restored: ruleState)
+        }
     }
 
-    /// The earliest pending deadline.
-    public var nextDeadline: Timestamp? { monitor.nextDeadline }
+    /// The earliest pending deadline: the monitor's or a rule's latch.
+    public var nextDeadline: Timestamp? {
+        guard let latch = rules?.nextDeadline else { return monitor.nextDeadline }
+        return min(latch, monitor.nextDeadline ?? latch)
+    }
 
     /// Starts the clock (the first `monitoring` output).
     public mutating func start(at time: Timestamp, into outputs: inout [MonitorOutput]) {
@@ -37,6 +51,8 @@ public struct Engine: Sendable {
 
     /// One event from a source, at its own time.
     public mutating func handle(_ event: SourceEvent, into outputs: inout [MonitorOutput]) {
+        if rules != nil { advance(to: event.time, into: &outputs) }
+        let start = outputs.count
         switch event {
         case .advertisement(let time, let advertisement):
             sightings += 1
@@ -47,21 +63,63 @@ public struct Engine: Sendable {
             monitor.advance(to: time, into: &outputs)
             ignoredCommands += 1
         }
+        observe(from: start, &outputs)
     }
 
-    /// Fires the deadlines up to `time`.
+    /// Lets the rules see the monitor's outputs from `start` on.
+    private mutating func observe(from start: Int, _ outputs: inout [MonitorOutput]) {
+        guard rules != nil, start < outputs.count else { return }
+        let end = outputs.count
+        for index in start..<end { rules!.observe(outputs[index], into: &outputs) }
+    }
+
+    /// Fires the deadlines up to `time`, instant by instant.
     public mutating func advance(to time: Timestamp, into outputs: inout [MonitorOutput]) {
+        guard rules != nil else { return monitor.advance(to: time, into: &outputs) }
+        while advanceToNextDeadline(notAfter: time, into: &outputs) {}
         monitor.advance(to: time, into: &outputs)
     }
 
     /// Fires the earliest pending deadline's instant alone, if it falls at or before `limit`
     /// (any, when `limit` is `nil`); returns whether one fired. Shells step with this so that
-    /// state read after a step (the current Area and Zone) is the state of that instant.
+    /// state read after a step (the current Area and Zone) is the state of that instant. At one
+    /// instant, latches expire before the monitor's deadlines: an event "before" a latch expires
+    /// is strictly before.
     public mutating func advanceToNextDeadline(notAfter limit: Timestamp?, into outputs: inout [MonitorOutput]) -> Bool
     {
-        guard let due = monitor.nextDeadline, limit.map({ due <= $0 }) ?? true else { return false }
+        guard let due = nextDeadline, limit.map({ due <= $0 }) ?? true else { return false }
+        if let latch = rules?.nextDeadline, latch <= due { rules!.advance(to: due, into: &outputs) }
+        let start = outputs.count
         monitor.advance(to: due, into: &outputs)
+        observe(from: start, &outputs)
         return true
+    }
+
+    /// The engine's clock: the latest instant it has seen.
+    public var now: Timestamp { monitor.clock }
+
+    /// Carries out what the rules ask of the outside world with `hook`, waiting for each answer,
+    /// which is taken at the engine's clock: the way of a file run, whose clock waits too.
+    public mutating func settleActions(with hook: ServerHook, into outputs: inout [MonitorOutput]) {
+        while true {
+            let actions = takeActions()
+            guard !actions.isEmpty else { return }
+            for action in actions {
+                let (call, answer) = hook.perform(action)
+                self.answer(answer, to: call, at: now, into: &outputs)
+            }
+        }
+    }
+
+    /// What the rules ask of the outside world (server calls, `Script.server`), to be answered
+    /// with ``answer(_:to:at:into:)``.
+    public mutating func takeActions() -> [RuleEngine.Action] { rules?.takeActions() ?? [] }
+
+    /// The answer to a rule action, at `time`.
+    public mutating func answer(
+        _ answer: ServerAnswer, to call: Int, at time: Timestamp, into outputs: inout [MonitorOutput]
+    ) {
+        rules?.answer(answer, to: call, at: time, into: &outputs)
     }
 
     /// Keeps what a step's outputs change in `store`, with the outbox messages of `sinks`, in one
@@ -69,7 +127,7 @@ public struct Engine: Sendable {
     /// `outputs`. Returns how many there were. The one delivery of every shell: an output is seen
     /// only once its state is kept. With no outputs, still removes what the sinks settled.
     @discardableResult
-    public func deliver(
+    public mutating func deliver(
         _ outputs: inout [MonitorOutput],
         store: StateStore,
         output: (MonitorOutput) throws -> Void = { _ in },
@@ -82,10 +140,10 @@ public struct Engine: Sendable {
 
     /// Adds a step's outputs to `batch` (emptying `outputs`) with where the user is after it, to
     /// be committed with the steps around it: a group commit, when input is waiting.
-    public func stage(_ outputs: inout [MonitorOutput], into batch: inout StepBatch, sinks: [any OutputSink]) {
+    public mutating func stage(_ outputs: inout [MonitorOutput], into batch: inout StepBatch, sinks: [any OutputSink]) {
         guard !outputs.isEmpty else { return }
         batch.add(
-            outputs, sinks: sinks,
+            outputs, state: rules?.takeChanges() ?? RuleState(), sinks: sinks,
             whereabouts: Whereabouts(area: monitor.currentAreaName, zone: monitor.currentZoneName))
         outputs.removeAll(keepingCapacity: true)
     }
@@ -113,6 +171,7 @@ public struct StepBatch: Sendable {
 
     private var outputs: [MonitorOutput] = []
     private var messages: [OutboxMessage] = []
+    private var state = RuleState()
     /// Each step: where its outputs end, where its messages for each sink end, where the user is.
     private var steps: [(outputs: Int, messages: [Int], whereabouts: Whereabouts)] = []
 
@@ -121,8 +180,10 @@ public struct StepBatch: Sendable {
     public var count: Int { steps.count }
     public var isFull: Bool { steps.count >= Self.limit }
 
-    mutating func add(_ step: [MonitorOutput], sinks: [any OutputSink], whereabouts: Whereabouts) {
+    mutating func add(_ step: [MonitorOutput], state changes: RuleState, sinks: [any OutputSink], whereabouts: Whereabouts)
+    {
         outputs += step
+        if !changes.isEmpty { state.merge(changes) }
         var ends: [Int] = []
         ends.reserveCapacity(sinks.count)
         for sink in sinks {
@@ -151,8 +212,9 @@ public struct StepBatch: Sendable {
             outputs.removeAll(keepingCapacity: true)
             messages.removeAll(keepingCapacity: true)
             steps.removeAll(keepingCapacity: true)
+            state = RuleState()
         }
-        let entries = try store.record(outputs, outbox: messages, settled: settled)
+        let entries = try store.record(outputs, outbox: messages, settled: settled, rules: state)
         var outputStart = 0
         var messageStart = 0
         for step in steps {
@@ -182,9 +244,13 @@ extension Engine {
             handle(.mode(time, mode), into: &outputs)
         case .command(let command):
             handle(.command(time, command), into: &outputs)
-        case .reconfigure(let configuration):
+        case .answer(let answer, let call):
+            self.answer(answer, to: call, at: time, into: &outputs)
+        case .reconfigure(let configuration, let rules):
             var next = Engine(
-                configuration: configuration, identity: monitor.identity, restored: try store.lastReported())
+                configuration: configuration, identity: monitor.identity, restored: try store.lastReported(),
+                rules: rules, ruleSettings: RuleSettings.resolve(configuration),
+                ruleState: try self.rules?.state ?? store.ruleState())
             next.sightings = sightings
             next.unconfiguredSightings = unconfiguredSightings
             next.ignoredCommands = ignoredCommands
@@ -193,6 +259,9 @@ extension Engine {
             start(at: time, into: &outputs)
             // The mode was the app's to set (`cmd/mode`), not the file's.
             if monitor.mode != mode { handle(.mode(time, mode), into: &outputs) }
+        case .rules(let regions):
+            // A fetched rules document: the monitor goes on, the rules take the new regions.
+            rules = rules?.replacingRegions(with: regions, hierarchy: monitor.hierarchy)
         }
     }
 }

@@ -2,6 +2,7 @@ import BeaconCore
 import Configuration
 import Persistence
 import RegionMonitor
+import Rules
 import Synchronization
 
 /// What the shell tells a running engine between two events: commands from `B/cmd/...`, a new
@@ -14,8 +15,13 @@ public final class EngineControl: Sendable {
         case mode(RangingMode)
         /// A command the engine takes as a trace states it (`alert/done`, `alert/decline`).
         case command(TraceCommand)
-        /// A configuration that was read and checked: the engine starts over on it.
-        case reconfigure(Configuration)
+        /// A configuration that was read and checked, with the regions of its `Rules.source`
+        /// (`nil` without one): the engine starts over on it.
+        case reconfigure(Configuration, rules: [RuleRegion]?)
+        /// A fetched rules document replaces the one in force.
+        case rules([RuleRegion])
+        /// The answer to a rule engine's action (a server call, a `Script.server` run).
+        case answer(ServerAnswer, call: Int)
     }
 
     private struct State {

@@ -3,6 +3,7 @@ import Configuration
 import Foundation
 import Persistence
 import RegionMonitor
+import Rules
 
 /// Drives an ``Engine`` with a file source: the loop `replay` and `run` share.
 ///
@@ -17,6 +18,11 @@ public struct FileRun {
     public var drainAtEnd = true
     /// Pace events by their timestamps on the real clock (`run --realtime`).
     public var realtime = false
+    /// The regions of `Rules.source` (``RulesSource``); `nil` without one.
+    public var rules: [RuleRegion]?
+    /// Carries out the rules' server calls and `Script.server` runs; the run waits for each, on
+    /// its virtual clock, so a replay is the same every time the server answers the same.
+    public var hook: ServerHook
 
     /// What a run did, for its summary.
     public struct Summary: Sendable {
@@ -32,6 +38,7 @@ public struct FileRun {
     public init(configuration: Configuration, source: SourceSpec) {
         self.configuration = configuration
         self.source = source
+        hook = ServerHook(configuration: configuration) { _, _ in }
     }
 
     /// Runs the source through a fresh engine that starts from `store`'s kept state.
@@ -51,7 +58,10 @@ public struct FileRun {
         var engine = Engine(
             configuration: configuration,
             identity: .resolve(configuration.monitor),
-            restored: try store.lastReported()
+            restored: try store.lastReported(),
+            rules: rules,
+            ruleSettings: .resolve(configuration),
+            ruleState: try store.ruleState()
         )
         var outputs: [MonitorOutput] = []
         var summary = Summary()
@@ -61,6 +71,7 @@ public struct FileRun {
             summary.outputs += try batch.commit(store: store, output: output, sinks: sinks)
         }
         func step() throws {
+            engine.settleActions(with: hook, into: &outputs)
             engine.stage(&outputs, into: &batch, sinks: sinks)
             if batch.isFull { try commit() }
         }

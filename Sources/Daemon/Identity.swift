@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import RegionMonitor
+import Rules
 
 #if canImport(Glibc)
     import Glibc
@@ -36,5 +37,34 @@ extension MonitorIdentity {
             if ok { return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) }
         }
         return nil
+    }
+}
+
+extension RuleSettings {
+    /// The rule engine's settings from `configuration`: `Rules.*`, `Monitor.timezone` (the
+    /// system's zone when unset), and the template values, with `Monitor.udid` defaulting to
+    /// /etc/machine-id (empty when unreadable).
+    public static func resolve(_ configuration: Configuration) -> RuleSettings {
+        var settings = RuleSettings()
+        let rules = configuration.rules
+        settings.maxNotificationsPerDay = rules.maxNotificationsPerDay
+        settings.autoServerNotify = rules.autoServerNotify
+        settings.autoUserNotify = rules.autoUserNotify
+        settings.serverTimeout = rules.serverTimeout
+        settings.serverScript = configuration.scripts[.server] != nil
+        settings.timeZone = configuration.monitor.timezone ?? .current
+        let monitor = configuration.monitor
+        settings.values = TemplateValues(
+            namespace: rules.namespace,
+            udid: monitor.udid ?? machineID() ?? "",
+            lat: monitor.lat.map { "\($0)" } ?? "",
+            lng: monitor.lng.map { "\($0)" } ?? "")
+        return settings
+    }
+
+    static func machineID() -> String? {
+        guard let text = try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8) else { return nil }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed.isEmpty ? nil : trimmed
     }
 }

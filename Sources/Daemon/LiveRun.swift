@@ -3,6 +3,7 @@ import Configuration
 import Foundation
 import Persistence
 import RegionMonitor
+import Rules
 
 /// Drives an ``Engine`` from a live HCI event source on a clock: the loop of `run --source hciN`.
 ///
@@ -12,10 +13,16 @@ import RegionMonitor
 public struct LiveRun {
     public var configuration: Configuration
     public var now: () -> Timestamp
+    /// The regions of `Rules.source` (``RulesSource``); `nil` without one.
+    public var rules: [RuleRegion]?
+    /// Carries out the rules' server calls and `Script.server` runs, each on a thread of its own;
+    /// the answer comes back through the control, so sightings go on meanwhile.
+    public var hook: ServerHook
 
     public init(configuration: Configuration, now: @escaping () -> Timestamp = { Timestamp(.now)! }) {
         self.configuration = configuration
         self.now = now
+        hook = ServerHook(configuration: configuration) { _, _ in }
     }
 
     /// Runs until `shouldStop` or `control` says so (checked at least every second), carrying
@@ -32,11 +39,21 @@ public struct LiveRun {
         var engine = Engine(
             configuration: configuration,
             identity: .resolve(configuration.monitor),
-            restored: try store.lastReported()
+            restored: try store.lastReported(),
+            rules: rules,
+            ruleSettings: .resolve(configuration),
+            ruleState: try store.ruleState()
         )
         var decoder = AdvertisingReportDecoder()
         var outputs: [MonitorOutput] = []
         func deliver() throws {
+            if let control {
+                for action in engine.takeActions() {
+                    hook.performInBackground(action) { call, answer in control.post(.answer(answer, call: call)) }
+                }
+            } else {
+                engine.settleActions(with: hook, into: &outputs)
+            }
             try engine.deliver(&outputs, store: store, output: output, sinks: sinks)
         }
         engine.start(at: now(), into: &outputs)

@@ -38,6 +38,16 @@ public struct ScriptInvocation: Sendable, Hashable {
             environment["BW_REGION"] = transition.region.description
             environment["BW_KIND"] = transition.region.kind.rawValue
             environment["BW_NAME"] = transition.name ?? ""
+        case .rule(_, let evaluation):
+            environment["BW_REGION"] = evaluation.region
+            environment["BW_RULE"] = evaluation.rule
+        case .server(_, let notice):
+            environment["BW_REGION"] = notice.region
+            environment["BW_RULE"] = notice.rule
+            environment["BW_URL"] = notice.url
+        case .notification(_, let notification):
+            environment["BW_REGION"] = notification.region
+            environment["BW_RULE"] = notification.rule
         case .monitoring:
             break
         }
@@ -86,11 +96,22 @@ public final class ScriptSink: OutputSink {
     {
         let (scripts, timeout) = settings.withLock { ($0.scripts, $0.timeout) }
         guard !scripts.isEmpty else { return }
-        for output in outputs {
+        for output in outputs where Self.runs(for: output) {
             guard let event = ScriptEvent(rawValue: output.type), let path = scripts[event],
                 let invocation = ScriptInvocation(for: output)
             else { continue }
             runner(for: path).enqueue(invocation, timeout: timeout)
+        }
+    }
+
+    /// Whether this sink runs a script for `output`: not for `server` (`Script.server` decides a
+    /// rule and is run by the rule's server hook), nor for a notification the application
+    /// delivers itself (`Rules.autoUserNotify = false`).
+    static func runs(for output: MonitorOutput) -> Bool {
+        switch output {
+        case .server: false
+        case .notification(_, let notification): notification.delivery == .automatic
+        default: true
         }
     }
 

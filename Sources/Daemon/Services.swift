@@ -1,7 +1,10 @@
 import Configuration
 import Foundation
 import Logging
+import BeaconCore
+import Persistence
 import RegionMonitor
+import Rules
 import ServiceLifecycle
 import UnixSignals
 
@@ -103,6 +106,7 @@ public final class Reloader: Service, Sendable {
     let running: Configuration
     let control: EngineControl
     let sinks: [any OutputSink]
+    let store: StateStore
     let logger: Logger
     private let requests: AsyncStream<String>
     private let continuation: AsyncStream<String>.Continuation
@@ -110,9 +114,10 @@ public final class Reloader: Service, Sendable {
     /// Reloads `path` for an engine started on `running`, keeping `identity`.
     public init(
         path: String, running: Configuration, identity: MonitorIdentity, control: EngineControl,
-        sinks: [any OutputSink], logger: Logger
+        sinks: [any OutputSink], store: StateStore, logger: Logger
     ) {
         self.path = path
+        self.store = store
         self.running = running
         self.identity = identity
         self.control = control
@@ -152,11 +157,59 @@ public final class Reloader: Service, Sendable {
         if loaded.mqtt != running.mqtt || loaded.stateDatabase != running.stateDatabase {
             logger.warning("reload (\(reason)): MQTT.* and State.database changes take effect at the next start")
         }
-        control.post(.reconfigure(loaded))
+        let rules: [RuleRegion]?
+        do {
+            rules = try RulesSource(configuration: loaded, values: RuleSettings.resolve(loaded).values).loadWarning(
+                store: store, now: Timestamp(.now)!, warn: { logger.warning("\($0)") }
+            )?.regions
+        } catch {
+            logger.error("reload (\(reason)): \(error); the configuration in force stays until the file is fixed")
+            return false
+        }
+        control.post(.reconfigure(loaded, rules: rules))
         for sink in sinks { sink.reconfigure(loaded) }
         logger.info(
             "configuration reloaded", metadata: ["reason": "\(reason)", "beacons": "\(loaded.hierarchy.beacons.count)"])
         return true
+    }
+}
+
+/// Fetches a URL `Rules.source` again when its document expires (`valid_until`, else
+/// `Rules.refresh`), and hands a good new one to the engine; a failed fetch keeps the one in
+/// force, said once per failure.
+public struct RulesRefresher: Service {
+    let source: RulesSource
+    let store: StateStore
+    let control: EngineControl
+    let logger: Logger
+    let firstExpiry: Timestamp
+
+    public init(source: RulesSource, store: StateStore, control: EngineControl, expires: Timestamp, logger: Logger) {
+        self.source = source
+        self.store = store
+        self.control = control
+        self.logger = logger
+        firstExpiry = expires
+    }
+
+    public func run() async throws {
+        var expires = firstExpiry
+        while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            let wait = max(0, Double(expires.microseconds - Timestamp(.now)!.microseconds) / 1e6)
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(wait)) }
+            guard !Task.isCancelled, !Task.isShuttingDownGracefully else { return }
+            let loaded = try? source.loadWarning(
+                store: store, now: Timestamp(.now)!, fetchKeptCopy: true, warn: { logger.warning("\($0)") })
+            guard let loaded else {
+                expires = Timestamp(.now)!.adding(seconds: RulesSource.shortestRefresh)
+                continue
+            }
+            if loaded.origin == "fetched" {
+                logger.info("rules fetched", metadata: ["regions": "\(loaded.regions.count)"])
+                control.post(.rules(loaded.regions))
+            }
+            expires = loaded.expires ?? Timestamp(.now)!.adding(seconds: RulesSource.shortestRefresh)
+        }
     }
 }
 

@@ -51,13 +51,17 @@ public struct TopicTree: Sendable, Hashable {
         (event(for: output).map { [$0] } ?? []) + retained(for: output)
     }
 
-    /// The event an output publishes (`B/event`, `B/transition`), if any: what goes through the outbox.
+    /// The event an output publishes (`B/event`, `B/transition`, `B/rule`, `B/server`,
+    /// `B/notification`), if any: what goes through the outbox.
     public func event(for output: MonitorOutput) -> MQTTMessage? {
+        let topic: String
         switch output {
-        case .location: MQTTMessage(topic: "\(base)/event", payload: output.json, qos: qos, retain: false)
-        case .transition: MQTTMessage(topic: "\(base)/transition", payload: output.json, qos: qos, retain: false)
-        case .monitoring: nil
+        case .location: topic = "event"
+        case .transition: topic = "transition"
+        case .rule, .server, .notification: topic = output.type
+        case .monitoring: return nil
         }
+        return MQTTMessage(topic: "\(base)/\(topic)", payload: output.json, qos: qos, retain: false)
     }
 
     /// The retained state an output changes (`B/beacon/<id>`, `B/monitoring`).
@@ -65,7 +69,7 @@ public struct TopicTree: Sendable, Hashable {
         switch output {
         case .location(_, let event):
             [MQTTMessage(topic: "\(base)/beacon/\(event.zone)", payload: event.distance.rawValue, qos: 1, retain: true)]
-        case .transition: []
+        case .transition, .rule, .server, .notification: []
         case .monitoring: [MQTTMessage(topic: "\(base)/monitoring", payload: output.json, qos: 1, retain: true)]
         }
     }

@@ -2,10 +2,13 @@ import BeaconCore
 import Foundation
 import GRDB
 import RegionMonitor
+import Rules
 import Synchronization
 
 /// The SQLite state of SPEC 12 (WAL, versioned migrations): each beacon's last reported class, so
-/// that a restart repeats no LocationBeaconEvent, and the MQTT outbox, so that no event is lost.
+/// that a restart repeats no LocationBeaconEvent; the MQTT outbox, so that no event is lost; the
+/// rule and group counters with their limits' fingerprints and the day's notification count; the
+/// cached rules document of a URL source.
 ///
 /// A state change and the outputs that caused it are written in one transaction
 /// (``record(_:outbox:settled:)``), so a crash loses neither nor writes one without the other.
@@ -74,6 +77,32 @@ public final class StateStore: Sendable {
                 table.column("qos", .integer).notNull()
             }
         }
+        migrator.registerMigration("v3: rule counters, the day's notifications, the rules cache") { db in
+            try db.create(table: "ruleCounter") { table in
+                table.column("region", .text).notNull()
+                table.column("rule", .text).notNull()
+                table.column("count", .integer).notNull()
+                table.column("fingerprint", .text).notNull()
+                table.primaryKey(["region", "rule"])
+            }
+            try db.create(table: "groupCounter") { table in
+                table.column("groupID", .text).notNull()
+                table.column("trigger", .text).notNull()
+                table.column("count", .integer).notNull()
+                table.column("fingerprint", .text).notNull()
+                table.primaryKey(["groupID", "trigger"])
+            }
+            try db.create(table: "notificationDay") { table in
+                table.primaryKey("id", .integer).check { $0 == 1 }
+                table.column("date", .text).notNull()
+                table.column("count", .integer).notNull()
+            }
+            try db.create(table: "rulesCache") { table in
+                table.primaryKey("source", .text)
+                table.column("document", .blob).notNull()
+                table.column("fetchedAt", .integer).notNull()  // microseconds since the Unix epoch
+            }
+        }
         return migrator
     }
 
@@ -115,12 +144,14 @@ public final class StateStore: Sendable {
     /// there is nothing to write. Returns the outbox entries as written, in order.
     @discardableResult
     public func record(
-        _ outputs: some Collection<MonitorOutput>, outbox: [OutboxMessage] = [], settled: [Int64] = []
+        _ outputs: some Collection<MonitorOutput>, outbox: [OutboxMessage] = [], settled: [Int64] = [],
+        rules: RuleState = RuleState()
     ) throws -> [OutboxEntry] {
         let reports = outputs.contains(where: { if case .location = $0 { true } else { false } })
-        guard reports || !outbox.isEmpty || !settled.isEmpty else { return [] }
+        guard reports || !outbox.isEmpty || !settled.isEmpty || !rules.isEmpty else { return [] }
         do {
             return try database.write { db in
+                try Self.write(rules, in: db)
                 if reports {
                     let statement = try db.cachedStatement(
                         sql: """
@@ -144,6 +175,86 @@ public final class StateStore: Sendable {
                     }
                 }
                 return entries
+            }
+        } catch {
+            throw StateStoreError(path: path, problem: Self.describe(error))
+        }
+    }
+
+    private static func write(_ rules: RuleState, in db: Database) throws {
+        guard !rules.isEmpty else { return }
+        for (key, counter) in rules.rules {
+            try db.execute(
+                sql: """
+                    INSERT INTO ruleCounter (region, rule, count, fingerprint) VALUES (?, ?, ?, ?)
+                    ON CONFLICT(region, rule) DO UPDATE SET count = excluded.count, fingerprint = excluded.fingerprint
+                    """, arguments: [key.region, key.rule, counter.count, counter.fingerprint])
+        }
+        for (key, counter) in rules.groups {
+            try db.execute(
+                sql: """
+                    INSERT INTO groupCounter (groupID, trigger, count, fingerprint) VALUES (?, ?, ?, ?)
+                    ON CONFLICT(groupID, trigger) DO UPDATE SET count = excluded.count,
+                    fingerprint = excluded.fingerprint
+                    """, arguments: [key.group, key.trigger, counter.count, counter.fingerprint])
+        }
+        if let day = rules.day {
+            try db.execute(
+                sql: """
+                    INSERT INTO notificationDay (id, date, count) VALUES (1, ?, ?)
+                    ON CONFLICT(id) DO UPDATE SET date = excluded.date, count = excluded.count
+                    """, arguments: [day.date, day.count])
+        }
+    }
+
+    /// The kept rule and group counters and the day's notification count.
+    public func ruleState() throws -> RuleState {
+        do {
+            return try database.read { db in
+                var state = RuleState()
+                for row in try Row.fetchAll(db, sql: "SELECT region, rule, count, fingerprint FROM ruleCounter") {
+                    state.rules[RuleKey(region: row["region"], rule: row["rule"])] = RuleCounter(
+                        count: row["count"], fingerprint: row["fingerprint"])
+                }
+                for row in try Row.fetchAll(db, sql: "SELECT groupID, trigger, count, fingerprint FROM groupCounter") {
+                    state.groups[GroupKey(group: row["groupID"], trigger: row["trigger"])] = RuleCounter(
+                        count: row["count"], fingerprint: row["fingerprint"])
+                }
+                if let row = try Row.fetchOne(db, sql: "SELECT date, count FROM notificationDay WHERE id = 1") {
+                    state.day = DayCount(date: row["date"], count: row["count"])
+                }
+                return state
+            }
+        } catch {
+            throw StateStoreError(path: path, problem: Self.describe(error))
+        }
+    }
+
+    /// The last good rules document fetched from `source` (a URL), and when.
+    public func cachedRules(source: String) throws -> (document: [UInt8], fetchedAt: Timestamp)? {
+        do {
+            return try database.read { db in
+                guard
+                    let row = try Row.fetchOne(
+                        db, sql: "SELECT document, fetchedAt FROM rulesCache WHERE source = ?", arguments: [source])
+                else { return nil }
+                let document: Data = row["document"]
+                return ([UInt8](document), Timestamp(microseconds: row["fetchedAt"]))
+            }
+        } catch {
+            throw StateStoreError(path: path, problem: Self.describe(error))
+        }
+    }
+
+    /// Keeps a good rules document fetched from `source`, replacing the one before.
+    public func cacheRules(source: String, document: [UInt8], fetchedAt: Timestamp) throws {
+        do {
+            try database.write { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO rulesCache (source, document, fetchedAt) VALUES (?, ?, ?)
+                        ON CONFLICT(source) DO UPDATE SET document = excluded.document, fetchedAt = excluded.fetchedAt
+                        """, arguments: [source, Data(document), fetchedAt.microseconds])
             }
         } catch {
             throw StateStoreError(path: path, problem: Self.describe(error))

@@ -133,6 +133,9 @@ public struct Monitor: Sendable {
         }
     }
 
+    /// The monitor's clock: the latest instant it was advanced to.
+    public var clock: Timestamp { Timestamp(microseconds: now) }
+
     /// Fires every deadline up to and including `time`, each at its own instant.
     public mutating func advance(to time: Timestamp, into outputs: inout [MonitorOutput]) {
         if !started { start(at: time, into: &outputs) }

@@ -101,24 +101,34 @@ public struct LocationBeaconEvent: Sendable, Hashable {
     }
 }
 
-/// What the monitor says, stamped with the instant it happened.
+/// What the engine says (the monitor, and the rules on its transitions), stamped with the
+/// instant it happened.
 public enum MonitorOutput: Sendable, Hashable {
     case monitoring(Timestamp, MonitoringChange)
     case transition(Timestamp, Transition)
     case location(Timestamp, LocationBeaconEvent)
+    case rule(Timestamp, RuleEvaluation)
+    case server(Timestamp, ServerNotice)
+    case notification(Timestamp, UserNotification)
 
     public var time: Timestamp {
         switch self {
-        case .monitoring(let time, _), .transition(let time, _), .location(let time, _): time
+        case .monitoring(let time, _), .transition(let time, _), .location(let time, _), .rule(let time, _),
+            .server(let time, _), .notification(let time, _):
+            time
         }
     }
 
-    /// The output type of SPEC 10: `monitoring`, `enter`, `exit` or `location`.
+    /// The output type of SPEC 10: `monitoring`, `enter`, `exit`, `location`, `rule`, `server`
+    /// or `notification`.
     public var type: String {
         switch self {
         case .monitoring: "monitoring"
         case .transition(_, let transition): transition.direction.rawValue
         case .location: "location"
+        case .rule: "rule"
+        case .server: "server"
+        case .notification: "notification"
         }
     }
 
@@ -159,6 +169,28 @@ public enum MonitorOutput: Sendable, Hashable {
             object.add("zoneName", event.zoneName)
             object.add("rssi", event.rssi)
             object.add("meters", event.meters)
+        case .rule(_, let evaluation):
+            object.add("region", evaluation.region)
+            object.add("rule", evaluation.rule)
+            object.add("trigger", evaluation.trigger)
+            object.add("fired", evaluation.fired)
+            if let reason = evaluation.reason { object.add("reason", reason.rawValue) }
+            if let detail = evaluation.detail { object.add("detail", detail) }
+            object.add("count", evaluation.count)
+            if let groupCount = evaluation.groupCount { object.add("groupCount", groupCount) }
+        case .server(_, let notice):
+            object.add("region", notice.region)
+            object.add("rule", notice.rule)
+            object.add("url", notice.url)
+        case .notification(_, let notification):
+            object.add("region", notification.region)
+            object.add("rule", notification.rule)
+            object.add("title", notification.title)
+            object.add("body", notification.body)
+            object.add("payload", rawJSON: notification.payload?.jsonText ?? "null")
+            object.add("url", notification.url)
+            object.add("pbk", notification.pbk)
+            object.add("delivery", notification.delivery.rawValue)
         }
         return object.text
     }

@@ -23,6 +23,11 @@ public struct Rule: Sendable, Hashable {
     public var notifyServer: String?
     public var openURL: String?
     public var openPBK: String?
+
+    /// What it shows the user, unless its server hook replaces it.
+    public var action: RuleAction {
+        RuleAction(alertBody: alertBody, payload: payload, openURL: openURL, openPBK: openPBK)
+    }
 }
 
 /// A beacon region of a rules document with its rules (SPEC 7.1).
@@ -141,20 +146,13 @@ public struct RulesDocument: Sendable, Hashable {
             }
             proximity = [Proximity.immediate, .near, .far][number]
         }
-        var body = action["notify_user"]?.text
-        var payload: JSONValue?
-        if let text = body, text.hasPrefix("{"), let embedded = JSONValue.parse(Array(text.utf8)),
-            case .object = embedded
-        {
-            body = embedded["alertBody"]?.text
-            payload = embedded["payload"].flatMap { $0.isNothing ? nil : $0 }
-        }
+        let shown = RuleAction(ubudu: action)
         return Rule(
             id: id, trigger: rule["trigger"]?.text ?? "", minEvents: try count("min_events") ?? 0,
             maxEvents: try count("max_events"), minGroupEvents: try count("min_group_events") ?? 0,
             maxGroupEvents: try count("max_group_events"), latchTime: try count("latch_time") ?? 0,
-            maximumProximity: proximity, alertBody: body, payload: payload, notifyServer: action["notify_server"]?.text,
-            openURL: action["open_url"]?.text, openPBK: action["open_pbk"]?.text)
+            maximumProximity: proximity, alertBody: shown.alertBody, payload: shown.payload,
+            notifyServer: action["notify_server"]?.text, openURL: shown.openURL, openPBK: shown.openPBK)
     }
 }
 

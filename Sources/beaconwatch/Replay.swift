@@ -3,6 +3,7 @@ import BeaconCore
 import Configuration
 import Daemon
 import Persistence
+import Rules
 
 /// `beaconwatch replay CONFIG SOURCE`.
 struct Replay: ParsableCommand {
@@ -36,10 +37,14 @@ struct Replay: ParsableCommand {
         defer { output.flush() }
         var job = FileRun(configuration: configuration, source: source)
         job.skipBadLines = skipBadLines
+        let warn: @Sendable (String) -> Void = { printError("beaconwatch: warning: \($0)") }
+        job.rules = try RulesSource(configuration: configuration, values: RuleSettings.resolve(configuration).values)
+            .loadWarning(store: store, now: Timestamp(.now)!, warn: warn)?.regions
+        job.hook = ServerHook(configuration: configuration) { _, line in warn(line) }
         try job.run(
             store: store,
             output: { output.write(line: $0.json) },
-            warn: { printError("beaconwatch: warning: \($0)") }
+            warn: warn
         )
     }
 }

@@ -7,6 +7,7 @@ import Logging
 import MQTT
 import Persistence
 import RegionMonitor
+import Rules
 import ServiceLifecycle
 
 /// `beaconwatch run`: the daemon.
@@ -82,6 +83,12 @@ struct Run: AsyncParsableCommand {
                 "mqtt": "\(configuration.mqtt.map { noMqtt ? "off (--no-mqtt)" : "\($0.host):\($0.port)" } ?? "off")",
             ]
         )
+        let rulesSource = RulesSource(configuration: configuration, values: RuleSettings.resolve(configuration).values)
+        let rules = try rulesSource.loadWarning(store: store, now: Timestamp(.now)!) { logger.warning("\($0)") }
+        if let rules {
+            logger.info(
+                "rules", metadata: ["source": "\(rules.origin)", "regions": "\(rules.regions.count)"])
+        }
         try mqtt?.start()
         let control = EngineControl()
         let scripts = ScriptSink(scripts: configuration.scripts, timeout: configuration.scriptTimeout) { level, line in
@@ -90,16 +97,22 @@ struct Run: AsyncParsableCommand {
         var sinks: [any OutputSink] = [scripts]
         if let mqtt { sinks.insert(mqtt, at: 0) }
         let reloader = Reloader(
-            path: config, running: configuration, identity: identity, control: control, sinks: sinks, logger: logger)
+            path: config, running: configuration, identity: identity, control: control, sinks: sinks, store: store,
+            logger: logger)
         let job = Job(
             configuration: configuration, source: source, store: store, events: sink, sinks: sinks, logger: logger,
-            active: active, realtime: realtime, skipBadLines: skipBadLines)
+            active: active, realtime: realtime, skipBadLines: skipBadLines, rules: rules?.regions)
         // Shut down in reverse: the engine stops first, then the sinks flush what it committed.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: reloader, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)
         ]
         services.append(
             .init(service: ScriptService(sink: scripts), successTerminationBehavior: .gracefullyShutdownGroup))
+        if let rules, let expires = rules.expires {
+            let refresher = RulesRefresher(
+                source: rulesSource, store: store, control: control, expires: expires, logger: logger)
+            services.append(.init(service: refresher, successTerminationBehavior: .ignore))
+        }
         if let mqtt, let settings = mqttSettings {
             let service = MQTTService(
                 sink: mqtt, control: control, endpoint: "\(settings.host):\(settings.port)", logger: logger,
@@ -132,13 +145,21 @@ struct Run: AsyncParsableCommand {
         var active: Bool
         var realtime: Bool
         var skipBadLines: Bool
+        var rules: [RuleRegion]?
+
+        var hook: ServerHook {
+            ServerHook(configuration: configuration) { [logger] level, line in logger.log(level: level, "\(line)") }
+        }
 
         func run(control: EngineControl) throws {
             if case .adapter(let name) = source {
                 let scanner = try LiveScanner(
                     adapter: name, scan: .init(active: active), say: { logger.warning("\($0)") })
                 logger.info("scanning", metadata: ["adapter": "\(name)", "mode": "\(scanner.mode?.rawValue ?? "?")"])
-                try LiveRun(configuration: configuration).run(
+                var live = LiveRun(configuration: configuration)
+                live.rules = rules
+                live.hook = hook
+                try live.run(
                     source: scanner,
                     store: store,
                     output: { events?.write(line: $0.json) },
@@ -157,6 +178,8 @@ struct Run: AsyncParsableCommand {
             job.skipBadLines = skipBadLines
             job.drainAtEnd = false
             job.realtime = realtime
+            job.rules = rules
+            job.hook = hook
             let summary = try job.run(
                 store: store,
                 output: { events?.write(line: $0.json) },

@@ -1,0 +1,122 @@
+import Foundation
+import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One HTTP GET with a deadline and a size limit: the only place beaconwatch talks HTTP (the
+/// rules source and the rules' server hook).
+///
+/// Blocking: call it from a thread of its own or from a shell that may wait (a file run). Only
+/// http and https are requested, and redirects to anything else are not followed.
+public enum HTTPFetch {
+    /// A reply: its status and body.
+    public struct Reply: Sendable, Hashable {
+        public var status: Int
+        public var body: [UInt8]
+    }
+
+    /// Why there is no reply, in words for the log.
+    public struct Failure: Error, Sendable, Hashable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// GETs `url`, giving up after `timeout` seconds in all, and as soon as the body passes
+    /// `limit` bytes.
+    public static func get(_ url: URL, timeout: Double, limit: Int) -> Result<Reply, Failure> {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            return .failure(Failure(description: "only http and https URLs are fetched"))
+        }
+        let delegate = Collector(limit: limit)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        configuration.timeoutIntervalForResource = timeout
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        defer { session.invalidateAndCancel() }
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
+        request.setValue("beaconwatch", forHTTPHeaderField: "User-Agent")
+        let task = session.dataTask(with: request)
+        task.resume()
+        // Our own deadline too, a little after the session's: nothing waits longer than asked.
+        if delegate.done.wait(timeout: .now() + timeout + 0.5) == .timedOut {
+            task.cancel()
+            return .failure(Failure(description: "no reply within \(seconds(timeout))"))
+        }
+        return delegate.result.withLock { $0 } ?? .failure(Failure(description: "no reply"))
+    }
+
+    static func seconds(_ value: Double) -> String {
+        value.rounded() == value ? "\(Int(value)) s" : "\(value) s"
+    }
+
+    private final class Collector: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+        // The session calls one delegate method at a time, on its own queue; `result` is read
+        // only after `done`.
+        let limit: Int
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<Result<Reply, Failure>?>(nil)
+        private let body = Mutex<[UInt8]>([])
+        private let status = Mutex(0)
+        private let tooLarge = Mutex(false)
+
+        init(limit: Int) { self.limit = limit }
+
+        func urlSession(
+            _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+            completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+        ) {
+            status.withLock { $0 = (response as? HTTPURLResponse)?.statusCode ?? 0 }
+            if response.expectedContentLength > Int64(limit) {
+                tooLarge.withLock { $0 = true }
+                completionHandler(.cancel)
+                return
+            }
+            completionHandler(.allow)
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+            let over = body.withLock { body -> Bool in
+                body += data
+                return body.count > limit
+            }
+            if over {
+                tooLarge.withLock { $0 = true }
+                dataTask.cancel()
+            }
+        }
+
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+        ) {
+            let scheme = request.url?.scheme?.lowercased()
+            completionHandler(scheme == "http" || scheme == "https" ? request : nil)
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+            let outcome: Result<Reply, Failure>
+            if tooLarge.withLock({ $0 }) {
+                outcome = .failure(Failure(description: "reply over \(limit / 1024) KiB"))
+            } else if let error {
+                outcome = .failure(Failure(description: HTTPFetch.describe(error)))
+            } else {
+                outcome = .success(Reply(status: status.withLock { $0 }, body: body.withLock { $0 }))
+            }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        let code = (error as? URLError)?.code
+        switch code {
+        case .timedOut?: return "no reply in time"
+        case .cannotConnectToHost?: return "connection refused"
+        case .cannotFindHost?, .dnsLookupFailed?: return "host not found"
+        case .notConnectedToInternet?, .networkConnectionLost?: return "network unreachable"
+        default: return error.localizedDescription
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import BeaconCore
+import Configuration
+import Foundation
+import Persistence
+import RegionMonitor
+import Rules
+
+/// Reads `Rules.source` (SPEC 7.1): a u_beacons.json file, or an http(s) URL fetched with the
+/// Ubudu query parameters, kept in the state database and used until `valid_until` (or
+/// `Rules.refresh`); when a fetch fails, the kept copy stays in force.
+public struct RulesSource: Sendable {
+    /// A document fetch gives up after this long.
+    public static let fetchTimeout = 30.0
+    /// A rules document larger than this is refused.
+    public static let sizeLimit = 16 << 20
+    /// Never fetch more often than this, whatever `valid_until` says.
+    public static let shortestRefresh = 60.0
+
+    /// What was read, and from where.
+    public struct Loaded: Sendable {
+        public var regions: [RuleRegion]
+        /// When to fetch again (URL sources).
+        public var expires: Timestamp?
+        /// `file`, `fetched`, or the kept copy, for the log.
+        public var origin: String
+    }
+
+    public let settings: RulesSettings
+    public let values: TemplateValues
+    let hierarchy: Hierarchy
+
+    public init(configuration: Configuration, values: TemplateValues) {
+        settings = configuration.rules
+        hierarchy = configuration.hierarchy
+        self.values = values
+    }
+
+    /// ``load(store:now:fetchKeptCopy:warn:)``, then a warning for what each region loaded
+    /// untidily and for each region that attaches to no configured region.
+    public func loadWarning(store: StateStore, now: Timestamp, fetchKeptCopy: Bool = false, warn: (String) -> Void)
+        throws -> Loaded?
+    {
+        guard let loaded = try load(store: store, now: now, fetchKeptCopy: fetchKeptCopy, warn: warn) else {
+            return nil
+        }
+        for region in loaded.regions {
+            for warning in region.warnings { warn("Rules.source region \(region.id): \(warning)") }
+            if region.attachment(in: hierarchy) == nil {
+                warn(
+                    "Rules.source region \(region.id) (\(region.pattern)) matches no configured Area, Zone or Beacon; its rules never fire"
+                )
+            }
+        }
+        return loaded
+    }
+
+    /// The URL as requested: the source with `api_version=2`, `namespace`, `udid`, `lat`, `lgn`
+    /// (sic) added to its query (the known ones).
+    public func requestURL(_ url: URL) -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+        var items = components.queryItems ?? []
+        items.append(URLQueryItem(name: "api_version", value: "2"))
+        items.append(URLQueryItem(name: "namespace", value: values.namespace))
+        if !values.udid.isEmpty { items.append(URLQueryItem(name: "udid", value: values.udid)) }
+        if !values.lat.isEmpty { items.append(URLQueryItem(name: "lat", value: values.lat)) }
+        if !values.lng.isEmpty { items.append(URLQueryItem(name: "lgn", value: values.lng)) }
+        components.queryItems = items
+        return components.url ?? url
+    }
+
+    /// Reads the source now. `nil` without `Rules.source`. A bad file throws ``InputError``; a URL
+    /// that cannot be fetched (or gives garbage) falls back on the kept copy, saying so through
+    /// `warn`; with no copy, there are no rule regions until a fetch succeeds.
+    public func load(store: StateStore, now: Timestamp, fetchKeptCopy: Bool = false, warn: (String) -> Void) throws
+        -> Loaded?
+    {
+        switch settings.source {
+        case nil:
+            return nil
+        case .file(let path):
+            guard let bytes = FileManager.default.contents(atPath: path) else {
+                throw InputError(file: path, message: "cannot be read; check Rules.source names an existing file")
+            }
+            switch RulesDocument.load(bytes, name: path) {
+            case .success(let document): return Loaded(regions: document.regions, expires: nil, origin: "file")
+            case .failure(let error):
+                throw InputError(file: path, message: Self.strip(error.message, prefix: path))
+            }
+        case .url(let url):
+            let kept = try store.cachedRules(source: url.absoluteString)
+            var keptDocument: RulesDocument?
+            if let kept, case .success(let document) = RulesDocument.load(kept.document, name: "kept copy") {
+                keptDocument = document
+                let expires = expiry(validUntil: document.validUntil, fetchedAt: kept.fetchedAt)
+                if !fetchKeptCopy, now < expires {
+                    return Loaded(
+                        regions: document.regions, expires: expires,
+                        origin: "kept copy fetched \(kept.fetchedAt.iso8601)")
+                }
+            }
+            switch fetch(url) {
+            case .success(let (bytes, document)):
+                try store.cacheRules(source: url.absoluteString, document: bytes, fetchedAt: now)
+                return Loaded(
+                    regions: document.regions,
+                    expires: max(
+                        expiry(validUntil: document.validUntil, fetchedAt: now),
+                        now.adding(seconds: Self.shortestRefresh)),
+                    origin: "fetched")
+            case .failure(let why):
+                let retry = now.adding(seconds: max(Self.shortestRefresh, min(settings.refresh, 600)))
+                if let keptDocument, let kept {
+                    warn(
+                        "Rules.source \(url.absoluteString): \(why); the copy fetched \(kept.fetchedAt.iso8601) stays in force"
+                    )
+                    return Loaded(
+                        regions: keptDocument.regions, expires: retry, origin: "kept copy fetched \(kept.fetchedAt.iso8601)")
+                }
+                warn(
+                    "Rules.source \(url.absoluteString): \(why); no copy is kept yet, so no rules apply until a fetch succeeds"
+                )
+                return Loaded(regions: [], expires: retry, origin: "nothing (fetch failed)")
+            }
+        }
+    }
+
+    /// One fetch of `url`: the document's bytes and what they hold, or why not.
+    func fetch(_ url: URL) -> Result<([UInt8], RulesDocument), HTTPFetch.Failure> {
+        switch HTTPFetch.get(requestURL(url), timeout: Self.fetchTimeout, limit: Self.sizeLimit) {
+        case .failure(let failure):
+            return .failure(failure)
+        case .success(let reply):
+            guard (200..<300).contains(reply.status) else {
+                return .failure(HTTPFetch.Failure(description: "HTTP status \(reply.status)"))
+            }
+            switch RulesDocument.load(reply.body, name: "reply") {
+            case .success(let document): return .success((reply.body, document))
+            case .failure(let error): return .failure(HTTPFetch.Failure(description: error.message))
+            }
+        }
+    }
+
+    /// Until when a document fetched at `fetchedAt` is used: its `valid_until` when that was
+    /// ahead of the fetch, else `Rules.refresh` after it.
+    func expiry(validUntil: Timestamp?, fetchedAt: Timestamp) -> Timestamp {
+        if let validUntil, validUntil > fetchedAt { return validUntil }
+        return fetchedAt.adding(seconds: settings.refresh)
+    }
+
+    /// A ``RulesError`` names its file first; an ``InputError`` already does.
+    static func strip(_ message: String, prefix: String) -> String {
+        message.hasPrefix(prefix + ": ") ? String(message.dropFirst(prefix.count + 2)) : message
+    }
+}

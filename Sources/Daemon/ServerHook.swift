@@ -1,0 +1,80 @@
+import Configuration
+import Foundation
+import Logging
+import RegionMonitor
+import Rules
+
+/// Carries out the rule engine's actions (SPEC 7.5): the `notify_server` GET, or a
+/// `Script.server` run whose exit status decides. The I/O shell of ``RuleEngine``.
+public struct ServerHook: Sendable {
+    /// `Script.server`, when set.
+    public var serverScript: String?
+    public var scriptTimeout: Double
+    public var say: ScriptSink.Say
+
+    public init(serverScript: String?, scriptTimeout: Double, say: @escaping ScriptSink.Say) {
+        self.serverScript = serverScript
+        self.scriptTimeout = scriptTimeout
+        self.say = say
+    }
+
+    /// The hook for `configuration`'s `Script.server` and `Script.timeout`.
+    public init(configuration: Configuration, say: @escaping ScriptSink.Say) {
+        self.init(
+            serverScript: configuration.scripts[.server], scriptTimeout: configuration.scriptTimeout, say: say)
+    }
+
+    /// Does `action` and waits for its answer.
+    public func perform(_ action: RuleEngine.Action) -> (call: Int, answer: ServerAnswer) {
+        switch action {
+        case .fetch(let call, let text, let timeout):
+            guard let url = URL(string: text) else { return (call, .failed("not a valid URL: \(text)")) }
+            switch HTTPFetch.get(url, timeout: timeout, limit: ServerAnswer.replyLimit) {
+            case .success(let reply):
+                let answer = ServerAnswer.reply(status: reply.status, body: reply.body)
+                if case .failed(let why) = answer { say(.info, "server hook \(text): \(why)") }
+                return (call, answer)
+            case .failure(let failure):
+                say(.info, "server hook \(text): \(failure)")
+                return (call, .failed(failure.description))
+            }
+        case .runServerScript(let call, let output):
+            guard let path = serverScript, let invocation = ScriptInvocation(for: output) else { return (call, .enable) }
+            let name = "script \(path) (server)"
+            do {
+                let result = try ScriptProcess.run(
+                    path: path, invocation: invocation, timeout: .milliseconds(Int64(scriptTimeout * 1000)),
+                    grace: ScriptSink.killGrace)
+                let stderr = result.stderr.isEmpty ? "" : ": " + result.stderr
+                switch result.ending {
+                case .exited(0):
+                    if !result.stderr.isEmpty { say(.info, "\(name) exited 0\(stderr)") }
+                    return (call, .enable)
+                case .exited(let status):
+                    return (call, .declined("Script.server exited with status \(status)"))
+                case .signalled(let signal):
+                    say(.warning, "\(name) was killed by signal \(signal)\(stderr)")
+                    return (call, .declined("Script.server was killed by signal \(signal)"))
+                case .timedOut:
+                    say(.warning, "\(name) ran past Script.timeout and was stopped\(stderr)")
+                    return (call, .declined("Script.server ran past Script.timeout"))
+                }
+            } catch {
+                say(.error, "\(name) could not start: \(error); check the path and that it is executable")
+                return (call, .declined("Script.server could not start"))
+            }
+        }
+    }
+
+    /// Does `action` on a thread of its own and hands the answer to `then`: the live daemon's
+    /// way, so that the engine goes on with sightings while a server thinks.
+    public func performInBackground(_ action: RuleEngine.Action, then: @escaping @Sendable (Int, ServerAnswer) -> Void)
+    {
+        let thread = Thread { [self] in
+            let (call, answer) = perform(action)
+            then(call, answer)
+        }
+        thread.name = "server hook"
+        thread.start()
+    }
+}

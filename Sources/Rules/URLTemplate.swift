@@ -1,0 +1,63 @@
+/// The values a rule's URL templates name (SPEC 7.7).
+public struct TemplateValues: Sendable, Hashable {
+    public var namespace: String
+    public var udid: String
+    /// `Monitor.lat`, `Monitor.lng` as written; empty when not set.
+    public var lat: String
+    public var lng: String
+
+    public init(namespace: String = "", udid: String = "", lat: String = "", lng: String = "") {
+        self.namespace = namespace
+        self.udid = udid
+        self.lat = lat
+        self.lng = lng
+    }
+}
+
+/// A `notify_server` or `open_url` template: `{id}`, `{lat}`, `{lng}`, `{udid}` and `{namespace}`
+/// are replaced wherever they occur, each value percent-encoded; any other `{…}` stays as written.
+public struct URLTemplate: Sendable, Hashable {
+    public var text: String
+
+    public init(_ text: String) { self.text = text }
+
+    /// The URL for the rule region `id`.
+    public func expanded(id: String, values: TemplateValues) -> String {
+        let replacements = [
+            "id": id, "lat": values.lat, "lng": values.lng, "udid": values.udid, "namespace": values.namespace,
+        ]
+        var result = ""
+        var rest = Substring(text)
+        while let open = rest.firstIndex(of: "{") {
+            result += rest[..<open]
+            let after = rest[rest.index(after: open)...]
+            if let close = after.firstIndex(of: "}"), let value = replacements[String(after[..<close])] {
+                result += Self.percentEncoded(value)
+                rest = after[after.index(after: close)...]
+            } else {
+                result += "{"
+                rest = after
+            }
+        }
+        return result + rest
+    }
+
+    /// RFC 3986: everything but the unreserved characters is escaped.
+    static func percentEncoded(_ value: String) -> String {
+        var out = ""
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let digits = Array("0123456789ABCDEF".unicodeScalars)
+                out += "%"
+                out.unicodeScalars.append(digits[Int(byte >> 4)])
+                out.unicodeScalars.append(digits[Int(byte & 0xF)])
+            }
+        }
+        return out
+    }
+}
