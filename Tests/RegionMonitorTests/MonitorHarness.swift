@@ -116,6 +116,8 @@ struct MonitorHarness {
             return text
         case .location(_, let event):
             return "\(seconds) location \(event.zone) \(event.distance.rawValue) \(event.background ? "bg" : "fg")"
+        case .rule, .server, .notification:
+            return "\(seconds) \(output.json)"
         }
     }
 }

@@ -62,6 +62,8 @@ import Testing
                 #expect(reported[event.zone, default: .off] != event.distance, "a repeated class")
                 #expect((event.distance == .off) == (event.meters == nil))
                 reported[event.zone] = event.distance
+            case .rule, .server, .notification:
+                Issue.record("the monitor alone says nothing of rules")
             }
         }
         #expect(areaInside.values.allSatisfy { !$0 }, "an Area left inside at the end")
