@@ -180,8 +180,9 @@ public struct StepBatch: Sendable {
     public var count: Int { steps.count }
     public var isFull: Bool { steps.count >= Self.limit }
 
-    mutating func add(_ step: [MonitorOutput], state changes: RuleState, sinks: [any OutputSink], whereabouts: Whereabouts)
-    {
+    mutating func add(
+        _ step: [MonitorOutput], state changes: RuleState, sinks: [any OutputSink], whereabouts: Whereabouts
+    ) {
         outputs += step
         if !changes.isEmpty { state.merge(changes) }
         var ends: [Int] = []

@@ -114,7 +114,8 @@ public struct RulesSource: Sendable {
                         "Rules.source \(url.absoluteString): \(why); the copy fetched \(kept.fetchedAt.iso8601) stays in force"
                     )
                     return Loaded(
-                        regions: keptDocument.regions, expires: retry, origin: "kept copy fetched \(kept.fetchedAt.iso8601)")
+                        regions: keptDocument.regions, expires: retry,
+                        origin: "kept copy fetched \(kept.fetchedAt.iso8601)")
                 }
                 warn(
                     "Rules.source \(url.absoluteString): \(why); no copy is kept yet, so no rules apply until a fetch succeeds"

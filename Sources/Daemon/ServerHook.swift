@@ -39,7 +39,9 @@ public struct ServerHook: Sendable {
                 return (call, .failed(failure.description))
             }
         case .runServerScript(let call, let output):
-            guard let path = serverScript, let invocation = ScriptInvocation(for: output) else { return (call, .enable) }
+            guard let path = serverScript, let invocation = ScriptInvocation(for: output) else {
+                return (call, .enable)
+            }
             let name = "script \(path) (server)"
             do {
                 let result = try ScriptProcess.run(

@@ -87,8 +87,9 @@ public struct RuleEngine: Sendable {
     private var actions: [Action] = []
 
     /// An engine for `regions` on `hierarchy`, from a kept `state`.
-    public init(regions: [RuleRegion], hierarchy: Hierarchy, settings: RuleSettings, restored state: RuleState = .init())
-    {
+    public init(
+        regions: [RuleRegion], hierarchy: Hierarchy, settings: RuleSettings, restored state: RuleState = .init()
+    ) {
         self.regions = regions
         self.settings = settings
         self.state = state
@@ -170,8 +171,9 @@ public struct RuleEngine: Sendable {
 
     /// Expires the latches due at or before `time`, in time order, then rules in file order.
     public mutating func advance(to time: Timestamp, into outputs: inout [MonitorOutput]) {
-        while let (ref, latch) = latches.filter({ $0.value.due <= time }).min(by: { ($0.value.due, $0.key) < ($1.value.due, $1.key) })
-        {
+        while let (ref, latch) = latches.filter({ $0.value.due <= time }).min(by: {
+            ($0.value.due, $0.key) < ($1.value.due, $1.key)
+        }) {
             latches[ref] = nil
             accept(latch.direction, for: ref, cause: latch.cause, at: latch.due)
             drain(at: latch.due, into: &outputs)
@@ -179,8 +181,9 @@ public struct RuleEngine: Sendable {
     }
 
     /// The answer to action `call`: the waiting evaluation goes on, then those behind it.
-    public mutating func answer(_ answer: ServerAnswer, to call: Int, at time: Timestamp, into outputs: inout [MonitorOutput])
-    {
+    public mutating func answer(
+        _ answer: ServerAnswer, to call: Int, at time: Timestamp, into outputs: inout [MonitorOutput]
+    ) {
         guard awaiting == call, let head = queue.first else { return }
         awaiting = nil
         queue.removeFirst()
@@ -300,7 +303,8 @@ public struct RuleEngine: Sendable {
                     guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
                         queue.removeFirst()
                         outputs.append(
-                            .rule(time, evaluation(head, reason: .serverError, detail: "only http and https are called")))
+                            .rule(
+                                time, evaluation(head, reason: .serverError, detail: "only http and https are called")))
                         continue
                     }
                     calls += 1

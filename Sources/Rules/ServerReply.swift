@@ -58,7 +58,9 @@ public enum ServerAnswer: Sendable, Hashable {
     public static func reply(status: Int, body: [UInt8]) -> ServerAnswer {
         guard (200..<300).contains(status) else { return .failed("HTTP status \(status)") }
         guard body.count <= replyLimit else { return .failed("reply over 64 KiB") }
-        guard let reply = JSONValue.parse(body), case .object = reply else { return .failed("reply is not a JSON object") }
+        guard let reply = JSONValue.parse(body), case .object = reply else {
+            return .failed("reply is not a JSON object")
+        }
         guard reply["version"]?.argument == "2" else {
             return .failed("reply is not version \"2\" (got \(reply["version"]?.jsonText ?? "none"))")
         }
@@ -67,7 +69,8 @@ public enum ServerAnswer: Sendable, Hashable {
         case "disable": return .disable
         case "notify": return .notify(RuleAction(ubudu: reply))
         default:
-            return .failed("reply's decision must be enable, disable or notify (got \(reply["decision"]?.jsonText ?? "none"))")
+            return .failed(
+                "reply's decision must be enable, disable or notify (got \(reply["decision"]?.jsonText ?? "none"))")
         }
     }
 }

@@ -4,25 +4,30 @@ import Daemon
 import Foundation
 import Persistence
 import RegionMonitor
+import Rules
 import TestSupport
 import Testing
 
-/// The conformance scenarios of the monitor, run in-process through the same job as `replay`.
+/// The conformance scenarios, run in-process through the same job as `replay`.
 @Suite struct ScenarioTests {
-    static let monitorScenarios = ["beacons-mode", "zones-mode", "areas-then-zones"]
+    static let scenarios = ["beacons-mode", "zones-mode", "areas-then-zones", "ubudu-example-rules"]
 
     static func replay(_ scenario: Conformance.Scenario) throws -> [[String: Any]] {
         let configuration = try Configuration.load(contentsOf: scenario.ini.path).get()
         var lines: [String] = []
-        try FileRun(configuration: configuration, source: .trace(path: scenario.trace.path)).run(
-            store: StateStore(),
+        let store = try StateStore()
+        var job = FileRun(configuration: configuration, source: .trace(path: scenario.trace.path))
+        job.rules = try RulesSource(configuration: configuration, values: RuleSettings.resolve(configuration).values)
+            .load(store: store, now: Timestamp(.now)!, warn: { Issue.record("warning: \($0)") })?.regions
+        try job.run(
+            store: store,
             output: { lines.append($0.json) },
             warn: { Issue.record("warning: \($0)") }
         )
         return try Conformance.Scenario.objects(lines.joined(separator: "\n"))
     }
 
-    @Test(arguments: monitorScenarios)
+    @Test(arguments: scenarios)
     func theScenarioReplaysAsExpected(_ name: String) throws {
         let scenario = try Conformance.Scenario(name)
         let problems = try scenario.mismatches(Self.replay(scenario))

@@ -21,7 +21,8 @@ import Testing
     /// A rule as the document writes it; `fields` go into `rule`, `action` into `action`.
     static func rule(_ id: String, _ fields: String = "", action: String = #""notify_user": "Hello""#) -> String {
         let latch = fields.contains("latch_time") ? "" : #", "latch_time": 0"#
-        return #"{"id": "\#(id)", "rule": {"trigger": "on_entry"\#(latch)\#(fields.isEmpty ? "" : ", " + fields)}, "action": {\#(action)}}"#
+        return
+            #"{"id": "\#(id)", "rule": {"trigger": "on_entry"\#(latch)\#(fields.isEmpty ? "" : ", " + fields)}, "action": {\#(action)}}"#
     }
 
     /// A region on zone `major` with `rules`; `extra` adds fields (group, start, schedule…).
@@ -40,7 +41,8 @@ import Testing
         var outputs: [MonitorOutput] = []
 
         init(_ regions: [RuleRegion], settings: RuleSettings = Harness.defaults, state: RuleState = RuleState()) {
-            engine = RuleEngine(regions: regions, hierarchy: RuleEngineTests.hierarchy, settings: settings, restored: state)
+            engine = RuleEngine(
+                regions: regions, hierarchy: RuleEngineTests.hierarchy, settings: settings, restored: state)
         }
 
         static var defaults: RuleSettings {
@@ -92,7 +94,8 @@ import Testing
     }
 
     @Test func countsRunFromMinimumToMaximum() throws {
-        var harness = Harness(try Self.regions(Self.region("1", rules: [Self.rule("11", #""min_events": 2, "max_events": 3"#)])))
+        var harness = Harness(
+            try Self.regions(Self.region("1", rules: [Self.rule("11", #""min_events": 2, "max_events": 3"#)])))
         for visit in 0..<4 { harness.visit(at: Self.monday + Double(visit) * 10) }
         #expect(harness.verdicts == ["min_events", "fired", "fired", "max_events"])
         #expect(harness.evaluations.map(\.count) == [1, 2, 3, 4])
@@ -143,9 +146,10 @@ import Testing
         var harness = Harness(try Self.regions(future, past, open))
         harness.visit(at: Self.monday)
         harness.visit(Self.otherZone, at: Self.monday + 10)
-        #expect(harness.evaluations.map { "\($0.region):\($0.reason?.rawValue ?? "fired")" } == [
-            "1:before_start", "3:fired", "2:after_end",
-        ])
+        #expect(
+            harness.evaluations.map { "\($0.region):\($0.reason?.rawValue ?? "fired")" } == [
+                "1:before_start", "3:fired", "2:after_end",
+            ])
     }
 
     @Test func aClosedScheduleStopsTheRule() throws {
@@ -206,7 +210,8 @@ import Testing
             let actions = harness.engine.takeActions()
             #expect(actions == [.fetch(call: 1, url: "http://example.test/1", timeout: 5)])
             #expect(harness.outputs.isEmpty, "nothing is said until the server answers")
-            harness.engine.answer(answer, to: 1, at: Timestamp(microseconds: Int64(Self.monday * 1e6) + 250_000), into: &harness.outputs)
+            harness.engine.answer(
+                answer, to: 1, at: Timestamp(microseconds: Int64(Self.monday * 1e6) + 250_000), into: &harness.outputs)
             #expect(harness.verdicts == [reason])
             #expect(harness.notifications.count == (reason == "fired" ? 1 : 0))
             if case .failed = answer { #expect(harness.evaluations.first?.detail == "HTTP status 500") }
@@ -238,11 +243,13 @@ import Testing
 
     @Test func evaluationsWaitingBehindAServerCallKeepTheirOrder() throws {
         let hooked = Self.rule("11", action: #""notify_user": "Hi", "notify_server": "http://example.test/""#)
-        var harness = Harness(try Self.regions(Self.region("1", rules: [hooked, Self.rule("12", #""min_events": 5"#)])))
+        var harness = Harness(
+            try Self.regions(Self.region("1", rules: [hooked, Self.rule("12", #""min_events": 5"#)])))
         harness.go(.enter, at: Self.monday)
         #expect(harness.outputs.isEmpty, "rule 12 waits behind rule 11")
         #expect(harness.engine.isWaiting)
-        harness.engine.answer(.enable, to: 1, at: Timestamp(microseconds: Int64(Self.monday * 1e6)), into: &harness.outputs)
+        harness.engine.answer(
+            .enable, to: 1, at: Timestamp(microseconds: Int64(Self.monday * 1e6)), into: &harness.outputs)
         #expect(harness.outputs.map { "\($0.type)" } == ["rule", "notification", "rule"])
         #expect(harness.verdicts == ["fired", "min_events"])
         // An answer to nothing changes nothing.
@@ -257,7 +264,8 @@ import Testing
         harness.go(.enter, at: Self.monday)
         let replaced = RuleAction(
             alertBody: "Server text", payload: .object(["k": .string("v")]), openURL: "http://shop.test/{id}?u={udid}")
-        harness.engine.answer(.notify(replaced), to: 1, at: Timestamp(microseconds: Int64(Self.monday * 1e6)), into: &harness.outputs)
+        harness.engine.answer(
+            .notify(replaced), to: 1, at: Timestamp(microseconds: Int64(Self.monday * 1e6)), into: &harness.outputs)
         let notification = try #require(harness.notifications.first)
         #expect(notification.body == "Server text")
         #expect(notification.payload == .object(["k": .string("v")]))
@@ -286,7 +294,10 @@ import Testing
     }
 
     @Test func latchesExpireInTimeThenFileOrder() throws {
-        let rules = [Self.rule("11", #""latch_time": 2"#), Self.rule("12", #""latch_time": 1"#), Self.rule("13", #""latch_time": 2"#)]
+        let rules = [
+            Self.rule("11", #""latch_time": 2"#), Self.rule("12", #""latch_time": 1"#),
+            Self.rule("13", #""latch_time": 2"#),
+        ]
         var harness = Harness(try Self.regions(Self.region("1", rules: rules)))
         harness.go(.enter, at: Self.monday)
         #expect(harness.engine.nextDeadline == Timestamp(microseconds: Int64((Self.monday + 1) * 1e6)))
@@ -303,23 +314,27 @@ import Testing
         let kept = first.engine.state
         #expect(kept.rules[RuleKey(region: "1", rule: "11")]?.count == 3)
 
-        var same = Harness(try Self.regions(Self.region("1", rules: [Self.rule("11", #""max_events": 4"#)])), state: kept)
+        var same = Harness(
+            try Self.regions(Self.region("1", rules: [Self.rule("11", #""max_events": 4"#)])), state: kept)
         same.visit(at: Self.monday + 100)
         #expect(same.evaluations.map(\.count) == [4])
 
-        var changed = Harness(try Self.regions(Self.region("1", rules: [Self.rule("11", #""max_events": 5"#)])), state: kept)
+        var changed = Harness(
+            try Self.regions(Self.region("1", rules: [Self.rule("11", #""max_events": 5"#)])), state: kept)
         changed.visit(at: Self.monday + 100)
         #expect(changed.evaluations.map(\.count) == [1])
     }
 
     @Test func changedGroupLimitsRestartTheGroupsCount() throws {
         let group = #""group_id": "g""#
-        var first = Harness(try Self.regions(Self.region("1", extra: group, rules: [Self.rule("11", #""max_group_events": 9"#)])))
+        var first = Harness(
+            try Self.regions(Self.region("1", extra: group, rules: [Self.rule("11", #""max_group_events": 9"#)])))
         first.visit(at: Self.monday)
         first.visit(at: Self.monday + 10)
         let kept = first.engine.state
         var changed = Harness(
-            try Self.regions(Self.region("1", extra: group, rules: [Self.rule("11", #""max_group_events": 8"#)])), state: kept)
+            try Self.regions(Self.region("1", extra: group, rules: [Self.rule("11", #""max_group_events": 8"#)])),
+            state: kept)
         changed.visit(at: Self.monday + 100)
         #expect(changed.evaluations.map { "\($0.count)/\($0.groupCount!)" } == ["3/1"])
     }
@@ -375,8 +390,12 @@ import Testing
 
     @Test func notificationsFollowTheirAction() throws {
         let rules = [
-            Self.rule("11", action: #""notify_user": "With both", "open_url": "http://x.test/{namespace}/{nope}", "open_pbk": "p""#),
-            Self.rule("12", action: #""notify_user": "{\"alertBody\": \"Embedded\", \"payload\": {\"n\": 1}}", "open_pbk": "p2""#),
+            Self.rule(
+                "11",
+                action: #""notify_user": "With both", "open_url": "http://x.test/{namespace}/{nope}", "open_pbk": "p""#),
+            Self.rule(
+                "12",
+                action: #""notify_user": "{\"alertBody\": \"Embedded\", \"payload\": {\"n\": 1}}", "open_pbk": "p2""#),
             Self.rule("13", action: #""notify_user": "", "open_url": "http://ignored.test""#),
         ]
         var harness = Harness(try Self.regions(Self.region("1", rules: rules)))
@@ -406,11 +425,12 @@ import Testing
         var harness = Harness(
             try Self.regions(Self.region("1", extra: #""group_id": "g""#, rules: [hooked])), settings: settings)
         harness.go(.enter, at: Self.monday)
-        #expect(harness.outputs.map(\.json) == [
-            #"{"t":"2013-11-04T09:00:00.000Z","type":"server","region":"1","rule":"11","url":"http://e.test/1"}"#,
-            #"{"t":"2013-11-04T09:00:00.000Z","type":"rule","region":"1","rule":"11","trigger":"on_entry","fired":true,"count":1,"groupCount":1}"#,
-            #"{"t":"2013-11-04T09:00:00.000Z","type":"notification","region":"1","rule":"11","title":"Shop 1","body":"Hi","payload":null,"url":null,"pbk":null,"delivery":"automatic"}"#,
-        ])
+        #expect(
+            harness.outputs.map(\.json) == [
+                #"{"t":"2013-11-04T09:00:00.000Z","type":"server","region":"1","rule":"11","url":"http://e.test/1"}"#,
+                #"{"t":"2013-11-04T09:00:00.000Z","type":"rule","region":"1","rule":"11","trigger":"on_entry","fired":true,"count":1,"groupCount":1}"#,
+                #"{"t":"2013-11-04T09:00:00.000Z","type":"notification","region":"1","rule":"11","title":"Shop 1","body":"Hi","payload":null,"url":null,"pbk":null,"delivery":"automatic"}"#,
+            ])
     }
 
     @Test func aNewDocumentKeepsCountsAndPresence() throws {

@@ -16,7 +16,9 @@ import Testing
             Self.answer(#"{"version": "2", "decision": "notify", "notify_user": "New", "open_url": "http://u.test"}"#)
                 == .notify(RuleAction(alertBody: "New", openURL: "http://u.test")))
         #expect(
-            Self.answer(#"{"version": "2", "decision": "notify", "notify_user": {"alertBody": "B", "payload": {"a": true}}, "open_pbk": "p"}"#)
+            Self.answer(
+                #"{"version": "2", "decision": "notify", "notify_user": {"alertBody": "B", "payload": {"a": true}}, "open_pbk": "p"}"#
+            )
                 == .notify(RuleAction(alertBody: "B", payload: .object(["a": .bool(true)]), openPBK: "p")))
     }
 
@@ -28,7 +30,10 @@ import Testing
             (Self.answer(#"["version", "2"]"#), "reply is not a JSON object"),
             (Self.answer(#"{"version": "1", "decision": "enable"}"#), #"reply is not version "2" (got "1")"#),
             (Self.answer(#"{"decision": "enable"}"#), #"reply is not version "2" (got none)"#),
-            (Self.answer(#"{"version": "2", "decision": "maybe"}"#), "reply's decision must be enable, disable or notify (got \"maybe\")"),
+            (
+                Self.answer(#"{"version": "2", "decision": "maybe"}"#),
+                "reply's decision must be enable, disable or notify (got \"maybe\")"
+            ),
             (ServerAnswer.reply(status: 200, body: Array(repeating: 32, count: 65_537)), "reply over 64 KiB"),
         ]
         for (answer, why) in cases { #expect(answer == .failed(why)) }
