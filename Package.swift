@@ -83,7 +83,7 @@ let package = Package(
         .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "RegionMonitor", "BeaconCore", "TestSupport"]),
         .testTarget(name: "RulesTests", dependencies: ["Rules", "BeaconCore", "RegionMonitor", "TestSupport"]),
-        .testTarget(name: "PersistenceTests", dependencies: ["Persistence", "RegionMonitor"]),
+        .testTarget(name: "PersistenceTests", dependencies: ["Persistence", "RegionMonitor", "Rules"]),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "BeaconCore", "RegionMonitor", "TestSupport"]),
         .testTarget(
             name: "DaemonTests",

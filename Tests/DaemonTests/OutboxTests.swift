@@ -1,6 +1,8 @@
 import Foundation
 import MQTT
+import BeaconCore
 import Persistence
+import Rules
 import TestSupport
 import Testing
 
@@ -185,6 +187,60 @@ import Testing
         let inOrder = Array(firstArrivals.prefix(committed.count)) == committed
         #expect(inOrder)
         #expect(try store.pendingOutbox().isEmpty)
+        subscriber.client.shutdown()
+    }
+
+    /// SPEC 12: a rule's count and the `rule` output it makes are committed together, so a
+    /// daemon SIGKILLed mid-run neither counts an entry twice nor loses a count's output: after a
+    /// restart, the broker has each count exactly once, 1 to the last, with no gap.
+    @Test func aDaemonKilledMidRunNeitherCountsTwiceNorLosesACount() async throws {
+        let broker = try Broker()
+        let folder = try Self.folder(port: broker.port, userid: "kim")
+        // Every sighting is a visit: the zone is entered, and left 2 ms later.
+        var ini = try String(contentsOf: folder.appendingPathComponent("hsyco.ini"), encoding: .utf8)
+        ini = ini.replacingOccurrences(of: "Monitor.exitTimeout = 30", with: "Monitor.exitTimeout = 0.002")
+        ini += "Rules.source = rules.json\n"
+        try ini.write(to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
+        try #"""
+        {"u_beacons": [{"id": "z1", "name": "Zone 1", "proximity_uid": "\#(Self.uuid)", "major": 1,
+          "rules_actions": [{"id": "r", "rule": {"trigger": "on_entry", "latch_time": 0}, "action": {"notify_user": "hi"}}]}]}
+        """#.write(to: folder.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+        func visits(_ range: Range<Int>, start: Double = 1_700_000_000) -> String {
+            range.map { n in
+                let time = String(format: "%.3f", start + Double(n) * 0.004)
+                return #"{"t": \#(time), "uuid": "\#(Self.uuid)", "major": 1, "minor": 1, "rssi": -50}"#
+            }.joined(separator: "\n") + "\n"
+        }
+        try visits(0..<5000).write(to: folder.appendingPathComponent("first.jsonl"), atomically: true, encoding: .utf8)
+        let subscriber = try await Subscriber(
+            port: broker.port, filter: "beaconwatch/kim/rule", persistentAs: "kim-watcher")
+        try broker.saved()
+        let first = try Self.start(
+            ["run", "--config", "hsyco.ini", "--source", "trace:first.jsonl", "--realtime", "--log-level", "error"],
+            in: folder, log: "first.log")
+        try await Subscriber.until("the first rule outputs", within: 20) { subscriber.payloads("/rule").count >= 300 }
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        let store = try StateStore(path: folder.appendingPathComponent("state.sqlite").path)
+        let kept = try #require(try store.ruleState().rules[RuleKey(region: "z1", rule: "r")]).count
+        #expect(kept >= 300)
+
+        try visits(0..<10, start: 1_700_001_000).write(
+            to: folder.appendingPathComponent("second.jsonl"), atomically: true, encoding: .utf8)
+        let second = try Self.start(
+            ["run", "--config", "hsyco.ini", "--source", "trace:second.jsonl", "--log-level", "error"],
+            in: folder, log: "second.log")
+        #expect(try await Self.exit(of: second, within: 30) == 0)
+        func counts() -> [Int] {
+            Self.firstArrivals(subscriber.payloads("/rule")).compactMap {
+                JSONValue.parse(Array($0.utf8))?["count"]?.argument.flatMap { Int($0) }
+            }
+        }
+        try? await Subscriber.until("every count", within: 30) { counts().count >= kept + 10 }
+        let seen = counts()
+        #expect(seen.count == kept + 10, "each count's output once")
+        #expect(seen.sorted() == Array(1...(kept + 10)), "no count lost, none twice")
+        #expect(try store.ruleState().rules[RuleKey(region: "z1", rule: "r")]?.count == kept + 10)
         subscriber.client.shutdown()
     }
 }

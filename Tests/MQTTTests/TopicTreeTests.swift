@@ -39,6 +39,27 @@ import Testing
                 == MQTTMessage(topic: "beaconwatch/alice/status", payload: "offline", qos: 1, retain: true))
     }
 
+    @Test func ruleOutputsAreEventsOnTheirOwnTopics() {
+        let time = Timestamp(secondsSinceEpoch: 1_700_000_000)!
+        let outputs: [MonitorOutput] = [
+            .rule(time, RuleEvaluation(region: "1", rule: "11", trigger: "on_entry", fired: true, count: 2)),
+            .server(time, ServerNotice(region: "1", rule: "11", url: "http://s.test/1")),
+            .notification(
+                time,
+                UserNotification(
+                    region: "1", rule: "11", title: "Shop", body: "Hi", payload: nil, url: nil, pbk: nil,
+                    delivery: .automatic)),
+        ]
+        for output in outputs {
+            let messages = Self.tree.messages(for: output)
+            #expect(
+                messages == [
+                    MQTTMessage(topic: "beaconwatch/alice/\(output.type)", payload: output.json, qos: 1, retain: false)
+                ])
+            #expect(Self.tree.event(for: output) == messages.first, "through the outbox")
+        }
+    }
+
     @Test func homeAssistantDiscoveryDescribesTheUserAndEachBeacon() throws {
         let hierarchy = Hierarchy(beacons: [
             Hierarchy.Beacon(

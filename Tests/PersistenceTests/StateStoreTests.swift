@@ -2,9 +2,15 @@ import BeaconCore
 import Foundation
 import Persistence
 import RegionMonitor
+import Rules
 import Testing
 
 @Suite struct StateStoreTests {
+    static let migrations = [
+        "v1: last reported class per beacon", "v2: MQTT outbox",
+        "v3: rule counters, the day's notifications, the rules cache",
+    ]
+
     static func temporaryPath() -> String {
         FileManager.default.temporaryDirectory
             .appendingPathComponent("beaconwatch-store-\(UUID().uuidString)")
@@ -32,7 +38,7 @@ import Testing
         let reopened = try StateStore(path: path)
         #expect(try reopened.lastReported() == ["101": .immediate, "102": .far])
         #expect(try reopened.journalMode() == "wal")
-        #expect(try reopened.appliedMigrations() == ["v1: last reported class per beacon", "v2: MQTT outbox"])
+        #expect(try reopened.appliedMigrations() == Self.migrations)
     }
 
     @Test func outboxEntriesComeBackInOrderUntilSettled() throws {
@@ -51,6 +57,35 @@ import Testing
         let reopened = try StateStore(path: path)
         #expect(try reopened.pendingOutbox().map(\.message) == [messages[1], messages[2], messages[4]])
         #expect(try reopened.lastReported() == ["101": .near])
+    }
+
+    @Test func ruleCountersAndTheDaysCountSurviveReopening() throws {
+        let path = Self.temporaryPath()
+        do {
+            let store = try StateStore(path: path)
+            var state = RuleState()
+            state.rules[RuleKey(region: "1", rule: "11")] = RuleCounter(count: 2, fingerprint: "2-4")
+            state.groups[GroupKey(group: "1000", trigger: "on_entry")] = RuleCounter(count: 3, fingerprint: "0-4,0-4")
+            state.day = DayCount(date: "2013-11-04", count: 2)
+            try store.record([], rules: state)
+            var later = RuleState()
+            later.rules[RuleKey(region: "1", rule: "11")] = RuleCounter(count: 1, fingerprint: "2-5")
+            later.day = DayCount(date: "2013-11-05", count: 1)
+            try store.record([], rules: later)
+            try store.cacheRules(
+                source: "http://r.test/", document: Array("{}".utf8), fetchedAt: Timestamp(microseconds: 5))
+        }
+        let reopened = try StateStore(path: path)
+        let state = try reopened.ruleState()
+        #expect(state.rules == [RuleKey(region: "1", rule: "11"): RuleCounter(count: 1, fingerprint: "2-5")])
+        #expect(
+            state.groups == [
+                GroupKey(group: "1000", trigger: "on_entry"): RuleCounter(count: 3, fingerprint: "0-4,0-4")
+            ])
+        #expect(state.day == DayCount(date: "2013-11-05", count: 1))
+        let kept = try #require(try reopened.cachedRules(source: "http://r.test/"))
+        #expect(kept.document == Array("{}".utf8) && kept.fetchedAt == Timestamp(microseconds: 5))
+        #expect(try reopened.cachedRules(source: "http://other.test/") == nil)
     }
 
     @Test func aVersionOneDatabaseIsMigratedInPlaceKeepingItsReports() throws {
@@ -75,7 +110,7 @@ import Testing
         sqlite.waitUntilExit()
         #expect(sqlite.terminationStatus == 0)
         let store = try StateStore(path: path)
-        #expect(try store.appliedMigrations() == ["v1: last reported class per beacon", "v2: MQTT outbox"])
+        #expect(try store.appliedMigrations() == Self.migrations)
         #expect(try store.lastReported() == ["17081": .far])
         #expect(try store.pendingOutbox().isEmpty)
     }
