@@ -4,6 +4,8 @@ import Daemon
 import Foundation
 import Persistence
 import RegionMonitor
+import Rules
+import TestSupport
 import Testing
 
 /// The live loop, with a scripted radio and a clock that moves only as the radio waits.
@@ -80,5 +82,46 @@ import Testing
             ])
         // Nothing waits longer than a second, and the wait before the exit ends on the deadline.
         #expect(radio.waits.allSatisfy { $0 <= .seconds(1) })
+    }
+
+    /// The live loop does not wait for a rule's server: the call runs on its own thread, the
+    /// engine goes on (here the zone is left meanwhile), and the answer comes back as an order.
+    @Test func aSlowServerDoesNotHoldTheLiveLoop() throws {
+        let folder = try scratchFolder("live-hook")
+        let server = try HTTPServer { _ in .hang }
+        defer { server.stop() }
+        try #"""
+        {"u_beacons": [{"id": "1", "proximity_uid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1,
+          "rules_actions": [{"id": "11", "rule": {"trigger": "on_entry"},
+          "action": {"notify_user": "hi", "notify_server": "\#(server.url("/slow"))"}}]}]}
+        """#.write(to: folder.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+        let ini = """
+            LocationBaseBeacon.101 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1
+            Monitor.exitTimeout = 2
+            Rules.source = rules.json
+            Rules.serverTimeout = 1
+            """
+        let configuration = try Configuration.load(
+            Array(ini.utf8), path: folder.appendingPathComponent("hsyco.ini").path
+        ).get()
+        let store = try StateStore()
+        var live = LiveRun(configuration: configuration, now: { Timestamp(secondsSinceEpoch: 0)! })
+        let radio = ScriptedRadio(start: Timestamp(secondsSinceEpoch: 1_700_000_000)!, script: [(0.25, Self.report(minor: 1, rssi: -59))])
+        live.now = { radio.now }
+        live.rules = try RulesSource(configuration: configuration, values: RuleSettings.resolve(configuration).values)
+            .load(store: store, now: radio.now, warn: { Issue.record("\($0)") })?.regions
+        var types: [String] = []
+        let deadline = ContinuousClock.now + .seconds(10)
+        try live.run(
+            source: radio, store: store,
+            output: { output in
+                if case .transition(_, let transition) = output, transition.region.kind != .zone { return }
+                if case .rule(_, let evaluation) = output { types.append("rule \(evaluation.reason?.rawValue ?? "fired")") }
+                else { types.append(output.type) }
+            },
+            control: EngineControl(),
+            shouldStop: { types.contains { $0.hasPrefix("rule") } || ContinuousClock.now > deadline }
+        )
+        #expect(types == ["monitoring", "enter", "location", "exit", "location", "rule server_error"])
     }
 }

@@ -132,6 +132,32 @@ import Testing
         #expect(log.text.isEmpty, "\(log.text)")
     }
 
+    /// `Script.server` is the rule's to run (its exit status decides, ``RuleRunTests``), and a
+    /// notification the application delivers itself runs no `Script.notification`.
+    @Test func ruleOutputsRunTheirScriptsButServerAndApplicationNotificationsDoNot() async throws {
+        let folder = try scratchFolder("rule-scripts")
+        let seen = folder.appendingPathComponent("seen")
+        let record = try Self.script("record", in: folder, #"echo "$BW_TYPE $BW_REGION $BW_RULE" >> '\#(seen.path)'"#)
+        let sink = ScriptSink(
+            scripts: [.rule: record, .server: record, .notification: record], timeout: 10, say: Log().say)
+        let time = Timestamp(secondsSinceEpoch: 1_700_000_000)!
+        func notification(_ rule: String, _ delivery: UserNotification.Delivery) -> MonitorOutput {
+            .notification(
+                time,
+                UserNotification(
+                    region: "1", rule: rule, title: nil, body: "b", payload: nil, url: nil, pbk: nil, delivery: delivery))
+        }
+        let outputs: [MonitorOutput] = [
+            .server(time, ServerNotice(region: "1", rule: "11", url: "http://s.test")),
+            .rule(time, RuleEvaluation(region: "1", rule: "11", trigger: "on_entry", fired: true, count: 1)),
+            notification("11", .automatic),
+            notification("12", .application),
+        ]
+        try sink.deliver(outputs[...], entries: [], whereabouts: Whereabouts(area: nil, zone: nil))
+        await sink.finish(within: .seconds(10))
+        #expect(Self.lines(seen) == ["rule 1 11", "notification 1 11"])
+    }
+
     @Test func aNameThatLooksLikeShellIsPassedAsDataAndRunsNothing() async throws {
         let folder = try scratchFolder("scripts")
         let pwned = folder.appendingPathComponent("pwned")
