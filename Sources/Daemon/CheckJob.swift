@@ -123,11 +123,26 @@ public struct CheckJob {
         return lines
     }
 
-    /// Each rule region of a file `Rules.source` and the configured region it attaches to.
+    /// Each rule region of `Rules.source` (a URL is fetched now, with its query) and the
+    /// configured region it attaches to.
     func ruleRegions() -> (lines: [String], warnings: [String]) {
-        guard case .file(let path)? = configuration.rules.source else { return ([], []) }
-        guard let bytes = FileManager.default.contents(atPath: path) else {
-            return ([], ["Rules.source \(path) cannot be read; check the path"])
+        let bytes: [UInt8]
+        let path: String
+        switch configuration.rules.source {
+        case nil:
+            return ([], [])
+        case .file(let file):
+            guard let contents = FileManager.default.contents(atPath: file) else {
+                return ([], ["Rules.source \(file) cannot be read; check the path"])
+            }
+            (bytes, path) = ([UInt8](contents), file)
+        case .url(let url):
+            let source = RulesSource(configuration: configuration, values: RuleSettings.resolve(configuration).values)
+            switch source.download(source.requestURL(url)) {
+            case .failure(let failure):
+                return ([], ["Rules.source \(url.absoluteString) cannot be fetched now: \(failure)"])
+            case .success(let reply): (bytes, path) = (reply, url.absoluteString)
+            }
         }
         switch RulesDocument.load(bytes, name: path) {
         case .failure(let error):

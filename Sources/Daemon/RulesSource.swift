@@ -127,17 +127,24 @@ public struct RulesSource: Sendable {
 
     /// One fetch of `url`: the document's bytes and what they hold, or why not.
     func fetch(_ url: URL) -> Result<([UInt8], RulesDocument), HTTPFetch.Failure> {
-        switch HTTPFetch.get(requestURL(url), timeout: Self.fetchTimeout, limit: Self.sizeLimit) {
-        case .failure(let failure):
-            return .failure(failure)
-        case .success(let reply):
-            guard (200..<300).contains(reply.status) else {
-                return .failure(HTTPFetch.Failure(description: "HTTP status \(reply.status)"))
+        download(requestURL(url)).flatMap { bytes in
+            switch RulesDocument.load(bytes, name: "reply") {
+            case .success(let document): .success((bytes, document))
+            case .failure(let error): .failure(HTTPFetch.Failure(description: error.message))
             }
-            switch RulesDocument.load(reply.body, name: "reply") {
-            case .success(let document): return .success((reply.body, document))
-            case .failure(let error): return .failure(HTTPFetch.Failure(description: error.message))
-            }
+        }
+    }
+
+    /// The body of a 2xx reply to a GET of `url` (as it is: ``requestURL(_:)`` adds the query).
+    public func download(_ url: URL) -> Result<[UInt8], HTTPFetch.Failure> {
+        Self.download(url)
+    }
+
+    /// The body of a 2xx reply to a GET of `url`, within ``fetchTimeout`` and ``sizeLimit``.
+    public static func download(_ url: URL) -> Result<[UInt8], HTTPFetch.Failure> {
+        HTTPFetch.get(url, timeout: fetchTimeout, limit: sizeLimit).flatMap { reply in
+            (200..<300).contains(reply.status)
+                ? .success(reply.body) : .failure(HTTPFetch.Failure(description: "HTTP status \(reply.status)"))
         }
     }
 

@@ -34,12 +34,19 @@ struct ScheduleCommand: ParsableCommand {
                 file: "--at",
                 message: "\"\(at)\" is not an ISO-8601 time with an offset, such as 2013-10-28T13:30:00+01:00")
         }
+        let bytes: [UInt8]
         if rules.hasPrefix("http://") || rules.hasPrefix("https://") {
-            throw InputError(
-                file: rules, message: "is a URL; this version reads a u_beacons.json file: download it first")
-        }
-        guard let bytes = FileManager.default.contents(atPath: rules) else {
-            throw InputError(file: rules, message: "cannot read it; check the path")
+            guard let url = URL(string: rules) else { throw InputError(file: rules, message: "is not a valid URL") }
+            switch RulesSource.download(url) {
+            case .success(let body): bytes = body
+            case .failure(let failure):
+                throw RuntimeFailure("\(rules) cannot be fetched: \(failure); check the URL and the network")
+            }
+        } else {
+            guard let contents = FileManager.default.contents(atPath: rules) else {
+                throw InputError(file: rules, message: "cannot read it; check the path")
+            }
+            bytes = [UInt8](contents)
         }
         let document: RulesDocument
         switch RulesDocument.load(bytes, name: rules) {

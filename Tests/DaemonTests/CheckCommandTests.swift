@@ -40,6 +40,27 @@ import TestSupport
             ))
     }
 
+    @Test func checkFetchesAURLRulesSourceWithItsQuery() throws {
+        let document = try String(contentsOf: Conformance.url("ubudu/u_beacons-example.json"), encoding: .utf8)
+        let server = try HTTPServer { _ in .reply(status: 200, body: document) }
+        defer { server.stop() }
+        let folder = try scratchFolder("check-url")
+        try """
+        LocationBaseBeacon.1 = 566C5595-6EC7-4F08-909F-C954BDCA6CD3,42,1
+        Monitor.udid = u1
+        Rules.source = \(server.url("/rules"))
+        """.write(to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
+        let run = try DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(
+            run.stdout.contains(#"rule region 1 "Full Beacon Example": 2 rules, attached to zone"#), "\(run.stdout)")
+        #expect(server.requests == ["/rules?api_version=2&namespace=&udid=u1"])
+        server.stop()
+        let offline = try DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: folder)
+        #expect(offline.status == 0)
+        #expect(offline.stdout.contains("/rules cannot be fetched now: connection refused"), "\(offline.stdout)")
+    }
+
     @Test func checkOnAnInvalidUUIDOnLine7PrintsFileAndLineAndExits2() throws {
         let folder = try scratchFolder("check")
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -106,7 +106,8 @@ import Testing
         ).get()
         let store = try StateStore()
         var live = LiveRun(configuration: configuration, now: { Timestamp(secondsSinceEpoch: 0)! })
-        let radio = ScriptedRadio(start: Timestamp(secondsSinceEpoch: 1_700_000_000)!, script: [(0.25, Self.report(minor: 1, rssi: -59))])
+        let radio = ScriptedRadio(
+            start: Timestamp(secondsSinceEpoch: 1_700_000_000)!, script: [(0.25, Self.report(minor: 1, rssi: -59))])
         live.now = { radio.now }
         live.rules = try RulesSource(configuration: configuration, values: RuleSettings.resolve(configuration).values)
             .load(store: store, now: radio.now, warn: { Issue.record("\($0)") })?.regions
@@ -116,8 +117,11 @@ import Testing
             source: radio, store: store,
             output: { output in
                 if case .transition(_, let transition) = output, transition.region.kind != .zone { return }
-                if case .rule(_, let evaluation) = output { types.append("rule \(evaluation.reason?.rawValue ?? "fired")") }
-                else { types.append(output.type) }
+                if case .rule(_, let evaluation) = output {
+                    types.append("rule \(evaluation.reason?.rawValue ?? "fired")")
+                } else {
+                    types.append(output.type)
+                }
             },
             control: EngineControl(),
             shouldStop: { types.contains { $0.hasPrefix("rule") } || ContinuousClock.now > deadline }

@@ -63,4 +63,24 @@ import Testing
         #expect(run.status == 2)
         #expect(run.stderr.contains("rules.json: not JSON"), "\(run.stderr)")
     }
+
+    /// `--rules` may be an http(s) URL, fetched as it is; one that cannot be fetched is a runtime
+    /// failure (status 1) in one line.
+    @Test func aURLIsFetched() throws {
+        let document = try String(contentsOfFile: Self.rules, encoding: .utf8)
+        let server = try HTTPServer { _ in .reply(status: 200, body: document) }
+        defer { server.stop() }
+        let run = try DecodeCommandTests.beaconwatch([
+            "schedule", "--rules", server.url("/u_beacons.json"), "--region", "1", "--at", "2013-10-28T13:30:00+01:00",
+        ])
+        #expect(run.stdout == "closed until 2013-10-28T15:00:00+01:00 (Monday)\n", "\(run.stderr)")
+        let gone = "http://127.0.0.1:\(try HTTPServer.closedPort())/rules"
+        let failed = try DecodeCommandTests.beaconwatch([
+            "schedule", "--rules", gone, "--region", "1", "--at", "2013-10-28T13:30:00+01:00",
+        ])
+        #expect(failed.status == 1)
+        #expect(
+            failed.stderr
+                == "beaconwatch: \(gone) cannot be fetched: connection refused; check the URL and the network\n")
+    }
 }

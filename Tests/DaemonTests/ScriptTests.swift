@@ -145,7 +145,8 @@ import Testing
             .notification(
                 time,
                 UserNotification(
-                    region: "1", rule: rule, title: nil, body: "b", payload: nil, url: nil, pbk: nil, delivery: delivery))
+                    region: "1", rule: rule, title: nil, body: "b", payload: nil, url: nil, pbk: nil, delivery: delivery
+                ))
         }
         let outputs: [MonitorOutput] = [
             .server(time, ServerNotice(region: "1", rule: "11", url: "http://s.test")),
