@@ -71,8 +71,8 @@ let package = Package(
         .executableTarget(
             name: "beaconwatch-bench",
             dependencies: [
-                "BeaconCore", "Configuration", "Daemon", "MQTT", "Persistence", "RegionMonitor", "TestSupport",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "BeaconCore", "Configuration", "Daemon", "MQTT", "Persistence", "RegionMonitor", "Rules",
+                "TestSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
 

@@ -12,7 +12,11 @@ import Rules
 public struct Engine: Sendable {
     public private(set) var monitor: Monitor
     /// The Ubudu rules on the monitor's transitions; `nil` without `Rules.source`.
-    public private(set) var rules: RuleEngine?
+    public private(set) var rules: RuleEngine? {
+        didSet { latchDeadline = rules?.nextDeadline }
+    }
+    /// `rules?.nextDeadline`, kept: every sighting asks.
+    private var latchDeadline: Timestamp?
     /// Trace commands that nothing handles yet (alerts come with their issue), counted.
     public private(set) var ignoredCommands = 0
     /// Advertisements of beacons that are not configured: decoded, counted, moving nothing.
@@ -35,12 +39,13 @@ public struct Engine: Sendable {
         if let rules {
             self.rules = RuleEngine(
                 regions: rules, hierarchy: configuration.hierarchy, settings: ruleSettings, restored: ruleState)
+            latchDeadline = nil
         }
     }
 
     /// The earliest pending deadline: the monitor's or a rule's latch.
     public var nextDeadline: Timestamp? {
-        guard let latch = rules?.nextDeadline else { return monitor.nextDeadline }
+        guard let latch = latchDeadline else { return monitor.nextDeadline }
         return min(latch, monitor.nextDeadline ?? latch)
     }
 
@@ -51,7 +56,9 @@ public struct Engine: Sendable {
 
     /// One event from a source, at its own time.
     public mutating func handle(_ event: SourceEvent, into outputs: inout [MonitorOutput]) {
-        if rules != nil { advance(to: event.time, into: &outputs) }
+        // With rules, the deadlines due by now fire instant by instant, latches first (the monitor
+        // would fire its own all at once).
+        if rules != nil, let due = nextDeadline, due <= event.time { advance(to: event.time, into: &outputs) }
         let start = outputs.count
         switch event {
         case .advertisement(let time, let advertisement):
@@ -88,7 +95,7 @@ public struct Engine: Sendable {
     public mutating func advanceToNextDeadline(notAfter limit: Timestamp?, into outputs: inout [MonitorOutput]) -> Bool
     {
         guard let due = nextDeadline, limit.map({ due <= $0 }) ?? true else { return false }
-        if let latch = rules?.nextDeadline, latch <= due { rules!.advance(to: due, into: &outputs) }
+        if let latch = latchDeadline, latch <= due { rules!.advance(to: due, into: &outputs) }
         let start = outputs.count
         monitor.advance(to: due, into: &outputs)
         observe(from: start, &outputs)

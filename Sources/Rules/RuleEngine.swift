@@ -78,7 +78,9 @@ public struct RuleEngine: Sendable {
     private var inside: Set<Region> = []
     private var classes: [BeaconID: Proximity] = [:]
     private var qualified: Set<RuleRef> = []
-    private var latches: [RuleRef: Latch] = [:]
+    private var latches: [RuleRef: Latch] = [:] {
+        didSet { nextDeadline = latches.isEmpty ? nil : latches.values.lazy.map(\.due).min() }
+    }
     private var counted: [GroupKey: Int] = [:]
     private var cause = 0
     private var queue: [Evaluation] = []
@@ -112,8 +114,8 @@ public struct RuleEngine: Sendable {
         "\(minimum)-\(maximum.map(String.init) ?? "any")"
     }
 
-    /// The earliest latch to expire.
-    public var nextDeadline: Timestamp? { latches.values.lazy.map(\.due).min() }
+    /// The earliest latch to expire (kept, as every sighting asks).
+    public private(set) var nextDeadline: Timestamp?
 
     /// Whether an evaluation waits for an ``Action``'s answer.
     public var isWaiting: Bool { awaiting != nil }

@@ -4,6 +4,7 @@ import Configuration
 import Daemon
 import Foundation
 import RegionMonitor
+import Rules
 
 #if canImport(Glibc)
     import Glibc
@@ -32,6 +33,13 @@ struct PipelineBench: ParsableCommand {
     @Option(help: "Sightings to run through the engine.")
     var sightings = 3_000_000
 
+    @Flag(
+        inversion: .prefixedNo,
+        help:
+            "Ubudu rules on every Zone: an on_entry rule (latch 2 s, counts, a notification) and an on_exit one, grouped by Area."
+    )
+    var rules = true
+
     func run() {
         let before = heapInUse()
         var configuration = Configuration(path: "bench.ini")
@@ -41,7 +49,11 @@ struct PipelineBench: ParsableCommand {
         configuration.monitor.session = "bench"
         configuration.monitor.address = "127.0.0.1"
         let hierarchy = configuration.hierarchy
-        var engine = Engine(configuration: configuration, identity: .resolve(configuration.monitor))
+        var settings = RuleSettings()
+        settings.autoServerNotify = false
+        var engine = Engine(
+            configuration: configuration, identity: .resolve(configuration.monitor),
+            rules: rules ? Self.rules(for: hierarchy) : nil, ruleSettings: settings)
         var walk = Walk(hierarchy: hierarchy, seed: 11)
         var outputs: [MonitorOutput] = []
         var produced = 0
@@ -66,13 +78,29 @@ struct PipelineBench: ParsableCommand {
         let plan = MonitoringPlan(hierarchy, maxRegions: configuration.monitor.maxRegions)
         print(
             "pipeline: \(beacons) beacons, \(hierarchy.zones.count) zones, \(hierarchy.areas.count) areas "
-                + "(\(plan.shortName)): \(format(rate / 1e6, 2)) million sightings/s, "
+                + "(\(plan.shortName))\(rules ? ", rules on every zone" : ", no rules"): \(format(rate / 1e6, 2)) million sightings/s, "
                 + "\(format(seconds / Double(sightings) * 1e9, 0)) ns/sighting; "
                 + "steady \(format(Double(steady) / Double(beacons), 0)) B/beacon "
                 + "(\(format(Double(steady) / 1_048_576, 1)) MiB); peak RSS \(peakResidentMiB()) MiB; "
                 + "\(produced) outputs, \(walk.zoneChanges) zone changes"
         )
         withExtendedLifetime(engine) {}
+    }
+
+    /// Two rules on every Zone of `hierarchy`, its Area's UUID as their group.
+    static func rules(for hierarchy: Hierarchy) -> [RuleRegion] {
+        let regions = hierarchy.zones.enumerated().map { index, zone in
+            """
+            {"id": "\(index)", "group_id": "\(zone.uuid.uuidString)", "name": "Zone \(index)",
+             "proximity_uid": "\(zone.uuid.uuidString)", "major": \(zone.major), "minor": "",
+             "rules_actions": [
+              {"id": "\(index)-in", "rule": {"trigger": "on_entry", "latch_time": 2, "min_events": 2, "max_group_events": 100000},
+               "action": {"notify_user": "Welcome", "notify_server": "http://bench.test/{id}/{udid}"}},
+              {"id": "\(index)-out", "rule": {"trigger": "on_exit", "latch_time": 0}, "action": {"notify_user": ""}}]}
+            """
+        }
+        let document = #"{"u_beacons": ["# + regions.joined(separator: ",") + "]}"
+        return (try? RulesDocument.load(Array(document.utf8), name: "bench").get().regions) ?? []
     }
 
     /// `beacons` beacons, 10 to a Zone, at most 20 Zones to an Area, in file order.
