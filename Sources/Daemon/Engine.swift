@@ -242,7 +242,7 @@ extension Engine {
     /// Carries out one of ``EngineControl``'s orders at `time`. A new configuration replaces the
     /// engine as a restart does: from the classes last reported in `store`, keeping the identity
     /// and the counts. Deliver the outputs before the next order.
-    mutating func obey(
+    public mutating func obey(
         _ order: EngineControl.Order, at time: Timestamp, store: StateStore, into outputs: inout [MonitorOutput]
     )
         throws
@@ -259,6 +259,7 @@ extension Engine {
                 configuration: configuration, identity: monitor.identity, restored: try store.lastReported(),
                 rules: rules, ruleSettings: RuleSettings.resolve(configuration),
                 ruleState: try self.rules?.state ?? store.ruleState())
+            next.rules?.numberActions(after: self.rules)
             next.sightings = sightings
             next.unconfiguredSightings = unconfiguredSightings
             next.ignoredCommands = ignoredCommands

@@ -360,6 +360,12 @@ public struct RuleEngine: Sendable {
             detail: detail, count: head.count, groupCount: head.groupCount)
     }
 
+    /// Numbers this engine's actions after `previous`'s, so that an answer still on its way to an
+    /// engine that was replaced (a reload) is not taken for one of this engine's.
+    public mutating func numberActions(after previous: RuleEngine?) {
+        calls = max(calls, previous?.calls ?? 0)
+    }
+
     /// The engine on a new rules document (a refreshed URL source), going on from this one: the
     /// counts, the regions the user is in and the beacons' classes carry over; events held in
     /// latches or waiting for a server are dropped. Qualified presence is taken as it is, without

@@ -265,4 +265,40 @@ import Testing
         #expect(run.stderr.contains("rules.json: u_beacons[0] (id 1): \"proximity_uid\" must be a beacon UUID"))
         #expect(run.stderr.split(separator: "\n").count == 1)
     }
+
+    /// A reload (SIGHUP, `cmd/reload`) takes the new document and keeps the counts.
+    @Test func aReloadTakesTheNewRulesAndKeepsTheCounts() throws {
+        let folder = try scratchFolder("reload-rules")
+        let file = folder.appendingPathComponent("rules.json")
+        try Self.rules(extra: #", "max_events": 9"#).write(to: file, atomically: true, encoding: .utf8)
+        let configuration = try Self.configuration(rulesSource: file.path, in: folder)
+        let store = try StateStore()
+        func regions() throws -> [RuleRegion]? {
+            try RulesSource(configuration: configuration, values: TemplateValues())
+                .load(store: store, now: Timestamp(.now)!, warn: { _ in })?.regions
+        }
+        var engine = Engine(
+            configuration: configuration, identity: .resolve(configuration.monitor), rules: try regions(),
+            ruleSettings: .resolve(configuration))
+        var outputs: [MonitorOutput] = []
+        let uuid = UUID(uuidString: Self.uuid)!
+        func visit(at seconds: Double) {
+            let time = Timestamp(secondsSinceEpoch: 1_383_555_600 + seconds)!
+            let advertisement = Advertisement(
+                format: .ibeacon, beacon: BeaconID(uuid: uuid, major: 42, minor: 1), power: -59, rssi: -60,
+                address: nil)
+            engine.handle(.advertisement(time, advertisement), into: &outputs)
+            engine.advance(to: time.adding(seconds: 10), into: &outputs)
+        }
+        visit(at: 0)
+        visit(at: 20)
+        try Self.rules(extra: #", "max_events": 9"#).replacingOccurrences(of: "Rule text", with: "New text")
+            .write(to: file, atomically: true, encoding: .utf8)
+        try engine.obey(
+            .reconfigure(configuration, rules: try regions()), at: Timestamp(secondsSinceEpoch: 1_383_555_640)!,
+            store: store, into: &outputs)
+        visit(at: 60)
+        #expect(Self.evaluations(outputs).map(\.count) == [1, 2, 3])
+        #expect(Self.notifications(outputs).map(\.body) == ["Rule text", "Rule text", "New text"])
+    }
 }

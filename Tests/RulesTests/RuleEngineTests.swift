@@ -257,6 +257,22 @@ import Testing
         #expect(harness.outputs.count == 3)
     }
 
+    @Test func aReplacingEngineNumbersItsActionsAfterTheOldOnes() throws {
+        let hooked = Self.rule("11", action: #""notify_user": "Hi", "notify_server": "http://example.test/""#)
+        let regions = try Self.regions(Self.region("1", rules: [hooked]))
+        var old = Harness(regions)
+        old.go(.enter, at: Self.monday)
+        #expect(old.engine.takeActions().count == 1)
+        var next = Harness(regions)
+        next.engine.numberActions(after: old.engine)
+        next.go(.enter, at: Self.monday + 10)
+        let actions = next.engine.takeActions()
+        #expect(actions == [.fetch(call: 2, url: "http://example.test/", timeout: 5)])
+        // The old engine's answer (call 1) is not this one's.
+        next.engine.answer(.disable, to: 1, at: Timestamp(microseconds: 0), into: &next.outputs)
+        #expect(next.outputs.isEmpty)
+    }
+
     @Test func aNotifyDecisionReplacesTheRulesTexts() throws {
         let hooked = Self.rule(
             "11", action: #""notify_user": "Rule text", "open_pbk": "pbk-1", "notify_server": "http://example.test/""#)
