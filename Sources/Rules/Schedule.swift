@@ -17,48 +17,6 @@ public struct Hours: Sendable, Hashable {
     func contains(_ seconds: Int) -> Bool { open <= seconds && seconds < close }
 }
 
-/// A day of the week, as Ubudu spells it (`mon` … `sun`).
-public enum Weekday: String, Sendable, Hashable, CaseIterable {
-    case mon, tue, wed, thu, fri, sat, sun
-
-    /// From `Calendar`'s weekday number (1 = Sunday).
-    init(calendarWeekday: Int) {
-        self = [.sun, .mon, .tue, .wed, .thu, .fri, .sat][(calendarWeekday - 1) % 7]
-    }
-}
-
-/// A local calendar date, `YYYY-MM-DD`.
-public struct LocalDate: Sendable, Hashable, Comparable, CustomStringConvertible {
-    public var year: Int
-    public var month: Int
-    public var day: Int
-
-    public init(year: Int, month: Int, day: Int) {
-        self.year = year
-        self.month = month
-        self.day = day
-    }
-
-    /// `YYYY-MM-DD`, or `nil`.
-    public init?(_ text: String) {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
-            (1...12).contains(month), (1...31).contains(day)
-        else { return nil }
-        self.init(year: year, month: month, day: day)
-    }
-
-    public var description: String {
-        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return "\(year)-\(two(month))-\(two(day))"
-    }
-
-    public static func < (lhs: LocalDate, rhs: LocalDate) -> Bool {
-        (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
-    }
-}
-
 /// An opening-hours schedule (SPEC 8): weekly hours, weekly breaks, and specific days.
 ///
 /// Pure: the time zone is given, and the answer for an instant depends on nothing else. The time
@@ -130,59 +88,5 @@ public struct Schedule: Sendable, Hashable {
             day = day.next
         }
         return nil
-    }
-}
-
-/// One local day in a time zone: its date, weekday, midnight and length in seconds.
-struct LocalDay {
-    let zone: TimeZone
-    let date: LocalDate
-    let weekday: Weekday
-    let midnight: Timestamp
-    let length: Int
-
-    private static func calendar(_ zone: TimeZone) -> Calendar {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        return calendar
-    }
-
-    init(containing time: Timestamp, in zone: TimeZone) {
-        let calendar = Self.calendar(zone)
-        let start = calendar.startOfDay(for: time.date)
-        self.init(start: start, calendar: calendar)
-    }
-
-    private init(start: Date, calendar: Calendar) {
-        zone = calendar.timeZone
-        let parts = calendar.dateComponents([.year, .month, .day, .weekday], from: start)
-        date = LocalDate(year: parts.year!, month: parts.month!, day: parts.day!)
-        weekday = Weekday(calendarWeekday: parts.weekday!)
-        midnight = Timestamp(start)!
-        let following = calendar.date(byAdding: .day, value: 1, to: start).map { calendar.startOfDay(for: $0) }
-        length = following.map { Int($0.timeIntervalSince(start).rounded()) } ?? 86400
-    }
-
-    func elapsed(at time: Timestamp) -> Int {
-        Int((time.microseconds - midnight.microseconds).floorDivided(by: 1_000_000))
-    }
-
-    var next: LocalDay {
-        let calendar = Self.calendar(zone)
-        return LocalDay(start: midnight.date.addingTimeInterval(Double(length)), calendar: calendar)
-    }
-
-    var previous: LocalDay {
-        let calendar = Self.calendar(zone)
-        // An hour before midnight is in the previous day, whatever its length.
-        let start = calendar.startOfDay(for: midnight.date.addingTimeInterval(-3600))
-        return LocalDay(start: start, calendar: calendar)
-    }
-}
-
-extension Int64 {
-    fileprivate func floorDivided(by divisor: Int64) -> Int64 {
-        let quotient = self / divisor
-        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
     }
 }
