@@ -90,32 +90,6 @@ public struct RulesSettings: Sendable, Hashable {
     public init() {}
 }
 
-/// `LocationAlert.<id> = range,strategy[,action[,title]]` (SPEC 9.1).
-public struct AlertDefinition: Sendable, Hashable {
-    public enum Strategy: String, Sendable, Hashable, CaseIterable {
-        /// Exactly that class.
-        case equal = "="
-        /// That class or closer.
-        case atMost = "<="
-        /// That class or farther, but not off.
-        case atLeast = ">="
-    }
-
-    public var locationID: String
-    public var range: Proximity
-    public var strategy: Strategy
-    public var action: String
-    public var title: String?
-
-    public init(locationID: String, range: Proximity, strategy: Strategy, action: String, title: String?) {
-        self.locationID = locationID
-        self.range = range
-        self.strategy = strategy
-        self.action = action
-        self.title = title
-    }
-}
-
 /// The outputs a `Script.<type>` may be hung on (SPEC 10.2).
 public enum ScriptEvent: String, Sendable, Hashable, CaseIterable {
     case location, enter, exit, rule, server, notification, alert, nearest

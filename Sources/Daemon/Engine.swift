@@ -13,11 +13,18 @@ public struct Engine: Sendable {
     public private(set) var monitor: Monitor
     /// The Ubudu rules on the monitor's transitions; `nil` without `Rules.source`.
     public private(set) var rules: RuleEngine? {
-        didSet { latchDeadline = rules?.nextDeadline }
+        didSet { latchDeadline = Self.earliest(rules?.nextDeadline, alerts?.nextDeadline) }
     }
-    /// `rules?.nextDeadline`, kept: every sighting asks.
+    /// The `LocationAlert.*` alerts (SPEC 9.1); `nil` without any.
+    public private(set) var alerts: AlertConsumer? {
+        didSet { latchDeadline = Self.earliest(rules?.nextDeadline, alerts?.nextDeadline) }
+    }
+    /// Time inside each Area and Zone per local day (SPEC 9.3).
+    public private(set) var dwell: DwellLedger
+    /// The earliest latch or alert reset, kept: every sighting asks.
     private var latchDeadline: Timestamp?
-    /// Trace commands that nothing handles yet (alerts come with their issue), counted.
+    /// Trace commands that nothing takes (an alert command for an alert not in progress, an
+    /// unknown command), counted.
     public private(set) var ignoredCommands = 0
     /// Advertisements of beacons that are not configured: decoded, counted, moving nothing.
     public private(set) var unconfiguredSightings = 0
@@ -28,7 +35,8 @@ public struct Engine: Sendable {
     /// runs by `ruleSettings` from the kept `ruleState`.
     public init(
         configuration: Configuration, identity: MonitorIdentity, restored: [String: Proximity] = [:],
-        rules: [RuleRegion]? = nil, ruleSettings: RuleSettings = RuleSettings(), ruleState: RuleState = RuleState()
+        rules: [RuleRegion]? = nil, ruleSettings: RuleSettings = RuleSettings(), ruleState: RuleState = RuleState(),
+        alertRecords: [String: AlertRecord] = [:], dwell: [DwellKey: Double] = [:]
     ) {
         monitor = Monitor(
             hierarchy: configuration.hierarchy,
@@ -36,14 +44,35 @@ public struct Engine: Sendable {
             identity: identity,
             restored: restored
         )
+        self.dwell = DwellLedger(timeZone: configuration.monitor.timezone ?? .current, restored: dwell)
         if let rules {
             self.rules = RuleEngine(
                 regions: rules, hierarchy: configuration.hierarchy, settings: ruleSettings, restored: ruleState)
-            latchDeadline = nil
         }
+        if !configuration.alerts.isEmpty {
+            alerts = AlertConsumer(
+                definitions: configuration.alerts, resetAfter: configuration.alertResetAfter, restored: alertRecords)
+        }
+        latchDeadline = Self.earliest(self.rules?.nextDeadline, alerts?.nextDeadline)
     }
 
-    /// The earliest pending deadline: the monitor's or a rule's latch.
+    /// An engine that starts from a store's `kept` state.
+    public init(
+        configuration: Configuration, identity: MonitorIdentity, kept: KeptState, rules: [RuleRegion]?,
+        ruleSettings: RuleSettings
+    ) {
+        self.init(
+            configuration: configuration, identity: identity, restored: kept.classes, rules: rules,
+            ruleSettings: ruleSettings, ruleState: kept.rules, alertRecords: kept.alerts, dwell: kept.dwell)
+    }
+
+    static func earliest(_ first: Timestamp?, _ second: Timestamp?) -> Timestamp? {
+        guard let first else { return second }
+        guard let second else { return first }
+        return min(first, second)
+    }
+
+    /// The earliest pending deadline: the monitor's, a rule's latch or an alert's reset.
     public var nextDeadline: Timestamp? {
         guard let latch = latchDeadline else { return monitor.nextDeadline }
         return min(latch, monitor.nextDeadline ?? latch)
@@ -56,9 +85,11 @@ public struct Engine: Sendable {
 
     /// One event from a source, at its own time.
     public mutating func handle(_ event: SourceEvent, into outputs: inout [MonitorOutput]) {
-        // With rules, the deadlines due by now fire instant by instant, latches first (the monitor
-        // would fire its own all at once).
-        if rules != nil, let due = nextDeadline, due <= event.time { advance(to: event.time, into: &outputs) }
+        // With rules or alerts, the deadlines due by now fire instant by instant, latches and
+        // resets first (the monitor would fire its own all at once).
+        if rules != nil || alerts != nil, let due = nextDeadline, due <= event.time {
+            advance(to: event.time, into: &outputs)
+        }
         let start = outputs.count
         switch event {
         case .advertisement(let time, let advertisement):
@@ -66,23 +97,50 @@ public struct Engine: Sendable {
             if !monitor.sighting(advertisement, at: time, into: &outputs) { unconfiguredSightings += 1 }
         case .mode(let time, let mode):
             monitor.setMode(mode, at: time, into: &outputs)
-        case .command(let time, _):
+        case .command(let time, let command):
             monitor.advance(to: time, into: &outputs)
-            ignoredCommands += 1
+            observe(from: start, &outputs)
+            let commandStart = outputs.count
+            if !obey(command, at: time, into: &outputs) { ignoredCommands += 1 }
+            observe(from: commandStart, &outputs)
+            return
         }
         observe(from: start, &outputs)
     }
 
-    /// Lets the rules see the monitor's outputs from `start` on.
+    /// A trace (or `B/cmd/alert`) command: `alert/done` and `alert/decline` with an `id`. Returns
+    /// whether it was taken.
+    private mutating func obey(_ command: TraceCommand, at time: Timestamp, into outputs: inout [MonitorOutput])
+        -> Bool
+    {
+        guard command.name.hasPrefix("alert/"), let id = command.arguments["id"], alerts != nil else { return false }
+        return alerts!.command(String(command.name.dropFirst("alert/".count)), id: id, at: time, into: &outputs)
+    }
+
+    /// Lets the dwell ledger, the rules and the alerts see the outputs from `start` on; an Area's
+    /// or Zone's `exit` gets the day's dwell.
     private mutating func observe(from start: Int, _ outputs: inout [MonitorOutput]) {
-        guard rules != nil, start < outputs.count else { return }
+        guard start < outputs.count else { return }
         let end = outputs.count
-        for index in start..<end { rules!.observe(outputs[index], into: &outputs) }
+        for index in start..<end {
+            if case .transition(let time, var transition) = outputs[index], transition.direction == .exit,
+                transition.region.kind != .beacon, let seconds = transition.dwell
+            {
+                transition.dwellToday = dwell.exit(transition.region, at: time, after: seconds)
+                outputs[index] = .transition(time, transition)
+            }
+            if rules != nil { rules!.observe(outputs[index], into: &outputs) }
+            if alerts != nil { alerts!.observe(outputs[index], into: &outputs) }
+        }
     }
 
     /// Fires the deadlines up to `time`, instant by instant.
     public mutating func advance(to time: Timestamp, into outputs: inout [MonitorOutput]) {
-        guard rules != nil else { return monitor.advance(to: time, into: &outputs) }
+        guard rules != nil || alerts != nil else {
+            let start = outputs.count
+            monitor.advance(to: time, into: &outputs)
+            return observe(from: start, &outputs)
+        }
         while advanceToNextDeadline(notAfter: time, into: &outputs) {}
         monitor.advance(to: time, into: &outputs)
     }
@@ -95,7 +153,10 @@ public struct Engine: Sendable {
     public mutating func advanceToNextDeadline(notAfter limit: Timestamp?, into outputs: inout [MonitorOutput]) -> Bool
     {
         guard let due = nextDeadline, limit.map({ due <= $0 }) ?? true else { return false }
-        if let latch = latchDeadline, latch <= due { rules!.advance(to: due, into: &outputs) }
+        if let latch = latchDeadline, latch <= due {
+            if let ruleDue = rules?.nextDeadline, ruleDue <= due { rules!.advance(to: due, into: &outputs) }
+            if let resetDue = alerts?.nextDeadline, resetDue <= due { alerts!.advance(to: due, into: &outputs) }
+        }
         let start = outputs.count
         monitor.advance(to: due, into: &outputs)
         observe(from: start, &outputs)
@@ -149,8 +210,11 @@ public struct Engine: Sendable {
     /// be committed with the steps around it: a group commit, when input is waiting.
     public mutating func stage(_ outputs: inout [MonitorOutput], into batch: inout StepBatch, sinks: [any OutputSink]) {
         guard !outputs.isEmpty else { return }
+        let changes = StateChanges(
+            rules: rules?.takeChanges() ?? RuleState(), alerts: alerts?.takeChanges() ?? [:],
+            dwell: dwell.takeChanges())
         batch.add(
-            outputs, state: rules?.takeChanges() ?? RuleState(), sinks: sinks,
+            outputs, state: changes, sinks: sinks,
             whereabouts: Whereabouts(area: monitor.currentAreaName, zone: monitor.currentZoneName))
         outputs.removeAll(keepingCapacity: true)
     }
@@ -178,7 +242,7 @@ public struct StepBatch: Sendable {
 
     private var outputs: [MonitorOutput] = []
     private var messages: [OutboxMessage] = []
-    private var state = RuleState()
+    private var state = StateChanges()
     /// Each step: where its outputs end, where its messages for each sink end, where the user is.
     private var steps: [(outputs: Int, messages: [Int], whereabouts: Whereabouts)] = []
 
@@ -188,7 +252,7 @@ public struct StepBatch: Sendable {
     public var isFull: Bool { steps.count >= Self.limit }
 
     mutating func add(
-        _ step: [MonitorOutput], state changes: RuleState, sinks: [any OutputSink], whereabouts: Whereabouts
+        _ step: [MonitorOutput], state changes: StateChanges, sinks: [any OutputSink], whereabouts: Whereabouts
     ) {
         outputs += step
         if !changes.isEmpty { state.merge(changes) }
@@ -220,9 +284,9 @@ public struct StepBatch: Sendable {
             outputs.removeAll(keepingCapacity: true)
             messages.removeAll(keepingCapacity: true)
             steps.removeAll(keepingCapacity: true)
-            state = RuleState()
+            state = StateChanges()
         }
-        let entries = try store.record(outputs, outbox: messages, settled: settled, rules: state)
+        let entries = try store.record(outputs, outbox: messages, settled: settled, changes: state)
         var outputStart = 0
         var messageStart = 0
         for step in steps {
@@ -258,7 +322,8 @@ extension Engine {
             var next = Engine(
                 configuration: configuration, identity: monitor.identity, restored: try store.lastReported(),
                 rules: rules, ruleSettings: RuleSettings.resolve(configuration),
-                ruleState: try self.rules?.state ?? store.ruleState())
+                ruleState: try self.rules?.state ?? store.ruleState(), alertRecords: alerts?.records ?? [:],
+                dwell: dwell.totals)
             next.rules?.numberActions(after: self.rules)
             next.sightings = sightings
             next.unconfiguredSightings = unconfiguredSightings

@@ -58,10 +58,9 @@ public struct FileRun {
         var engine = Engine(
             configuration: configuration,
             identity: .resolve(configuration.monitor),
-            restored: try store.lastReported(),
+            kept: try store.kept(),
             rules: rules,
-            ruleSettings: .resolve(configuration),
-            ruleState: try store.ruleState()
+            ruleSettings: .resolve(configuration)
         )
         var outputs: [MonitorOutput] = []
         var summary = Summary()

@@ -39,10 +39,9 @@ public struct LiveRun {
         var engine = Engine(
             configuration: configuration,
             identity: .resolve(configuration.monitor),
-            restored: try store.lastReported(),
+            kept: try store.kept(),
             rules: rules,
-            ruleSettings: .resolve(configuration),
-            ruleState: try store.ruleState()
+            ruleSettings: .resolve(configuration)
         )
         var decoder = AdvertisingReportDecoder()
         var outputs: [MonitorOutput] = []

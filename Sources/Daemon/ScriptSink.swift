@@ -48,6 +48,11 @@ public struct ScriptInvocation: Sendable, Hashable {
         case .notification(_, let notification):
             environment["BW_REGION"] = notification.region
             environment["BW_RULE"] = notification.rule
+        case .alert(_, let change):
+            environment["BW_ZONE"] = change.locationID
+            environment["BW_ACTION"] = change.action.rawValue
+        case .nearest(_, let change):
+            environment["BW_ZONE"] = change.locationID ?? ""
         case .monitoring:
             break
         }

@@ -52,26 +52,44 @@ public struct TopicTree: Sendable, Hashable {
     }
 
     /// The event an output publishes (`B/event`, `B/transition`, `B/rule`, `B/server`,
-    /// `B/notification`), if any: what goes through the outbox.
+    /// `B/notification`, `B/alert`), if any: what goes through the outbox.
     public func event(for output: MonitorOutput) -> MQTTMessage? {
         let topic: String
         switch output {
         case .location: topic = "event"
         case .transition: topic = "transition"
-        case .rule, .server, .notification: topic = output.type
-        case .monitoring: return nil
+        case .rule, .server, .notification, .alert: topic = output.type
+        case .monitoring, .nearest: return nil
         }
         return MQTTMessage(topic: "\(base)/\(topic)", payload: output.json, qos: qos, retain: false)
     }
 
-    /// The retained state an output changes (`B/beacon/<id>`, `B/monitoring`).
+    /// The retained state an output changes (`B/beacon/<id>`, `B/monitoring`, `B/nearest`,
+    /// `B/dwell/<region>`).
     public func retained(for output: MonitorOutput) -> [MQTTMessage] {
         switch output {
         case .location(_, let event):
             [MQTTMessage(topic: "\(base)/beacon/\(event.zone)", payload: event.distance.rawValue, qos: 1, retain: true)]
-        case .transition, .rule, .server, .notification: []
+        case .transition(_, let transition):
+            if transition.direction == .exit, let today = transition.dwellToday {
+                [
+                    MQTTMessage(
+                        topic: "\(base)/dwell/\(transition.region)", payload: Self.seconds(today), qos: 1, retain: true)
+                ]
+            } else {
+                []
+            }
+        case .nearest(_, let change):
+            [MQTTMessage(topic: "\(base)/nearest", payload: change.locationID ?? "none", qos: 1, retain: true)]
+        case .rule, .server, .notification, .alert: []
         case .monitoring: [MQTTMessage(topic: "\(base)/monitoring", payload: output.json, qos: 1, retain: true)]
         }
+    }
+
+    /// Seconds as the retained dwell payload: a plain number, to the millisecond.
+    static func seconds(_ value: Double) -> String {
+        let rounded = (value * 1000).rounded() / 1000
+        return rounded == rounded.rounded() ? String(Int64(rounded)) : String(rounded)
     }
 
     /// `B/area` and `B/zone`: the current Area's and Zone's name (else canonical region), or `none`.

@@ -103,6 +103,19 @@ public final class StateStore: Sendable {
                 table.column("fetchedAt", .integer).notNull()  // microseconds since the Unix epoch
             }
         }
+        migrator.registerMigration("v4: alert statuses, dwell per region and day") { db in
+            try db.create(table: "alertRecord") { table in
+                table.primaryKey("locationID", .text)
+                table.column("status", .text).notNull()
+                table.column("resetAt", .integer)  // microseconds since the Unix epoch
+            }
+            try db.create(table: "dwell") { table in
+                table.column("region", .text).notNull()
+                table.column("date", .text).notNull()
+                table.column("seconds", .double).notNull()
+                table.primaryKey(["region", "date"])
+            }
+        }
         return migrator
     }
 
@@ -145,13 +158,14 @@ public final class StateStore: Sendable {
     @discardableResult
     public func record(
         _ outputs: some Collection<MonitorOutput>, outbox: [OutboxMessage] = [], settled: [Int64] = [],
-        rules: RuleState = RuleState()
+        changes: StateChanges = StateChanges()
     ) throws -> [OutboxEntry] {
         let reports = outputs.contains(where: { if case .location = $0 { true } else { false } })
-        guard reports || !outbox.isEmpty || !settled.isEmpty || !rules.isEmpty else { return [] }
+        guard reports || !outbox.isEmpty || !settled.isEmpty || !changes.isEmpty else { return [] }
         do {
             return try database.write { db in
-                try Self.write(rules, in: db)
+                try Self.write(changes.rules, in: db)
+                try Self.write(alerts: changes.alerts, dwell: changes.dwell, in: db)
                 if reports {
                     let statement = try db.cachedStatement(
                         sql: """
@@ -205,6 +219,47 @@ public final class StateStore: Sendable {
                     ON CONFLICT(id) DO UPDATE SET date = excluded.date, count = excluded.count
                     """, arguments: [day.date, day.count])
         }
+    }
+
+    private static func write(alerts: [String: AlertRecord], dwell: [DwellKey: Double], in db: Database) throws {
+        for (locationID, record) in alerts {
+            try db.execute(
+                sql: """
+                    INSERT INTO alertRecord (locationID, status, resetAt) VALUES (?, ?, ?)
+                    ON CONFLICT(locationID) DO UPDATE SET status = excluded.status, resetAt = excluded.resetAt
+                    """, arguments: [locationID, record.status.rawValue, record.resetAt?.microseconds])
+        }
+        for (key, seconds) in dwell {
+            try db.execute(
+                sql: """
+                    INSERT INTO dwell (region, date, seconds) VALUES (?, ?, ?)
+                    ON CONFLICT(region, date) DO UPDATE SET seconds = excluded.seconds
+                    """, arguments: [key.region, key.date, seconds])
+        }
+    }
+
+    /// Everything a restart starts from: the last reported classes, the rule state, the alert
+    /// records and the dwell totals.
+    public func kept() throws -> KeptState {
+        var state = KeptState()
+        state.classes = try lastReported()
+        state.rules = try ruleState()
+        do {
+            try database.read { db in
+                for row in try Row.fetchAll(db, sql: "SELECT locationID, status, resetAt FROM alertRecord") {
+                    guard let status = AlertStatus(rawValue: row["status"]) else { continue }
+                    let reset: Int64? = row["resetAt"]
+                    state.alerts[row["locationID"]] = AlertRecord(
+                        status: status, resetAt: reset.map { Timestamp(microseconds: $0) })
+                }
+                for row in try Row.fetchAll(db, sql: "SELECT region, date, seconds FROM dwell") {
+                    state.dwell[DwellKey(region: row["region"], date: row["date"])] = row["seconds"]
+                }
+            }
+        } catch {
+            throw StateStoreError(path: path, problem: Self.describe(error))
+        }
+        return state
     }
 
     /// The kept rule and group counters and the day's notification count.
@@ -309,6 +364,39 @@ public final class StateStore: Sendable {
         }
         return "\(error.localizedDescription); check the folder exists and is writable, or set State.database"
     }
+}
+
+/// What one step changed beyond the last reported classes (which its `location` outputs say):
+/// written in the transaction of the step's outputs.
+public struct StateChanges: Sendable, Hashable {
+    public var rules: RuleState
+    public var alerts: [String: AlertRecord]
+    public var dwell: [DwellKey: Double]
+
+    public init(rules: RuleState = RuleState(), alerts: [String: AlertRecord] = [:], dwell: [DwellKey: Double] = [:]) {
+        self.rules = rules
+        self.alerts = alerts
+        self.dwell = dwell
+    }
+
+    public var isEmpty: Bool { rules.isEmpty && alerts.isEmpty && dwell.isEmpty }
+
+    /// Takes `other`'s entries over this one's: the later change wins.
+    public mutating func merge(_ other: StateChanges) {
+        rules.merge(other.rules)
+        alerts.merge(other.alerts) { $1 }
+        dwell.merge(other.dwell) { $1 }
+    }
+}
+
+/// The kept state a restart starts from.
+public struct KeptState: Sendable, Hashable {
+    public var classes: [String: Proximity] = [:]
+    public var rules = RuleState()
+    public var alerts: [String: AlertRecord] = [:]
+    public var dwell: [DwellKey: Double] = [:]
+
+    public init() {}
 }
 
 /// The state database cannot be used; says which file and what to do.

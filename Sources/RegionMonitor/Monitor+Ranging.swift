@@ -5,6 +5,8 @@ struct BeaconRanging: Sendable {
     var filter: RSSIFilter
     var rssi = 0.0
     var meters = 0.0
+    /// The measured power at 1 m the estimate used (the override, else the advertised value).
+    var power = 0.0
 }
 
 /// Ranging and LocationBeaconEvent (SPEC 4, 6).
@@ -29,6 +31,8 @@ extension Monitor {
         let meters = ranging.distance(rssi: filtered, power: Double(power))
         rangingPool[Int(slot)].rssi = filtered
         rangingPool[Int(slot)].meters = meters
+        rangingPool[Int(slot)].power = Double(power)
+        lastRanged = beacon
         let previous = proximity[index]
         let next = ranging.proximity(distance: meters, current: previous)
         proximity[index] = next
@@ -99,6 +103,7 @@ extension Monitor {
         }
         dirty.removeAll(keepingCapacity: true)
         recheckAll = false
+        updateNearest(into: &outputs)
         if graceFiring {
             graceFiring = false
             restoredPending.removeAll()

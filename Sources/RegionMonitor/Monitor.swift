@@ -61,6 +61,11 @@ public struct Monitor: Sendable {
     /// Set by whatever may change the policy's decision: a transition, a sighted candidate.
     var policyDirty = false
 
+    /// The nearest beacon (SPEC 9.2), -1 for none; and the beacon ranged in this step.
+    var nearest: Int32 = -1
+    var lastRanged: Int32 = -1
+    let nearestMargin: Double
+
     public private(set) var currentAreaIndex: Int?
     public private(set) var currentZoneIndex: Int?
 
@@ -84,6 +89,7 @@ public struct Monitor: Sendable {
         self.windowLength = Int64((settings.backgroundRanging * 1_000_000).rounded())
         self.enterRSSI = settings.enterRSSI
         self.cap = max(settings.maxRegions, 1)
+        self.nearestMargin = settings.nearestMargin
         let beacons = hierarchy.beacons.count
         beaconLast = Array(repeating: Self.never, count: beacons)
         zoneLast = Array(repeating: Self.never, count: hierarchy.zones.count)

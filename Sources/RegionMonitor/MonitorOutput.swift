@@ -52,13 +52,19 @@ public struct Transition: Sendable, Hashable {
     public var how: How
     /// Seconds of the visit, on `exit`.
     public var dwell: Double?
+    /// Seconds inside the region this local day (`Monitor.timezone`), this visit included, on the
+    /// `exit` of an Area or Zone (SPEC 9.3).
+    public var dwellToday: Double?
 
-    public init(direction: Direction, region: Region, name: String?, how: How, dwell: Double? = nil) {
+    public init(
+        direction: Direction, region: Region, name: String?, how: How, dwell: Double? = nil, dwellToday: Double? = nil
+    ) {
         self.direction = direction
         self.region = region
         self.name = name
         self.how = how
         self.dwell = dwell
+        self.dwellToday = dwellToday
     }
 }
 
@@ -101,6 +107,17 @@ public struct LocationBeaconEvent: Sendable, Hashable {
     }
 }
 
+/// The nearest beacon changed (SPEC 9.2): its Location ID, or `nil` when none is heard.
+public struct NearestChange: Sendable, Hashable {
+    public var locationID: String?
+    public var name: String?
+
+    public init(locationID: String?, name: String? = nil) {
+        self.locationID = locationID
+        self.name = name
+    }
+}
+
 /// What the engine says (the monitor, and the rules on its transitions), stamped with the
 /// instant it happened.
 public enum MonitorOutput: Sendable, Hashable {
@@ -110,17 +127,19 @@ public enum MonitorOutput: Sendable, Hashable {
     case rule(Timestamp, RuleEvaluation)
     case server(Timestamp, ServerNotice)
     case notification(Timestamp, UserNotification)
+    case nearest(Timestamp, NearestChange)
+    case alert(Timestamp, AlertChange)
 
     public var time: Timestamp {
         switch self {
         case .monitoring(let time, _), .transition(let time, _), .location(let time, _), .rule(let time, _),
-            .server(let time, _), .notification(let time, _):
+            .server(let time, _), .notification(let time, _), .nearest(let time, _), .alert(let time, _):
             time
         }
     }
 
-    /// The output type of SPEC 10: `monitoring`, `enter`, `exit`, `location`, `rule`, `server`
-    /// or `notification`.
+    /// The output type of SPEC 10: `monitoring`, `enter`, `exit`, `location`, `rule`, `server`,
+    /// `notification`, `nearest` or `alert`.
     public var type: String {
         switch self {
         case .monitoring: "monitoring"
@@ -129,6 +148,8 @@ public enum MonitorOutput: Sendable, Hashable {
         case .rule: "rule"
         case .server: "server"
         case .notification: "notification"
+        case .nearest: "nearest"
+        case .alert: "alert"
         }
     }
 
@@ -154,6 +175,7 @@ public enum MonitorOutput: Sendable, Hashable {
             object.add("name", transition.name)
             object.add("how", transition.how.rawValue)
             if let dwell = transition.dwell { object.add("dwell", dwell) }
+            if let today = transition.dwellToday { object.add("dwellToday", today) }
         case .location(_, let event):
             object.add("session", event.session)
             object.add("address", event.address)
@@ -191,6 +213,14 @@ public enum MonitorOutput: Sendable, Hashable {
             object.add("url", notification.url)
             object.add("pbk", notification.pbk)
             object.add("delivery", notification.delivery.rawValue)
+        case .nearest(_, let change):
+            object.add("id", change.locationID)
+            object.add("name", change.name)
+        case .alert(_, let change):
+            object.add("action", change.action.rawValue)
+            object.add("id", change.locationID)
+            object.add("title", change.title)
+            object.add("alertAction", change.alertAction)
         }
         return object.text
     }

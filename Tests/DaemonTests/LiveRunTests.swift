@@ -126,6 +126,7 @@ import Testing
             control: EngineControl(),
             shouldStop: { types.contains { $0.hasPrefix("rule") } || ContinuousClock.now > deadline }
         )
-        #expect(types == ["monitoring", "enter", "location", "exit", "location", "rule server_error"])
+        #expect(
+            types == ["monitoring", "enter", "location", "nearest", "exit", "location", "nearest", "rule server_error"])
     }
 }

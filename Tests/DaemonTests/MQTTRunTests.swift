@@ -138,7 +138,18 @@ import Testing
             uniqueKeysWithValues: later.messages.map {
                 ($0.topic.replacingOccurrences(of: "beaconwatch/dave/", with: ""), $0)
             })
-        #expect(Set(retained.keys) == ["status", "monitoring", "area", "zone", "beacon/1003", "beacon/2007"])
+        let area = "112EBB9D-B8C9-4ABD-9EB3-43578BF86A41"
+        #expect(
+            Set(retained.keys) == [
+                "status", "monitoring", "area", "zone", "beacon/1003", "beacon/2007", "nearest", "dwell/\(area)",
+                "dwell/\(area):3",
+            ])
+        #expect(retained["nearest"]?.payload == "2007")
+        // The exits' day totals: seconds inside, as plain numbers.
+        #expect(
+            retained["dwell/\(area)"].flatMap { Double($0.payload) }
+                == retained["dwell/\(area):3"].flatMap { Double($0.payload) })
+        #expect((retained["dwell/\(area)"].flatMap { Double($0.payload) } ?? 0) > 0)
         let allRetained = retained.values.allSatisfy { $0.retained }
         #expect(allRetained)
         #expect(retained["status"]?.payload == "offline")

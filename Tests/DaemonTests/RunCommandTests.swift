@@ -46,8 +46,9 @@ import Testing
         }
         let lines = try String(contentsOf: folder.appendingPathComponent("out.jsonl"), encoding: .utf8)
             .split(separator: "\n")
-        // First start: monitoring, 3 enters, location near. Second: the same but no repeated location.
-        #expect(lines.count == 9)
+        // First start: monitoring, 3 enters, location near, nearest 101. Second: the same but no
+        // repeated location (the nearest is said again: it is not kept).
+        #expect(lines.count == 11)
         #expect(lines.filter { $0.contains(#""type":"location""#) }.count == 1)
     }
 }

@@ -89,9 +89,15 @@ import Testing
         let outputs = try Self.run(
             Self.walk(hops: 1), configuration: try Self.configuration(in: folder),
             sink: ScriptSink(scripts: [:], timeout: 10, say: { _, _ in }), in: folder)
-        // One sighting: enter Area, Zone, Beacon, then a location; at the end, the exits.
+        // One sighting: enter Area, Zone, Beacon, then a location and the nearest; at the end, the
+        // exits, the location off and no nearest.
         let invocations = outputs.compactMap(ScriptInvocation.init(for:))
-        #expect(invocations.map(\.event) == [.enter, .enter, .enter, .location, .exit, .exit, .exit, .location])
+        #expect(
+            invocations.map(\.event) == [
+                .enter, .enter, .enter, .location, .nearest, .exit, .exit, .exit, .location, .nearest,
+            ])
+        #expect(invocations[4].environment == ["BW_TYPE": "nearest", "BW_ZONE": "101"])
+        #expect(invocations[9].environment == ["BW_TYPE": "nearest", "BW_ZONE": ""])
         #expect(
             invocations[1].environment == [
                 "BW_TYPE": "enter", "BW_REGION": "\(Self.uuid):1", "BW_KIND": "zone", "BW_NAME": "Kitchen",
@@ -103,7 +109,7 @@ import Testing
                 "BW_ZONE": "101", "BW_DISTANCE": "near", "BW_BACKGROUND": "true",
             ])
         #expect(invocations[3].input == outputs.first { $0.type == "location" }?.json)
-        #expect(invocations[7].environment["BW_DISTANCE"] == "off")
+        #expect(invocations[8].environment["BW_DISTANCE"] == "off")
         // `monitoring` has no script.
         #expect(outputs.contains { $0.type == "monitoring" })
         #expect(outputs.filter { $0.type == "monitoring" }.allSatisfy { ScriptInvocation(for: $0) == nil })

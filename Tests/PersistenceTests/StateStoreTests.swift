@@ -9,6 +9,7 @@ import Testing
     static let migrations = [
         "v1: last reported class per beacon", "v2: MQTT outbox",
         "v3: rule counters, the day's notifications, the rules cache",
+        "v4: alert statuses, dwell per region and day",
     ]
 
     static func temporaryPath() -> String {
@@ -67,11 +68,11 @@ import Testing
             state.rules[RuleKey(region: "1", rule: "11")] = RuleCounter(count: 2, fingerprint: "2-4")
             state.groups[GroupKey(group: "1000", trigger: "on_entry")] = RuleCounter(count: 3, fingerprint: "0-4,0-4")
             state.day = DayCount(date: "2013-11-04", count: 2)
-            try store.record([], rules: state)
+            try store.record([], changes: StateChanges(rules: state))
             var later = RuleState()
             later.rules[RuleKey(region: "1", rule: "11")] = RuleCounter(count: 1, fingerprint: "2-5")
             later.day = DayCount(date: "2013-11-05", count: 1)
-            try store.record([], rules: later)
+            try store.record([], changes: StateChanges(rules: later))
             try store.cacheRules(
                 source: "http://r.test/", document: Array("{}".utf8), fetchedAt: Timestamp(microseconds: 5))
         }

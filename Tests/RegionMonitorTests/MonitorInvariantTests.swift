@@ -44,6 +44,7 @@ import Testing
         var last = Timestamp(microseconds: .min)
         var areaInside: [Region: Bool] = [:]
         var reported: [String: Proximity] = [:]
+        var nearest: String?
         for output in run.outputs {
             #expect(output.time >= last, "outputs go back in time")
             last = output.time
@@ -62,11 +63,15 @@ import Testing
                 #expect(reported[event.zone, default: .off] != event.distance, "a repeated class")
                 #expect((event.distance == .off) == (event.meters == nil))
                 reported[event.zone] = event.distance
-            case .rule, .server, .notification:
-                Issue.record("the monitor alone says nothing of rules")
+            case .nearest(_, let change):
+                #expect(change.locationID != nearest, "a nearest that did not change")
+                nearest = change.locationID
+            case .rule, .server, .notification, .alert:
+                Issue.record("the monitor alone says nothing of rules and alerts")
             }
         }
         #expect(areaInside.values.allSatisfy { !$0 }, "an Area left inside at the end")
         #expect(reported.values.allSatisfy { $0 == .off }, "a beacon not off at the end")
+        #expect(nearest == nil, "a nearest beacon when none is heard")
     }
 }

@@ -1,0 +1,221 @@
+import BeaconCore
+
+/// `LocationAlert.<id> = range,strategy[,action[,title]]` (SPEC 9.1).
+public struct AlertDefinition: Sendable, Hashable {
+    public enum Strategy: String, Sendable, Hashable, CaseIterable {
+        /// Exactly that class.
+        case equal = "="
+        /// That class or closer.
+        case atMost = "<="
+        /// That class or farther, but not off.
+        case atLeast = ">="
+    }
+
+    public var locationID: String
+    public var range: Proximity
+    public var strategy: Strategy
+    public var action: String
+    public var title: String?
+
+    public init(locationID: String, range: Proximity, strategy: Strategy, action: String, title: String?) {
+        self.locationID = locationID
+        self.range = range
+        self.strategy = strategy
+        self.action = action
+        self.title = title
+    }
+
+    /// Whether a beacon at `value` meets the alert's condition.
+    public func holds(at value: Proximity) -> Bool {
+        switch strategy {
+        case .equal: value == range
+        case .atMost: value <= range && value != .off
+        case .atLeast: value >= range && value != .off
+        }
+    }
+}
+
+/// An alerted beacon's action status (SPEC 9.1).
+public enum AlertStatus: String, Sendable, Hashable {
+    case waiting, inProgress, done
+}
+
+/// What an alerted beacon keeps across restarts: its status, and when a `done` one returns to
+/// `waiting`.
+public struct AlertRecord: Sendable, Hashable {
+    public var status: AlertStatus
+    public var resetAt: Timestamp?
+
+    public init(status: AlertStatus, resetAt: Timestamp? = nil) {
+        self.status = status
+        self.resetAt = resetAt
+    }
+}
+
+/// An `alert` output: an alert offered (`show`) or taken back (`remove`).
+public struct AlertChange: Sendable, Hashable {
+    public enum Action: String, Sendable, Hashable {
+        case show, remove
+    }
+
+    public var action: Action
+    public var locationID: String
+    public var title: String?
+    /// The definition's action (`popup` when not given).
+    public var alertAction: String
+
+    public init(action: Action, locationID: String, title: String?, alertAction: String) {
+        self.action = action
+        self.locationID = locationID
+        self.title = title
+        self.alertAction = alertAction
+    }
+}
+
+/// The Connecthings alert strategies (SPEC 9.1) as a state machine fed the reported classes
+/// (`location` outputs), the app's `done` and `decline`, and the clock; no I/O.
+///
+/// One alert is in progress at a time. When none is, the closest ready beacon (condition holding,
+/// status `waiting`) is offered: closest class first, then the smaller distance, then file order.
+/// `decline` offers the next; `done` ends it. An in-progress beacon that is lost or stops meeting
+/// its condition is removed and becomes `done`. A `done` beacon returns to `waiting`
+/// `Alert.resetAfter` seconds after its condition stopped holding (if it holds again meanwhile,
+/// the wait starts over when it next stops).
+public struct AlertConsumer: Sendable {
+    public let definitions: [AlertDefinition]
+    public let resetAfter: Double
+    private let index: [String: Int]
+    private var storage: [AlertRecord]
+    private var classes: [Proximity]
+    private var meters: [Double?]
+    private var inProgress: Int?
+    private var changed: Set<Int> = []
+
+    /// The earliest reset of a `done` alert.
+    public private(set) var nextDeadline: Timestamp?
+
+    /// Alerts for `definitions`, from kept records (by Location ID; an in-progress one was
+    /// shown before the stop and is kept as `done`).
+    public init(definitions: [AlertDefinition], resetAfter: Double, restored: [String: AlertRecord] = [:]) {
+        self.definitions = definitions
+        self.resetAfter = resetAfter
+        var index: [String: Int] = [:]
+        for (position, definition) in definitions.enumerated() { index[definition.locationID] = position }
+        self.index = index
+        storage = definitions.map { definition in
+            guard var record = restored[definition.locationID] else { return AlertRecord(status: .waiting) }
+            if record.status == .inProgress { record.status = .done }
+            return record
+        }
+        classes = Array(repeating: .off, count: definitions.count)
+        meters = Array(repeating: nil, count: definitions.count)
+        updateDeadline()
+    }
+
+    /// Each alerted beacon's record, by Location ID.
+    public var records: [String: AlertRecord] {
+        Dictionary(uniqueKeysWithValues: zip(definitions.map(\.locationID), storage))
+    }
+
+    /// Each alerted beacon's status, by Location ID.
+    public var statuses: [String: AlertStatus] {
+        Dictionary(uniqueKeysWithValues: zip(definitions.map(\.locationID), storage.map(\.status)))
+    }
+
+    /// The records changed since the last call, by Location ID: to keep with the step's outputs.
+    public mutating func takeChanges() -> [String: AlertRecord] {
+        guard !changed.isEmpty else { return [:] }
+        defer { changed.removeAll() }
+        return Dictionary(uniqueKeysWithValues: changed.map { (definitions[$0].locationID, storage[$0]) })
+    }
+
+    /// Sees a reported class.
+    public mutating func observe(_ output: MonitorOutput, into outputs: inout [MonitorOutput]) {
+        guard case .location(let time, let event) = output, let position = index[event.zone] else { return }
+        let held = definitions[position].holds(at: classes[position])
+        classes[position] = event.distance
+        meters[position] = event.meters
+        let holds = definitions[position].holds(at: event.distance)
+        if held && !holds {
+            if inProgress == position {
+                inProgress = nil
+                outputs.append(.alert(time, change(position, .remove)))
+                storage[position].status = .done
+            }
+            if storage[position].status == .done { storage[position].resetAt = time.adding(seconds: resetAfter) }
+            changed.insert(position)
+        } else if holds && !held, storage[position].resetAt != nil {
+            storage[position].resetAt = nil
+            changed.insert(position)
+        }
+        updateDeadline()
+        offer(at: time, into: &outputs)
+    }
+
+    /// The app's answer to the alert in progress: `done` ends it, `decline` ends it and offers the
+    /// next. A command for an alert that is not in progress changes nothing; returns whether it
+    /// was taken.
+    @discardableResult
+    public mutating func command(_ action: String, id: String, at time: Timestamp, into outputs: inout [MonitorOutput])
+        -> Bool
+    {
+        advance(to: time, into: &outputs)
+        guard action == "done" || action == "decline", let position = index[id], inProgress == position else {
+            return false
+        }
+        inProgress = nil
+        storage[position].status = .done
+        if !definitions[position].holds(at: classes[position]) {
+            storage[position].resetAt = time.adding(seconds: resetAfter)
+        }
+        changed.insert(position)
+        updateDeadline()
+        offer(at: time, into: &outputs)
+        return true
+    }
+
+    /// Returns `done` alerts to `waiting` when their reset falls due.
+    public mutating func advance(to time: Timestamp, into outputs: inout [MonitorOutput]) {
+        guard let due = nextDeadline, due <= time else { return }
+        for position in storage.indices {
+            guard let reset = storage[position].resetAt, reset <= time else { continue }
+            storage[position] = AlertRecord(status: .waiting)
+            changed.insert(position)
+        }
+        updateDeadline()
+        offer(at: time, into: &outputs)
+    }
+
+    private mutating func offer(at time: Timestamp, into outputs: inout [MonitorOutput]) {
+        guard inProgress == nil else { return }
+        var best: Int?
+        for position in definitions.indices
+        where storage[position].status == .waiting && definitions[position].holds(at: classes[position]) {
+            guard let current = best else {
+                best = position
+                continue
+            }
+            let closer =
+                classes[position] < classes[current]
+                || (classes[position] == classes[current]
+                    && (meters[position] ?? .infinity) < (meters[current] ?? .infinity))
+            if closer { best = position }
+        }
+        guard let best else { return }
+        inProgress = best
+        storage[best].status = .inProgress
+        changed.insert(best)
+        outputs.append(.alert(time, change(best, .show)))
+    }
+
+    private func change(_ position: Int, _ action: AlertChange.Action) -> AlertChange {
+        let definition = definitions[position]
+        return AlertChange(
+            action: action, locationID: definition.locationID, title: definition.title,
+            alertAction: definition.action)
+    }
+
+    private mutating func updateDeadline() {
+        nextDeadline = storage.lazy.compactMap(\.resetAt).min()
+    }
+}

@@ -1,0 +1,53 @@
+import BeaconCore
+
+/// The nearest beacon, with hand-over (SPEC 9.2).
+extension Monitor {
+    /// The Location ID of the nearest beacon, `nil` for none.
+    public var nearestLocationID: String? { nearest < 0 ? nil : hierarchy.beacons[Int(nearest)].locationID }
+
+    /// How strong a beacon is heard: its filtered RSSI above its measured power at 1 m, in dB;
+    /// `nil` while it is `off`.
+    func strength(_ beacon: Int32) -> Double? {
+        let slot = rangingSlot[Int(beacon)]
+        guard slot >= 0 else { return nil }
+        return rangingPool[Int(slot)].rssi - rangingPool[Int(slot)].power
+    }
+
+    /// The strongest beacon heard (not `off`), -1 for none; the first in watch order on a tie.
+    func strongest() -> Int32 {
+        var best: Int32 = -1
+        var bestStrength = -Double.infinity
+        for beacon in watchList {
+            guard let value = strength(beacon), value > bestStrength else { continue }
+            best = beacon
+            bestStrength = value
+        }
+        return best
+    }
+
+    /// After a step: a beacon takes over from the nearest only when it is stronger by
+    /// `Monitor.nearestMargin` dB; when the nearest is lost, the strongest left takes over;
+    /// `none` when nothing is heard. A change is a `nearest` output.
+    mutating func updateNearest(into outputs: inout [MonitorOutput]) {
+        let sighted = lastRanged
+        lastRanged = -1
+        var next = nearest
+        if next >= 0, strength(next) == nil { next = -1 }
+        if next < 0 {
+            if sighted >= 0 || nearest >= 0 { next = strongest() }
+        } else if sighted >= 0, let current = strength(next) {
+            if sighted == next {
+                // The nearest itself weakened: another may now be clearly stronger.
+                let best = strongest()
+                if best >= 0, best != next, let value = strength(best), value >= current + nearestMargin { next = best }
+            } else if let value = strength(sighted), value >= current + nearestMargin {
+                next = sighted
+            }
+        }
+        guard next != nearest else { return }
+        nearest = next
+        let beacon = next < 0 ? nil : hierarchy.beacons[Int(next)]
+        outputs.append(
+            .nearest(Timestamp(microseconds: now), NearestChange(locationID: beacon?.locationID, name: beacon?.name)))
+    }
+}
