@@ -23,7 +23,8 @@ struct BeaconWatch: AsyncParsableCommand {
             """,
         version: "beaconwatch \(version) (libmosquitto \(Mosquitto.libraryVersion))",
         subcommands: [
-            Run.self, Replay.self, Check.self, Decode.self, ScheduleCommand.self, Advertise.self, Calibrate.self,
+            Run.self, Replay.self, Check.self, Decode.self, ScheduleCommand.self, Simulate.self, Advertise.self,
+            Calibrate.self,
         ]
     )
 }
