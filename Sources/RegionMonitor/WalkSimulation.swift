@@ -19,9 +19,18 @@ public struct WalkPlan: Sendable, Hashable {
         public var beacon: Int?
         public var stay: Double
         public var walk: Double
+
+        public init(zone: Int, beacon: Int? = nil, stay: Double, walk: Double = 0) {
+            self.zone = zone
+            self.beacon = beacon
+            self.stay = stay
+            self.walk = walk
+        }
     }
 
     public var stops: [Stop]
+
+    public init(stops: [Stop]) { self.stops = stops }
 
     /// Parses `text` against `hierarchy`; errors name `file` and the line.
     public static func parse(_ text: String, file: String, hierarchy: Hierarchy) -> Result<WalkPlan, InputError> {

@@ -1,0 +1,214 @@
+import ArgumentParser
+import BeaconCore
+import Configuration
+import Daemon
+import Foundation
+import RegionMonitor
+
+/// How honest the enters and exits are on noisy radio: simulated walks (`WalkSimulation`) through
+/// an office, replayed through the engine for a few `exitTimeout` and `hysteresis` settings.
+struct QualityBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "quality",
+        abstract: "Spurious exits, enter and exit latency, and class flaps on simulated noisy walks.",
+        discussion: """
+            An office of 6 Zones with 1, 1, 2, 2, 3 and 3 beacons. Each walk has 20 stops in random Zones (never \
+            the same twice in a row), standing at a beacon or in the middle of the Zone for 60 to 180 \
+            s, walking 5 to 30 s between them; beacons advertise at --interval with --sigma dB of \
+            shadowing and --loss percent lost. Ranging is continuous (foreground), the RSSI filter \
+            the default median over 5 s. A spurious exit is an exit of a Zone while the walker is \
+            still in it; enter latency runs from arriving to the Zone's enter, exit latency from \
+            leaving to its exit; flaps are the class changes of the Zone's beacons while standing \
+            still (after the first 5 s of a stop), per beacon and minute.
+            """
+    )
+
+    @Option(help: "Walks per setting.")
+    var walks = 20
+
+    @Option(help: "Seconds between two advertisements of a beacon.")
+    var interval = 1.0
+
+    @Option(help: "Shadowing, dB.")
+    var sigma = 4.0
+
+    @Option(help: "Advertisements lost, percent.")
+    var loss = 20.0
+
+    func run() {
+        let hierarchy = Self.office()
+        let defaults = MonitorSettings()
+        print(
+            "quality: \(walks) walks of 20 stops per setting, σ \(format(sigma, 1)) dB, \(format(loss, 0))% lost, "
+                + "advertising every \(format(interval, 1)) s; * marks the defaults"
+        )
+        print(
+            "exitTimeout  hysteresis  spurious exits  enter latency: mean, p95, max, ≤ interval  "
+                + "exit latency: mean, p5–p95, min–max, within ±1 s  flaps/beacon/min"
+        )
+        for exitTimeout in [5.0, 10, 20] {
+            for hysteresis in [0.0, 0.15, 0.3] {
+                let mark = exitTimeout == defaults.exitTimeout && hysteresis == defaults.hysteresis ? "*" : " "
+                let result = measure(hierarchy, exitTimeout: exitTimeout, hysteresis: hysteresis)
+                print(
+                    "\(pad("\(Int(exitTimeout)) s \(mark)", 11))  \(pad(format(hysteresis, 2), 10))  "
+                        + "\(pad("\(result.spurious) of \(result.visits)", 14))  "
+                        + pad(
+                            "\(format(result.enterMean, 2)), \(format(result.enter(0.95), 2)), \(format(result.enterMax, 2)) s, "
+                                + percent(
+                                    result.enterLatencies.filter { $0 <= interval }.count,
+                                    of: result.enterLatencies.count),
+                            43) + "  "
+                        + pad(
+                            "\(format(result.exitMean, 2)), \(format(result.exit(0.05), 1))–\(format(result.exit(0.95), 1)), "
+                                + "\(format(result.exitMin, 1))–\(format(result.exitMax, 1)) s, "
+                                + percent(
+                                    result.exitLatencies.filter { abs($0 - exitTimeout) <= 1 }.count,
+                                    of: result.exitLatencies.count), 48) + "  "
+                        + format(result.flapsPerMinute, 2)
+                )
+            }
+        }
+    }
+
+    struct Result {
+        var visits = 0
+        var spurious = 0
+        var enterLatencies: [Double] = []
+        var exitLatencies: [Double] = []
+        var flaps = 0
+        var standingMinutes = 0.0
+
+        var enterMean: Double { enterLatencies.reduce(0, +) / Double(max(enterLatencies.count, 1)) }
+        var enterMax: Double { enterLatencies.max() ?? 0 }
+        var exitMean: Double { exitLatencies.reduce(0, +) / Double(max(exitLatencies.count, 1)) }
+        var exitMin: Double { exitLatencies.min() ?? 0 }
+        var exitMax: Double { exitLatencies.max() ?? 0 }
+        /// Per beacon heard and minute.
+        var flapsPerMinute: Double { Double(flaps) / max(standingMinutes, 1e-9) }
+
+        func enter(_ quantile: Double) -> Double { Self.quantile(enterLatencies, quantile) }
+        func exit(_ quantile: Double) -> Double { Self.quantile(exitLatencies, quantile) }
+
+        static func quantile(_ values: [Double], _ q: Double) -> Double {
+            guard !values.isEmpty else { return 0 }
+            let sorted = values.sorted()
+            return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * q).rounded()))]
+        }
+    }
+
+    func measure(_ hierarchy: Hierarchy, exitTimeout: Double, hysteresis: Double) -> Result {
+        var result = Result()
+        var configuration = Configuration(path: "quality.ini")
+        configuration.hierarchy = hierarchy
+        configuration.monitor.mode = .foreground
+        configuration.monitor.exitTimeout = exitTimeout
+        configuration.monitor.hysteresis = hysteresis
+        configuration.monitor.userid = "q"
+        configuration.monitor.session = "q"
+        configuration.monitor.address = "127.0.0.1"
+        let settle = configuration.monitor.rssiWindow
+        let start = Timestamp(secondsSinceEpoch: 1_700_000_000)!
+        for walk in 0..<walks {
+            var random = SeededGenerator(seed: UInt64(1000 + walk))
+            let plan = Self.plan(hierarchy, random: &random)
+            var simulation = WalkSimulation()
+            simulation.seed = UInt64(walk + 1)
+            simulation.interval = interval
+            simulation.sigma = sigma
+            simulation.loss = loss / 100
+            let (sightings, visits) = simulation.run(plan, through: hierarchy, from: start)
+            var engine = Engine(configuration: configuration, identity: .resolve(configuration.monitor))
+            var outputs: [MonitorOutput] = []
+            for sighting in sightings { engine.handle(sighting, into: &outputs) }
+            while engine.advanceToNextDeadline(notAfter: nil, into: &outputs) {}
+            var enters: [Region: [Timestamp]] = [:]
+            var exits: [Region: [Timestamp]] = [:]
+            var reports: [String: [Timestamp]] = [:]
+            for output in outputs {
+                switch output {
+                case .transition(let time, let transition) where transition.region.kind == .zone:
+                    if transition.direction == .enter {
+                        enters[transition.region, default: []].append(time)
+                    } else {
+                        exits[transition.region, default: []].append(time)
+                    }
+                case .location(let time, let event): reports[event.zone, default: []].append(time)
+                default: break
+                }
+            }
+            for (index, visit) in visits.enumerated() {
+                result.visits += 1
+                let zoneExits = exits[visit.zone] ?? []
+                let early = zoneExits.filter { $0 >= visit.arrive && $0 < visit.leave }
+                result.spurious += early.count
+                // Entered on this visit (not still inside from the one before), and its latency.
+                let stillInside =
+                    index > 0 && visits[index - 1].zone == visit.zone
+                    || zoneExits.contains { $0 >= visit.arrive.adding(seconds: -1) && $0 < visit.arrive }
+                if let enter = enters[visit.zone]?.first(where: { $0 >= visit.arrive && $0 < visit.leave }),
+                    !stillInside
+                {
+                    result.enterLatencies.append(Self.seconds(enter, since: visit.arrive))
+                }
+                if let exit = zoneExits.first(where: { $0 >= visit.leave }) {
+                    result.exitLatencies.append(Self.seconds(exit, since: visit.leave))
+                }
+                let from = visit.arrive.adding(seconds: settle)
+                guard from < visit.leave else { continue }
+                let zone = hierarchy.zones[hierarchy.zoneIndex(of: visit.zone)!]
+                result.standingMinutes += Self.seconds(visit.leave, since: from) / 60 * Double(zone.beacons.count)
+                for beacon in zone.beacons {
+                    let id = hierarchy.beacons[Int(beacon)].locationID
+                    result.flaps += (reports[id] ?? []).filter { $0 >= from && $0 < visit.leave }.count
+                }
+            }
+        }
+        return result
+    }
+
+    static func seconds(_ time: Timestamp, since start: Timestamp) -> Double {
+        Double(time.microseconds - start.microseconds) / 1_000_000
+    }
+
+    /// 6 Zones in one Area, with 1, 1, 2, 2, 3 and 3 beacons.
+    static func office() -> Hierarchy {
+        let uuid = UUID(uuidString: "0FF1CE00-0000-4000-8000-000000000001")!
+        var beacons: [Hierarchy.Beacon] = []
+        for zone in 1...6 {
+            for minor in 1...(zone + 1) / 2 {
+                beacons.append(
+                    Hierarchy.Beacon(
+                        locationID: "\(zone)0\(minor)",
+                        id: BeaconID(uuid: uuid, major: UInt16(zone), minor: UInt16(minor))))
+            }
+        }
+        return Hierarchy(beacons: beacons)
+    }
+
+    /// 20 stops in random Zones, never the same twice in a row; at a beacon or in the Zone.
+    static func plan(_ hierarchy: Hierarchy, random: inout SeededGenerator) -> WalkPlan {
+        var stops: [WalkPlan.Stop] = []
+        var previous = -1
+        for _ in 0..<20 {
+            var zone = Int.random(in: 0..<hierarchy.zones.count, using: &random)
+            while zone == previous { zone = Int.random(in: 0..<hierarchy.zones.count, using: &random) }
+            previous = zone
+            let beacons = hierarchy.zones[zone].beacons
+            let atBeacon = Bool.random(using: &random) ? Int(beacons.randomElement(using: &random)!) : nil
+            stops.append(
+                WalkPlan.Stop(
+                    zone: zone, beacon: atBeacon, stay: Double.random(in: 60...180, using: &random),
+                    walk: Double.random(in: 5...30, using: &random)))
+        }
+        return WalkPlan(stops: stops)
+    }
+
+    func percent(_ count: Int, of total: Int) -> String {
+        "\(format(Double(count) / Double(max(total, 1)) * 100, 1))%"
+    }
+
+    func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+}
