@@ -7,10 +7,10 @@ extension Monitor {
 
     /// How strong a beacon is heard: its filtered RSSI above its measured power at 1 m, in dB;
     /// `nil` while it is `off`.
+    @inline(__always)
     func strength(_ beacon: Int32) -> Double? {
-        let slot = rangingSlot[Int(beacon)]
-        guard slot >= 0 else { return nil }
-        return rangingPool[Int(slot)].rssi - rangingPool[Int(slot)].power
+        let value = heardStrength[Int(beacon)]
+        return value == -.infinity ? nil : value
     }
 
     /// The strongest beacon heard (not `off`), -1 for none; the first in watch order on a tie.
@@ -18,7 +18,8 @@ extension Monitor {
         var best: Int32 = -1
         var bestStrength = -Double.infinity
         for beacon in watchList {
-            guard let value = strength(beacon), value > bestStrength else { continue }
+            let value = heardStrength[Int(beacon)]
+            guard value > bestStrength else { continue }
             best = beacon
             bestStrength = value
         }

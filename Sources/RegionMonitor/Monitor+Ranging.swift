@@ -5,8 +5,6 @@ struct BeaconRanging: Sendable {
     var filter: RSSIFilter
     var rssi = 0.0
     var meters = 0.0
-    /// The measured power at 1 m the estimate used (the override, else the advertised value).
-    var power = 0.0
 }
 
 /// Ranging and LocationBeaconEvent (SPEC 4, 6).
@@ -31,7 +29,7 @@ extension Monitor {
         let meters = ranging.distance(rssi: filtered, power: Double(power))
         rangingPool[Int(slot)].rssi = filtered
         rangingPool[Int(slot)].meters = meters
-        rangingPool[Int(slot)].power = Double(power)
+        heardStrength[index] = filtered - Double(power)
         lastRanged = beacon
         let previous = proximity[index]
         let next = ranging.proximity(distance: meters, current: previous)
@@ -55,6 +53,7 @@ extension Monitor {
             return
         }
         proximity[index] = .off
+        heardStrength[index] = -.infinity
         let slot = rangingSlot[index]
         rangingPool[Int(slot)].filter.reset()
         freeSlots.append(slot)

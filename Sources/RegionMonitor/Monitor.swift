@@ -63,6 +63,8 @@ public struct Monitor: Sendable {
 
     /// The nearest beacon (SPEC 9.2), -1 for none; and the beacon ranged in this step.
     var nearest: Int32 = -1
+    /// Per beacon, its filtered RSSI above its measured power, dB; -infinity while `off`.
+    var heardStrength: [Double]
     var lastRanged: Int32 = -1
     let nearestMargin: Double
 
@@ -99,6 +101,7 @@ public struct Monitor: Sendable {
         reported = Array(repeating: .off, count: beacons)
         rangingSlot = Array(repeating: -1, count: beacons)
         watched = Array(repeating: false, count: beacons)
+        heardStrength = Array(repeating: -.infinity, count: beacons)
         for (locationID, value) in restored where value != .off {
             guard let index = hierarchy.index(ofLocation: locationID) else { continue }
             reported[index] = value
