@@ -24,7 +24,7 @@ struct QualityBench: ParsableCommand {
     )
 
     @Option(help: "Walks per setting.")
-    var walks = 20
+    var walks = 100
 
     @Option(help: "Seconds between two advertisements of a beacon.")
     var interval = 1.0

@@ -104,6 +104,26 @@ import Testing
         #expect(walk.alerts.nextDeadline == Walk.time(62))
     }
 
+    @Test func theClosestReadyBeaconIsOfferedNext() {
+        let three =
+            Self.definitions + [
+                AlertDefinition(locationID: "17083", range: .far, strategy: .atMost, action: "open", title: nil)
+            ]
+        var walk = Walk()
+        walk.alerts = AlertConsumer(definitions: three, resetAfter: 60)
+        walk.hear("17083", .far, meters: 5, at: 0)
+        #expect(walk.said() == ["show 17083"])
+        walk.hear("17082", .near, meters: 2.0, at: 1)
+        walk.hear("17081", .near, meters: 1.1, at: 2)
+        let ended = walk.command("done", "17083", at: 3)
+        #expect(ended)
+        // Both near: the smaller distance wins; then the other.
+        #expect(walk.said() == ["show 17081"])
+        let declined = walk.command("decline", "17081", at: 4)
+        #expect(declined)
+        #expect(walk.said() == ["show 17082"])
+    }
+
     @Test func strategiesHoldForTheirClasses() {
         func holds(_ strategy: AlertDefinition.Strategy, _ range: Proximity) -> [Proximity] {
             let definition = AlertDefinition(
