@@ -43,32 +43,39 @@ struct QualityBench: ParsableCommand {
                 + "advertising every \(format(interval, 1)) s; * marks the defaults"
         )
         print(
-            "exitTimeout  hysteresis  spurious exits  enter latency: mean, p95, max, ≤ interval  "
+            "exitTimeout  hysteresis       spurious exits  enter latency: mean, p95, max, ≤ interval  "
                 + "exit latency: mean, p5–p95, min–max, within ±1 s  flaps/beacon/min"
         )
         for exitTimeout in [5.0, 10, 20] {
             for hysteresis in [0.0, 0.15, 0.3] {
-                let mark = exitTimeout == defaults.exitTimeout && hysteresis == defaults.hysteresis ? "*" : " "
-                let result = measure(hierarchy, exitTimeout: exitTimeout, hysteresis: hysteresis)
-                print(
-                    "\(pad("\(Int(exitTimeout)) s \(mark)", 11))  \(pad(format(hysteresis, 2), 10))  "
-                        + "\(pad("\(result.spurious) of \(result.visits)", 14))  "
-                        + pad(
-                            "\(format(result.enterMean, 2)), \(format(result.enter(0.95), 2)), \(format(result.enterMax, 2)) s, "
-                                + percent(
-                                    result.enterLatencies.filter { $0 <= interval }.count,
-                                    of: result.enterLatencies.count),
-                            43) + "  "
-                        + pad(
-                            "\(format(result.exitMean, 2)), \(format(result.exit(0.05), 1))–\(format(result.exit(0.95), 1)), "
-                                + "\(format(result.exitMin, 1))–\(format(result.exitMax, 1)) s, "
-                                + percent(
-                                    result.exitLatencies.filter { abs($0 - exitTimeout) <= 1 }.count,
-                                    of: result.exitLatencies.count), 48) + "  "
-                        + format(result.flapsPerMinute, 2)
-                )
+                let isDefault = exitTimeout == defaults.exitTimeout && hysteresis == defaults.hysteresis
+                let bySize = measure(hierarchy, exitTimeout: exitTimeout, hysteresis: hysteresis)
+                let all = bySize.values.reduce(into: Result()) { $0.merge($1) }
+                print(row("\(Int(exitTimeout)) s \(isDefault ? "*" : " ")", format(hysteresis, 2), all, exitTimeout))
+                guard isDefault else { continue }
+                for size in bySize.keys.sorted() {
+                    print(row("", "\(size) beacon\(size == 1 ? "" : "s")/zone", bySize[size]!, exitTimeout))
+                }
             }
         }
+    }
+
+    /// One line of the table.
+    func row(_ first: String, _ second: String, _ result: Result, _ exitTimeout: Double) -> String {
+        "\(pad(first, 11))  \(pad(second, 15))  "
+            + "\(pad("\(result.spurious) of \(result.visits)", 14))  "
+            + pad(
+                "\(format(result.enterMean, 2)), \(format(result.enter(0.95), 2)), \(format(result.enterMax, 2)) s, "
+                    + percent(result.enterLatencies.filter { $0 <= interval }.count, of: result.enterLatencies.count),
+                43) + "  "
+            + pad(
+                "\(format(result.exitMean, 2)), \(format(result.exit(0.05), 1))–\(format(result.exit(0.95), 1)), "
+                    + "\(format(result.exitMin, 1))–\(format(result.exitMax, 1)) s, "
+                    + percent(
+                        result.exitLatencies.filter { abs($0 - exitTimeout) <= 1 }.count, of: result.exitLatencies.count
+                    ),
+                48) + "  "
+            + format(result.flapsPerMinute, 2)
     }
 
     struct Result {
@@ -87,6 +94,15 @@ struct QualityBench: ParsableCommand {
         /// Per beacon heard and minute.
         var flapsPerMinute: Double { Double(flaps) / max(standingMinutes, 1e-9) }
 
+        mutating func merge(_ other: Result) {
+            visits += other.visits
+            spurious += other.spurious
+            enterLatencies += other.enterLatencies
+            exitLatencies += other.exitLatencies
+            flaps += other.flaps
+            standingMinutes += other.standingMinutes
+        }
+
         func enter(_ quantile: Double) -> Double { Self.quantile(enterLatencies, quantile) }
         func exit(_ quantile: Double) -> Double { Self.quantile(exitLatencies, quantile) }
 
@@ -97,8 +113,9 @@ struct QualityBench: ParsableCommand {
         }
     }
 
-    func measure(_ hierarchy: Hierarchy, exitTimeout: Double, hysteresis: Double) -> Result {
-        var result = Result()
+    /// The figures of every visit, by the number of beacons in the visited Zone.
+    func measure(_ hierarchy: Hierarchy, exitTimeout: Double, hysteresis: Double) -> [Int: Result] {
+        var bySize: [Int: Result] = [:]
         var configuration = Configuration(path: "quality.ini")
         configuration.hierarchy = hierarchy
         configuration.monitor.mode = .foreground
@@ -138,6 +155,9 @@ struct QualityBench: ParsableCommand {
                 }
             }
             for (index, visit) in visits.enumerated() {
+                let zone = hierarchy.zones[hierarchy.zoneIndex(of: visit.zone)!]
+                var result = bySize[zone.beacons.count] ?? Result()
+                defer { bySize[zone.beacons.count] = result }
                 result.visits += 1
                 let zoneExits = exits[visit.zone] ?? []
                 let early = zoneExits.filter { $0 >= visit.arrive && $0 < visit.leave }
@@ -156,7 +176,6 @@ struct QualityBench: ParsableCommand {
                 }
                 let from = visit.arrive.adding(seconds: settle)
                 guard from < visit.leave else { continue }
-                let zone = hierarchy.zones[hierarchy.zoneIndex(of: visit.zone)!]
                 result.standingMinutes += Self.seconds(visit.leave, since: from) / 60 * Double(zone.beacons.count)
                 for beacon in zone.beacons {
                     let id = hierarchy.beacons[Int(beacon)].locationID
@@ -164,7 +183,7 @@ struct QualityBench: ParsableCommand {
                 }
             }
         }
-        return result
+        return bySize
     }
 
     static func seconds(_ time: Timestamp, since start: Timestamp) -> Double {
