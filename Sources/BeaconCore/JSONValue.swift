@@ -63,14 +63,18 @@ public enum JSONValue: Sendable, Hashable, Decodable {
         if case .object(let object) = self { object[key] } else { nil }
     }
 
+    /// A number without a needless `.0`.
+    static func numberText(_ value: Double) -> String {
+        value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+
     /// The value as a command argument: strings as they are, booleans as `true`/`false`,
     /// numbers without a needless `.0`; `nil` for null, lists and objects.
     public var argument: String? {
         switch self {
         case .string(let text): text
         case .bool(let value): value ? "true" : "false"
-        case .number(let value):
-            value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        case .number(let value): Self.numberText(value)
         case .null, .array, .object: nil
         }
     }
@@ -88,14 +92,7 @@ extension JSONValue {
         switch self {
         case .null: out += Array("null".utf8)
         case .bool(let value): out += Array((value ? "true" : "false").utf8)
-        case .number(let value):
-            if !value.isFinite {
-                out += Array("null".utf8)
-            } else if value.rounded() == value && abs(value) < 1e15 {
-                out += Array(String(Int64(value)).utf8)
-            } else {
-                out += Array(value.description.utf8)
-            }
+        case .number(let value): out += Array((value.isFinite ? Self.numberText(value) : "null").utf8)
         case .string(let text): JSONObjectWriter.appendString(text, to: &out)
         case .array(let items):
             out.append(UInt8(ascii: "["))

@@ -137,7 +137,7 @@ public struct CheckJob {
             }
             (bytes, path) = ([UInt8](contents), file)
         case .url(let url):
-            let source = RulesSource(configuration: configuration, values: RuleSettings.resolve(configuration).values)
+            let source = RulesSource(configuration: configuration)
             switch source.download(source.requestURL(url)) {
             case .failure(let failure):
                 return ([], ["Rules.source \(url.absoluteString) cannot be fetched now: \(failure)"])

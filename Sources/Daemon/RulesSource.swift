@@ -35,6 +35,12 @@ public struct RulesSource: Sendable {
         self.values = values
     }
 
+    /// The source of `configuration`, with its resolved template values (`Monitor.udid` defaults
+    /// to /etc/machine-id).
+    public init(configuration: Configuration) {
+        self.init(configuration: configuration, values: RuleSettings.resolve(configuration).values)
+    }
+
     /// ``load(store:now:fetchKeptCopy:warn:)``, then a warning for what each region loaded
     /// untidily and for each region that attaches to no configured region.
     public func loadWarning(store: StateStore, now: Timestamp, fetchKeptCopy: Bool = false, warn: (String) -> Void)
@@ -84,7 +90,7 @@ public struct RulesSource: Sendable {
             switch RulesDocument.load(bytes, name: path) {
             case .success(let document): return Loaded(regions: document.regions, expires: nil, origin: "file")
             case .failure(let error):
-                throw InputError(file: path, message: Self.strip(error.message, prefix: path))
+                throw InputError(file: path, message: error.detail(after: path))
             }
         case .url(let url):
             let kept = try store.cachedRules(source: url.absoluteString)
@@ -153,10 +159,5 @@ public struct RulesSource: Sendable {
     func expiry(validUntil: Timestamp?, fetchedAt: Timestamp) -> Timestamp {
         if let validUntil, validUntil > fetchedAt { return validUntil }
         return fetchedAt.adding(seconds: settings.refresh)
-    }
-
-    /// A ``RulesError`` names its file first; an ``InputError`` already does.
-    static func strip(_ message: String, prefix: String) -> String {
-        message.hasPrefix(prefix + ": ") ? String(message.dropFirst(prefix.count + 2)) : message
     }
 }

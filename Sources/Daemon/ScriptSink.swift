@@ -248,20 +248,7 @@ final class ScriptRunner: Sendable {
             say(.error, "\(name) could not start: \(error); check the path and that it is executable")
             return
         }
-        let stderr = result.stderr.isEmpty ? "" : ": " + result.stderr
-        switch result.ending {
-        case .exited(0):
-            if !result.stderr.isEmpty { say(.info, "\(name) exited 0\(stderr)") }
-        case .exited(let status):
-            say(.warning, "\(name) exited with status \(status)\(stderr)")
-        case .signalled(let signal):
-            say(.warning, "\(name) was killed by signal \(signal)\(stderr)")
-        case .timedOut(let killed):
-            say(
-                .warning,
-                "\(name) ran past Script.timeout (\(job.timeout)) and was stopped with \(killed ? "SIGKILL after SIGTERM" : "SIGTERM")\(stderr)"
-            )
-        }
+        if let (level, line) = result.logLine(name, timeout: job.timeout) { say(level, line) }
     }
 }
 
@@ -335,5 +322,26 @@ enum ScriptProcess {
         let oneLine = text.split(whereSeparator: \.isNewline).joined(separator: " | ")
         let stderr = oneLine.count > stderrLimit ? String(oneLine.prefix(stderrLimit)) + "…" : oneLine
         return Outcome(ending: ending!, stderr: stderr)
+    }
+}
+
+extension ScriptProcess.Outcome {
+    /// What the log says of a run of the script `name`: its exit status (a warning unless 0),
+    /// signal or timeout, with its standard error; `nil` for a quiet success.
+    func logLine(_ name: String, timeout: Duration) -> (Logger.Level, String)? {
+        let errors = stderr.isEmpty ? "" : ": " + stderr
+        switch ending {
+        case .exited(0):
+            return stderr.isEmpty ? nil : (.info, "\(name) exited 0\(errors)")
+        case .exited(let status):
+            return (.warning, "\(name) exited with status \(status)\(errors)")
+        case .signalled(let signal):
+            return (.warning, "\(name) was killed by signal \(signal)\(errors)")
+        case .timedOut(let killed):
+            return (
+                .warning,
+                "\(name) ran past Script.timeout (\(timeout)) and was stopped with \(killed ? "SIGKILL after SIGTERM" : "SIGTERM")\(errors)"
+            )
+        }
     }
 }

@@ -44,22 +44,18 @@ public struct ServerHook: Sendable {
             }
             let name = "script \(path) (server)"
             do {
+                let timeout = Duration.milliseconds(Int64(scriptTimeout * 1000))
                 let result = try ScriptProcess.run(
-                    path: path, invocation: invocation, timeout: .milliseconds(Int64(scriptTimeout * 1000)),
-                    grace: ScriptSink.killGrace)
-                let stderr = result.stderr.isEmpty ? "" : ": " + result.stderr
+                    path: path, invocation: invocation, timeout: timeout, grace: ScriptSink.killGrace)
+                // A non-zero status is the script's "no", not a failure of it: said at info.
+                if let (level, line) = result.logLine(name, timeout: timeout) {
+                    if case .exited = result.ending { say(.info, line) } else { say(level, line) }
+                }
                 switch result.ending {
-                case .exited(0):
-                    if !result.stderr.isEmpty { say(.info, "\(name) exited 0\(stderr)") }
-                    return (call, .enable)
-                case .exited(let status):
-                    return (call, .declined("Script.server exited with status \(status)"))
-                case .signalled(let signal):
-                    say(.warning, "\(name) was killed by signal \(signal)\(stderr)")
-                    return (call, .declined("Script.server was killed by signal \(signal)"))
-                case .timedOut:
-                    say(.warning, "\(name) ran past Script.timeout and was stopped\(stderr)")
-                    return (call, .declined("Script.server ran past Script.timeout"))
+                case .exited(0): return (call, .enable)
+                case .exited(let status): return (call, .declined("Script.server exited with status \(status)"))
+                case .signalled(let signal): return (call, .declined("Script.server was killed by signal \(signal)"))
+                case .timedOut: return (call, .declined("Script.server ran past Script.timeout"))
                 }
             } catch {
                 say(.error, "\(name) could not start: \(error); check the path and that it is executable")

@@ -159,7 +159,7 @@ public final class Reloader: Service, Sendable {
         }
         let rules: [RuleRegion]?
         do {
-            rules = try RulesSource(configuration: loaded, values: RuleSettings.resolve(loaded).values).loadWarning(
+            rules = try RulesSource(configuration: loaded).loadWarning(
                 store: store, now: Timestamp(.now)!, warn: { logger.warning("\($0)") }
             )?.regions
         } catch {

@@ -159,18 +159,3 @@ public struct WalkSimulation: Sendable {
         return (-2 * log(u)).squareRoot() * cos(2 * .pi * v)
     }
 }
-
-extension SourceEvent {
-    /// The event as a trace line (SPEC 3.3); `nil` for what a trace cannot say this way.
-    public var traceLine: String? {
-        guard case .advertisement(let time, let advertisement) = self else { return nil }
-        var object = JSONObjectWriter()
-        object.add("t", Double(time.microseconds) / 1_000_000)
-        object.add("uuid", advertisement.beacon.uuid.uuidString)
-        object.add("major", Int(advertisement.beacon.major))
-        object.add("minor", Int(advertisement.beacon.minor))
-        object.add("rssi", Int(advertisement.rssi))
-        object.add("power", Int(advertisement.power))
-        return object.text
-    }
-}

@@ -6,6 +6,12 @@ public struct RulesError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }
+
+    /// The message without the leading `name: ` that names the document: for an ``InputError``,
+    /// which names the file itself.
+    public func detail(after name: String) -> String {
+        message.hasPrefix(name + ": ") ? String(message.dropFirst(name.count + 2)) : message
+    }
 }
 
 extension JSONValue {

@@ -38,7 +38,7 @@ struct Replay: ParsableCommand {
         var job = FileRun(configuration: configuration, source: source)
         job.skipBadLines = skipBadLines
         let warn: @Sendable (String) -> Void = { printError("beaconwatch: warning: \($0)") }
-        job.rules = try RulesSource(configuration: configuration, values: RuleSettings.resolve(configuration).values)
+        job.rules = try RulesSource(configuration: configuration)
             .loadWarning(store: store, now: Timestamp(.now)!, warn: warn)?.regions
         job.hook = ServerHook(configuration: configuration) { _, line in warn(line) }
         try job.run(

@@ -83,7 +83,7 @@ struct Run: AsyncParsableCommand {
                 "mqtt": "\(configuration.mqtt.map { noMqtt ? "off (--no-mqtt)" : "\($0.host):\($0.port)" } ?? "off")",
             ]
         )
-        let rulesSource = RulesSource(configuration: configuration, values: RuleSettings.resolve(configuration).values)
+        let rulesSource = RulesSource(configuration: configuration)
         let rules = try rulesSource.loadWarning(store: store, now: Timestamp(.now)!) { logger.warning("\($0)") }
         if let rules {
             logger.info(

@@ -52,7 +52,7 @@ struct ScheduleCommand: ParsableCommand {
         switch RulesDocument.load(bytes, name: rules) {
         case .success(let loaded): document = loaded
         case .failure(let error):
-            throw InputError(file: rules, message: String(error.description.dropFirst(rules.count + 2)))
+            throw InputError(file: rules, message: error.detail(after: rules))
         }
         guard let found = document.regions.first(where: { $0.id == region }) else {
             let ids = document.regions.map(\.id).joined(separator: ", ")

@@ -64,8 +64,11 @@ struct Simulate: ParsableCommand {
         simulation.loss = loss / 100
         simulation.pathLossExponent = configuration.monitor.pathLossExponent
         let output = LineWriter()
-        for event in simulation.run(plan, through: configuration.hierarchy, from: begin).sightings {
-            if let line = event.traceLine { output.write(line: line) }
+        // The `decode` line is a trace line (SPEC 3.3): one format for both.
+        for case .advertisement(let time, let advertisement) in simulation.run(
+            plan, through: configuration.hierarchy, from: begin
+        ).sightings {
+            output.write(line: advertisement.jsonLine(at: time))
         }
         output.flush()
     }

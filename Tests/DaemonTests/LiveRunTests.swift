@@ -109,7 +109,7 @@ import Testing
         let radio = ScriptedRadio(
             start: Timestamp(secondsSinceEpoch: 1_700_000_000)!, script: [(0.25, Self.report(minor: 1, rssi: -59))])
         live.now = { radio.now }
-        live.rules = try RulesSource(configuration: configuration, values: RuleSettings.resolve(configuration).values)
+        live.rules = try RulesSource(configuration: configuration)
             .load(store: store, now: radio.now, warn: { Issue.record("\($0)") })?.regions
         var types: [String] = []
         let deadline = ContinuousClock.now + .seconds(10)

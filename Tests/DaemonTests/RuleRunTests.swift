@@ -56,7 +56,7 @@ import Testing
         try trace.write(to: path, atomically: true, encoding: .utf8)
         let store = try StateStore(path: state)
         var job = FileRun(configuration: configuration, source: .trace(path: path.path))
-        job.rules = try RulesSource(configuration: configuration, values: RuleSettings.resolve(configuration).values)
+        job.rules = try RulesSource(configuration: configuration)
             .load(store: store, now: Timestamp(.now)!, warn: warn)?
             .regions
         var outputs: [MonitorOutput] = []
@@ -232,7 +232,7 @@ import Testing
         server.stop()
         var warnings: [String] = []
         let store = try StateStore(path: state)
-        let source = RulesSource(configuration: configuration, values: RuleSettings.resolve(configuration).values)
+        let source = RulesSource(configuration: configuration)
         let loaded = try #require(
             try source.load(store: store, now: Timestamp(.now)!, fetchKeptCopy: true) { warnings.append($0) })
         #expect(loaded.regions.map(\.id) == ["1"])

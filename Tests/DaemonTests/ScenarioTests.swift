@@ -17,7 +17,7 @@ import Testing
         var lines: [String] = []
         let store = try StateStore()
         var job = FileRun(configuration: configuration, source: .trace(path: scenario.trace.path))
-        job.rules = try RulesSource(configuration: configuration, values: RuleSettings.resolve(configuration).values)
+        job.rules = try RulesSource(configuration: configuration)
             .load(store: store, now: Timestamp(.now)!, warn: { Issue.record("warning: \($0)") })?.regions
         try job.run(
             store: store,
