@@ -36,7 +36,7 @@ public struct Engine: Sendable {
     public init(
         configuration: Configuration, identity: MonitorIdentity, restored: [String: Proximity] = [:],
         rules: [RuleRegion]? = nil, ruleSettings: RuleSettings = RuleSettings(), ruleState: RuleState = RuleState(),
-        alertRecords: [String: AlertRecord] = [:], dwell: [DwellKey: Double] = [:]
+        alertRecords: [String: AlertRecord] = [:], dwell: [DwellKey: Double] = [:], dwellRegions: Set<String> = []
     ) {
         monitor = Monitor(
             hierarchy: configuration.hierarchy,
@@ -44,7 +44,8 @@ public struct Engine: Sendable {
             identity: identity,
             restored: restored
         )
-        self.dwell = DwellLedger(timeZone: configuration.monitor.timezone ?? .current, restored: dwell)
+        self.dwell = DwellLedger(
+            timeZone: configuration.monitor.timezone ?? .current, restored: dwell, regions: dwellRegions)
         if let rules {
             self.rules = RuleEngine(
                 regions: rules, hierarchy: configuration.hierarchy, settings: ruleSettings, restored: ruleState)
@@ -63,7 +64,8 @@ public struct Engine: Sendable {
     ) {
         self.init(
             configuration: configuration, identity: identity, restored: kept.classes, rules: rules,
-            ruleSettings: ruleSettings, ruleState: kept.rules, alertRecords: kept.alerts, dwell: kept.dwell)
+            ruleSettings: ruleSettings, ruleState: kept.rules, alertRecords: kept.alerts, dwell: kept.dwell,
+            dwellRegions: kept.dwellRegions)
     }
 
     static func earliest(_ first: Timestamp?, _ second: Timestamp?) -> Timestamp? {
@@ -207,27 +209,35 @@ public struct Engine: Sendable {
     }
 
     /// Adds a step's outputs to `batch` (emptying `outputs`) with where the user is after it, to
-    /// be committed with the steps around it: a group commit, when input is waiting.
+    /// be committed with the steps around it: a group commit, when input is waiting. A step with
+    /// no outputs is staged only when it crosses a local midnight (the dwell shown changes).
     public mutating func stage(_ outputs: inout [MonitorOutput], into batch: inout StepBatch, sinks: [any OutputSink]) {
-        guard !outputs.isEmpty else { return }
+        let dwellShown = dwell.published(at: now)
+        guard !outputs.isEmpty || !dwellShown.isEmpty else { return }
         let changes = StateChanges(
             rules: rules?.takeChanges() ?? RuleState(), alerts: alerts?.takeChanges() ?? [:],
             dwell: dwell.takeChanges())
         batch.add(
             outputs, state: changes, sinks: sinks,
-            whereabouts: Whereabouts(area: monitor.currentAreaName, zone: monitor.currentZoneName))
+            whereabouts: Whereabouts(
+                area: monitor.currentAreaName, zone: monitor.currentZoneName, dwell: dwellShown))
         outputs.removeAll(keepingCapacity: true)
     }
 }
 
-/// Where the user is after a step: the names (or canonical regions) of the current Area and Zone.
+/// Where the user is after a step: the names (or canonical regions) of the current Area and Zone,
+/// and the seconds inside today that `B/dwell/<region>` shows where the step changes them other
+/// than by an exit (every kept region's at the start, the new day's after a local midnight).
 public struct Whereabouts: Sendable, Hashable {
     public var area: String?
     public var zone: String?
+    /// Seconds inside today, by canonical region.
+    public var dwell: [String: Double]
 
-    public init(area: String?, zone: String?) {
+    public init(area: String?, zone: String?, dwell: [String: Double] = [:]) {
         self.area = area
         self.zone = zone
+        self.dwell = dwell
     }
 }
 

@@ -222,7 +222,7 @@ public final class MQTTSink: OutputSink {
     }
 
     /// Queues the step's events (already in the outbox) and publishes the retained state they
-    /// change, then `B/area` and `B/zone` when they changed.
+    /// change, then `B/area`, `B/zone` and the step's `B/dwell` values when they changed.
     public func deliver(
         _ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, whereabouts: Whereabouts
     )
@@ -234,7 +234,10 @@ public final class MQTTSink: OutputSink {
             for output in outputs {
                 for message in tree.retained(for: output) { send(message, in: &state) }
             }
-            for message in tree.current(area: area, zone: zone) where state.retained[message.topic] != message {
+            let dwell = whereabouts.dwell.sorted { $0.key < $1.key }.map {
+                tree.dwell(region: $0.key, seconds: $0.value)
+            }
+            for message in tree.current(area: area, zone: zone) + dwell where state.retained[message.topic] != message {
                 send(message, in: &state)
             }
             pump(&state)

@@ -72,10 +72,7 @@ public struct TopicTree: Sendable, Hashable {
             [MQTTMessage(topic: "\(base)/beacon/\(event.zone)", payload: event.distance.rawValue, qos: 1, retain: true)]
         case .transition(_, let transition):
             if transition.direction == .exit, let today = transition.dwellToday {
-                [
-                    MQTTMessage(
-                        topic: "\(base)/dwell/\(transition.region)", payload: Self.seconds(today), qos: 1, retain: true)
-                ]
+                [dwell(region: transition.region.description, seconds: today)]
             } else {
                 []
             }
@@ -84,6 +81,11 @@ public struct TopicTree: Sendable, Hashable {
         case .rule, .server, .notification, .alert: []
         case .monitoring: [MQTTMessage(topic: "\(base)/monitoring", payload: output.json, qos: 1, retain: true)]
         }
+    }
+
+    /// `B/dwell/<region>`: the seconds inside `region` (canonical) today.
+    public func dwell(region: String, seconds: Double) -> MQTTMessage {
+        MQTTMessage(topic: "\(base)/dwell/\(region)", payload: Self.seconds(seconds), qos: 1, retain: true)
     }
 
     /// Seconds as the retained dwell payload: a plain number, to the millisecond.

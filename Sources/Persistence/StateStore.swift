@@ -233,7 +233,7 @@ public final class StateStore: Sendable {
             try db.execute(
                 sql: """
                     INSERT INTO dwell (region, date, seconds) VALUES (?, ?, ?)
-                    ON CONFLICT(region, date) DO UPDATE SET seconds = excluded.seconds
+                    ON CONFLICT(region, date) DO UPDATE SET seconds = seconds + excluded.seconds
                     """, arguments: [key.region, key.date, seconds])
         }
     }
@@ -252,14 +252,34 @@ public final class StateStore: Sendable {
                     state.alerts[row["locationID"]] = AlertRecord(
                         status: status, resetAt: reset.map { Timestamp(microseconds: $0) })
                 }
-                for row in try Row.fetchAll(db, sql: "SELECT region, date, seconds FROM dwell") {
+                // The latest day's totals (a restart goes on with them) and every region's name (its
+                // `B/dwell` is set again); earlier days stay in the table, as history.
+                for row in try Row.fetchAll(
+                    db, sql: "SELECT region, date, seconds FROM dwell WHERE date = (SELECT MAX(date) FROM dwell)")
+                {
                     state.dwell[DwellKey(region: row["region"], date: row["date"])] = row["seconds"]
                 }
+                state.dwellRegions = Set(try String.fetchAll(db, sql: "SELECT DISTINCT region FROM dwell"))
             }
         } catch {
             throw StateStoreError(path: path, problem: Self.describe(error))
         }
         return state
+    }
+
+    /// Every kept dwell total, per region and day: the history that restarts do not load.
+    public func dwellHistory() throws -> [DwellKey: Double] {
+        do {
+            return try database.read { db in
+                var totals: [DwellKey: Double] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT region, date, seconds FROM dwell") {
+                    totals[DwellKey(region: row["region"], date: row["date"])] = row["seconds"]
+                }
+                return totals
+            }
+        } catch {
+            throw StateStoreError(path: path, problem: Self.describe(error))
+        }
     }
 
     /// The kept rule and group counters and the day's notification count.
@@ -371,6 +391,7 @@ public final class StateStore: Sendable {
 public struct StateChanges: Sendable, Hashable {
     public var rules: RuleState
     public var alerts: [String: AlertRecord]
+    /// Seconds of dwell added, per region and day.
     public var dwell: [DwellKey: Double]
 
     public init(rules: RuleState = RuleState(), alerts: [String: AlertRecord] = [:], dwell: [DwellKey: Double] = [:]) {
@@ -381,11 +402,11 @@ public struct StateChanges: Sendable, Hashable {
 
     public var isEmpty: Bool { rules.isEmpty && alerts.isEmpty && dwell.isEmpty }
 
-    /// Takes `other`'s entries over this one's: the later change wins.
+    /// Takes `other`'s entries over this one's (the later change wins); dwell additions add up.
     public mutating func merge(_ other: StateChanges) {
         rules.merge(other.rules)
         alerts.merge(other.alerts) { $1 }
-        dwell.merge(other.dwell) { $1 }
+        dwell.merge(other.dwell, uniquingKeysWith: +)
     }
 }
 
@@ -394,7 +415,10 @@ public struct KeptState: Sendable, Hashable {
     public var classes: [String: Proximity] = [:]
     public var rules = RuleState()
     public var alerts: [String: AlertRecord] = [:]
+    /// The latest kept day's dwell totals.
     public var dwell: [DwellKey: Double] = [:]
+    /// Every region with kept dwell, on any day.
+    public var dwellRegions: Set<String> = []
 
     public init() {}
 }

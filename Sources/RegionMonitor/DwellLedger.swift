@@ -14,15 +14,32 @@ public struct DwellKey: Sendable, Hashable {
 
 /// Time inside every Area and Zone, summed per local day (SPEC 9.3): each visit, on its exit, is
 /// split at local midnights and added to the days it spans. Pure; the time zone is given.
+///
+/// It also says what `B/dwell/<region>` ("seconds inside today") should show: at the first
+/// ``published(at:)`` every kept region's total for that day (0 for one kept from earlier days
+/// only), and after each local midnight the new day's totals of the regions that had dwell on the
+/// day before, which is 0 unless a visit has ended since. Totals of days before the day shown are
+/// forgotten then: the store keeps the history, and a visit's earlier days reach it as additions
+/// (``takeChanges()``), so memory holds about one day.
 public struct DwellLedger: Sendable {
     public let timeZone: TimeZone
-    /// Seconds inside, per region and day.
+    /// Seconds inside, per region and day, from the day shown on (and what was restored).
     public private(set) var totals: [DwellKey: Double]
-    private var changed: Set<DwellKey> = []
+    /// Seconds added since the last ``takeChanges()``.
+    private var added: [DwellKey: Double] = [:]
+    /// Regions kept from earlier runs, shown (as their day's totals) at the first ``published(at:)``.
+    private var keptRegions: Set<String>
+    /// The local day `B/dwell` shows, once shown.
+    private var shown: LocalDay?
+    /// The end of ``shown`` in microseconds: passing it changes the day shown.
+    private var shownEnd = Int64.min
 
-    public init(timeZone: TimeZone, restored: [DwellKey: Double] = [:]) {
+    /// A ledger in `timeZone` that goes on from `restored` totals; `regions` are the regions with
+    /// any kept dwell, whose `B/dwell` is set at the first ``published(at:)``.
+    public init(timeZone: TimeZone, restored: [DwellKey: Double] = [:], regions: Set<String> = []) {
         self.timeZone = timeZone
         totals = restored
+        keptRegions = regions.union(restored.keys.map(\.region))
     }
 
     /// A visit of `seconds` to `region` ended at `time`: adds it, day by day; returns the seconds
@@ -37,8 +54,9 @@ public struct DwellLedger: Sendable {
             let part = min(end, dayEnd) - start
             let key = DwellKey(region: name, date: day.date.description)
             if part > 0 || end <= dayEnd {
-                totals[key, default: 0] += Double(part) / 1_000_000
-                changed.insert(key)
+                let partSeconds = Double(part) / 1_000_000
+                totals[key, default: 0] += partSeconds
+                added[key, default: 0] += partSeconds
             }
             guard end > dayEnd else { return totals[key] ?? 0 }
             start = dayEnd
@@ -48,14 +66,39 @@ public struct DwellLedger: Sendable {
 
     /// Seconds inside `region` on the local day of `time`.
     public func today(_ region: Region, at time: Timestamp) -> Double {
-        totals[DwellKey(region: region.description, date: LocalDay(containing: time, in: timeZone).date.description)]
-            ?? 0
+        today(region.description, on: LocalDay(containing: time, in: timeZone).date)
     }
 
-    /// The totals changed since the last call: to keep with the step's outputs.
+    private func today(_ region: String, on date: LocalDate) -> Double {
+        totals[DwellKey(region: region, date: date.description)] ?? 0
+    }
+
+    /// The seconds added since the last call, per region and day: to add to the kept totals with
+    /// the step's outputs.
     public mutating func takeChanges() -> [DwellKey: Double] {
-        guard !changed.isEmpty else { return [:] }
-        defer { changed.removeAll() }
-        return Dictionary(uniqueKeysWithValues: changed.map { ($0, totals[$0] ?? 0) })
+        guard !added.isEmpty else { return [:] }
+        defer { added.removeAll() }
+        return added
+    }
+
+    /// What `B/dwell/<region>` should now show beyond what exits set, by canonical region: every
+    /// kept region's total at the first call; after a local midnight, the new day's totals of the
+    /// regions that had dwell on the day before; otherwise nothing. Cheap when the day is the same.
+    public mutating func published(at time: Timestamp) -> [String: Double] {
+        guard time.microseconds >= shownEnd else { return [:] }
+        let day = LocalDay(containing: time, in: timeZone)
+        let regions: Set<String>
+        if let previous = shown {
+            let date = previous.date.description
+            regions = Set(totals.lazy.filter { $0.key.date == date && $0.value > 0 }.map(\.key.region))
+        } else {
+            regions = keptRegions.union(totals.keys.map(\.region))
+            keptRegions = []
+        }
+        shown = day
+        shownEnd = day.midnight.microseconds + Int64(day.length) * 1_000_000
+        let date = day.date.description
+        totals = totals.filter { $0.key.date >= date }
+        return Dictionary(uniqueKeysWithValues: regions.map { ($0, today($0, on: day.date)) })
     }
 }

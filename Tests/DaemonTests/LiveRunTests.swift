@@ -5,6 +5,7 @@ import Foundation
 import Persistence
 import RegionMonitor
 import Rules
+import Synchronization
 import TestSupport
 import Testing
 
@@ -128,5 +129,60 @@ import Testing
         )
         #expect(
             types == ["monitoring", "enter", "location", "nearest", "exit", "location", "nearest", "rule server_error"])
+    }
+    /// Records the steps a sink is handed: output types and the `B/dwell` values beyond exits'.
+    final class DwellRecorder: OutputSink {
+        let steps = Mutex<[(types: [String], dwell: [String: Double])]>([])
+
+        func deliver(_ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, whereabouts: Whereabouts)
+            throws
+        {
+            let types = outputs.map { output in
+                if case .transition(_, let transition) = output, let today = transition.dwellToday {
+                    return "exit \(transition.region.kind) today \(today)"
+                }
+                return output.type
+            }
+            steps.withLock { $0.append((types, whereabouts.dwell)) }
+        }
+    }
+
+    /// SPEC 10.1: `B/dwell/<region>` is the seconds inside *today*, so an idle daemon zeroes it at
+    /// local midnight; a restart shows the kept day's totals again.
+    @Test func anIdleLiveRunZeroesTheDaysDwellAtLocalMidnightAndARestartShowsItAgain() throws {
+        let ini = """
+            LocationBaseBeacon.101 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1
+            Monitor.exitTimeout = 10
+            Monitor.timezone = Europe/Paris
+            """
+        let configuration = try Configuration.load(Array(ini.utf8), path: "/tmp/hsyco.ini").get()
+        let path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("beaconwatch-dwell-\(UUID().uuidString).sqlite").path
+        let zone = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1"
+        let area = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+        // 23:59:00 in Paris; heard at 23:59:01 and 23:59:06: the visit ends at 23:59:16 after 15 s.
+        let start = Timestamp(iso8601: "2013-11-05T22:59:00Z")!
+        let radio = ScriptedRadio(
+            start: start, script: [(1, Self.report(minor: 1, rssi: -59)), (6, Self.report(minor: 1, rssi: -59))])
+        let recorder = DwellRecorder()
+        try LiveRun(configuration: configuration, now: { radio.now }).run(
+            source: radio, store: StateStore(path: path), output: { _ in }, sinks: [recorder],
+            shouldStop: { radio.now.secondsSinceEpoch - start.secondsSinceEpoch >= 90 })
+        let steps = recorder.steps.withLock { $0 }
+        #expect(steps.first?.dwell == [:])
+        #expect(
+            steps.contains { $0.types.contains("exit zone today 15.0") && $0.types.contains("exit area today 15.0") })
+        // At 00:00 a step with no outputs carries the new day's zeros.
+        let midnight = steps.filter { $0.types.isEmpty }
+        #expect(midnight.map(\.dwell) == [[zone: 0, area: 0]])
+
+        // A restart the next morning shows what was kept: the 5th's regions, at 0 on the 6th.
+        let morning = Timestamp(iso8601: "2013-11-06T08:00:00Z")!
+        let again = ScriptedRadio(start: morning, script: [])
+        let second = DwellRecorder()
+        try LiveRun(configuration: configuration, now: { again.now }).run(
+            source: again, store: StateStore(path: path), output: { _ in }, sinks: [second],
+            shouldStop: { again.now.secondsSinceEpoch - morning.secondsSinceEpoch >= 2 })
+        #expect(second.steps.withLock { $0.first?.dwell } == [zone: 0, area: 0])
     }
 }

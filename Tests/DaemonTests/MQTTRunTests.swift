@@ -165,6 +165,17 @@ import Testing
             homeAssistant.messages.contains {
                 $0.topic == "homeassistant/device_tracker/beaconwatch_dave/location/config"
             })
+
+        // Two days later (a restart with the kept state): "seconds inside today" is 0 again for
+        // every region with kept dwell, before any exit says otherwise.
+        try #"{"t": 1700172800.0, "uuid": "22A17B43-552A-4482-865F-597D4C10BACC", "major": 7, "minor": 1, "rssi": -59}"#
+            .write(to: folder.appendingPathComponent("later.jsonl"), atomically: true, encoding: .utf8)
+        let second = try DecodeCommandTests.beaconwatch(
+            ["run", "--config", "hsyco.ini", "--source", "trace:later.jsonl", "--log-level", "error"], in: folder)
+        #expect(second.status == 0, "\(second.stderr)")
+        try await Subscriber.until("the new day's dwell") {
+            live.payloads("/dwell/\(area)").last == "0" && live.payloads("/dwell/\(area):3").last == "0"
+        }
         live.client.shutdown()
         later.client.shutdown()
         homeAssistant.client.shutdown()

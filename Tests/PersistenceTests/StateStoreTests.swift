@@ -89,6 +89,25 @@ import Testing
         #expect(try reopened.cachedRules(source: "http://other.test/") == nil)
     }
 
+    @Test func dwellAddsUpAndARestartLoadsOnlyTheLatestDay() throws {
+        let path = Self.temporaryPath()
+        func key(_ region: String, _ date: String) -> DwellKey { DwellKey(region: region, date: date) }
+        do {
+            let store = try StateStore(path: path)
+            try store.record(
+                [], changes: StateChanges(dwell: [key("A:1", "2013-11-04"): 600, key("A:2", "2013-11-04"): 5]))
+            // Two steps of one transaction add up before they are written, then add to the row.
+            var changes = StateChanges(dwell: [key("A:1", "2013-11-04"): 30, key("A:1", "2013-11-05"): 10])
+            changes.merge(StateChanges(dwell: [key("A:1", "2013-11-05"): 20]))
+            try store.record([], changes: changes)
+        }
+        let kept = try StateStore(path: path).kept()
+        #expect(kept.dwell == [key("A:1", "2013-11-05"): 30])
+        #expect(kept.dwellRegions == ["A:1", "A:2"])
+        let rows = try StateStore(path: path).dwellHistory()
+        #expect(rows == [key("A:1", "2013-11-04"): 630, key("A:1", "2013-11-05"): 30, key("A:2", "2013-11-04"): 5])
+    }
+
     @Test func aVersionOneDatabaseIsMigratedInPlaceKeepingItsReports() throws {
         let path = Self.temporaryPath()
         try FileManager.default.createDirectory(
