@@ -36,13 +36,15 @@ public struct Engine: Sendable {
     public init(
         configuration: Configuration, identity: MonitorIdentity, restored: [String: Proximity] = [:],
         rules: [RuleRegion]? = nil, ruleSettings: RuleSettings = RuleSettings(), ruleState: RuleState = RuleState(),
-        alertRecords: [String: AlertRecord] = [:], dwell: [DwellKey: Double] = [:], dwellRegions: Set<String> = []
+        alertRecords: [String: AlertRecord] = [:], dwell: [DwellKey: Double] = [:], dwellRegions: Set<String> = [],
+        nearest: String? = nil
     ) {
         monitor = Monitor(
             hierarchy: configuration.hierarchy,
             settings: configuration.monitor,
             identity: identity,
-            restored: restored
+            restored: restored,
+            restoredNearest: nearest
         )
         self.dwell = DwellLedger(
             timeZone: configuration.monitor.timezone ?? .current, restored: dwell, regions: dwellRegions)
@@ -65,7 +67,7 @@ public struct Engine: Sendable {
         self.init(
             configuration: configuration, identity: identity, restored: kept.classes, rules: rules,
             ruleSettings: ruleSettings, ruleState: kept.rules, alertRecords: kept.alerts, dwell: kept.dwell,
-            dwellRegions: kept.dwellRegions)
+            dwellRegions: kept.dwellRegions, nearest: kept.nearest)
     }
 
     static func earliest(_ first: Timestamp?, _ second: Timestamp?) -> Timestamp? {
@@ -220,23 +222,28 @@ public struct Engine: Sendable {
         batch.add(
             outputs, state: changes, sinks: sinks,
             whereabouts: Whereabouts(
-                area: monitor.currentAreaName, zone: monitor.currentZoneName, dwell: dwellShown))
+                area: monitor.currentAreaName, zone: monitor.currentZoneName, nearest: monitor.nearestLocationID,
+                dwell: dwellShown))
         outputs.removeAll(keepingCapacity: true)
     }
 }
 
 /// Where the user is after a step: the names (or canonical regions) of the current Area and Zone,
-/// and the seconds inside today that `B/dwell/<region>` shows where the step changes them other
-/// than by an exit (every kept region's at the start, the new day's after a local midnight).
+/// the nearest beacon, and the seconds inside today that `B/dwell/<region>` shows where the step
+/// changes them other than by an exit (every kept region's at the start, the new day's after a
+/// local midnight).
 public struct Whereabouts: Sendable, Hashable {
     public var area: String?
     public var zone: String?
+    /// The nearest beacon's Location ID; `nil` for none.
+    public var nearest: String?
     /// Seconds inside today, by canonical region.
     public var dwell: [String: Double]
 
-    public init(area: String?, zone: String?, dwell: [String: Double] = [:]) {
+    public init(area: String?, zone: String?, nearest: String? = nil, dwell: [String: Double] = [:]) {
         self.area = area
         self.zone = zone
+        self.nearest = nearest
         self.dwell = dwell
     }
 }
@@ -333,7 +340,7 @@ extension Engine {
                 configuration: configuration, identity: monitor.identity, restored: try store.lastReported(),
                 rules: rules, ruleSettings: RuleSettings.resolve(configuration),
                 ruleState: try self.rules?.state ?? store.ruleState(), alertRecords: alerts?.records ?? [:],
-                dwell: dwell.totals)
+                dwell: dwell.totals, nearest: monitor.nearestLocationID)
             next.rules?.numberActions(after: self.rules)
             next.sightings = sightings
             next.unconfiguredSightings = unconfiguredSightings

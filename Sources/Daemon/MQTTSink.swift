@@ -222,13 +222,14 @@ public final class MQTTSink: OutputSink {
     }
 
     /// Queues the step's events (already in the outbox) and publishes the retained state they
-    /// change, then `B/area`, `B/zone` and the step's `B/dwell` values when they changed.
+    /// change, then `B/area`, `B/zone`, `B/nearest` and the step's `B/dwell` values when they
+    /// changed.
     public func deliver(
         _ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, whereabouts: Whereabouts
     )
         throws
     {
-        let (area, zone) = (whereabouts.area, whereabouts.zone)
+        let current = tree.current(area: whereabouts.area, zone: whereabouts.zone, nearest: whereabouts.nearest)
         state.withLock { state in
             state.backlog += entries
             for output in outputs {
@@ -237,7 +238,7 @@ public final class MQTTSink: OutputSink {
             let dwell = whereabouts.dwell.sorted { $0.key < $1.key }.map {
                 tree.dwell(region: $0.key, seconds: $0.value)
             }
-            for message in tree.current(area: area, zone: zone) + dwell where state.retained[message.topic] != message {
+            for message in current + dwell where state.retained[message.topic] != message {
                 send(message, in: &state)
             }
             pump(&state)

@@ -64,8 +64,8 @@ public struct TopicTree: Sendable, Hashable {
         return MQTTMessage(topic: "\(base)/\(topic)", payload: output.json, qos: qos, retain: false)
     }
 
-    /// The retained state an output changes (`B/beacon/<id>`, `B/monitoring`, `B/nearest`,
-    /// `B/dwell/<region>`).
+    /// The retained state an output changes (`B/beacon/<id>`, `B/monitoring`, `B/dwell/<region>`);
+    /// `B/area`, `B/zone` and `B/nearest` follow the state after each step (``current(area:zone:nearest:)``).
     public func retained(for output: MonitorOutput) -> [MQTTMessage] {
         switch output {
         case .location(_, let event):
@@ -76,9 +76,7 @@ public struct TopicTree: Sendable, Hashable {
             } else {
                 []
             }
-        case .nearest(_, let change):
-            [MQTTMessage(topic: "\(base)/nearest", payload: change.locationID ?? "none", qos: 1, retain: true)]
-        case .rule, .server, .notification, .alert: []
+        case .rule, .server, .notification, .alert, .nearest: []
         case .monitoring: [MQTTMessage(topic: "\(base)/monitoring", payload: output.json, qos: 1, retain: true)]
         }
     }
@@ -94,11 +92,13 @@ public struct TopicTree: Sendable, Hashable {
         return rounded == rounded.rounded() ? String(Int64(rounded)) : String(rounded)
     }
 
-    /// `B/area` and `B/zone`: the current Area's and Zone's name (else canonical region), or `none`.
-    public func current(area: String?, zone: String?) -> [MQTTMessage] {
+    /// `B/area`, `B/zone` and `B/nearest`: the current Area's and Zone's name (else canonical
+    /// region) and the nearest beacon's Location ID, or `none`.
+    public func current(area: String?, zone: String?, nearest: String?) -> [MQTTMessage] {
         [
             MQTTMessage(topic: "\(base)/area", payload: area ?? "none", qos: 1, retain: true),
             MQTTMessage(topic: "\(base)/zone", payload: zone ?? "none", qos: 1, retain: true),
+            MQTTMessage(topic: "\(base)/nearest", payload: nearest ?? "none", qos: 1, retain: true),
         ]
     }
 }

@@ -116,6 +116,12 @@ public final class StateStore: Sendable {
                 table.primaryKey(["region", "date"])
             }
         }
+        migrator.registerMigration("v5: the nearest beacon") { db in
+            try db.create(table: "nearestBeacon") { table in
+                table.primaryKey("id", .integer).check { $0 == 1 }
+                table.column("locationID", .text)  // NULL: none
+            }
+        }
         return migrator
     }
 
@@ -160,8 +166,16 @@ public final class StateStore: Sendable {
         _ outputs: some Collection<MonitorOutput>, outbox: [OutboxMessage] = [], settled: [Int64] = [],
         changes: StateChanges = StateChanges()
     ) throws -> [OutboxEntry] {
-        let reports = outputs.contains(where: { if case .location = $0 { true } else { false } })
-        guard reports || !outbox.isEmpty || !settled.isEmpty || !changes.isEmpty else { return [] }
+        var reports = false
+        var nearest: NearestChange?
+        for output in outputs {
+            switch output {
+            case .location: reports = true
+            case .nearest(_, let change): nearest = change
+            default: continue
+            }
+        }
+        guard reports || nearest != nil || !outbox.isEmpty || !settled.isEmpty || !changes.isEmpty else { return [] }
         do {
             return try database.write { db in
                 try Self.write(changes.rules, in: db)
@@ -176,6 +190,13 @@ public final class StateStore: Sendable {
                     for case .location(let time, let event) in outputs {
                         try statement.execute(arguments: [event.zone, event.distance.rawValue, time.microseconds])
                     }
+                }
+                if let nearest {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO nearestBeacon (id, locationID) VALUES (1, ?)
+                            ON CONFLICT(id) DO UPDATE SET locationID = excluded.locationID
+                            """, arguments: [nearest.locationID])
                 }
                 try Self.remove(settled, in: db)
                 var entries: [OutboxEntry] = []
@@ -239,7 +260,7 @@ public final class StateStore: Sendable {
     }
 
     /// Everything a restart starts from: the last reported classes, the rule state, the alert
-    /// records and the dwell totals.
+    /// records, the dwell totals and the nearest beacon.
     public func kept() throws -> KeptState {
         var state = KeptState()
         state.classes = try lastReported()
@@ -260,6 +281,7 @@ public final class StateStore: Sendable {
                     state.dwell[DwellKey(region: row["region"], date: row["date"])] = row["seconds"]
                 }
                 state.dwellRegions = Set(try String.fetchAll(db, sql: "SELECT DISTINCT region FROM dwell"))
+                state.nearest = try String.fetchOne(db, sql: "SELECT locationID FROM nearestBeacon WHERE id = 1")
             }
         } catch {
             throw StateStoreError(path: path, problem: Self.describe(error))
@@ -419,6 +441,8 @@ public struct KeptState: Sendable, Hashable {
     public var dwell: [DwellKey: Double] = [:]
     /// Every region with kept dwell, on any day.
     public var dwellRegions: Set<String> = []
+    /// The Location ID of the last reported nearest beacon; `nil` for none.
+    public var nearest: String?
 
     public init() {}
 }

@@ -28,12 +28,15 @@ extension Monitor {
 
     /// After a step: a beacon takes over from the nearest only when it is stronger by
     /// `Monitor.nearestMargin` dB; when the nearest is lost, the strongest left takes over;
-    /// `none` when nothing is heard. A change is a `nearest` output.
+    /// `none` when nothing is heard. A change is a `nearest` output. A nearest restored from the
+    /// kept state and not heard since is held until some beacon is heard or the grace ends.
     mutating func updateNearest(into outputs: inout [MonitorOutput]) {
         let sighted = lastRanged
         lastRanged = -1
         var next = nearest
-        if next >= 0, strength(next) == nil { next = -1 }
+        if next >= 0, strength(next) == nil, sighted >= 0 || graceFiring || !restoredPending.contains(next) {
+            next = -1
+        }
         if next < 0 {
             if sighted >= 0 || nearest >= 0 { next = strongest() }
         } else if sighted >= 0, let current = strength(next) {

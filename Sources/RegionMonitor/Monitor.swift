@@ -74,12 +74,15 @@ public struct Monitor: Sendable {
     static let never = Int64.min
 
     /// A monitor for `hierarchy`, with the last reported class of beacons from a kept state
-    /// (Location ID → class; unknown IDs are ignored).
+    /// (Location ID → class; unknown IDs are ignored) and the last reported nearest beacon, which
+    /// stays the nearest until something else is heard or, heard or not, the restart grace ends
+    /// (it counts only when its class was restored as not `off`).
     public init(
         hierarchy: Hierarchy,
         settings: MonitorSettings,
         identity: MonitorIdentity,
-        restored: [String: Proximity] = [:]
+        restored: [String: Proximity] = [:],
+        restoredNearest: String? = nil
     ) {
         self.hierarchy = hierarchy
         self.settings = settings
@@ -107,6 +110,10 @@ public struct Monitor: Sendable {
             reported[index] = value
             restoredPending.insert(Int32(index))
             watch(Int32(index))
+        }
+        if let id = restoredNearest, let index = hierarchy.index(ofLocation: id), restoredPending.contains(Int32(index))
+        {
+            nearest = Int32(index)
         }
     }
 

@@ -46,9 +46,10 @@ import Testing
         }
         let lines = try String(contentsOf: folder.appendingPathComponent("out.jsonl"), encoding: .utf8)
             .split(separator: "\n")
-        // First start: monitoring, 3 enters, location near, nearest 101. Second: the same but no
-        // repeated location (the nearest is said again: it is not kept).
-        #expect(lines.count == 11)
+        // First start: monitoring, 3 enters, location near, nearest 101. Second: monitoring and the
+        // enters, but neither the location nor the nearest again: both are kept.
+        #expect(lines.count == 10)
         #expect(lines.filter { $0.contains(#""type":"location""#) }.count == 1)
+        #expect(lines.filter { $0.contains(#""type":"nearest""#) }.count == 1)
     }
 }

@@ -31,9 +31,17 @@ import Testing
                 "beaconwatch/alice/monitoring true"
             ])
         #expect(
-            Self.tree.current(area: nil, zone: "Kitchen").map { "\($0.topic)=\($0.payload)" } == [
-                "beaconwatch/alice/area=none", "beaconwatch/alice/zone=Kitchen",
+            Self.tree.current(area: nil, zone: "Kitchen", nearest: "17081").map { "\($0.topic)=\($0.payload)" } == [
+                "beaconwatch/alice/area=none", "beaconwatch/alice/zone=Kitchen", "beaconwatch/alice/nearest=17081",
             ])
+        #expect(Self.tree.current(area: nil, zone: nil, nearest: nil).last?.payload == "none")
+        // The nearest is state after the step, like the Area and Zone: its output is no event.
+        let nearest = MonitorOutput.nearest(time, NearestChange(locationID: "17081", name: nil))
+        #expect(Self.tree.messages(for: nearest).isEmpty)
+        #expect(
+            Self.tree.dwell(region: "\(Self.uuid):1", seconds: 12.5)
+                == MQTTMessage(
+                    topic: "beaconwatch/alice/dwell/\(Self.uuid):1", payload: "12.5", qos: 1, retain: true))
         #expect(
             Self.tree.status(online: false)
                 == MQTTMessage(topic: "beaconwatch/alice/status", payload: "offline", qos: 1, retain: true))

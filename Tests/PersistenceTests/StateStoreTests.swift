@@ -9,7 +9,7 @@ import Testing
     static let migrations = [
         "v1: last reported class per beacon", "v2: MQTT outbox",
         "v3: rule counters, the day's notifications, the rules cache",
-        "v4: alert statuses, dwell per region and day",
+        "v4: alert statuses, dwell per region and day", "v5: the nearest beacon",
     ]
 
     static func temporaryPath() -> String {
@@ -106,6 +106,21 @@ import Testing
         #expect(kept.dwellRegions == ["A:1", "A:2"])
         let rows = try StateStore(path: path).dwellHistory()
         #expect(rows == [key("A:1", "2013-11-04"): 630, key("A:1", "2013-11-05"): 30, key("A:2", "2013-11-04"): 5])
+    }
+
+    @Test func theLastNearestSurvivesReopeningNoneIncluded() throws {
+        let path = Self.temporaryPath()
+        let time = Timestamp(secondsSinceEpoch: 1_700_000_000)!
+        do {
+            let store = try StateStore(path: path)
+            #expect(try store.kept().nearest == nil)
+            try store.record([
+                .nearest(time, NearestChange(locationID: "101")), .nearest(time, NearestChange(locationID: "102")),
+            ])
+        }
+        #expect(try StateStore(path: path).kept().nearest == "102")
+        try StateStore(path: path).record([.nearest(time, NearestChange(locationID: nil))])
+        #expect(try StateStore(path: path).kept().nearest == nil)
     }
 
     @Test func aVersionOneDatabaseIsMigratedInPlaceKeepingItsReports() throws {

@@ -23,13 +23,17 @@ struct MonitorHarness {
     init(
         _ beacons: [String],
         restored: [String: Proximity] = [:],
+        restoredNearest: String? = nil,
         configure: (inout MonitorSettings) -> Void = { _ in }
     ) {
-        self.init(hierarchy: Self.hierarchy(beacons), restored: restored, configure: configure)
+        self.init(
+            hierarchy: Self.hierarchy(beacons), restored: restored, restoredNearest: restoredNearest,
+            configure: configure)
     }
 
     init(
-        hierarchy: Hierarchy, restored: [String: Proximity] = [:], configure: (inout MonitorSettings) -> Void = { _ in }
+        hierarchy: Hierarchy, restored: [String: Proximity] = [:], restoredNearest: String? = nil,
+        configure: (inout MonitorSettings) -> Void = { _ in }
     ) {
         var settings = MonitorSettings()
         settings.mode = .foreground
@@ -38,7 +42,8 @@ struct MonitorHarness {
             hierarchy: hierarchy,
             settings: settings,
             identity: MonitorIdentity(session: "s", address: "10.0.0.1", userid: "u"),
-            restored: restored
+            restored: restored,
+            restoredNearest: restoredNearest
         )
     }
 

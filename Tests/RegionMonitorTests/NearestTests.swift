@@ -64,4 +64,48 @@ import Testing
         // 101 goes off 10 s after its last sighting; 102 and 103 at 24.
         #expect(run.take(["nearest"]) == ["0.000 nearest 101", "10.000 nearest 102", "24.000 nearest none"])
     }
+
+    /// The nearest is kept across a restart, as the classes are (SPEC 6), so a restart does not
+    /// say it again; not heard within the grace, it becomes none.
+    static func restarted() -> MonitorHarness {
+        var run = MonitorHarness(
+            ["101=1,1,1", "102=1,1,2", "103=1,1,3"], restored: ["101": .near, "102": .far], restoredNearest: "101"
+        ) { settings in
+            settings.rssiFilter = .none
+            settings.exitTimeout = 10
+        }
+        run.start()
+        return run
+    }
+
+    @Test func aRestoredNearestHeardAgainIsNotSaidAgain() {
+        var run = Self.restarted()
+        #expect(run.monitor.nearestLocationID == "101")
+        run.setMode(.foreground, at: 1)  // a step with nothing heard holds it
+        run.see("101", at: 2, rssi: -60)
+        run.see("102", at: 3, rssi: -62)
+        #expect(run.take(["nearest"]).isEmpty)
+        #expect(run.monitor.nearestLocationID == "101")
+    }
+
+    @Test func anotherBeaconHeardFirstTakesOverFromARestoredNearest() {
+        var run = Self.restarted()
+        run.see("103", at: 2, rssi: -80)
+        #expect(run.take(["nearest"]) == ["2.000 nearest 103"])
+    }
+
+    @Test func aRestoredNearestNotHeardWithinTheGraceBecomesNone() {
+        var run = Self.restarted()
+        run.advance(to: 9.5)
+        #expect(run.monitor.nearestLocationID == "101")
+        run.advance(to: 10)
+        #expect(run.take(["nearest"]) == ["10.000 nearest none"])
+    }
+
+    @Test func aRestoredNearestWhoseClassWasOffIsNotRestored() {
+        let run = MonitorHarness(["101=1,1,1"], restored: ["101": .off], restoredNearest: "101")
+        #expect(run.monitor.nearestLocationID == nil)
+        let unknown = MonitorHarness(["101=1,1,1"], restored: ["101": .near], restoredNearest: "999")
+        #expect(unknown.monitor.nearestLocationID == nil)
+    }
 }
