@@ -87,12 +87,27 @@ public struct Engine: Sendable {
         monitor.start(at: time, into: &outputs)
     }
 
+    /// The last instant whose deadlines come before `event`. A sighting comes before the
+    /// monitor's deadlines of its own instant, which it may renew (``Monitor/sighting(_:at:into:)``);
+    /// a mode change or a command comes after them.
+    public static func deadlinesBefore(_ event: SourceEvent) -> Timestamp {
+        guard case .advertisement(let time, _) = event else { return event.time }
+        return Timestamp(microseconds: time.microseconds - 1)
+    }
+
     /// One event from a source, at its own time.
     public mutating func handle(_ event: SourceEvent, into outputs: inout [MonitorOutput]) {
-        // With rules or alerts, the deadlines due by now fire instant by instant, latches and
-        // resets first (the monitor would fire its own all at once).
+        // With rules or alerts, the deadlines due before the event fire instant by instant,
+        // latches and resets first (the monitor would fire its own all at once); latches and
+        // resets of the event's own instant come before it too.
         if rules != nil || alerts != nil, let due = nextDeadline, due <= event.time {
-            advance(to: event.time, into: &outputs)
+            advance(to: Self.deadlinesBefore(event), into: &outputs)
+            if let ruleDue = rules?.nextDeadline, ruleDue <= event.time {
+                rules!.advance(to: event.time, into: &outputs)
+            }
+            if let resetDue = alerts?.nextDeadline, resetDue <= event.time {
+                alerts!.advance(to: event.time, into: &outputs)
+            }
         }
         let start = outputs.count
         switch event {

@@ -107,7 +107,9 @@ public struct FileRun {
                         pace = (event.time, ContinuousClock.now)
                     }
                 }
-                while engine.advanceToNextDeadline(notAfter: event.time, into: &outputs) { try step() }
+                while engine.advanceToNextDeadline(notAfter: Engine.deadlinesBefore(event), into: &outputs) {
+                    try step()
+                }
                 clock = event.time
                 engine.handle(event, into: &outputs)
                 try step()

@@ -179,13 +179,20 @@ public struct Monitor: Sendable {
 
     /// One received advertisement. Advertisements of beacons that are not configured change
     /// nothing; the return value says whether this one was configured.
+    ///
+    /// The deadlines before `time` fire first; those *at* `time` fire after the sighting. A region
+    /// is inside while sighted less than exitTimeout ago (SPEC 5.1), so a sighting exactly at its
+    /// exit deadline keeps it inside: it never was outside, and neither an exit nor an `off` is due.
     @discardableResult
     public mutating func sighting(
         _ advertisement: Advertisement,
         at time: Timestamp,
         into outputs: inout [MonitorOutput]
     ) -> Bool {
-        advance(to: time, into: &outputs)
+        if !started { start(at: time, into: &outputs) }
+        advance(to: Timestamp(microseconds: time.microseconds - 1), into: &outputs)
+        now = max(now, time.microseconds)
+        defer { advance(to: time, into: &outputs) }
         guard let index = hierarchy.index(of: advertisement.beacon) else { return false }
         let beacon = Int32(index)
         range(beacon, rssi: advertisement.rssi, power: hierarchy.beacons[index].power ?? advertisement.power)

@@ -19,7 +19,10 @@ struct QualityBench: ParsableCommand {
             the default median over 5 s. A spurious exit is an exit of a Zone while the walker is \
             still in it; enter latency runs from arriving to the Zone's enter, exit latency from \
             leaving to its exit; flaps are the class changes of the Zone's beacons while standing \
-            still (after the first 5 s of a stop), per beacon and minute.
+            still (after the first 5 s of a stop), per beacon and minute. The engine's own delay is \
+            the most, over all visits, that an enter comes after the first advertisement heard in \
+            the Zone, and that an exit comes off its last one plus exitTimeout: what the engine \
+            adds to the radio.
             """
     )
 
@@ -44,7 +47,7 @@ struct QualityBench: ParsableCommand {
         )
         print(
             "exitTimeout  hysteresis       spurious exits  enter latency: mean, p95, max, ≤ interval  "
-                + "exit latency: mean, p5–p95, min–max, within ±1 s  flaps/beacon/min"
+                + "exit latency: mean, p5–p95, min–max, within ±1 s  flaps/beacon/min  engine's delay: enter, exit"
         )
         for exitTimeout in [5.0, 10, 20] {
             for hysteresis in [0.0, 0.15, 0.3] {
@@ -75,7 +78,8 @@ struct QualityBench: ParsableCommand {
                         result.exitLatencies.filter { abs($0 - exitTimeout) <= 1 }.count, of: result.exitLatencies.count
                     ),
                 48) + "  "
-            + format(result.flapsPerMinute, 2)
+            + pad(format(result.flapsPerMinute, 2), 16) + "  "
+            + "\(format(result.engineEnterDelay, 3)), \(format(result.engineExitDelay, 3)) s"
     }
 
     struct Result {
@@ -85,6 +89,10 @@ struct QualityBench: ParsableCommand {
         var exitLatencies: [Double] = []
         var flaps = 0
         var standingMinutes = 0.0
+        /// The most an enter came after the first advertisement heard in the Zone, seconds.
+        var engineEnterDelay = 0.0
+        /// The most an exit came off the last advertisement heard plus exitTimeout, seconds.
+        var engineExitDelay = 0.0
 
         var enterMean: Double { enterLatencies.reduce(0, +) / Double(max(enterLatencies.count, 1)) }
         var enterMax: Double { enterLatencies.max() ?? 0 }
@@ -101,6 +109,8 @@ struct QualityBench: ParsableCommand {
             exitLatencies += other.exitLatencies
             flaps += other.flaps
             standingMinutes += other.standingMinutes
+            engineEnterDelay = max(engineEnterDelay, other.engineEnterDelay)
+            engineExitDelay = max(engineExitDelay, other.engineExitDelay)
         }
 
         func enter(_ quantile: Double) -> Double { Self.quantile(enterLatencies, quantile) }
@@ -139,6 +149,14 @@ struct QualityBench: ParsableCommand {
             var outputs: [MonitorOutput] = []
             for sighting in sightings { engine.handle(sighting, into: &outputs) }
             while engine.advanceToNextDeadline(notAfter: nil, into: &outputs) {}
+            // The advertisements heard (after loss), per Zone index, in time order. (Keyed by index:
+            // a `Region.zone` built here from a sighting's beacon hashed inconsistently in release
+            // builds with Swift 6.3.1; see README, Troubleshooting.)
+            var heard: [Int32: [Timestamp]] = [:]
+            for case .advertisement(let time, let advertisement) in sightings {
+                guard let index = hierarchy.index(of: advertisement.beacon) else { continue }
+                heard[hierarchy.zoneOfBeacon[index], default: []].append(time)
+            }
             var enters: [Region: [Timestamp]] = [:]
             var exits: [Region: [Timestamp]] = [:]
             var reports: [String: [Timestamp]] = [:]
@@ -155,7 +173,8 @@ struct QualityBench: ParsableCommand {
                 }
             }
             for (index, visit) in visits.enumerated() {
-                let zone = hierarchy.zones[hierarchy.zoneIndex(of: visit.zone)!]
+                let zoneIndex = hierarchy.zoneIndex(of: visit.zone)!
+                let zone = hierarchy.zones[zoneIndex]
                 var result = bySize[zone.beacons.count] ?? Result()
                 defer { bySize[zone.beacons.count] = result }
                 result.visits += 1
@@ -170,9 +189,16 @@ struct QualityBench: ParsableCommand {
                     !stillInside
                 {
                     result.enterLatencies.append(Self.seconds(enter, since: visit.arrive))
+                    if let first = heard[Int32(zoneIndex)]?.first(where: { $0 >= visit.arrive }) {
+                        result.engineEnterDelay = max(result.engineEnterDelay, Self.seconds(enter, since: first))
+                    }
                 }
                 if let exit = zoneExits.first(where: { $0 >= visit.leave }) {
                     result.exitLatencies.append(Self.seconds(exit, since: visit.leave))
+                    if let last = heard[Int32(zoneIndex)]?.last(where: { $0 < exit }) {
+                        let off = abs(Self.seconds(exit, since: last) - exitTimeout)
+                        result.engineExitDelay = max(result.engineExitDelay, off)
+                    }
                 }
                 let from = visit.arrive.adding(seconds: settle)
                 guard from < visit.leave else { continue }

@@ -93,4 +93,20 @@ import Testing
         #expect(exits.filter { $0.region.kind != .beacon }.map(\.dwellToday) == [15, 15])
         #expect(exits.filter { $0.region.kind == .beacon }.allSatisfy { $0.dwellToday == nil })
     }
+
+    /// The engine with alerts steps its deadlines instant by instant; a sighting at a Zone's exit
+    /// deadline still keeps it inside (SPEC 5.1), in a file run as in the monitor alone.
+    @Test func aSightingAtTheExitInstantKeepsTheZoneInsideThroughTheEngine() throws {
+        let folder = try scratchFolder("tie")
+        let outputs = try Self.replay(
+            [Self.see(17081, -60, at: 0), Self.see(17081, -60, at: 10), Self.see(17081, -60, at: 20)],
+            state: folder.appendingPathComponent("state.sqlite").path, in: folder)
+        let transitions = outputs.compactMap { output -> String? in
+            guard case .transition(let time, let transition) = output, transition.region.kind == .zone else {
+                return nil
+            }
+            return "\(time.secondsSinceEpoch - 1_700_000_000) \(transition.direction.rawValue)"
+        }
+        #expect(transitions == ["0.0 enter", "30.0 exit"])
+    }
 }

@@ -36,23 +36,49 @@ import Testing
             ])
     }
 
-    @Test func aSightingAtTheExitInstantComesAfterTheExit() {
+    /// Inside while sighted *less than* exitTimeout ago: a sighting exactly at the exit deadline
+    /// finds the region inside (sighted 0 s ago), so it never was outside; no exit, no enter.
+    @Test func aSightingAtTheExitInstantKeepsTheRegionInside() {
         var run = MonitorHarness(["101=1,1,1"])
         run.see("101", at: 0)
         _ = run.take()
         run.see("101", at: 10)
+        #expect(run.take(Self.transitions) == [])
+        #expect(run.monitor.currentZone != nil)
+        // The exit moves on to 20; one microsecond after it the next sighting enters again.
+        run.advance(to: 19.999_999)
+        #expect(run.take(Self.transitions) == [])
+        run.see("101", at: 20.000_001)
         #expect(
             run.take(Self.transitions) == [
-                "10.000 exit A1:1:1 beacon monitored dwell 10.0", "10.000 exit A1:1 zone derived dwell 10.0",
-                "10.000 exit A1 area derived dwell 10.0", "10.000 enter A1 area derived",
-                "10.000 enter A1:1 zone derived", "10.000 enter A1:1:1 beacon monitored",
+                "20.000 exit A1:1:1 beacon monitored dwell 20.0", "20.000 exit A1:1 zone derived dwell 20.0",
+                "20.000 exit A1 area derived dwell 20.0", "20.000 enter A1 area derived",
+                "20.000 enter A1:1 zone derived", "20.000 enter A1:1:1 beacon monitored",
             ])
-        // One microsecond earlier keeps it inside: no transition, and the exit moves on.
-        run.see("101", at: 19.999_999)
-        run.advance(to: 29.999_998)
-        #expect(run.take(Self.transitions) == [])
-        run.advance(to: 29.999_999)
-        #expect(run.take(Self.transitions).count == 3)
+    }
+
+    /// The same for the Area: a Zone's exit and another Zone's sighting at one instant leave the
+    /// Area inside, and the new Zone enters before the old one exits.
+    @Test func aSightingInAnotherZoneAtAnExitInstantKeepsTheAreaInside() {
+        var run = MonitorHarness(["101=1,1,1", "201=1,2,1"])
+        run.see("101", at: 0)
+        _ = run.take()
+        run.see("201", at: 10)
+        #expect(
+            run.take(Self.transitions) == [
+                "10.000 enter A1:2 zone derived", "10.000 enter A1:2:1 beacon monitored",
+                "10.000 exit A1:1:1 beacon monitored dwell 10.0", "10.000 exit A1:1 zone derived dwell 10.0",
+            ])
+        #expect(run.monitor.currentZone == .zone(MonitorHarness.uuid(1), major: 2))
+    }
+
+    /// No `off` either: the beacon was sighted at the instant it would have gone off.
+    @Test func aSightingAtTheOffInstantReportsNoOff() {
+        var run = MonitorHarness(["101=1,1,1"])
+        run.see("101", at: 0)
+        _ = run.take()
+        run.see("101", at: 10)
+        #expect(run.take(["location"]) == [])
     }
 
     @Test func aDerivedZoneStaysInsideWhileAnyMonitoredBeaconInItIs() {
