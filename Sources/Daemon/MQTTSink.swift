@@ -24,6 +24,8 @@ public final class MQTTSink: OutputSink {
     private let store: StateStore
     private let state = Mutex(State())
     private let discovery: [MQTTMessage]
+    /// The configured beacons' Location IDs, in file order.
+    private let beacons: [String]
     /// How many events may be with libmosquitto, unacknowledged, at once.
     public static let window = 100
     /// How long after its acknowledgement an event is resent if the connection drops.
@@ -77,6 +79,7 @@ public final class MQTTSink: OutputSink {
     public init(settings: MQTTSettings, userid: String, hierarchy: Hierarchy, store: StateStore) throws {
         tree = TopicTree(topic: settings.topic, userid: userid, qos: Int32(settings.qos))
         self.store = store
+        beacons = hierarchy.beacons.map(\.locationID)
         discovery =
             settings.homeAssistant
             ? tree.homeAssistantDiscovery(prefix: settings.discoveryPrefix, userid: userid, hierarchy: hierarchy) : []
@@ -102,17 +105,21 @@ public final class MQTTSink: OutputSink {
         return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
     }
 
-    /// Queues what the outbox still holds from before (sent before anything new), and connects in
-    /// the background. Returns how many events were left from before.
+    /// Queues what the outbox still holds from before (sent before anything new), takes the
+    /// configured beacons' kept classes as retained state (a broker that lost its own hears them
+    /// at connect; the engine's reports replace them), and connects in the background. Returns
+    /// how many events were left from before.
     @discardableResult
     public func start() throws -> Int {
         let pending = try store.pendingOutbox()
+        let kept = try store.lastReported()
         state.withLock { state in
             state.backlog = pending + state.backlog[state.backlogStart...]
             state.backlogStart = 0
         }
         for message in discovery { remember(message) }
         remember(tree.status(online: true))
+        for id in beacons { if let proximity = kept[id] { remember(tree.beacon(id, proximity)) } }
         try client.start()
         return pending.count
     }

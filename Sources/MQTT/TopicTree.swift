@@ -68,8 +68,7 @@ public struct TopicTree: Sendable, Hashable {
     /// `B/area`, `B/zone` and `B/nearest` follow the state after each step (``current(area:zone:nearest:)``).
     public func retained(for output: MonitorOutput) -> [MQTTMessage] {
         switch output {
-        case .location(_, let event):
-            [MQTTMessage(topic: "\(base)/beacon/\(event.zone)", payload: event.distance.rawValue, qos: 1, retain: true)]
+        case .location(_, let event): [beacon(event.zone, event.distance)]
         case .transition(_, let transition):
             if transition.direction == .exit, let today = transition.dwellToday {
                 [dwell(region: transition.region.description, seconds: today)]
@@ -79,6 +78,11 @@ public struct TopicTree: Sendable, Hashable {
         case .rule, .server, .notification, .alert, .nearest: []
         case .monitoring: [MQTTMessage(topic: "\(base)/monitoring", payload: output.json, qos: 1, retain: true)]
         }
+    }
+
+    /// `B/beacon/<id>`: the class last reported for the beacon with that Location ID.
+    public func beacon(_ locationID: String, _ proximity: Proximity) -> MQTTMessage {
+        MQTTMessage(topic: "\(base)/beacon/\(locationID)", payload: proximity.rawValue, qos: 1, retain: true)
     }
 
     /// `B/dwell/<region>`: the seconds inside `region` (canonical) today.

@@ -181,6 +181,35 @@ import Testing
         homeAssistant.client.shutdown()
     }
 
+    /// Retained state is republished on every connect, the kept beacon classes included: a broker
+    /// that lost everything while the daemon was stopped hears them at the next start.
+    @Test func aStartRepublishesTheKeptClassesToABrokerThatLostThem() async throws {
+        let broker = try Broker()
+        let folder = try Self.folder(port: broker.port, userid: "fay")
+        let first = try DecodeCommandTests.beaconwatch(
+            ["run", "--config", "hsyco.ini", "--source", "trace:trace.jsonl", "--log-level", "error"], in: folder)
+        #expect(first.status == 0, "\(first.stderr)")
+        broker.kill(signal: SIGKILL)
+        try FileManager.default.removeItem(at: broker.folder.appendingPathComponent("mosquitto.db"), ifExists: true)
+        try broker.start()
+        // The second run hears only a beacon that is not configured: it reports nothing itself.
+        try #"{"t": 1700000100.0, "uuid": "0FF1CE00-0000-4000-8000-000000000009", "major": 1, "minor": 1, "rssi": -59}"#
+            .write(to: folder.appendingPathComponent("stranger.jsonl"), atomically: true, encoding: .utf8)
+        let second = try DecodeCommandTests.beaconwatch(
+            ["run", "--config", "hsyco.ini", "--source", "trace:stranger.jsonl", "--log-level", "error"], in: folder)
+        #expect(second.status == 0, "\(second.stderr)")
+        let retained = try await Subscriber(port: broker.port, filter: "beaconwatch/fay/beacon/+")
+        try await Subscriber.until("the kept classes") { retained.messages.count >= 2 }
+        let messages = retained.messages
+        #expect(
+            Dictionary(uniqueKeysWithValues: messages.map { ($0.topic, $0.payload) }) == [
+                "beaconwatch/fay/beacon/1003": "off", "beaconwatch/fay/beacon/2007": "near",
+            ])
+        let allRetained = messages.allSatisfy { $0.retained }
+        #expect(allRetained)
+        retained.client.shutdown()
+    }
+
     @Test func theWillSaysOfflineWhenTheDaemonDiesAndRetainedStateReturnsAfterABrokerRestart() async throws {
         let broker = try Broker()
         let folder = try Self.folder(port: broker.port, userid: "erin")
