@@ -67,9 +67,16 @@ public struct MQTTService: Service {
                 }
             }
             let message = "MQTT broker \(endpoint) is not reachable yet; events wait for it in the outbox"
+            // Said once the first connection is 5 s late, then again when it comes (a lost
+            // connection is said by the sink, with its own "reachable again").
             let waiter = Task {
                 guard !(await sink.waitConnected(within: .seconds(5))), !Task.isCancelled else { return false }
                 logger.warning("\(message)")
+                while !Task.isCancelled {
+                    guard await sink.waitConnected(within: .seconds(1)) else { continue }
+                    logger.warning("MQTT broker \(endpoint) reachable; retained state and the outbox go out now")
+                    break
+                }
                 return true
             }
             try? await gracefulShutdown()

@@ -210,6 +210,33 @@ import Testing
         retained.client.shutdown()
     }
 
+    /// A broker that is down at the start is said once it is 5 s late, and again when it comes.
+    @Test func aBrokerLateAtTheStartIsSaidAndSoIsItsComing() async throws {
+        let broker = try Broker()
+        broker.kill(signal: SIGKILL, wait: false)
+        try await Subscriber.until("the broker gone") { !Broker.accepts(port: broker.port) }
+        let folder = try Self.folder(port: broker.port, userid: "gus")
+        let process = Process()
+        process.currentDirectoryURL = folder
+        process.executableURL = DecodeCommandTests.productsDirectory.appendingPathComponent("beaconwatch")
+        process.arguments = ["run", "--config", "hsyco.ini", "--source", "trace:-"]
+        let input = Pipe()
+        let logFile = folder.appendingPathComponent("stderr.log")
+        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: logFile)
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        func log() -> String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+        try await Subscriber.until("the late broker said", within: 15) { log().contains("is not reachable yet") }
+        #expect(!log().contains("reachable;"))
+        try broker.start()
+        try await Subscriber.until("its coming said", within: 15) {
+            log().contains("MQTT broker 127.0.0.1:\(broker.port) reachable; retained state")
+        }
+    }
+
     @Test func theWillSaysOfflineWhenTheDaemonDiesAndRetainedStateReturnsAfterABrokerRestart() async throws {
         let broker = try Broker()
         let folder = try Self.folder(port: broker.port, userid: "erin")

@@ -78,7 +78,8 @@ public final class Broker: @unchecked Sendable {
         self.process = nil
     }
 
-    static func accepts(port: Int32) -> Bool {
+    /// Whether something listens on `port` on loopback.
+    public static func accepts(port: Int32) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
