@@ -222,7 +222,7 @@ import Testing
         process.arguments = ["run", "--config", "hsyco.ini", "--source", "trace:-"]
         let input = Pipe()
         let logFile = folder.appendingPathComponent("stderr.log")
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        try Data().write(to: logFile)
         process.standardInput = input
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: logFile)
