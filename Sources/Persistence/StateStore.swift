@@ -275,11 +275,7 @@ public final class StateStore: Sendable {
                 }
                 // The latest day's totals (a restart goes on with them) and every region's name (its
                 // `B/dwell` is set again); earlier days stay in the table, as history.
-                for row in try Row.fetchAll(
-                    db, sql: "SELECT region, date, seconds FROM dwell WHERE date = (SELECT MAX(date) FROM dwell)")
-                {
-                    state.dwell[DwellKey(region: row["region"], date: row["date"])] = row["seconds"]
-                }
+                state.dwell = try Self.dwell(in: db, where: "date = (SELECT MAX(date) FROM dwell)")
                 state.dwellRegions = Set(try String.fetchAll(db, sql: "SELECT DISTINCT region FROM dwell"))
                 state.nearest = try String.fetchOne(db, sql: "SELECT locationID FROM nearestBeacon WHERE id = 1")
             }
@@ -292,16 +288,19 @@ public final class StateStore: Sendable {
     /// Every kept dwell total, per region and day: the history that restarts do not load.
     public func dwellHistory() throws -> [DwellKey: Double] {
         do {
-            return try database.read { db in
-                var totals: [DwellKey: Double] = [:]
-                for row in try Row.fetchAll(db, sql: "SELECT region, date, seconds FROM dwell") {
-                    totals[DwellKey(region: row["region"], date: row["date"])] = row["seconds"]
-                }
-                return totals
-            }
+            return try database.read { db in try Self.dwell(in: db) }
         } catch {
             throw StateStoreError(path: path, problem: Self.describe(error))
         }
+    }
+
+    /// The dwell rows matching `condition`, per region and day.
+    private static func dwell(in db: Database, where condition: String = "1") throws -> [DwellKey: Double] {
+        var totals: [DwellKey: Double] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT region, date, seconds FROM dwell WHERE \(condition)") {
+            totals[DwellKey(region: row["region"], date: row["date"])] = row["seconds"]
+        }
+        return totals
     }
 
     /// The kept rule and group counters and the day's notification count.
