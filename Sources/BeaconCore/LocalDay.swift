@@ -6,7 +6,7 @@ public enum Weekday: String, Sendable, Hashable, CaseIterable {
 
     /// From `Calendar`'s weekday number (1 = Sunday).
     public init(calendarWeekday: Int) {
-        self = [.sun, .mon, .tue, .wed, .thu, .fri, .sat][(calendarWeekday - 1) % 7]
+        self = [.sun, .mon, .tue, .wed, .thu, .fri, .sat][((calendarWeekday - 1) % 7 + 7) % 7]
     }
 }
 
@@ -64,19 +64,26 @@ public struct LocalDay: Sendable {
         self.init(start: start, calendar: calendar)
     }
 
+    /// Calendar arithmetic that has no answer (an instant the calendar cannot place) gives the
+    /// Unix epoch's day fields rather than a trap: callers bound their times (SPEC 3.3), and a
+    /// day that slipped through must not take the daemon down.
     private init(start: Date, calendar: Calendar) {
         zone = calendar.timeZone
         let parts = calendar.dateComponents([.year, .month, .day, .weekday], from: start)
-        date = LocalDate(year: parts.year!, month: parts.month!, day: parts.day!)
-        weekday = Weekday(calendarWeekday: parts.weekday!)
-        midnight = Timestamp(start)!
+        date = LocalDate(year: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1)
+        weekday = Weekday(calendarWeekday: parts.weekday ?? 5)
+        midnight = Timestamp(start) ?? Timestamp(microseconds: 0)
         let following = calendar.date(byAdding: .day, value: 1, to: start).map { calendar.startOfDay(for: $0) }
-        length = following.map { Int($0.timeIntervalSince(start).rounded()) } ?? 86400
+        let seconds = following.map { $0.timeIntervalSince(start).rounded() } ?? 86400
+        // A day is 23 to 25 hours (a few zones once moved by more; none by a day).
+        length = seconds.isFinite && seconds >= 3600 && seconds <= 172_800 ? Int(seconds) : 86400
     }
 
     /// Whole seconds since this day's midnight (negative before it).
     public func elapsed(at time: Timestamp) -> Int {
-        Int((time.microseconds - midnight.microseconds).floorDivided(by: 1_000_000))
+        let (difference, overflow) = time.microseconds.subtractingReportingOverflow(midnight.microseconds)
+        guard !overflow else { return time.microseconds < midnight.microseconds ? Int.min / 2 : Int.max / 2 }
+        return Int(difference.floorDivided(by: 1_000_000))
     }
 
     public var next: LocalDay {

@@ -32,9 +32,15 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool { lhs.microseconds < rhs.microseconds }
 
-    /// `self` moved by `seconds` (rounded to the microsecond).
+    /// `self` moved by `seconds` (rounded to the microsecond), saturating at the ends of time
+    /// rather than trapping: durations come from configuration and documents.
     public func adding(seconds: Double) -> Timestamp {
-        Timestamp(microseconds: microseconds + Int64((seconds * 1_000_000).rounded()))
+        let offset = (seconds * 1_000_000).rounded()
+        guard offset.isFinite, offset > -9.2e18, offset < 9.2e18 else {
+            return Timestamp(microseconds: offset.isNaN ? microseconds : (offset < 0 ? .min : .max))
+        }
+        let (sum, overflow) = microseconds.addingReportingOverflow(Int64(offset))
+        return Timestamp(microseconds: overflow ? (offset < 0 ? .min : .max) : sum)
     }
 
     /// ISO-8601 in UTC with milliseconds, as every output carries it: `2023-11-14T22:13:20.250Z`.

@@ -37,6 +37,16 @@ public enum TraceRecord: Sendable, Hashable {
 public struct TraceParser {
     /// The default measured power of a sighting line without `power`.
     public static let defaultPower: Int8 = -59
+    /// The longest line read, in bytes (SPEC 3.3); a longer one is malformed.
+    public static let maximumLineLength = 1 << 16
+    /// The instants a line's `t` may give: 2000-01-01 up to 2100-01-01 (SPEC 3.3). Outside, the
+    /// calendar arithmetic of schedules and dwell days has nothing sensible to say.
+    public static let earliestTime = Timestamp(microseconds: 946_684_800_000_000)
+    public static let latestTime = Timestamp(microseconds: 4_102_444_800_000_000)
+
+    /// The message for a line longer than ``maximumLineLength``.
+    public static let overlongLine = TraceLineError(
+        "the line is longer than 64 KiB; a trace line is one short JSON object: split or fix the line")
 
     private var lastTime: Timestamp?
     private var lastTimeLine = 0
@@ -49,6 +59,7 @@ public struct TraceParser {
     public mutating func parse(_ line: some Collection<UInt8>, number: Int) -> Result<
         (Timestamp, TraceRecord)?, TraceLineError
     > {
+        guard line.count <= Self.maximumLineLength else { return .failure(Self.overlongLine) }
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return .success(nil) }
         guard let fields = JSONValue.object(line, using: decoder) else {
             return .failure(
@@ -76,8 +87,8 @@ public struct TraceParser {
         let time: Timestamp
         switch fields["t"] {
         case .number(let seconds)?:
-            guard let t = Timestamp(secondsSinceEpoch: seconds) else {
-                return .failure(TraceLineError("t \(seconds) is not a time between years 1 and 9999"))
+            guard let t = Timestamp(secondsSinceEpoch: seconds), (earliestTime...latestTime).contains(t) else {
+                return .failure(TraceLineError(Self.outOfRange("t \(seconds)")))
             }
             time = t
         case .string(let text)?:
@@ -86,6 +97,9 @@ public struct TraceParser {
                     TraceLineError(
                         "t \"\(text)\" is not an ISO-8601 time with an offset, such as 2023-11-14T22:13:20.25Z")
                 )
+            }
+            guard (earliestTime...latestTime).contains(t) else {
+                return .failure(TraceLineError(Self.outOfRange("t \"\(text)\"")))
             }
             time = t
         case nil:
@@ -110,6 +124,10 @@ public struct TraceParser {
         default: record = command(from: fields)
         }
         return record.map { (time, $0) }
+    }
+
+    static func outOfRange(_ given: String) -> String {
+        "\(given) is not a time from 2000-01-01 to 2100-01-01; give seconds since the Unix epoch such as 1700000000"
     }
 
     static func sighting(from fields: [String: JSONValue]) -> Result<TraceRecord, TraceLineError> {

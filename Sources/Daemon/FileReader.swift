@@ -41,20 +41,16 @@ struct FileReader: ~Copyable {
         if poll(&ready, 1, 0) == 0 {
             repeat { try idle() } while poll(&ready, 1, idlePeriod) == 0
         }
-        let start = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: count))
         while true {
-            let got = buffer.withUnsafeMutableBytes { raw in
-                Glibc.read(descriptor, raw.baseAddress! + start, count)
+            // Read into scratch memory and append what came: no zero-filling of the buffer.
+            let (got, failure) = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { scratch in
+                let got = scratch.baseAddress.map { Glibc.read(descriptor, $0, count) } ?? 0
+                if got > 0 { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<got])) }
+                return (got, got < 0 ? errno : 0)
             }
-            if got >= 0 {
-                buffer.removeLast(count - got)
-                return got
-            }
-            if errno == EINTR { continue }
-            let error = errno
-            buffer.removeLast(count)
-            throw InputError(file: name, message: "cannot read: \(Self.describe(error))")
+            if got >= 0 { return got }
+            if failure == EINTR { continue }
+            throw InputError(file: name, message: "cannot read: \(Self.describe(failure))")
         }
     }
 

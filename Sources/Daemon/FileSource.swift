@@ -51,17 +51,30 @@ public struct FileSource {
         var decoder = AdvertisingReportDecoder()
         var buffer: [UInt8] = []
         var lineStart = 0
+        // Bytes of the line being read known to hold no newline, so each byte is searched once.
+        var searched = 0
+        // The line being read passed the limit: its bytes are dropped up to the next newline.
+        var overlong = false
         var atEnd = false
         while !atEnd {
-            atEnd = try reader.read(into: &buffer, idle: idle) == 0
+            atEnd = try reader.read(into: &buffer, count: 1 << 20, idle: idle) == 0
             // Every complete line in the buffer; at the end of input, the last one without "\n".
-            while let newline = buffer[lineStart...].firstIndex(of: 0x0A)
-                ?? (atEnd && lineStart < buffer.count ? buffer.count : nil)
-            {
+            while true {
+                let end: Int
+                if let newline = Self.newline(in: buffer, from: lineStart + searched) {
+                    end = newline
+                } else if atEnd, lineStart < buffer.count || overlong {
+                    end = buffer.count
+                } else {
+                    break
+                }
                 report.lines += 1
-                let line = buffer[lineStart..<newline]
-                lineStart = min(newline + 1, buffer.count)
-                switch parser.parse(line, number: report.lines) {
+                let line = buffer[lineStart..<end]
+                lineStart = min(end + 1, buffer.count)
+                searched = 0
+                let parsed = overlong ? .failure(TraceParser.overlongLine) : parser.parse(line, number: report.lines)
+                overlong = false
+                switch parsed {
                 case .success(nil):
                     continue
                 case .success(let (time, record)?):
@@ -89,11 +102,30 @@ public struct FileSource {
                     warn("skipped \(problem)")
                 }
             }
-            buffer.removeFirst(lineStart)
+            searched = buffer.count - lineStart
+            if searched > TraceParser.maximumLineLength {
+                overlong = true
+                buffer.removeAll(keepingCapacity: true)
+                searched = 0
+            } else {
+                buffer.removeFirst(lineStart)
+            }
             lineStart = 0
         }
         report.decode = decoder.statistics
         return report
+    }
+
+    /// The index of the first newline in `buffer` at or after `start` (memchr: a long line is
+    /// searched at memory speed, in debug builds too).
+    static func newline(in buffer: [UInt8], from start: Int) -> Int? {
+        guard start < buffer.count else { return nil }
+        return buffer.withUnsafeBufferPointer { bytes -> Int? in
+            guard let base = bytes.baseAddress, let found = memchr(base + start, 0x0A, bytes.count - start) else {
+                return nil
+            }
+            return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+        }
     }
 
     private func readCapture(path: String, idle: () throws -> Void, _ body: (SourceEvent) throws -> Void) throws

@@ -29,7 +29,7 @@ import TestSupport
     }
 
     @Test func powerDefaultsToMinus59() throws {
-        let (_, record) = try record(#"{"t": 1, "uuid": "\#(office)", "major": 1, "minor": 2, "rssi": -70}"#)
+        let (_, record) = try record(#"{"t": 1700000000, "uuid": "\#(office)", "major": 1, "minor": 2, "rssi": -70}"#)
         guard case .sighting(let ad) = record else { Issue.record("not a sighting"); return }
         #expect(ad.power == -59)
         #expect(ad.address == nil)
@@ -46,12 +46,12 @@ import TestSupport
     }
 
     @Test func hciModeAndCommandLines() throws {
-        guard case .hci(let bytes) = try record(#"{"t": 1, "hci": "3E020200"}"#).1 else {
+        guard case .hci(let bytes) = try record(#"{"t": 1700000000, "hci": "3E020200"}"#).1 else {
             Issue.record("not hci"); return
         }
         #expect(bytes == [0x3E, 0x02, 0x02, 0x00])
-        #expect(try record(#"{"t": 1, "mode": "foreground"}"#).1 == .mode(.foreground))
-        let command = try record(#"{"t": 1, "command": "alert/done", "id": 17081, "force": true}"#).1
+        #expect(try record(#"{"t": 1700000000, "mode": "foreground"}"#).1 == .mode(.foreground))
+        let command = try record(#"{"t": 1700000000, "command": "alert/done", "id": 17081, "force": true}"#).1
         #expect(command == .command(TraceCommand(name: "alert/done", arguments: ["id": "17081", "force": "true"])))
     }
 
@@ -61,10 +61,10 @@ import TestSupport
 
     @Test func anOutOfOrderLineIsAnErrorThatNamesTheEarlierLine() throws {
         let results = parse([
-            #"{"t": 10, "mode": "foreground"}"#,
-            #"{"t": 12, "mode": "foreground"}"#,
-            #"{"t": 11, "mode": "foreground"}"#,
-            #"{"t": 12, "mode": "background"}"#,
+            #"{"t": 1700000010, "mode": "foreground"}"#,
+            #"{"t": 1700000012, "mode": "foreground"}"#,
+            #"{"t": 1700000011, "mode": "foreground"}"#,
+            #"{"t": 1700000012, "mode": "background"}"#,
         ])
         #expect(try results[1].get() != nil)
         guard case .failure(let error) = results[2] else { Issue.record("line 3 accepted"); return }
@@ -81,36 +81,41 @@ import TestSupport
         (#"{"t": true, "mode": "foreground"}"#, "\"t\" must be"),
         (#"{"t": "yesterday", "mode": "foreground"}"#, "not an ISO-8601"),
         (#"{"t": "2023-11-14T22:13:20", "mode": "foreground"}"#, "not an ISO-8601"),
-        (#"{"t": 1e300, "mode": "foreground"}"#, "years 1 and 9999"),
-        (#"{"t": 1}"#, "none of"),
-        (#"{"t": 1, "mode": "foreground", "hci": "3e00"}"#, "give only one"),
-        (#"{"t": 1, "uuid": "not-a-uuid", "major": 1, "minor": 1, "rssi": -60}"#, "\"uuid\""),
+        (#"{"t": 1e300, "mode": "foreground"}"#, "from 2000-01-01 to 2100-01-01"),
+        (#"{"t": -62135596800, "mode": "foreground"}"#, "from 2000-01-01 to 2100-01-01"),
+        (#"{"t": 946684799.9, "mode": "foreground"}"#, "from 2000-01-01 to 2100-01-01"),
+        (#"{"t": 4102444800.000001, "mode": "foreground"}"#, "from 2000-01-01 to 2100-01-01"),
+        (#"{"t": "1999-12-31T23:59:59Z", "mode": "foreground"}"#, "from 2000-01-01 to 2100-01-01"),
+        (#"{"t": "9999-12-31T23:59:59Z", "mode": "foreground"}"#, "from 2000-01-01 to 2100-01-01"),
+        (#"{"t": 1700000000}"#, "none of"),
+        (#"{"t": 1700000000, "mode": "foreground", "hci": "3e00"}"#, "give only one"),
+        (#"{"t": 1700000000, "uuid": "not-a-uuid", "major": 1, "minor": 1, "rssi": -60}"#, "\"uuid\""),
         (
-            #"{"t": 1, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 70000, "minor": 1, "rssi": -60}"#,
+            #"{"t": 1700000000, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 70000, "minor": 1, "rssi": -60}"#,
             "\"major\""
         ),
         (
-            #"{"t": 1, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1.5, "minor": 1, "rssi": -60}"#,
+            #"{"t": 1700000000, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1.5, "minor": 1, "rssi": -60}"#,
             "\"major\""
         ),
         (
-            #"{"t": 1, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": "2", "rssi": -60}"#,
+            #"{"t": 1700000000, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": "2", "rssi": -60}"#,
             "\"minor\""
         ),
-        (#"{"t": 1, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": 2}"#, "\"rssi\""),
-        (#"{"t": 1, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": 2, "rssi": 127}"#, "\"rssi\""),
+        (#"{"t": 1700000000, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": 2}"#, "\"rssi\""),
+        (#"{"t": 1700000000, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": 2, "rssi": 127}"#, "\"rssi\""),
         (
-            #"{"t": 1, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": 2, "rssi": -1, "power": 300}"#,
+            #"{"t": 1700000000, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": 2, "rssi": -1, "power": 300}"#,
             "\"power\""
         ),
         (
-            #"{"t": 1, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": 2, "rssi": -1, "address": "xx"}"#,
+            #"{"t": 1700000000, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": 2, "rssi": -1, "address": "xx"}"#,
             "\"address\""
         ),
-        (#"{"t": 1, "hci": "3e0"}"#, "\"hci\""),
-        (#"{"t": 1, "hci": "zz"}"#, "\"hci\""),
-        (#"{"t": 1, "mode": "sideways"}"#, "\"mode\""),
-        (#"{"t": 1, "command": ""}"#, "\"command\""),
+        (#"{"t": 1700000000, "hci": "3e0"}"#, "\"hci\""),
+        (#"{"t": 1700000000, "hci": "zz"}"#, "\"hci\""),
+        (#"{"t": 1700000000, "mode": "sideways"}"#, "\"mode\""),
+        (#"{"t": 1700000000, "command": ""}"#, "\"command\""),
     ])
     func badLinesAreRejectedWithAReason(line: String, reason: String) {
         guard case .failure(let error) = parse([line])[0] else {
@@ -118,6 +123,26 @@ import TestSupport
             return
         }
         #expect(error.message.contains(reason), "\(error.message)")
+    }
+
+    @Test func theFirstAndLastInstantsOfTheTimeRangeAreAccepted() throws {
+        #expect(try record(#"{"t": 946684800, "mode": "foreground"}"#).0 == TraceParser.earliestTime)
+        #expect(try record(#"{"t": "2100-01-01T00:00:00Z", "mode": "foreground"}"#).0 == TraceParser.latestTime)
+    }
+
+    @Test func aLineOf64KiBIsReadAndOneByteMoreIsMalformed() throws {
+        let head = #"{"t": 1700000000, "mode": "foreground", "pad": ""#
+        let tail = #""}"#
+        let fill = TraceParser.maximumLineLength - head.utf8.count - tail.utf8.count
+        let longest = head + String(repeating: "x", count: fill) + tail
+        #expect(longest.utf8.count == 65536)
+        #expect(try record(longest).1 == .mode(.foreground))
+        let over = head + String(repeating: "x", count: fill + 1) + tail
+        guard case .failure(let error) = parse([over])[0] else {
+            Issue.record("a line over 64 KiB was accepted")
+            return
+        }
+        #expect(error == TraceParser.overlongLine)
     }
 
     @Test func mutatedLinesNeverCrashTheParser() {

@@ -75,3 +75,33 @@ import Testing
         }
     }
 }
+
+@Suite struct LocalDayTests {
+    /// Calendar arithmetic never traps, whatever instant reaches it (SPEC 13): the day of an
+    /// instant the calendar cannot place is still a day.
+    @Test(arguments: [Int64.min, Int64.min / 2, -62_135_596_800_000_000, 0, 253_402_300_799_000_000, Int64.max])
+    func anyInstantHasADayWithoutTrapping(microseconds: Int64) {
+        for zone in ["UTC", "Europe/Paris", "Pacific/Kiritimati", "America/Adak"] {
+            let day = LocalDay(containing: Timestamp(microseconds: microseconds), in: TimeZone(identifier: zone)!)
+            #expect((3600...172_800).contains(day.length))
+            _ = day.next
+            _ = day.previous
+            _ = day.elapsed(at: Timestamp(microseconds: microseconds))
+        }
+    }
+
+    @Test func movingATimestampSaturatesInsteadOfTrapping() {
+        #expect(Timestamp(microseconds: .max).adding(seconds: 10).microseconds == .max)
+        #expect(Timestamp(microseconds: .min).adding(seconds: -10).microseconds == .min)
+        #expect(Timestamp(microseconds: 0).adding(seconds: .infinity).microseconds == .max)
+        #expect(Timestamp(microseconds: 5).adding(seconds: .nan).microseconds == 5)
+        #expect(Timestamp(microseconds: 0).adding(seconds: 1.5).microseconds == 1_500_000)
+    }
+
+    @Test func weekdayNumbersOutsideOneToSevenWrapAround() {
+        #expect(Weekday(calendarWeekday: 1) == .sun)
+        #expect(Weekday(calendarWeekday: 0) == .sat)
+        #expect(Weekday(calendarWeekday: -6) == .sun)
+        #expect(Weekday(calendarWeekday: 9) == .mon)
+    }
+}

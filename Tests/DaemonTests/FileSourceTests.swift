@@ -47,10 +47,56 @@ import TestSupport
     }
 
     @Test func aTraceThatIsNotACaptureIsRejectedAsOne() throws {
-        let file = try TemporaryFile(contents: Data("{\"t\": 1, \"mode\": \"foreground\"}\n".utf8))
+        let file = try TemporaryFile(contents: Data("{\"t\": 1700000000, \"mode\": \"foreground\"}\n".utf8))
         #expect {
             _ = try FileSource(spec: .btsnoop(path: file.path)).read { _ in }
         } throws: { ($0 as? InputError)?.message.contains("not a btsnoop capture") == true }
+    }
+
+    static let sighting =
+        #"{"t": 1700000001, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": 17081, "rssi": -62}"#
+
+    /// 20 MB with no newline, then a good line: one malformed line, and reading goes on.
+    static func hugeLineThenASighting() throws -> TemporaryFile {
+        var bytes = Data(#"{"t": 1700000000, "mode": "foreground", "pad": ""#.utf8)
+        bytes.append(Data(repeating: UInt8(ascii: "a"), count: 20_000_000))
+        bytes.append(Data(("\"}\n" + sighting + "\n").utf8))
+        return try TemporaryFile(contents: bytes)
+    }
+
+    @Test func aTwentyMegabyteLineIsOneSkippedLineAndTheNextIsRead() throws {
+        let file = try Self.hugeLineThenASighting()
+        var warnings: [String] = []
+        var minors: [UInt16] = []
+        let report = try FileSource(spec: .trace(path: file.path), skipBadLines: true, warn: { warnings.append($0) })
+            .read { event in
+                if case .advertisement(_, let advertisement) = event { minors.append(advertisement.beacon.minor) }
+            }
+        #expect(minors == [17081])
+        #expect(report.lines == 2)
+        #expect(report.skippedLines == 1)
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.contains(":1: the line is longer than 64 KiB") == true, "\(warnings)")
+    }
+
+    @Test func aTwentyMegabyteLineStopsAReadWithItsLineNumber() throws {
+        let file = try Self.hugeLineThenASighting()
+        #expect {
+            _ = try FileSource(spec: .trace(path: file.path)).read { _ in }
+        } throws: { error in
+            guard let error = error as? InputError else { return false }
+            return error.line == 1 && error.message.contains("longer than 64 KiB")
+        }
+    }
+
+    @Test func anOverlongLastLineWithoutANewlineIsMalformedToo() throws {
+        let file = try TemporaryFile(
+            contents: Data((Self.sighting + "\n" + String(repeating: "b", count: 200_000)).utf8))
+        var count = 0
+        let report = try FileSource(spec: .trace(path: file.path), skipBadLines: true).read { _ in count += 1 }
+        #expect(count == 1)
+        #expect(report.lines == 2)
+        #expect(report.skippedLines == 1)
     }
 
     @Test func aMissingFileIsAnInputError() {
@@ -92,10 +138,10 @@ import TestSupport
     }
 
     @Test func aLastLineWithoutNewlineIsRead() throws {
-        let file = try TemporaryFile(contents: Data(#"{"t": 1, "mode": "foreground"}"#.utf8))
+        let file = try TemporaryFile(contents: Data(#"{"t": 1700000001, "mode": "foreground"}"#.utf8))
         var events: [SourceEvent] = []
         _ = try FileSource(spec: .trace(path: file.path)).read { events.append($0) }
-        #expect(events == [.mode(Timestamp(microseconds: 1_000_000), .foreground)])
+        #expect(events == [.mode(Timestamp(microseconds: 1_700_000_001_000_000), .foreground)])
     }
 
     static let traceWithBadLine3 = """

@@ -22,7 +22,7 @@ import Testing
 
     @Test func aBadTraceLineStopsTheReplayWithItsLineAndStatus2() throws {
         let run = try DecodeCommandTests.beaconwatch(
-            ["replay", "hsyco.ini", "trace:-"], stdin: Self.line + "\n" + Self.line + "\n{\"t\": 3, oops\n",
+            ["replay", "hsyco.ini", "trace:-"], stdin: Self.line + "\n" + Self.line + "\n{\"t\": 1700000003, oops\n",
             in: Self.folder())
         #expect(run.status == 2)
         #expect(run.stderr.hasPrefix("beaconwatch: stdin:3: "))
@@ -34,6 +34,23 @@ import Testing
             ["replay", "hsyco.ini", "trace:-"], stdin: Self.line + "\n" + earlier + "\n", in: Self.folder())
         #expect(run.status == 2)
         #expect(run.stderr.contains("stdin:2:"))
+    }
+
+    /// SPEC 3.3: `t` in year 1 is a malformed line (status 2, its line number), with rules and
+    /// their calendar arithmetic in play; it never reaches them.
+    @Test func aLineInYearOneIsBadInputWithItsLineNumber() throws {
+        let folder = try Self.folder()
+        let rules = Conformance.directory.appendingPathComponent("ubudu/u_beacons-example.json").path
+        try "LocationBaseBeacon.101 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1\nRules.source = \(rules)\n".write(
+            to: folder.appendingPathComponent("rules.ini"), atomically: true, encoding: .utf8)
+        let yearOne = Self.line.replacingOccurrences(of: "1700000000", with: "-62135596800")
+        let run = try DecodeCommandTests.beaconwatch(
+            ["replay", "rules.ini", "trace:-"], stdin: Self.line + "\n" + yearOne + "\n", in: folder)
+        #expect(run.status == 2, "\(run.stderr)")
+        // The rules document's own warnings come first; the error is the one line after them.
+        let errors = run.stderr.split(separator: "\n").filter { !$0.hasPrefix("beaconwatch: warning:") }
+        #expect(errors.count == 1)
+        #expect(errors.first?.hasPrefix("beaconwatch: stdin:2: t -62135596800") == true, "\(run.stderr)")
     }
 
     @Test func replayOfAnAdapterIsBadInput() throws {
