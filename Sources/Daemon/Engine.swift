@@ -13,7 +13,10 @@ public struct Engine: Sendable {
     public private(set) var monitor: Monitor
     /// The Ubudu rules on the monitor's transitions; `nil` without `Rules.source`.
     public private(set) var rules: RuleEngine? {
-        didSet { latchDeadline = Self.earliest(rules?.nextDeadline, alerts?.nextDeadline) }
+        didSet {
+            latchDeadline = Self.earliest(rules?.nextDeadline, alerts?.nextDeadline)
+            monitor.recordsClassChanges = rules?.proximityRules == true || alerts != nil
+        }
     }
     /// The `LocationAlert.*` alerts (SPEC 9.1); `nil` without any.
     public private(set) var alerts: AlertConsumer? {
@@ -57,6 +60,7 @@ public struct Engine: Sendable {
                 definitions: configuration.alerts, resetAfter: configuration.alertResetAfter, restored: alertRecords)
         }
         latchDeadline = Self.earliest(self.rules?.nextDeadline, alerts?.nextDeadline)
+        monitor.recordsClassChanges = self.rules?.proximityRules == true || alerts != nil
     }
 
     /// An engine that starts from a store's `kept` state.
@@ -84,7 +88,9 @@ public struct Engine: Sendable {
 
     /// Starts the clock (the first `monitoring` output).
     public mutating func start(at time: Timestamp, into outputs: inout [MonitorOutput]) {
+        let start = outputs.count
         monitor.start(at: time, into: &outputs)
+        observe(from: start, &outputs)
     }
 
     /// The last instant whose deadlines come before `event`. A sighting comes before the
@@ -139,7 +145,7 @@ public struct Engine: Sendable {
     /// Lets the dwell ledger, the rules and the alerts see the outputs from `start` on; an Area's
     /// or Zone's `exit` gets the day's dwell.
     private mutating func observe(from start: Int, _ outputs: inout [MonitorOutput]) {
-        guard start < outputs.count else { return }
+        guard start < outputs.count || monitor.recordsClassChanges else { return }
         let end = outputs.count
         for index in start..<end {
             if case .transition(let time, var transition) = outputs[index], transition.direction == .exit,
@@ -149,7 +155,12 @@ public struct Engine: Sendable {
                 outputs[index] = .transition(time, transition)
             }
             if rules != nil { rules!.observe(outputs[index], into: &outputs) }
-            if alerts != nil { alerts!.observe(outputs[index], into: &outputs) }
+        }
+        // Then the computed classes of the step (SPEC 7.2, 9.1: not only the reported ones), where
+        // the step's `location` outputs stand: after its transitions.
+        for change in monitor.takeClassChanges() {
+            if rules != nil { rules!.observe(change, into: &outputs) }
+            if alerts != nil { alerts!.observe(change, into: &outputs) }
         }
     }
 
@@ -351,12 +362,21 @@ extension Engine {
         case .answer(let answer, let call):
             self.answer(answer, to: call, at: time, into: &outputs)
         case .reconfigure(let configuration, let rules):
+            // Presence, the rules' view of it, counts, alert statuses and dwell carry over: a
+            // reload says nothing about regions that stay inside (no `none`, no exit, no enter).
+            let restored = try store.lastReported()
             var next = Engine(
-                configuration: configuration, identity: monitor.identity, restored: try store.lastReported(),
+                configuration: configuration, identity: monitor.identity, restored: restored,
                 rules: rules, ruleSettings: RuleSettings.resolve(configuration),
                 ruleState: try self.rules?.state ?? store.ruleState(), alertRecords: alerts?.records ?? [:],
                 dwell: dwell.totals, nearest: monitor.nearestLocationID)
+            next.monitor = Monitor(
+                reloading: monitor, hierarchy: configuration.hierarchy, settings: configuration.monitor,
+                identity: monitor.identity, restored: restored, restoredNearest: monitor.nearestLocationID)
+            next.monitor.recordsClassChanges = next.rules?.proximityRules == true || next.alerts != nil
+            if next.dwell.timeZone == dwell.timeZone { next.dwell = dwell }
             next.rules?.numberActions(after: self.rules)
+            next.rules?.assumePresence(inside: monitor.insideRegions, classesOf: self.rules)
             next.sightings = sightings
             next.unconfiguredSightings = unconfiguredSightings
             next.ignoredCommands = ignoredCommands

@@ -72,8 +72,8 @@ public struct AlertChange: Sendable, Hashable {
     }
 }
 
-/// The Connecthings alert strategies (SPEC 9.1) as a state machine fed the reported classes
-/// (`location` outputs), the app's `done` and `decline`, and the clock; no I/O.
+/// The Connecthings alert strategies (SPEC 9.1) as a state machine fed the computed classes
+/// (``ProximityChange``), the app's `done` and `decline`, and the clock; no I/O.
 ///
 /// One alert is in progress at a time. When none is, the closest ready beacon (condition holding,
 /// status `waiting`) is offered: closest class first, then the smaller distance, then file order.
@@ -129,17 +129,18 @@ public struct AlertConsumer: Sendable {
         return Dictionary(uniqueKeysWithValues: changed.map { (definitions[$0].locationID, storage[$0]) })
     }
 
-    /// Sees a reported class.
-    public mutating func observe(_ output: MonitorOutput, into outputs: inout [MonitorOutput]) {
-        guard case .location(let time, let event) = output, let position = index[event.zone] else { return }
+    /// Sees a beacon's computed class change (SPEC 9.1: in either ranging mode).
+    public mutating func observe(_ change: ProximityChange, into outputs: inout [MonitorOutput]) {
+        guard let position = index[change.locationID] else { return }
+        let time = change.time
         let held = definitions[position].holds(at: classes[position])
-        classes[position] = event.distance
-        meters[position] = event.meters
-        let holds = definitions[position].holds(at: event.distance)
+        classes[position] = change.proximity
+        meters[position] = change.meters
+        let holds = definitions[position].holds(at: change.proximity)
         if held && !holds {
             if inProgress == position {
                 inProgress = nil
-                outputs.append(.alert(time, change(position, .remove)))
+                outputs.append(.alert(time, self.change(position, .remove)))
                 storage[position].status = .done
             }
             if storage[position].status == .done { storage[position].resetAt = time.adding(seconds: resetAfter) }

@@ -77,6 +77,7 @@ extension Monitor {
     /// last reported: the beacons that changed in this step, or all watched ones when a window
     /// opened, the mode changed or the restart grace ended.
     mutating func report(into outputs: inout [MonitorOutput]) {
+        if recordsClassChanges, !dirty.isEmpty { recordClassChanges() }
         if recheckAll {
             watchList.sort()
             var kept: [Int32] = []
@@ -106,6 +107,23 @@ extension Monitor {
         if graceFiring {
             graceFiring = false
             restoredPending.removeAll()
+        }
+    }
+
+    /// The computed classes that changed in this step, for rules and alerts (which go by the
+    /// computed class in either ranging mode, SPEC 7.2 and 9.1), in beacon order.
+    private mutating func recordClassChanges() {
+        var previous: Int32 = -1
+        for beacon in dirty.count == 1 ? dirty : dirty.sorted() where beacon != previous {
+            previous = beacon
+            let index = Int(beacon)
+            let value = proximity[index]
+            let slot = rangingSlot[index]
+            classChanges.append(
+                ProximityChange(
+                    time: Timestamp(microseconds: now), beacon: hierarchy.beacons[index].id,
+                    locationID: hierarchy.beacons[index].locationID, proximity: value,
+                    meters: value == .off || slot < 0 ? nil : (rangingPool[Int(slot)].meters * 100).rounded() / 100))
         }
     }
 

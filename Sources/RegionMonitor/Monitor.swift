@@ -48,6 +48,8 @@ public struct Monitor: Sendable {
     var timerGeneration: UInt32 = 0
 
     var started = false
+    /// The regions a reload found inside, taken into ``tracked`` at ``start(at:)``.
+    var carriedInside: [RegionRef: RegionState] = [:]
     var now: Int64 = 0
     var windowEnd: Int64 = .min
     /// Beacons restored as not `off` and not reported since the start: `off` waits for the grace.
@@ -58,6 +60,10 @@ public struct Monitor: Sendable {
 
     var recheckAll = false
     var dirty: [Int32] = []
+    /// Record each step's computed class changes (``takeClassChanges()``): on when rules or
+    /// alerts look at classes, off otherwise (the pipeline's hot path pays nothing).
+    public var recordsClassChanges = false
+    var classChanges: [ProximityChange] = []
     /// Set by whatever may change the policy's decision: a transition, a sighted candidate.
     var policyDirty = false
 
@@ -68,8 +74,8 @@ public struct Monitor: Sendable {
     var lastRanged: Int32 = -1
     let nearestMargin: Double
 
-    public private(set) var currentAreaIndex: Int?
-    public private(set) var currentZoneIndex: Int?
+    public internal(set) var currentAreaIndex: Int?
+    public internal(set) var currentZoneIndex: Int?
 
     static let never = Int64.min
 
@@ -119,6 +125,14 @@ public struct Monitor: Sendable {
 
     // MARK: - Entry points
 
+    /// The computed classes that changed since the last call, in order (with
+    /// ``recordsClassChanges`` on): what rules and alerts see, in either ranging mode.
+    public mutating func takeClassChanges() -> [ProximityChange] {
+        guard !classChanges.isEmpty else { return [] }
+        defer { classChanges.removeAll(keepingCapacity: true) }
+        return classChanges
+    }
+
     /// The earliest pending deadline; `nil` when nothing is pending.
     public var nextDeadline: Timestamp? { timers.nextDue.map { Timestamp(microseconds: $0) } }
 
@@ -134,6 +148,8 @@ public struct Monitor: Sendable {
         guard !started else { return }
         started = true
         now = time.microseconds
+        // A reload's regions that were inside stay so (``init(reloading:hierarchy:settings:identity:restored:restoredNearest:)``).
+        tracked = carriedInside
         switch plan {
         case .beacons:
             let all = (0..<hierarchy.beacons.count).map { RegionRef(.beacon, $0) }
@@ -142,7 +158,19 @@ public struct Monitor: Sendable {
             let all = (0..<hierarchy.zones.count).map { RegionRef(.zone, $0) }
             applyMonitoring(all, mode: .zones, area: nil, into: &outputs)
         case .hierarchical:
-            applyMonitoring(mostRecentAreas(), mode: .areas, area: nil, into: &outputs)
+            if let area = carriedArea() {
+                let zones = hierarchy.areas[Int(area)].zones.map { RegionRef(.zone, $0) }
+                applyMonitoring(mostRecent(zones), mode: .zones, area: area, into: &outputs)
+            } else {
+                applyMonitoring(mostRecentAreas(), mode: .areas, area: nil, into: &outputs)
+            }
+        }
+        if !carriedInside.isEmpty {
+            carriedInside = [:]
+            // What the sightings say now: exits the new settings call for, enters of regions new here.
+            reconcileAll(into: &outputs)
+            policyDirty = true
+            applyPolicy(into: &outputs)
         }
         if !restoredPending.isEmpty {
             timers.schedule(.grace, at: now + exitTimeout)

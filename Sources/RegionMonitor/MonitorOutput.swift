@@ -225,3 +225,23 @@ public enum MonitorOutput: Sendable, Hashable {
         return object.text
     }
 }
+
+/// A configured beacon's *computed* class changed (SPEC 4): what rules with `maximum_proximity`
+/// and alerts see, whatever is reported. In `background` mode a LocationBeaconEvent reports a
+/// class only inside a ranging window; this is every change, window or not (SPEC 7.2, 9.1).
+public struct ProximityChange: Sendable, Hashable {
+    public var time: Timestamp
+    public var beacon: BeaconID
+    public var locationID: String
+    public var proximity: Proximity
+    /// The estimated distance, rounded to the centimetre; `nil` when `off`.
+    public var meters: Double?
+
+    public init(time: Timestamp, beacon: BeaconID, locationID: String, proximity: Proximity, meters: Double?) {
+        self.time = time
+        self.beacon = beacon
+        self.locationID = locationID
+        self.proximity = proximity
+        self.meters = meters
+    }
+}

@@ -70,7 +70,8 @@ public struct RuleEngine: Sendable {
     let attached: [Region: [Int]]
     /// Each group's limits per trigger, written down: a change restarts the group's count.
     let groupFingerprints: [GroupKey: String]
-    let proximityRules: Bool
+    /// Whether any rule has `maximum_proximity` (and so looks at classes).
+    public let proximityRules: Bool
 
     /// Counters and the day's notifications, as they are now.
     public private(set) var state: RuleState
@@ -132,7 +133,7 @@ public struct RuleEngine: Sendable {
         return changes
     }
 
-    /// Sees one output of the monitor (transitions and reported classes), at its own time.
+    /// Sees one output of the monitor (its transitions), at its own time.
     public mutating func observe(_ output: MonitorOutput, into outputs: inout [MonitorOutput]) {
         switch output {
         case .transition(let time, let transition):
@@ -152,22 +153,27 @@ public struct RuleEngine: Sendable {
                     }
                 }
             }
-        case .location(let time, let event):
-            guard proximityRules else { return }
-            cause += 1
-            classes[event.beacon] = event.distance == .off ? nil : event.distance
-            let beacon = event.beacon
-            for target in [Region.beacon(beacon), .zone(beacon.uuid, major: beacon.major), .area(beacon.uuid)] {
-                for index in attached[target] ?? [] {
-                    for (rule, definition) in regions[index].rules.enumerated() {
-                        guard let limit = definition.maximumProximity else { continue }
-                        requalify(
-                            RuleRef(region: index, rule: rule), limit: limit, target: target, at: time, into: &outputs)
-                    }
-                }
-            }
         default:
             break
+        }
+    }
+
+    /// Sees a beacon's computed class change: the qualified presence of `maximum_proximity`
+    /// rules follows it, in either ranging mode (SPEC 7.2).
+    public mutating func observe(_ change: ProximityChange, into outputs: inout [MonitorOutput]) {
+        guard proximityRules else { return }
+        cause += 1
+        let beacon = change.beacon
+        classes[beacon] = change.proximity == .off ? nil : change.proximity
+        for target in [Region.beacon(beacon), .zone(beacon.uuid, major: beacon.major), .area(beacon.uuid)] {
+            for index in attached[target] ?? [] {
+                for (rule, definition) in regions[index].rules.enumerated() {
+                    guard let limit = definition.maximumProximity else { continue }
+                    requalify(
+                        RuleRef(region: index, rule: rule), limit: limit, target: target, at: change.time,
+                        into: &outputs)
+                }
+            }
         }
     }
 
@@ -370,6 +376,26 @@ public struct RuleEngine: Sendable {
     /// counts, the regions the user is in and the beacons' classes carry over; events held in
     /// latches or waiting for a server are dropped. Qualified presence is taken as it is, without
     /// events.
+    /// After a reload: the regions inside (carried over by the monitor, without transitions) and
+    /// the classes `previous` had seen, so that rules see the next transition as the monitor
+    /// does; qualified presence is set quietly from them.
+    public mutating func assumePresence(inside regions: Set<Region>, classesOf previous: RuleEngine?) {
+        inside = regions
+        if let previous {
+            classes = previous.classes
+            cause = previous.cause
+        }
+        qualified = []
+        for (target, indices) in attached {
+            for index in indices {
+                for (rule, definition) in self.regions[index].rules.enumerated() {
+                    guard let limit = definition.maximumProximity else { continue }
+                    if qualifies(target: target, limit: limit) { qualified.insert(RuleRef(region: index, rule: rule)) }
+                }
+            }
+        }
+    }
+
     public func replacingRegions(with regions: [RuleRegion], hierarchy: Hierarchy) -> RuleEngine {
         var next = RuleEngine(regions: regions, hierarchy: hierarchy, settings: settings, restored: state)
         next.inside = inside

@@ -33,7 +33,7 @@ import Testing
         #"{"t": \#(1_700_000_000 + t), "command": "\#(name)", "id": "\#(id)"}"#
     }
 
-    static func replay(_ lines: [String], state: String, in folder: URL) throws -> [MonitorOutput] {
+    static func replay(_ lines: [String], state: String, in folder: URL, ini: String = ini) throws -> [MonitorOutput] {
         let configuration = try Configuration.load(
             Array(ini.utf8), path: folder.appendingPathComponent("hsyco.ini").path
         ).get()
@@ -50,6 +50,21 @@ import Testing
             guard case .alert(_, let change) = $0 else { return nil }
             return "\(change.action.rawValue) \(change.locationID) \(change.title ?? "-") \(change.alertAction)"
         }
+    }
+
+    /// SPEC 9.1: alert conditions use the computed class in either mode. In `background` mode
+    /// 17081 turns near 30 s after the entry, outside the window: the alert is shown then.
+    @Test func anAlertIsShownInBackgroundModeOutsideAnyRangingWindow() throws {
+        let folder = try scratchFolder("alerts-background")
+        let ini = Self.ini.replacingOccurrences(of: "Monitor.mode = foreground", with: "Monitor.mode = background")
+        let lines = (0..<40).map { Self.see(17081, $0 < 30 ? -75 : -60, at: Double($0)) }
+        let outputs = try Self.replay(lines, state: folder.appendingPathComponent("s.sqlite").path, in: folder, ini: ini)
+        let shown = outputs.compactMap { output -> Double? in
+            guard case .alert(let time, let change) = output, change.action == .show else { return nil }
+            return time.secondsSinceEpoch - 1_700_000_000
+        }
+        #expect(shown == [30])
+        #expect(Self.alerts(outputs).prefix(1) == ["show 17081 Welcome popup"])
     }
 
     @Test func traceCommandsDriveAlertsAndStatusesSurviveARestart() throws {

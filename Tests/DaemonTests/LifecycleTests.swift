@@ -143,6 +143,9 @@ import Testing
         try await Subscriber.until("the second reload") { daemon.logText.contains("reason=cmd/reload") }
         daemon.sight(major: 5, at: 1_700_000_003)
         try await Subscriber.until("the new name") { watcher.payloads("/zone").last == "Boardroom" }
+        // Still inside through both reloads: the Area never read `none` once entered (SPEC 13).
+        let areas = watcher.payloads("/area").drop { $0 == "none" }
+        #expect(!areas.isEmpty && !areas.contains("none"), "\(watcher.payloads("/area"))")
         // The reloaded engine keeps the identity and reports what it had reported before.
         #expect(watcher.payloads("/event").allSatisfy { $0.contains(#""userid":"hup""#) })
 

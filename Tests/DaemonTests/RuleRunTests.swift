@@ -82,6 +82,38 @@ import Testing
             in: folder)
     }
 
+    /// SPEC 7.2: a `maximum_proximity` rule goes by the computed class in either mode. In
+    /// `background` mode the beacon turns immediate 20 s after the entry, long after the
+    /// ranging window closed, so nothing reports it; the rule qualifies there and then.
+    @Test func anImmediateBeaconOutsideAnyRangingWindowQualifiesAMaximumProximityRule() throws {
+        let folder = try scratchFolder("rules-background")
+        let rules = folder.appendingPathComponent("rules.json")
+        try Self.rules(extra: #", "maximum_proximity": "0""#).write(to: rules, atomically: true, encoding: .utf8)
+        let configuration = try Self.configuration(rulesSource: rules.path, in: folder)
+        #expect(configuration.monitor.mode == .background)
+        // Far (-80 dBm) for 20 s, then immediate (-40 dBm), one sighting a second.
+        let lines = (0..<40).map { second in
+            #"{"t": \#(1_383_555_600 + second), "uuid": "\#(Self.uuid)", "major": 42, "minor": 1, "rssi": \#(second < 20 ? -80 : -40)}"#
+        }
+        let outputs = try Self.run(
+            configuration, trace: lines.joined(separator: "\n") + "\n", state: folder.appendingPathComponent("s.sqlite").path,
+            in: folder)
+        let fired = outputs.compactMap { output -> Timestamp? in
+            guard case .rule(let time, let evaluation) = output, evaluation.fired else { return nil }
+            return time
+        }
+        let start = 1_383_555_600.0
+        #expect(fired.count == 1)
+        let seconds = try #require(fired.first).secondsSinceEpoch - start
+        #expect(seconds >= 20 && seconds < 25, "fired at \(seconds) s")
+        // Nothing reported the immediate class: the window of the entry had closed.
+        let reported = outputs.compactMap { output -> Proximity? in
+            guard case .location(let time, let event) = output, time.secondsSinceEpoch - start < 39 else { return nil }
+            return event.distance
+        }
+        #expect(!reported.contains(Proximity.immediate))
+    }
+
     @Test func theServerHookDecidesFromARealHTTPServer() throws {
         let folder = try scratchFolder("hook")
         let big = String(repeating: " ", count: 70_000)

@@ -19,13 +19,11 @@ import Testing
         static func time(_ seconds: Double) -> Timestamp { Timestamp(secondsSinceEpoch: 1_700_000_000 + seconds)! }
 
         mutating func hear(_ id: String, _ value: Proximity, meters: Double? = nil, at seconds: Double) {
-            let minor = UInt16(id)!
-            let event = LocationBeaconEvent(
-                session: "s", address: "a", userid: "u", zone: id, distance: value, background: false,
-                beacon: BeaconID(uuid: UUID(), major: 1, minor: minor), name: nil, area: "A", zoneName: "Z",
-                rssi: nil, meters: value == .off ? nil : meters ?? 1)
+            let change = ProximityChange(
+                time: Self.time(seconds), beacon: BeaconID(uuid: UUID(), major: 1, minor: UInt16(id)!),
+                locationID: id, proximity: value, meters: value == .off ? nil : meters ?? 1)
             alerts.advance(to: Self.time(seconds), into: &outputs)
-            alerts.observe(.location(Self.time(seconds), event), into: &outputs)
+            alerts.observe(change, into: &outputs)
         }
 
         mutating func command(_ action: String, _ id: String, at seconds: Double) -> Bool {

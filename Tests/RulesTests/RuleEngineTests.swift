@@ -70,11 +70,10 @@ import Testing
         mutating func location(_ minor: UInt16, _ distance: Proximity, at seconds: Double) {
             let time = Timestamp(microseconds: Int64(seconds * 1_000_000))
             let beacon = BeaconID(uuid: RuleEngineTests.uuid, major: 42, minor: minor)
-            let event = LocationBeaconEvent(
-                session: "s", address: "a", userid: "u", zone: "42\(minor)", distance: distance, background: false,
-                beacon: beacon, name: nil, area: "a", zoneName: "z", rssi: nil, meters: nil)
+            let change = ProximityChange(
+                time: time, beacon: beacon, locationID: "42\(minor)", proximity: distance, meters: nil)
             engine.advance(to: time, into: &outputs)
-            engine.observe(.location(time, event), into: &outputs)
+            engine.observe(change, into: &outputs)
         }
 
         mutating func advance(to seconds: Double) {

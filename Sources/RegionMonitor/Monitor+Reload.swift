@@ -1,0 +1,61 @@
+import BeaconCore
+
+/// A reloaded configuration (SPEC 13: SIGHUP, `cmd/reload`) carries presence over.
+extension Monitor {
+    /// A monitor for a new `hierarchy` and `settings` that goes on from `previous`: the beacons
+    /// both configurations hold keep their last sightings, and the regions both hold that were
+    /// inside stay inside, with their visits' start, without an exit or an enter. ``start(at:)``
+    /// then emits the `monitoring` of the new configuration and only the transitions its
+    /// sightings call for (a shorter exitTimeout, a region no longer configured).
+    public init(
+        reloading previous: Monitor, hierarchy: Hierarchy, settings: MonitorSettings, identity: MonitorIdentity,
+        restored: [String: Proximity] = [:], restoredNearest: String? = nil
+    ) {
+        self.init(
+            hierarchy: hierarchy, settings: settings, identity: identity, restored: restored,
+            restoredNearest: restoredNearest)
+        for (index, beacon) in hierarchy.beacons.enumerated() {
+            guard let old = previous.hierarchy.index(of: beacon.id) else { continue }
+            let last = previous.beaconLast[old]
+            beaconLast[index] = last
+            sightedAt[index] = previous.sightedAt[old]
+            let zone = Int(hierarchy.zoneOfBeacon[index])
+            let area = Int(hierarchy.areaOfZone[zone])
+            zoneLast[zone] = max(zoneLast[zone], last)
+            areaLast[area] = max(areaLast[area], last)
+        }
+        for (ref, state) in previous.tracked where state.inside {
+            guard let carried = reference(to: previous.region(ref)) else { continue }
+            var kept = RegionState()
+            kept.inside = true
+            kept.enteredAt = state.enteredAt
+            carriedInside[carried] = kept
+        }
+        currentAreaIndex = previous.currentArea.flatMap { reference(to: $0) }
+            .flatMap { carriedInside[$0] != nil ? Int($0.index) : nil }
+        currentZoneIndex = previous.currentZone.flatMap { reference(to: $0) }
+            .flatMap { carriedInside[$0] != nil ? Int($0.index) : nil }
+    }
+
+    /// The regions inside now, monitored or derived.
+    public var insideRegions: Set<Region> {
+        Set(tracked.filter { $0.value.inside }.keys.map(region))
+    }
+
+    /// `region` in this monitor's hierarchy, if it holds it.
+    func reference(to region: Region) -> RegionRef? {
+        switch region {
+        case .area(let uuid): hierarchy.areaIndex(of: uuid).map { RegionRef(.area, $0) }
+        case .zone: hierarchy.zoneIndex(of: region).map { RegionRef(.zone, $0) }
+        case .beacon(let id): hierarchy.index(of: id).map { RegionRef(.beacon, $0) }
+        }
+    }
+
+    /// The first monitored set of a reloaded monitor in the hierarchical plan: the Zones of the
+    /// Area it is inside (the current one first), else the Areas.
+    func carriedArea() -> Int32? {
+        guard !carriedInside.isEmpty else { return nil }
+        if let current = currentAreaIndex { return Int32(current) }
+        return carriedInside.keys.filter { $0.level == .area }.min()?.index
+    }
+}
