@@ -25,13 +25,16 @@ let package = Package(
         .target(name: "Rules", dependencies: ["BeaconCore", "RegionMonitor"]),
         // hsyco-style ini to typed configuration, with line-numbered diagnostics.
         .target(name: "Configuration", dependencies: ["BeaconCore", "RegionMonitor"]),
+        // Pure: the per-device engine (monitor, ranging, nearest, rules, alerts, dwell) behind one
+        // entry point, inputs in, ordered actions out; no database, no network, no threads.
+        .target(name: "Engine", dependencies: ["BeaconCore", "Configuration", "RegionMonitor", "Rules"]),
 
         // SQLite through GRDB: last reported classes, rule counters, the outbox, the rules cache;
         // WAL, versioned migrations.
         .target(
             name: "Persistence",
             dependencies: [
-                "BeaconCore", "RegionMonitor", "Rules", .product(name: "GRDB", package: "GRDB.swift"),
+                "BeaconCore", "Engine", "RegionMonitor", "Rules", .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
 
@@ -53,7 +56,7 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "BeaconCore", "BlueZ", "Configuration", "MQTT", "Persistence", "RegionMonitor", "Rules",
+                "BeaconCore", "BlueZ", "Configuration", "Engine", "MQTT", "Persistence", "RegionMonitor", "Rules",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -62,7 +65,8 @@ let package = Package(
         .executableTarget(
             name: "beaconwatch",
             dependencies: [
-                "BeaconCore", "BlueZ", "Configuration", "Daemon", "MQTT", "Persistence", "RegionMonitor", "Rules",
+                "BeaconCore", "BlueZ", "Configuration", "Daemon", "Engine", "MQTT", "Persistence", "RegionMonitor",
+                "Rules",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -71,7 +75,7 @@ let package = Package(
         .executableTarget(
             name: "beaconwatch-bench",
             dependencies: [
-                "BeaconCore", "Configuration", "Daemon", "MQTT", "Persistence", "RegionMonitor", "Rules",
+                "BeaconCore", "Configuration", "Daemon", "Engine", "MQTT", "Persistence", "RegionMonitor", "Rules",
                 "TestSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -83,12 +87,16 @@ let package = Package(
         .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "RegionMonitor", "BeaconCore", "TestSupport"]),
         .testTarget(name: "RulesTests", dependencies: ["Rules", "BeaconCore", "RegionMonitor", "TestSupport"]),
-        .testTarget(name: "PersistenceTests", dependencies: ["Persistence", "RegionMonitor", "Rules"]),
+        .testTarget(
+            name: "EngineTests",
+            dependencies: ["Engine", "BeaconCore", "Configuration", "RegionMonitor", "Rules", "TestSupport"]),
+        .testTarget(name: "PersistenceTests", dependencies: ["Persistence", "Engine", "RegionMonitor", "Rules"]),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "BeaconCore", "RegionMonitor", "TestSupport"]),
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "Daemon", "BeaconCore", "Configuration", "MQTT", "Persistence", "RegionMonitor", "TestSupport",
+                "Daemon", "BeaconCore", "Configuration", "Engine", "MQTT", "Persistence", "RegionMonitor", "Rules",
+                "TestSupport",
                 "beaconwatch",
             ]
         ),

@@ -1,4 +1,5 @@
 import Configuration
+import Engine
 import Foundation
 import RegionMonitor
 import Rules
@@ -45,21 +46,7 @@ extension RuleSettings {
     /// system's zone when unset), and the template values, with `Monitor.udid` defaulting to
     /// /etc/machine-id (empty when unreadable).
     public static func resolve(_ configuration: Configuration) -> RuleSettings {
-        var settings = RuleSettings()
-        let rules = configuration.rules
-        settings.maxNotificationsPerDay = rules.maxNotificationsPerDay
-        settings.autoServerNotify = rules.autoServerNotify
-        settings.autoUserNotify = rules.autoUserNotify
-        settings.serverTimeout = rules.serverTimeout
-        settings.serverScript = configuration.scripts[.server] != nil
-        settings.timeZone = configuration.monitor.timezone ?? .current
-        let monitor = configuration.monitor
-        settings.values = TemplateValues(
-            namespace: rules.namespace,
-            udid: monitor.udid ?? machineID() ?? "",
-            lat: monitor.lat.map { "\($0)" } ?? "",
-            lng: monitor.lng.map { "\($0)" } ?? "")
-        return settings
+        RuleSettings(configuration, machineID: configuration.monitor.udid == nil ? machineID() : nil)
     }
 
     static func machineID() -> String? {

@@ -106,11 +106,3 @@ public struct TopicTree: Sendable, Hashable {
         ]
     }
 }
-
-extension Monitor {
-    /// The current Area's name (else its canonical region), for `B/area`.
-    public var currentAreaName: String? { currentArea.map { hierarchy.name(of: $0) ?? $0.description } }
-
-    /// The current Zone's name (else its canonical region), for `B/zone`.
-    public var currentZoneName: String? { currentZone.map { hierarchy.name(of: $0) ?? $0.description } }
-}

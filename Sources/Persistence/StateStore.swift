@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import RegionMonitor
 import Rules
+import Engine
 import Synchronization
 
 /// The SQLite state of SPEC 12 (WAL, versioned migrations): each beacon's last reported class, so
@@ -405,45 +406,6 @@ public final class StateStore: Sendable {
         }
         return "\(error.localizedDescription); check the folder exists and is writable, or set State.database"
     }
-}
-
-/// What one step changed beyond the last reported classes (which its `location` outputs say):
-/// written in the transaction of the step's outputs.
-public struct StateChanges: Sendable, Hashable {
-    public var rules: RuleState
-    public var alerts: [String: AlertRecord]
-    /// Seconds of dwell added, per region and day.
-    public var dwell: [DwellKey: Double]
-
-    public init(rules: RuleState = RuleState(), alerts: [String: AlertRecord] = [:], dwell: [DwellKey: Double] = [:]) {
-        self.rules = rules
-        self.alerts = alerts
-        self.dwell = dwell
-    }
-
-    public var isEmpty: Bool { rules.isEmpty && alerts.isEmpty && dwell.isEmpty }
-
-    /// Takes `other`'s entries over this one's (the later change wins); dwell additions add up.
-    public mutating func merge(_ other: StateChanges) {
-        rules.merge(other.rules)
-        alerts.merge(other.alerts) { $1 }
-        dwell.merge(other.dwell, uniquingKeysWith: +)
-    }
-}
-
-/// The kept state a restart starts from.
-public struct KeptState: Sendable, Hashable {
-    public var classes: [String: Proximity] = [:]
-    public var rules = RuleState()
-    public var alerts: [String: AlertRecord] = [:]
-    /// The latest kept day's dwell totals.
-    public var dwell: [DwellKey: Double] = [:]
-    /// Every region with kept dwell, on any day.
-    public var dwellRegions: Set<String> = []
-    /// The Location ID of the last reported nearest beacon; `nil` for none.
-    public var nearest: String?
-
-    public init() {}
 }
 
 /// The state database cannot be used; says which file and what to do.

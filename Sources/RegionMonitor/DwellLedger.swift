@@ -81,6 +81,10 @@ public struct DwellLedger: Sendable {
         return added
     }
 
+    /// The next local midnight after the day shown, when ``published(at:)`` has something new to
+    /// say; `nil` before the first call.
+    public var nextMidnight: Timestamp? { shown == nil ? nil : Timestamp(microseconds: shownEnd) }
+
     /// What `B/dwell/<region>` should now show beyond what exits set, by canonical region: every
     /// kept region's total at the first call; after a local midnight, the new day's totals of the
     /// regions that had dwell on the day before; otherwise nothing. Cheap when the day is the same.

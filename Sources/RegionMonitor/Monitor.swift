@@ -142,6 +142,22 @@ public struct Monitor: Sendable {
     /// The Zone most recently entered that is still inside.
     public var currentZone: Region? { currentZoneIndex.map { hierarchy.zones[$0].region } }
 
+    /// The current Area's name (else its canonical region), for `B/area`.
+    public var currentAreaName: String? { currentArea.map { hierarchy.name(of: $0) ?? $0.description } }
+
+    /// The current Zone's name (else its canonical region), for `B/zone`.
+    public var currentZoneName: String? { currentZone.map { hierarchy.name(of: $0) ?? $0.description } }
+
+    /// The class last reported for each configured beacon that is not `off`, by Location ID: what
+    /// a reload starts from, as a restart starts from the kept classes.
+    public var reportedClasses: [String: Proximity] {
+        var classes: [String: Proximity] = [:]
+        for (index, value) in reported.enumerated() where value != .off {
+            classes[hierarchy.beacons[index].locationID] = value
+        }
+        return classes
+    }
+
     /// Starts the clock at `time`: emits the first `monitoring` output. The other entry points
     /// start the monitor at their time when this was not called.
     public mutating func start(at time: Timestamp, into outputs: inout [MonitorOutput]) {

@@ -2,6 +2,7 @@ import ArgumentParser
 import BeaconCore
 import Configuration
 import Daemon
+import Engine
 import Foundation
 import MQTT
 import Persistence
@@ -111,14 +112,14 @@ struct E2EBench: AsyncParsableCommand {
 
         // The engine on its own thread, as in the daemon.
         let sent = try await onDedicatedThread { () -> [ContinuousClock.Instant] in
-            var engine = Engine(configuration: configuration, identity: .resolve(configuration.monitor))
-            var outputs: [MonitorOutput] = []
+            var driver = EngineDriver(
+                engine: Engine(configuration: configuration, identity: .resolve(configuration.monitor)),
+                store: store, sinks: [sink], requests: .inline(ServerHook(configuration: configuration) { _, _ in }))
             let origin = Timestamp(secondsSinceEpoch: 1_700_000_000)!
-            engine.start(at: origin, into: &outputs)
-            try engine.deliver(&outputs, store: store, sinks: [sink])
+            try driver.start(at: origin)
+            try driver.commit()
             var sent: [ContinuousClock.Instant] = []
             sent.reserveCapacity(count)
-            var batch = StepBatch()
             let wall = ContinuousClock.now
             for n in 0..<count {
                 if let paced {
@@ -129,13 +130,11 @@ struct E2EBench: AsyncParsableCommand {
                     format: .ibeacon, beacon: BeaconID(uuid: Self.uuid, major: 1, minor: UInt16(n % 4 + 1)),
                     power: -59, rssi: (n / 4) % 2 == 0 ? -50 : -75, address: nil)
                 sent.append(.now)
-                engine.handle(
-                    .advertisement(Timestamp(microseconds: origin.microseconds + Int64(n) * 100), advertisement),
-                    into: &outputs)
+                try driver.handle(
+                    .advertisement(advertisement), at: Timestamp(microseconds: origin.microseconds + Int64(n) * 100))
                 // As the daemon does: steps share a transaction while input is waiting.
-                engine.stage(&outputs, into: &batch, sinks: [sink])
                 let waiting = paced == nil && n + 1 < count
-                if batch.isFull || !waiting { try batch.commit(store: store, sinks: [sink]) }
+                if !waiting { try driver.commit() }
             }
             return sent
         }

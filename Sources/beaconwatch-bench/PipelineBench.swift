@@ -2,6 +2,7 @@ import ArgumentParser
 import BeaconCore
 import Configuration
 import Daemon
+import Engine
 import Foundation
 import RegionMonitor
 import Rules
@@ -55,21 +56,21 @@ struct PipelineBench: ParsableCommand {
             configuration: configuration, identity: .resolve(configuration.monitor),
             rules: rules ? Self.rules(for: hierarchy) : nil, ruleSettings: settings)
         var walk = Walk(hierarchy: hierarchy, seed: 11)
-        var outputs: [MonitorOutput] = []
+        var actions: [EngineAction] = []
         var produced = 0
 
         // Warm up: a tenth of the run, not timed.
         for _ in 0..<(sightings / 10) {
-            engine.handle(walk.next(), into: &outputs)
-            produced &+= outputs.count
-            outputs.removeAll(keepingCapacity: true)
+            engine.handle(walk.next(), into: &actions)
+            produced &+= actions.count
+            actions.removeAll(keepingCapacity: true)
         }
         let clock = ContinuousClock()
         let elapsed = clock.measure {
             for _ in 0..<sightings {
-                engine.handle(walk.next(), into: &outputs)
-                produced &+= outputs.count
-                outputs.removeAll(keepingCapacity: true)
+                engine.handle(walk.next(), into: &actions)
+                produced &+= actions.count
+                actions.removeAll(keepingCapacity: true)
             }
         }
         let steady = heapInUse() - before
@@ -82,7 +83,7 @@ struct PipelineBench: ParsableCommand {
                 + "\(format(seconds / Double(sightings) * 1e9, 0)) ns/sighting; "
                 + "steady \(format(Double(steady) / Double(beacons), 0)) B/beacon "
                 + "(\(format(Double(steady) / 1_048_576, 1)) MiB); peak RSS \(peakResidentMiB()) MiB; "
-                + "\(produced) outputs, \(walk.zoneChanges) zone changes"
+                + "\(produced) actions (outputs and steps), \(walk.zoneChanges) zone changes"
         )
         withExtendedLifetime(engine) {}
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import BeaconCore
 import Configuration
 import Daemon
+import Engine
 import Foundation
 import RegionMonitor
 
@@ -146,9 +147,10 @@ struct QualityBench: ParsableCommand {
             simulation.loss = loss / 100
             let (sightings, visits) = simulation.run(plan, through: hierarchy, from: start)
             var engine = Engine(configuration: configuration, identity: .resolve(configuration.monitor))
-            var outputs: [MonitorOutput] = []
-            for sighting in sightings { engine.handle(sighting, into: &outputs) }
-            while engine.advanceToNextDeadline(notAfter: nil, into: &outputs) {}
+            var actions: [EngineAction] = []
+            for sighting in sightings { engine.handle(sighting, into: &actions) }
+            while engine.advanceToNextDeadline(notAfter: nil, into: &actions) {}
+            let outputs = actions.outputs
             // The advertisements heard (after loss), per Zone index, in time order. (Keyed by index:
             // a `Region.zone` built here from a sighting's beacon hashed inconsistently in release
             // builds with Swift 6.3.1; see README, Troubleshooting.)

@@ -1,6 +1,7 @@
 import BeaconCore
 import Configuration
 import Daemon
+import Engine
 import Foundation
 import Persistence
 import RegionMonitor

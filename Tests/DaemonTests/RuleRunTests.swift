@@ -1,6 +1,7 @@
 import BeaconCore
 import Configuration
 import Daemon
+import Engine
 import Foundation
 import Persistence
 import RegionMonitor
@@ -319,16 +320,18 @@ import Testing
             let advertisement = Advertisement(
                 format: .ibeacon, beacon: BeaconID(uuid: uuid, major: 42, minor: 1), power: -59, rssi: -60,
                 address: nil)
-            engine.handle(.advertisement(time, advertisement), into: &outputs)
-            engine.advance(to: time.adding(seconds: 10), into: &outputs)
+            outputs += engine.handle(.advertisement(advertisement), at: time).outputs
+            outputs += engine.advance(to: time.adding(seconds: 10)).outputs
         }
         visit(at: 0)
         visit(at: 20)
         try Self.rules(extra: #", "max_events": 9"#).replacingOccurrences(of: "Rule text", with: "New text")
             .write(to: file, atomically: true, encoding: .utf8)
-        try engine.obey(
-            .reconfigure(configuration, rules: try regions()), at: Timestamp(secondsSinceEpoch: 1_383_555_640)!,
-            store: store, into: &outputs)
+        outputs +=
+            engine.handle(
+                .reconfigure(configuration, rules: try regions(), settings: .resolve(configuration)),
+                at: Timestamp(secondsSinceEpoch: 1_383_555_640)!
+            ).outputs
         visit(at: 60)
         #expect(Self.evaluations(outputs).map(\.count) == [1, 2, 3])
         #expect(Self.notifications(outputs).map(\.body) == ["Rule text", "Rule text", "New text"])

@@ -1,6 +1,7 @@
 import BeaconCore
 import Configuration
 import Daemon
+import Engine
 import Foundation
 import Persistence
 import RegionMonitor
@@ -35,37 +36,36 @@ import Testing
             Monitor.exitTimeout = 5
             """
         let configuration = try Configuration.load(Array(ini.utf8), path: "hsyco.ini").get()
-        var engine = Engine(configuration: configuration, identity: .resolve(configuration.monitor))
         let store = try StateStore()
         let recorder = Recorder()
-        var batch = StepBatch()
-        var outputs: [MonitorOutput] = []
+        let seen = Mutex<[String]>([])
+        var driver = EngineDriver(
+            engine: Engine(configuration: configuration, identity: .resolve(configuration.monitor)), store: store,
+            sinks: [recorder], requests: .inline(ServerHook(configuration: configuration) { _, _ in }),
+            output: { item in seen.withLock { $0.append(item.type) } })
         for (n, major) in [1, 2].enumerated() {
             let ad = Advertisement(
                 format: .ibeacon, beacon: BeaconID(uuid: UUID(uuidString: uuid)!, major: UInt16(major), minor: 1),
                 power: -59, rssi: -59, address: nil)
-            engine.handle(
-                .advertisement(Timestamp(secondsSinceEpoch: 1_700_000_000 + Double(n) * 10)!, ad), into: &outputs)
-            engine.stage(&outputs, into: &batch, sinks: [recorder])
+            try driver.handle(.advertisement(Timestamp(secondsSinceEpoch: 1_700_000_000 + Double(n) * 10)!, ad))
         }
-        #expect(batch.count == 2)
         // Nothing is handed on, and nothing kept, before the commit.
         #expect(recorder.steps.withLock { $0.isEmpty })
+        #expect(seen.withLock { $0.isEmpty })
         #expect(try store.pendingOutbox().isEmpty)
 
-        let seen = Mutex<[String]>([])
-        let count = try batch.commit(
-            store: store, output: { item in seen.withLock { $0.append(item.type) } }, sinks: [recorder])
+        try driver.commit()
         let steps = recorder.steps.withLock { $0 }
-        #expect(steps.count == 2)
-        #expect(count == seen.withLock { $0.count })
-        #expect(steps.map(\.whereabouts.zone) == ["Kitchen", "Hall"])
-        #expect(steps.map { $0.types.filter { $0 == "location" }.count } == [1, 2])
+        // Three steps: the first sighting, Kitchen's exit at its own instant (5 s), the second sighting.
+        #expect(steps.count == 3)
+        #expect(driver.delivered == seen.withLock { $0.count })
+        #expect(steps.map(\.whereabouts.zone) == ["Kitchen", nil, "Hall"])
+        #expect(steps.map { $0.types.filter { $0 == "location" }.count } == [1, 1, 1])
         // Each step gets its own outbox entries, in order.
         let pending = try store.pendingOutbox().map(\.sequence)
         #expect(steps.flatMap(\.entries) == pending)
-        #expect(steps[0].entries.count == 1 && steps[1].entries.count == 2)
-        #expect(batch.count == 0)
+        #expect(steps.map(\.entries.count) == [1, 1, 1])
         #expect(try store.lastReported()["201"] == .near)
+        #expect(try store.lastReported()["101"] == .off)
     }
 }

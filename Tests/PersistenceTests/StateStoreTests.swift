@@ -1,5 +1,6 @@
 import BeaconCore
 import Foundation
+import Engine
 import Persistence
 import RegionMonitor
 import Rules

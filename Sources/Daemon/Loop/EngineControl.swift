@@ -1,5 +1,6 @@
 import BeaconCore
 import Configuration
+import Engine
 import Persistence
 import RegionMonitor
 import Rules
@@ -11,18 +12,8 @@ import Synchronization
 /// Posted from any thread; the run loop takes the orders between events, on its own clock, so
 /// the engine stays single-threaded and its state machines see them as one more input.
 public final class EngineControl: Sendable {
-    public enum Order: Sendable {
-        case mode(RangingMode)
-        /// A command the engine takes as a trace states it (`alert/done`, `alert/decline`).
-        case command(TraceCommand)
-        /// A configuration that was read and checked, with the regions of its `Rules.source`
-        /// (`nil` without one): the engine starts over on it.
-        case reconfigure(Configuration, rules: [RuleRegion]?)
-        /// A fetched rules document replaces the one in force.
-        case rules([RuleRegion])
-        /// The answer to a rule engine's action (a server call, a `Script.server` run).
-        case answer(ServerAnswer, call: Int)
-    }
+    /// What the shell tells the engine: an ``EngineInput`` other than a sighting.
+    public typealias Order = EngineInput
 
     private struct State {
         var orders: [Order] = []
@@ -38,7 +29,7 @@ public final class EngineControl: Sendable {
     /// Posts what `command` asks of the engine; `reload` is the shell's (it reads the file).
     public func post(_ command: DaemonCommand) {
         switch command {
-        case .mode(let mode): post(Order.mode(mode))
+        case .mode(let mode): post(EngineInput.mode(mode))
         case .alert: command.traceCommand.map { post(.command($0)) }
         case .reload: break
         }

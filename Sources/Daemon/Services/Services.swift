@@ -173,7 +173,7 @@ public final class Reloader: Service, Sendable {
             logger.error("reload (\(reason)): \(error); the configuration in force stays until the file is fixed")
             return false
         }
-        control.post(.reconfigure(loaded, rules: rules))
+        control.post(.reconfigure(loaded, rules: rules, settings: .resolve(loaded)))
         for sink in sinks { sink.reconfigure(loaded) }
         logger.info(
             "configuration reloaded", metadata: ["reason": "\(reason)", "beacons": "\(loaded.hierarchy.beacons.count)"])

@@ -1,12 +1,14 @@
 import Configuration
+import Engine
 import Persistence
 import RegionMonitor
 
 /// Where a step's outputs go once they are kept: the `--events` stream, the broker, scripts.
 ///
-/// ``Engine/stage(_:into:sinks:)`` asks each sink which messages of a step must survive a crash
-/// (``outbox(for:)``); ``StepBatch/commit(store:output:sinks:)`` writes them to the outbox in the
-/// transaction that keeps the step, then hands each sink each step's outputs with its entries.
+/// ``EngineDriver`` stages each step the engine closes, asking each sink which of its messages
+/// must survive a crash (``outbox(for:)``); ``StepBatch/commit(store:output:sinks:)`` writes them
+/// to the outbox in the transaction that keeps the step, then hands each sink each step's outputs
+/// with its entries.
 public protocol OutputSink: Sendable {
     /// Messages for the outbox: each must reach its destination even across a restart.
     func outbox(for outputs: [MonitorOutput]) -> [OutboxMessage]

@@ -1,5 +1,6 @@
 import BeaconCore
 import Configuration
+import Engine
 import Foundation
 import Persistence
 import RegionMonitor
@@ -36,43 +37,35 @@ public struct LiveRun {
         control: EngineControl? = nil,
         shouldStop: () -> Bool = { false }
     ) throws {
-        var engine = Engine(
+        let engine = Engine(
             configuration: configuration,
             identity: .resolve(configuration.monitor),
             kept: try store.kept(),
             rules: rules,
             ruleSettings: .resolve(configuration)
         )
-        var decoder = AdvertisingReportDecoder()
-        var outputs: [MonitorOutput] = []
-        func deliver() throws {
-            if let control {
-                for action in engine.takeActions() {
-                    hook.performInBackground(action) { call, answer in control.post(.answer(answer, call: call)) }
+        try withoutActuallyEscaping(output) { output in
+            let requests: EngineDriver.Requests =
+                control.map { control in .background(hook) { answer, call in control.post(.answer(answer, call: call)) } }
+                ?? .inline(hook)
+            var driver = EngineDriver(engine: engine, store: store, sinks: sinks, requests: requests, output: output)
+            var decoder = AdvertisingReportDecoder()
+            try driver.start(at: now())
+            try driver.commit()
+            while !shouldStop(), control?.isStopping != true {
+                let current = now()
+                try driver.advance(to: current)
+                for order in control?.take() ?? [] { try driver.handle(order, at: current) }
+                try driver.commit()
+                var wait = Duration.milliseconds(control == nil ? 1000 : 200)
+                if let due = driver.engine.nextWake {
+                    wait = min(wait, .microseconds(max(0, due.microseconds - current.microseconds)))
                 }
-            } else {
-                engine.settleActions(with: hook, into: &outputs)
+                guard let event = try source.nextEvent(timeout: wait) else { continue }
+                let time = max(now(), current)
+                try decoder.decode(event: event) { try driver.handle(.advertisement($0), at: time) }
+                try driver.commit()
             }
-            try engine.deliver(&outputs, store: store, output: output, sinks: sinks)
-        }
-        engine.start(at: now(), into: &outputs)
-        try deliver()
-        while !shouldStop(), control?.isStopping != true {
-            let current = now()
-            engine.advance(to: current, into: &outputs)
-            try deliver()
-            for order in control?.take() ?? [] {
-                try engine.obey(order, at: current, store: store, into: &outputs)
-                try deliver()
-            }
-            var wait = Duration.milliseconds(control == nil ? 1000 : 200)
-            if let due = engine.nextDeadline {
-                wait = min(wait, .microseconds(max(0, due.microseconds - current.microseconds)))
-            }
-            guard let event = try source.nextEvent(timeout: wait) else { continue }
-            let time = max(now(), current)
-            decoder.decode(event: event) { engine.handle(.advertisement(time, $0), into: &outputs) }
-            try deliver()
         }
     }
 }

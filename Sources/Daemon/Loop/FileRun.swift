@@ -1,5 +1,6 @@
 import BeaconCore
 import Configuration
+import Engine
 import Foundation
 import Persistence
 import RegionMonitor
@@ -55,80 +56,71 @@ public struct FileRun {
         if case .adapter(let name) = source {
             throw InputError(file: name, message: "is a live adapter; this command reads btsnoop:PATH or trace:PATH")
         }
-        var engine = Engine(
+        let engine = Engine(
             configuration: configuration,
             identity: .resolve(configuration.monitor),
             kept: try store.kept(),
             rules: rules,
             ruleSettings: .resolve(configuration)
         )
-        var outputs: [MonitorOutput] = []
-        var summary = Summary()
-        // Steps are committed in groups while input is waiting, and at once when it is not.
-        var batch = StepBatch()
-        func commit() throws {
-            summary.outputs += try batch.commit(store: store, output: output, sinks: sinks)
-        }
-        func step() throws {
-            engine.settleActions(with: hook, into: &outputs)
-            engine.stage(&outputs, into: &batch, sinks: sinks)
-            if batch.isFull { try commit() }
-        }
-        var pace: (first: Timestamp, wall: ContinuousClock.Instant)?
-        let file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)
-        var clock: Timestamp?
-        // Between events: the shell's orders, at the input's time.
-        func obey() throws {
-            guard let control else { return }
-            if control.isStopping { throw Stopped() }
-            guard let time = clock else { return }
-            for order in control.take() {
-                try commit()
-                try engine.obey(order, at: time, store: store, into: &outputs)
-                try step()
-                try commit()
+        return try withoutActuallyEscaping(output) { output in
+            var driver = EngineDriver(
+                engine: engine, store: store, sinks: sinks, requests: .inline(hook), output: output)
+            var summary = Summary()
+            var pace: (first: Timestamp, wall: ContinuousClock.Instant)?
+            let file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)
+            var clock: Timestamp?
+            // Between events: the shell's orders, at the input's time, each committed at once.
+            func obey() throws {
+                guard let control else { return }
+                if control.isStopping { throw Stopped() }
+                guard let time = clock else { return }
+                let orders = control.take()
+                guard !orders.isEmpty else { return }
+                try driver.commit()
+                for order in orders { try driver.handle(order, at: time) }
+                try driver.commit()
             }
-        }
-        do {
-            // Before input would block (a quiet pipe): what is staged is committed first.
-            summary.read = try file.read(idle: {
-                try commit(); try obey()
-            }) { event in
-                try obey()
-                if realtime {
-                    if let (first, wall) = pace {
-                        let offset = Duration.microseconds(event.time.microseconds - first.microseconds)
-                        let delay = wall.advanced(by: offset) - ContinuousClock.now
-                        if delay > .zero {
-                            try commit()
-                            Thread.sleep(forTimeInterval: Self.seconds(delay))
+            do {
+                // Steps are committed in groups while input is waiting, and at once when it is not
+                // (before input would block: a quiet pipe).
+                summary.read = try file.read(idle: {
+                    try driver.commit()
+                    try obey()
+                }) { event in
+                    try obey()
+                    if realtime {
+                        if let (first, wall) = pace {
+                            let offset = Duration.microseconds(event.time.microseconds - first.microseconds)
+                            let delay = wall.advanced(by: offset) - ContinuousClock.now
+                            if delay > .zero {
+                                try driver.commit()
+                                // Pacing a file by its timestamps (`--realtime`) is waiting by design.
+                                Thread.sleep(forTimeInterval: Self.seconds(delay))
+                            }
+                        } else {
+                            pace = (event.time, ContinuousClock.now)
                         }
-                    } else {
-                        pace = (event.time, ContinuousClock.now)
                     }
+                    try driver.handle(event)
+                    clock = event.time
                 }
-                while engine.advanceToNextDeadline(notAfter: Engine.deadlinesBefore(event), into: &outputs) {
-                    try step()
-                }
-                clock = event.time
-                engine.handle(event, into: &outputs)
-                try step()
+            } catch is Stopped {
+                summary.stopped = true
+                summary.read.lastTime = clock
             }
-        } catch is Stopped {
-            summary.stopped = true
-            summary.read.lastTime = clock
+            // The input's clock ends at its last record, beacon or not: what fell due by then
+            // happened. Draining runs the clock on until nothing is pending.
+            if drainAtEnd || summary.read.lastTime != nil {
+                try driver.drain(notAfter: drainAtEnd ? nil : summary.read.lastTime)
+            }
+            try driver.commit()
+            summary.outputs = driver.delivered
+            summary.sightings = driver.engine.sightings
+            summary.unconfiguredSightings = driver.engine.unconfiguredSightings
+            summary.ignoredCommands = driver.engine.ignoredCommands
+            return summary
         }
-        // The input's clock ends at its last record, beacon or not: what fell due by then happened.
-        // Draining runs the clock on until nothing is pending.
-        if drainAtEnd || summary.read.lastTime != nil {
-            let end = drainAtEnd ? nil : summary.read.lastTime
-            while engine.advanceToNextDeadline(notAfter: end, into: &outputs) { try step() }
-        }
-        try commit()
-        summary.sightings = engine.sightings
-        summary.unconfiguredSightings = engine.unconfiguredSightings
-        summary.ignoredCommands = engine.ignoredCommands
-        return summary
     }
 
     private struct Stopped: Error {}

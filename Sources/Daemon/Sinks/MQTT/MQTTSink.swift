@@ -1,5 +1,6 @@
 import BeaconCore
 import Configuration
+import Engine
 import Foundation
 import MQTT
 import Persistence

@@ -1,4 +1,5 @@
 import Configuration
+import Engine
 import Foundation
 import Logging
 import Persistence

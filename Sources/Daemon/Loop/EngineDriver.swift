@@ -1,0 +1,113 @@
+import BeaconCore
+import Engine
+import Persistence
+import RegionMonitor
+import Rules
+
+/// Performs an ``Engine``'s actions: the one shell between the pure engine and the world, used
+/// by file runs, live runs, benchmarks and tests.
+///
+/// Each step the engine closes (``EngineAction/persist(_:)``) is staged with the outbox messages
+/// its sinks want kept; ``commit()`` writes the staged steps in one transaction and only then
+/// hands each step's outputs to `output` and the sinks. Steps are staged until ``commit()``, or
+/// until ``StepBatch/limit`` of them wait: the caller commits when its input would wait (a
+/// group commit while input is backed up). Requests (server calls, `Script.server`) are carried
+/// out by the ``Requests`` way given.
+public struct EngineDriver {
+    /// How the rules' requests are answered.
+    public enum Requests {
+        /// Each in turn, waiting for the answer, which is given at the engine's clock: a file
+        /// run's way, whose virtual clock waits too, so a replay is the same every time.
+        case inline(ServerHook)
+        /// Each on a thread of its own; `answered` hands the answer back to whoever feeds the
+        /// engine (a live run, which goes on with sightings while a server thinks).
+        case background(ServerHook, answered: @Sendable (ServerAnswer, Int) -> Void)
+    }
+
+    public private(set) var engine: Engine
+    public let store: StateStore
+    public let sinks: [any OutputSink]
+    let requests: Requests
+    let output: (MonitorOutput) throws -> Void
+    private var actions: [EngineAction] = []
+    private var stepOutputs: [MonitorOutput] = []
+    private var batch = StepBatch()
+    /// Outputs delivered so far.
+    public private(set) var delivered = 0
+
+    public init(
+        engine: Engine, store: StateStore, sinks: [any OutputSink] = [], requests: Requests,
+        output: @escaping (MonitorOutput) throws -> Void = { _ in }
+    ) {
+        self.engine = engine
+        self.store = store
+        self.sinks = sinks
+        self.requests = requests
+        self.output = output
+    }
+
+    /// Starts the engine's clock at `time`.
+    public mutating func start(at time: Timestamp) throws {
+        engine.start(at: time, into: &actions)
+        try perform()
+    }
+
+    /// One input at `time`.
+    public mutating func handle(_ input: EngineInput, at time: Timestamp) throws {
+        engine.handle(input, at: time, into: &actions)
+        try perform()
+    }
+
+    /// One source event at its own time.
+    public mutating func handle(_ event: SourceEvent) throws {
+        engine.handle(event, into: &actions)
+        try perform()
+    }
+
+    /// Fires the engine's timers up to `time`.
+    public mutating func advance(to time: Timestamp) throws {
+        engine.advance(to: time, into: &actions)
+        try perform()
+    }
+
+    /// Fires timers one instant at a time until none is left at or before `limit` (or none at
+    /// all: `nil`, a replay's end, where the clock runs on until nothing is pending).
+    public mutating func drain(notAfter limit: Timestamp?) throws {
+        while engine.advanceToNextDeadline(notAfter: limit, into: &actions) { try perform() }
+    }
+
+    /// Commits the staged steps (with what the sinks settled) in one transaction, then delivers
+    /// them. With nothing staged, still removes what the sinks settled.
+    public mutating func commit() throws {
+        delivered += try batch.commit(store: store, output: output, sinks: sinks)
+    }
+
+    /// Carries out the engine's actions in order; inline answers go back in at the engine's
+    /// clock, and their actions are carried out in turn.
+    private mutating func perform() throws {
+        while !actions.isEmpty {
+            var answers: [(call: Int, answer: ServerAnswer)] = []
+            for action in actions {
+                switch action {
+                case .output(let item):
+                    stepOutputs.append(item)
+                case .persist(let step):
+                    batch.add(stepOutputs, state: step.changes, sinks: sinks, whereabouts: step.whereabouts)
+                    stepOutputs.removeAll(keepingCapacity: true)
+                    if batch.isFull { try commit() }
+                case .request(let request):
+                    switch requests {
+                    case .inline(let hook):
+                        answers.append(hook.perform(request))
+                    case .background(let hook, let answered):
+                        hook.performInBackground(request) { call, answer in answered(answer, call) }
+                    }
+                }
+            }
+            actions.removeAll(keepingCapacity: true)
+            for (call, answer) in answers {
+                engine.handle(.answer(answer, call: call), at: engine.now, into: &actions)
+            }
+        }
+    }
+}

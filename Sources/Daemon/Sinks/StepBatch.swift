@@ -1,0 +1,74 @@
+import Engine
+import Persistence
+import RegionMonitor
+
+/// Steps staged to be committed in one transaction, each delivered afterwards as its own step.
+///
+/// One step per event when input comes one event at a time; when it is backed up (a file, a
+/// burst), up to ``limit`` steps share a transaction, which is what makes high rates possible.
+/// Nothing is handed to a sink or `output` before the transaction holding it is committed.
+public struct StepBatch: Sendable {
+    /// Steps in one transaction, at most.
+    public static let limit = 64
+
+    private var outputs: [MonitorOutput] = []
+    private var messages: [OutboxMessage] = []
+    private var state = StateChanges()
+    /// Each step: where its outputs end, where its messages for each sink end, where the user is.
+    private var steps: [(outputs: Int, messages: [Int], whereabouts: Whereabouts)] = []
+
+    public init() {}
+
+    public var count: Int { steps.count }
+    public var isFull: Bool { steps.count >= Self.limit }
+
+    public mutating func add(
+        _ step: [MonitorOutput], state changes: StateChanges, sinks: [any OutputSink], whereabouts: Whereabouts
+    ) {
+        outputs += step
+        if !changes.isEmpty { state.merge(changes) }
+        var ends: [Int] = []
+        ends.reserveCapacity(sinks.count)
+        for sink in sinks {
+            messages += sink.outbox(for: step)
+            ends.append(messages.count)
+        }
+        steps.append((outputs.count, ends, whereabouts))
+    }
+
+    /// Commits the staged steps (with what the sinks settled) in one transaction, then delivers
+    /// each step in order to `output` and the sinks; empties the batch. Returns how many outputs
+    /// there were.
+    @discardableResult
+    public mutating func commit(
+        store: StateStore,
+        output: (MonitorOutput) throws -> Void = { _ in },
+        sinks: [any OutputSink] = []
+    ) throws -> Int {
+        var settled: [Int64] = []
+        for sink in sinks { settled += sink.takeSettled() }
+        guard !steps.isEmpty else {
+            try store.settle(settled)
+            return 0
+        }
+        defer {
+            outputs.removeAll(keepingCapacity: true)
+            messages.removeAll(keepingCapacity: true)
+            steps.removeAll(keepingCapacity: true)
+            state = StateChanges()
+        }
+        let entries = try store.record(outputs, outbox: messages, settled: settled, changes: state)
+        var outputStart = 0
+        var messageStart = 0
+        for step in steps {
+            let slice = outputs[outputStart..<step.outputs]
+            for item in slice { try output(item) }
+            for (sink, end) in zip(sinks, step.messages) {
+                try sink.deliver(slice, entries: entries[messageStart..<end], whereabouts: step.whereabouts)
+                messageStart = end
+            }
+            outputStart = step.outputs
+        }
+        return outputs.count
+    }
+}

@@ -1,0 +1,312 @@
+import BeaconCore
+import Configuration
+import RegionMonitor
+import Rules
+
+/// The whole per-device state machine — monitor, ranging, nearest, rules, alerts, dwell — behind
+/// one entry point: inputs in, ordered ``EngineAction``s out.
+///
+/// Pure: no clock, no database, no network, no threads. The shell owns the clock and says when
+/// each input happens (``handle(_:at:into:)``) and how far time has gone (``advance(to:into:)``);
+/// a file run drives it on the virtual clock of its input, a live run on the real one, tests on
+/// whatever they like. Persistence, HTTP calls and scripts are actions the shell performs.
+///
+/// Every timer kind — region exits and beacons going `off` (the monitor's), rule latches, alert
+/// resets, and local midnight for dwell — is read through ``nextDeadline`` and ``nextWake``, and
+/// fired by ``fire(_:into:)``, the one place that orders an instant: latches and alert resets
+/// before the monitor's deadlines, each instant its own step, every instant before an input's
+/// before it.
+public struct Engine: Sendable {
+    public private(set) var monitor: Monitor
+    /// The Ubudu rules on the monitor's transitions; `nil` without `Rules.source`.
+    public private(set) var rules: RuleEngine? {
+        didSet {
+            latchDeadline = Self.earliest(rules?.nextDeadline, alerts?.nextDeadline)
+            monitor.recordsClassChanges = rules?.proximityRules == true || alerts != nil
+        }
+    }
+    /// The `LocationAlert.*` alerts (SPEC 9.1); `nil` without any.
+    public private(set) var alerts: AlertConsumer? {
+        didSet { latchDeadline = Self.earliest(rules?.nextDeadline, alerts?.nextDeadline) }
+    }
+    /// Time inside each Area and Zone per local day (SPEC 9.3).
+    public private(set) var dwell: DwellLedger
+    /// The earliest latch or alert reset, kept: every sighting asks.
+    private var latchDeadline: Timestamp?
+    /// The rule counts a start began from: what a reload that brings rules in starts from.
+    private var keptRules: RuleState
+    /// Outputs of the step being made; kept to reuse its storage.
+    private var pending: [MonitorOutput] = []
+    /// Trace commands that nothing takes (an alert command for an alert not in progress, an
+    /// unknown command), counted.
+    public private(set) var ignoredCommands = 0
+    /// Advertisements of beacons that are not configured: decoded, counted, moving nothing.
+    public private(set) var unconfiguredSightings = 0
+    public private(set) var sightings = 0
+
+    /// An engine for `configuration`, reporting for `identity`, going on from a `kept` state; with
+    /// `rules` (the regions of `Rules.source`), the rule engine runs by `ruleSettings`.
+    public init(
+        configuration: Configuration, identity: MonitorIdentity, kept: KeptState = KeptState(),
+        rules: [RuleRegion]? = nil, ruleSettings: RuleSettings = RuleSettings()
+    ) {
+        monitor = Monitor(
+            hierarchy: configuration.hierarchy,
+            settings: configuration.monitor,
+            identity: identity,
+            restored: kept.classes,
+            restoredNearest: kept.nearest
+        )
+        dwell = DwellLedger(
+            timeZone: configuration.monitor.timezone ?? .current, restored: kept.dwell, regions: kept.dwellRegions)
+        keptRules = kept.rules
+        if let rules {
+            self.rules = RuleEngine(
+                regions: rules, hierarchy: configuration.hierarchy, settings: ruleSettings, restored: kept.rules)
+        }
+        if !configuration.alerts.isEmpty {
+            alerts = AlertConsumer(
+                definitions: configuration.alerts, resetAfter: configuration.alertResetAfter, restored: kept.alerts)
+        }
+        latchDeadline = Self.earliest(self.rules?.nextDeadline, alerts?.nextDeadline)
+        monitor.recordsClassChanges = self.rules?.proximityRules == true || alerts != nil
+    }
+
+    static func earliest(_ first: Timestamp?, _ second: Timestamp?) -> Timestamp? {
+        guard let first else { return second }
+        guard let second else { return first }
+        return min(first, second)
+    }
+
+    // MARK: - Time
+
+    /// The engine's clock: the latest instant it has seen.
+    public var now: Timestamp { monitor.clock }
+
+    /// The earliest pending timer: an exit, a beacon going `off`, a latch, an alert reset. A
+    /// replay runs its clock on until there is none.
+    public var nextDeadline: Timestamp? {
+        guard let latch = latchDeadline else { return monitor.nextDeadline }
+        return min(latch, monitor.nextDeadline ?? latch)
+    }
+
+    /// When a live shell must wake even with no input: ``nextDeadline``, or the next local
+    /// midnight, when `B/dwell` shows a new day.
+    public var nextWake: Timestamp? { Self.earliest(nextDeadline, dwell.nextMidnight) }
+
+    /// Starts the clock: the first `monitoring` output (and, after a reload, what the new
+    /// configuration's sightings call for), as one step.
+    public mutating func start(at time: Timestamp, into actions: inout [EngineAction]) {
+        var outputs = takePending()
+        let start = outputs.count
+        monitor.start(at: time, into: &outputs)
+        observe(from: start, &outputs)
+        closeStep(&outputs, into: &actions)
+    }
+
+    /// Fires every timer due at or before `time`, instant by instant, each instant a step; then
+    /// the clock stands at `time` (a local midnight passed on the way closes a step of its own).
+    public mutating func advance(to time: Timestamp, into actions: inout [EngineAction]) {
+        while let due = nextDeadline, due <= time { fire(due, into: &actions) }
+        if monitor.clock < time {
+            var outputs = takePending()
+            monitor.advance(to: time, into: &outputs)
+            closeStep(&outputs, into: &actions)
+        }
+    }
+
+    /// The earliest timer that can cause an output: an exit, a beacon going `off`, a latch. An
+    /// alert's reset only changes a status (the beacon's condition does not hold then, so nothing
+    /// can be offered), and midnight only what is shown.
+    public var nextOutputDeadline: Timestamp? { Self.earliest(monitor.nextDeadline, rules?.nextDeadline) }
+
+    /// Fires the earliest instant with a timer that can cause an output, if it falls at or before
+    /// `limit` (any, when `limit` is `nil`); returns whether one fired. A replay drains its clock
+    /// with this at the end of input: it runs on until no exit, `off` or latch is pending, and
+    /// what it keeps (a `done` alert waiting for its reset) is what a restart goes on from.
+    @discardableResult
+    public mutating func advanceToNextDeadline(notAfter limit: Timestamp?, into actions: inout [EngineAction]) -> Bool {
+        guard let due = nextOutputDeadline, limit.map({ due <= $0 }) ?? true else { return false }
+        while let earlier = nextDeadline, earlier < due { fire(earlier, into: &actions) }
+        fire(due, into: &actions)
+        return true
+    }
+
+    /// One instant's timers, as one step: latches and alert resets first (an event "before" a
+    /// latch expires is strictly before it), then the monitor's exits and `off`s, which the
+    /// rules, alerts and dwell then see. The one place that orders an instant.
+    private mutating func fire(_ due: Timestamp, into actions: inout [EngineAction]) {
+        var outputs = takePending()
+        fireLatches(at: due, into: &outputs)
+        let start = outputs.count
+        monitor.advance(to: due, into: &outputs)
+        observe(from: start, &outputs)
+        closeStep(&outputs, into: &actions)
+    }
+
+    private mutating func fireLatches(at time: Timestamp, into outputs: inout [MonitorOutput]) {
+        guard let latch = latchDeadline, latch <= time else { return }
+        if let due = rules?.nextDeadline, due <= time { rules!.advance(to: time, into: &outputs) }
+        if let due = alerts?.nextDeadline, due <= time { alerts!.advance(to: time, into: &outputs) }
+    }
+
+    // MARK: - Inputs
+
+    /// One input at `time` (not before ``now``; an earlier time is taken as ``now``).
+    ///
+    /// The timers of earlier instants fire first, each its own step. At `time` itself, latches
+    /// and alert resets come before the input; the monitor's deadlines come after a sighting
+    /// (which may renew them: SPEC 5.1) and before anything else.
+    public mutating func handle(_ input: EngineInput, at time: Timestamp, into actions: inout [EngineAction]) {
+        let time = max(time, now)
+        var isSighting = false
+        if case .advertisement = input { isSighting = true }
+        while let due = nextDeadline, due < time || (due == time && !isSighting) { fire(due, into: &actions) }
+        var outputs = takePending()
+        fireLatches(at: time, into: &outputs)
+        let start = outputs.count
+        switch input {
+        case .advertisement(let advertisement):
+            sightings += 1
+            if !monitor.sighting(advertisement, at: time, into: &outputs) { unconfiguredSightings += 1 }
+            observe(from: start, &outputs)
+        case .mode(let mode):
+            monitor.setMode(mode, at: time, into: &outputs)
+            observe(from: start, &outputs)
+        case .command(let command):
+            monitor.advance(to: time, into: &outputs)
+            if !obey(command, at: time, into: &outputs) { ignoredCommands += 1 }
+            observe(from: start, &outputs)
+        case .answer(let answer, let call):
+            monitor.advance(to: time, into: &outputs)
+            rules?.answer(answer, to: call, at: time, into: &outputs)
+        case .reconfigure(let configuration, let regions, let settings):
+            closeStep(&outputs, into: &actions)
+            reconfigure(configuration, rules: regions, settings: settings, at: time, into: &actions)
+            return
+        case .rules(let regions):
+            // A fetched rules document: the monitor goes on, the rules take the new regions.
+            monitor.advance(to: time, into: &outputs)
+            rules = rules?.replacingRegions(with: regions, hierarchy: monitor.hierarchy)
+        }
+        closeStep(&outputs, into: &actions)
+    }
+
+    /// A source event at its own time.
+    public mutating func handle(_ event: SourceEvent, into actions: inout [EngineAction]) {
+        handle(EngineInput(event), at: event.time, into: &actions)
+    }
+
+    /// The actions of one input, returned: for tests and one-off callers.
+    public mutating func handle(_ input: EngineInput, at time: Timestamp) -> [EngineAction] {
+        var actions: [EngineAction] = []
+        handle(input, at: time, into: &actions)
+        return actions
+    }
+
+    /// The actions of advancing to `time`, returned.
+    public mutating func advance(to time: Timestamp) -> [EngineAction] {
+        var actions: [EngineAction] = []
+        advance(to: time, into: &actions)
+        return actions
+    }
+
+    /// A trace (or `B/cmd/alert`) command: `alert/done` and `alert/decline` with an `id`. Returns
+    /// whether it was taken.
+    private mutating func obey(_ command: TraceCommand, at time: Timestamp, into outputs: inout [MonitorOutput])
+        -> Bool
+    {
+        guard command.name.hasPrefix("alert/"), let id = command.arguments["id"], alerts != nil else { return false }
+        return alerts!.command(String(command.name.dropFirst("alert/".count)), id: id, at: time, into: &outputs)
+    }
+
+    /// A new configuration in force from `time`, as a restart would start on it, but carrying
+    /// over what the running engine knows: presence (no exit or enter for regions that stay
+    /// inside, SPEC 13), the rules' view of it, counts, alert statuses, dwell, the reported
+    /// classes and the nearest beacon. The mode stays the app's (`cmd/mode`), not the file's.
+    private mutating func reconfigure(
+        _ configuration: Configuration, rules regions: [RuleRegion]?, settings: RuleSettings, at time: Timestamp,
+        into actions: inout [EngineAction]
+    ) {
+        var kept = KeptState()
+        kept.classes = monitor.reportedClasses
+        kept.rules = rules?.state ?? keptRules
+        kept.alerts = alerts?.records ?? [:]
+        kept.dwell = dwell.totals
+        kept.nearest = monitor.nearestLocationID
+        var next = Engine(
+            configuration: configuration, identity: monitor.identity, kept: kept, rules: regions,
+            ruleSettings: settings)
+        let recording = next.monitor.recordsClassChanges
+        next.monitor = Monitor(
+            reloading: monitor, hierarchy: configuration.hierarchy, settings: configuration.monitor,
+            identity: monitor.identity, restored: kept.classes, restoredNearest: kept.nearest)
+        next.monitor.recordsClassChanges = recording
+        if next.dwell.timeZone == dwell.timeZone { next.dwell = dwell }
+        next.rules?.numberActions(after: rules)
+        next.rules?.assumePresence(inside: monitor.insideRegions, classesOf: rules)
+        next.sightings = sightings
+        next.unconfiguredSightings = unconfiguredSightings
+        next.ignoredCommands = ignoredCommands
+        let mode = monitor.mode
+        self = next
+        start(at: time, into: &actions)
+        if monitor.mode != mode { handle(.mode(mode), at: time, into: &actions) }
+    }
+
+    // MARK: - Steps
+
+    private mutating func takePending() -> [MonitorOutput] {
+        var outputs: [MonitorOutput] = []
+        swap(&outputs, &pending)
+        return outputs
+    }
+
+    /// Lets the dwell ledger, the rules and the alerts see the outputs from `start` on (an Area's
+    /// or Zone's `exit` gets the day's dwell), then the step's computed class changes.
+    private mutating func observe(from start: Int, _ outputs: inout [MonitorOutput]) {
+        guard start < outputs.count || monitor.recordsClassChanges else { return }
+        let end = outputs.count
+        for index in start..<end {
+            if case .transition(let time, var transition) = outputs[index], transition.direction == .exit,
+                transition.region.kind != .beacon, let seconds = transition.dwell
+            {
+                transition.dwellToday = dwell.exit(transition.region, at: time, after: seconds)
+                outputs[index] = .transition(time, transition)
+            }
+            if rules != nil { rules!.observe(outputs[index], into: &outputs) }
+        }
+        // The computed classes (SPEC 7.2, 9.1: not only the reported ones), where the step's
+        // `location` outputs stand: after its transitions.
+        for change in monitor.takeClassChanges() {
+            if rules != nil { rules!.observe(change, into: &outputs) }
+            if alerts != nil { alerts!.observe(change, into: &outputs) }
+        }
+    }
+
+    /// Ends a step: its outputs, then what to keep with them (when there is anything: outputs, a
+    /// changed count or status, a new day's dwell), then the requests it made. Empties `outputs`
+    /// and keeps its storage for the next step.
+    private mutating func closeStep(_ outputs: inout [MonitorOutput], into actions: inout [EngineAction]) {
+        defer {
+            outputs.removeAll(keepingCapacity: true)
+            swap(&outputs, &pending)
+        }
+        let dwellShown = dwell.published(at: now)
+        let requests = rules?.takeActions() ?? []
+        let changes = StateChanges(
+            rules: rules?.takeChanges() ?? RuleState(), alerts: alerts?.takeChanges() ?? [:],
+            dwell: dwell.takeChanges())
+        guard !outputs.isEmpty || !dwellShown.isEmpty || !changes.isEmpty || !requests.isEmpty else { return }
+        actions.reserveCapacity(actions.count + outputs.count + 1 + requests.count)
+        for output in outputs { actions.append(.output(output)) }
+        actions.append(
+            .persist(
+                EngineStep(
+                    changes: changes,
+                    whereabouts: Whereabouts(
+                        area: monitor.currentAreaName, zone: monitor.currentZoneName,
+                        nearest: monitor.nearestLocationID, dwell: dwellShown))))
+        for request in requests { actions.append(.request(request)) }
+    }
+}

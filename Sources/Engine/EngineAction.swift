@@ -1,0 +1,85 @@
+import BeaconCore
+import Configuration
+import RegionMonitor
+import Rules
+
+/// What the shell hands a running engine besides the clock: a source's events, the app's
+/// commands, the answers to the engine's requests, and a new configuration or rules document.
+public enum EngineInput: Sendable {
+    /// One received advertisement.
+    case advertisement(Advertisement)
+    /// Switch between foreground and background ranging (a trace line, `B/cmd/mode`).
+    case mode(RangingMode)
+    /// A command as a trace states it (`alert/done`, `alert/decline`), or from `B/cmd/alert`.
+    case command(TraceCommand)
+    /// The answer to a ``EngineAction/request(_:)`` (a server call, a `Script.server` run).
+    case answer(ServerAnswer, call: Int)
+    /// A configuration that was read and checked, with the regions of its `Rules.source` (`nil`
+    /// without one) and the rule settings it resolves to: the engine goes on under it, carrying
+    /// presence, counts and statuses over.
+    case reconfigure(Configuration, rules: [RuleRegion]?, settings: RuleSettings)
+    /// A fetched rules document replaces the one in force.
+    case rules([RuleRegion])
+
+    /// The input a source event stands for, and its time.
+    public init(_ event: SourceEvent) {
+        switch event {
+        case .advertisement(_, let advertisement): self = .advertisement(advertisement)
+        case .mode(_, let mode): self = .mode(mode)
+        case .command(_, let command): self = .command(command)
+        }
+    }
+}
+
+/// What the engine asks of its shell, in order: outputs, then the step they belong to (kept in
+/// one transaction with them before anyone sees them), then requests that need the outside
+/// world. The shell performs them in this order.
+public enum EngineAction: Sendable {
+    /// An output of SPEC 10, in causal order.
+    case output(MonitorOutput)
+    /// Closes a step: keep its state changes with the outputs since the previous step, then
+    /// deliver those outputs; ``EngineStep/whereabouts`` is where the user is after it.
+    case persist(EngineStep)
+    /// A server call or a `Script.server` run for a rule; answer with ``EngineInput/answer(_:call:)``.
+    case request(RuleEngine.Action)
+}
+
+/// One step of the engine: an instant's outputs belong together, and the state after them.
+public struct EngineStep: Sendable, Hashable {
+    /// What the step changed beyond the last reported classes: rule counts, alert statuses, dwell.
+    public var changes: StateChanges
+    /// Where the user is after the step.
+    public var whereabouts: Whereabouts
+
+    public init(changes: StateChanges = StateChanges(), whereabouts: Whereabouts) {
+        self.changes = changes
+        self.whereabouts = whereabouts
+    }
+}
+
+/// Where the user is after a step: the names (or canonical regions) of the current Area and Zone,
+/// the nearest beacon, and the seconds inside today that `B/dwell/<region>` shows where the step
+/// changes them other than by an exit (every kept region's at the start, the new day's after a
+/// local midnight).
+public struct Whereabouts: Sendable, Hashable {
+    public var area: String?
+    public var zone: String?
+    /// The nearest beacon's Location ID; `nil` for none.
+    public var nearest: String?
+    /// Seconds inside today, by canonical region.
+    public var dwell: [String: Double]
+
+    public init(area: String?, zone: String?, nearest: String? = nil, dwell: [String: Double] = [:]) {
+        self.area = area
+        self.zone = zone
+        self.nearest = nearest
+        self.dwell = dwell
+    }
+}
+
+extension Array where Element == EngineAction {
+    /// The outputs among the actions, in order.
+    public var outputs: [MonitorOutput] {
+        compactMap { if case .output(let output) = $0 { output } else { nil } }
+    }
+}
