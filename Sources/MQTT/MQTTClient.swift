@@ -76,24 +76,32 @@ public struct MQTTError: Error, Sendable, Hashable, CustomStringConvertible {
 /// disconnects, stops the loop, destroys the handle and finishes the stream, once.
 public final class MQTTClient: Sendable {
     public let events: AsyncStream<MQTTEvent>
-    private let handle: Mutex<OpaquePointer?>
-    private let relay: Relay
+    /// The libmosquitto handle and the relay its callbacks find us through (one per generation).
+    private let handle: Mutex<(mosq: OpaquePointer?, relay: Relay)>
     private let connection: MQTTConnection
 
-    /// Carries events from the network thread to Swift.
+    /// Carries events from the network thread to Swift: one per libmosquitto handle, so that an
+    /// acknowledgement says which generation of the connection it comes from.
     final class Relay: Sendable {
         let continuation: AsyncStream<MQTTEvent>.Continuation
-        let published: (@Sendable (Int32) -> Void)?
+        let published: (@Sendable (Int32, UInt64) -> Void)?
         let received: (@Sendable (String, [UInt8], Bool) -> Void)?
+        let generation: UInt64
         init(
-            _ continuation: AsyncStream<MQTTEvent>.Continuation, published: (@Sendable (Int32) -> Void)?,
-            received: (@Sendable (String, [UInt8], Bool) -> Void)?
+            _ continuation: AsyncStream<MQTTEvent>.Continuation, published: (@Sendable (Int32, UInt64) -> Void)?,
+            received: (@Sendable (String, [UInt8], Bool) -> Void)?, generation: UInt64
         ) {
             self.continuation = continuation
             self.published = published
             self.received = received
+            self.generation = generation
         }
+
+        func next() -> Relay { Relay(continuation, published: published, received: received, generation: generation + 1) }
     }
+
+    /// The handle's generation: 0 at first, one more at every ``reset()``.
+    public var generation: UInt64 { handle.withLock { $0.relay.generation } }
 
     private static let initialised: Bool = {
         mosquitto_lib_init()
@@ -102,20 +110,21 @@ public final class MQTTClient: Sendable {
 
     /// Makes the client and sets its options; nothing is sent until ``start()``.
     ///
-    /// With `published`, acknowledgements are handed to it on the network thread, at once,
-    /// instead of to ``events``: for a publisher that must keep up with thousands a second, a hop
-    /// to another thread per message is what it cannot afford. Likewise `received` takes incoming
-    /// messages (topic, payload, retained). Both must be quick and not block.
+    /// With `published`, acknowledgements (message ID, ``generation``) are handed to it on the
+    /// network thread, at once, instead of to ``events``: for a publisher that must keep up with
+    /// thousands a second, a hop to another thread per message is what it cannot afford.
+    /// Likewise `received` takes incoming messages (topic, payload, retained). Both must be quick,
+    /// must not block, and must not wait for anything a caller of this client may hold.
     public init(
-        _ connection: MQTTConnection, published: (@Sendable (Int32) -> Void)? = nil,
+        _ connection: MQTTConnection, published: (@Sendable (Int32, UInt64) -> Void)? = nil,
         received: (@Sendable (String, [UInt8], Bool) -> Void)? = nil
     ) throws {
         _ = Self.initialised
         self.connection = connection
         let (stream, continuation) = AsyncStream<MQTTEvent>.makeStream(bufferingPolicy: .unbounded)
         events = stream
-        relay = Relay(continuation, published: published, received: received)
-        let userdata = Unmanaged.passUnretained(relay).toOpaque()
+        let relay = Relay(continuation, published: published, received: received, generation: 0)
+        let userdata = Unmanaged.passRetained(relay).toOpaque()
         guard let created = mosquitto_new(connection.clientID, connection.cleanSession, userdata) else {
             throw MQTTError(operation: "client creation", code: MOSQ_ERR_NOMEM.rawValue)
         }
@@ -123,10 +132,11 @@ public final class MQTTClient: Sendable {
             try Self.configure(created, connection)
         } catch {
             mosquitto_destroy(created)
+            Unmanaged.passUnretained(relay).release()
             continuation.finish()
             throw error
         }
-        handle = Mutex(created)
+        handle = Mutex((created, relay))
     }
 
     deinit { shutdown() }
@@ -165,7 +175,7 @@ public final class MQTTClient: Sendable {
         mosquitto_publish_callback_set(mosq) { _, userdata, messageID in
             guard let relay = MQTTClient.relay(userdata) else { return }
             if let published = relay.published {
-                published(messageID)
+                published(messageID, relay.generation)
             } else {
                 relay.continuation.yield(.published(messageID: messageID))
             }
@@ -195,16 +205,16 @@ public final class MQTTClient: Sendable {
 
     /// Starts the network thread and connects in the background; it reconnects by itself.
     public func start() throws {
-        try handle.withLock { mosq in
-            guard let mosq else { throw MQTTError(operation: "start", code: MOSQ_ERR_INVAL.rawValue) }
-            try connect(mosq)
+        try handle.withLock { current in
+            guard let mosq = current.mosq else { throw MQTTError(operation: "start", code: MOSQ_ERR_INVAL.rawValue) }
+            try connect(mosq, relay: current.relay)
         }
     }
 
     /// Connects `mosq` and starts its network thread. libmosquitto's thread reconnects by itself
     /// only after a first connection succeeded, so a broker that is not there yet is retried
     /// here (1 s, doubling to 60 s) until it is, or until the handle is replaced or shut down.
-    private func connect(_ mosq: OpaquePointer) throws {
+    private func connect(_ mosq: OpaquePointer, relay: Relay) throws {
         let code = mosquitto_connect_async(mosq, connection.host, connection.port, connection.keepalive)
         if code == MOSQ_ERR_SUCCESS.rawValue {
             let loop = mosquitto_loop_start(mosq)
@@ -215,16 +225,17 @@ public final class MQTTClient: Sendable {
             throw MQTTError(operation: "connect to \(connection.host):\(connection.port)", code: code)
         }
         relay.continuation.yield(.disconnected(code: code))
-        let address = Int(bitPattern: UnsafeRawPointer(mosq))
+        let generation = relay.generation
+        // A blocking retry loop beside libmosquitto's own thread, which does not exist yet.
         Thread { [weak self] in
             var delay = 1.0
             while true {
                 Thread.sleep(forTimeInterval: delay)
                 guard let self else { return }
                 let done = self.handle.withLock { current -> Bool in
-                    guard let current, Int(bitPattern: UnsafeRawPointer(current)) == address else { return true }
-                    guard mosquitto_reconnect_async(current) == MOSQ_ERR_SUCCESS.rawValue else { return false }
-                    _ = mosquitto_loop_start(current)
+                    guard let mosq = current.mosq, current.relay.generation == generation else { return true }
+                    guard mosquitto_reconnect_async(mosq) == MOSQ_ERR_SUCCESS.rawValue else { return false }
+                    _ = mosquitto_loop_start(mosq)
                     return true
                 }
                 if done { return }
@@ -233,23 +244,54 @@ public final class MQTTClient: Sendable {
         }.start()
     }
 
+    /// The handle, taken out from under the lock (the caller owns it now), and its relay.
+    private func takeHandle() -> (OpaquePointer, Relay)? {
+        let taken = handle.withLock { current -> TakenHandle? in
+            guard let mosq = current.mosq else { return nil }
+            current.mosq = nil
+            return TakenHandle(pointer: mosq, relay: current.relay)
+        }
+        return taken.map { ($0.pointer, $0.relay) }
+    }
+
+    /// A handle on its way out of the lock: only its taker uses it from then on.
+    private struct TakenHandle: @unchecked Sendable {
+        let pointer: OpaquePointer
+        let relay: Relay
+    }
+
     /// Drops the connection and everything libmosquitto holds for it (messages not yet
     /// acknowledged, which it would otherwise resend ahead of anything published later), and
-    /// connects anew in the background. The caller resends what it still needs, in its order.
+    /// connects anew in the background as the next ``generation``. The caller resends what it
+    /// still needs, in its order.
+    ///
+    /// The old handle is stopped with no lock held: stopping waits for its network thread, whose
+    /// callbacks may publish or take the caller's locks. Meanwhile ``publish(topic:payload:qos:retain:)``
+    /// throws (no handle). Call it from a thread that may block, never from a callback.
     public func reset() throws {
-        try handle.withLock { mosq in
-            guard let old = mosq else { throw MQTTError(operation: "reset", code: MOSQ_ERR_INVAL.rawValue) }
-            mosquitto_disconnect(old)
-            mosquitto_loop_stop(old, false)
-            mosquitto_destroy(old)
-            mosq = nil
-            let userdata = Unmanaged.passUnretained(relay).toOpaque()
-            guard let created = mosquitto_new(connection.clientID, connection.cleanSession, userdata) else {
-                throw MQTTError(operation: "reset", code: MOSQ_ERR_NOMEM.rawValue)
-            }
-            mosq = created
+        guard let (mosq, relay) = takeHandle() else {
+            throw MQTTError(operation: "reset", code: MOSQ_ERR_INVAL.rawValue)
+        }
+        mosquitto_disconnect(mosq)
+        mosquitto_loop_stop(mosq, false)
+        mosquitto_destroy(mosq)
+        Unmanaged.passUnretained(relay).release()
+        let next = relay.next()
+        let userdata = Unmanaged.passRetained(next).toOpaque()
+        guard let created = mosquitto_new(connection.clientID, connection.cleanSession, userdata) else {
+            Unmanaged.passUnretained(next).release()
+            throw MQTTError(operation: "reset", code: MOSQ_ERR_NOMEM.rawValue)
+        }
+        do {
             try Self.configure(created, connection)
-            try connect(created)
+        } catch {
+            mosquitto_destroy(created)
+            Unmanaged.passUnretained(next).release()
+            throw error
+        }
+        try handle.withLock { current in
+            current = (created, next)
+            try connect(created, relay: next)
         }
     }
 
@@ -257,8 +299,15 @@ public final class MQTTClient: Sendable {
     /// QoS 1 messages published while disconnected are queued by libmosquitto and sent on reconnect.
     @discardableResult
     public func publish(topic: String, payload: some Collection<UInt8>, qos: Int32, retain: Bool) throws -> Int32 {
-        try handle.withLock { mosq in
-            guard let mosq else { throw MQTTError(operation: "publish", code: MOSQ_ERR_INVAL.rawValue) }
+        try publishTagged(topic: topic, payload: payload, qos: qos, retain: retain).messageID
+    }
+
+    /// Publishes a message; returns its message ID and the ``generation`` it went to, read together.
+    public func publishTagged(topic: String, payload: some Collection<UInt8>, qos: Int32, retain: Bool) throws -> (
+        messageID: Int32, generation: UInt64
+    ) {
+        try handle.withLock { current in
+            guard let mosq = current.mosq else { throw MQTTError(operation: "publish", code: MOSQ_ERR_INVAL.rawValue) }
             var messageID: Int32 = 0
             let bytes = Array(payload)
             let code = bytes.withUnsafeBytes {
@@ -267,14 +316,16 @@ public final class MQTTClient: Sendable {
             guard code == MOSQ_ERR_SUCCESS.rawValue || (code == MOSQ_ERR_NO_CONN.rawValue && qos > 0) else {
                 throw MQTTError(operation: "publish to \(topic)", code: code)
             }
-            return messageID
+            return (messageID, current.relay.generation)
         }
     }
 
     @discardableResult
     public func subscribe(_ pattern: String, qos: Int32) throws -> Int32 {
-        try handle.withLock { mosq in
-            guard let mosq else { throw MQTTError(operation: "subscribe", code: MOSQ_ERR_INVAL.rawValue) }
+        try handle.withLock { current in
+            guard let mosq = current.mosq else {
+                throw MQTTError(operation: "subscribe", code: MOSQ_ERR_INVAL.rawValue)
+            }
             var messageID: Int32 = 0
             let code = mosquitto_subscribe(mosq, &messageID, pattern, qos)
             guard code == MOSQ_ERR_SUCCESS.rawValue else {
@@ -287,14 +338,11 @@ public final class MQTTClient: Sendable {
     /// Disconnects cleanly (no will), stops the network thread, destroys the handle, and ends
     /// ``events``. Safe to call more than once.
     public func shutdown() {
-        let mosq = handle.withLock { mosq -> OpaquePointer? in
-            defer { mosq = nil }
-            return mosq
-        }
-        guard let mosq else { return }
+        guard let (mosq, relay) = takeHandle() else { return }
         mosquitto_disconnect(mosq)
         mosquitto_loop_stop(mosq, false)
         mosquitto_destroy(mosq)
+        Unmanaged.passUnretained(relay).release()
         relay.continuation.finish()
     }
 }

@@ -62,7 +62,7 @@ import Testing
         let received = Mutex<[String]>([])
         let client = try MQTTClient(
             MQTTConnection(host: "127.0.0.1", port: broker.port, clientID: "both-\(UUID().uuidString.prefix(8))"),
-            published: { id in acknowledged.withLock { $0.append(id) } },
+            published: { id, _ in acknowledged.withLock { $0.append(id) } },
             received: { topic, payload, _ in
                 received.withLock { $0.append("\(topic) \(String(decoding: payload, as: UTF8.self))") }
             })

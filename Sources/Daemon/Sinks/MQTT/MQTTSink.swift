@@ -12,74 +12,59 @@ import Synchronization
 /// `offline` when the daemon dies).
 ///
 /// Events are at-least-once: each is in the state database's outbox before it is handed to
-/// libmosquitto (``outbox(for:)``), and leaves it on PUBACK (QoS 1) or once written to the socket
-/// (QoS 0) and the connection has stayed up for ``confirmation`` since: a broker killed right after
-/// acknowledging may never have passed a message on, so on an unclean disconnect everything
-/// acknowledged within that time and everything unacknowledged is sent again, in outbox order,
-/// on a fresh connection (duplicates are possible; losses are not). At most ``window`` events are
-/// with libmosquitto at a time; the rest wait in order. Whatever is left at a stop or a crash is
-/// sent first at the next start.
+/// libmosquitto (``outbox(for:)``); the ``Outbox`` state machine decides what is published, when
+/// an event may leave the database, and when the client must be reset (duplicates are possible;
+/// losses are not). This class is its shell: it holds the machine under a lock only while asking
+/// it, and calls libmosquitto with no lock held, so the library's network thread (which delivers
+/// PUBACKs here) never waits for a caller that waits for it. Whatever is left at a stop or a crash
+/// is sent first at the next start.
 public final class MQTTSink: OutputSink {
     public let tree: TopicTree
     private let client: MQTTClient
     private let store: StateStore
-    private let state = Mutex(State())
+    private let state: Mutex<Shared>
     private let discovery: [MQTTMessage]
     /// The configured beacons' Location IDs, in file order.
     private let beacons: [String]
+    private let origin = ContinuousClock.now
+    private let seams: Seams
     /// How many events may be with libmosquitto, unacknowledged, at once.
     public static let window = 100
     /// How long after its acknowledgement an event is resent if the connection drops.
     public static let confirmation = Duration.seconds(1)
 
-    struct State {
-        /// Retained topics and their latest message, republished on every connect.
-        var retained: [String: MQTTMessage] = [:]
-        var retainedOrder: [String] = []
-        /// Retained messages not yet acknowledged (QoS 1).
-        var retainedOutstanding: Set<Int32> = []
-        /// Outbox entries waiting for their turn, oldest first (from `backlogStart`).
-        var backlog: [OutboxEntry] = []
-        var backlogStart = 0
-        /// Outbox entries with libmosquitto, by message ID.
-        var inflight: [Int32: OutboxEntry] = [:]
-        /// Acknowledged entries not yet confirmed by ``confirmation`` of connection, oldest first.
-        var recent: [(entry: OutboxEntry, at: ContinuousClock.Instant)] = []
-        var recentStart = 0
-        /// Delivered outbox entries not yet removed from the database.
-        var settled: [Int64] = []
-        var connected = false
-        var waiting: Int { backlog.count - backlogStart + inflight.count }
+    /// The machine and who waits for it to reach a state.
+    struct Shared {
+        var outbox: Outbox
+        var waiters: [Int: Waiter] = [:]
+        var nextWaiter = 0
+    }
 
-        /// Moves acknowledged entries older than `confirmation` to `settled`.
-        mutating func confirm(now: ContinuousClock.Instant = .now) {
-            while recentStart < recent.count, now - recent[recentStart].at >= MQTTSink.confirmation {
-                settled.append(recent[recentStart].entry.sequence)
-                recentStart += 1
-            }
-            if recentStart > 4096, recentStart * 2 > recent.count {
-                recent.removeFirst(recentStart)
-                recentStart = 0
-            }
-        }
+    struct Waiter {
+        let condition: @Sendable (Outbox) -> Bool
+        let continuation: CheckedContinuation<Bool, Never>
+    }
 
-        /// After an unclean disconnect: every entry not confirmed goes back to the front of the
-        /// backlog, in outbox order.
-        mutating func takeBackUnconfirmed() {
-            var again = recent[recentStart...].map(\.entry) + inflight.values
-            again.sort { $0.sequence < $1.sequence }
-            recent.removeAll()
-            recentStart = 0
-            inflight.removeAll()
-            backlog.replaceSubrange(backlogStart..<backlogStart, with: again)
-        }
+    /// Places where a test may hold a thread to force an interleaving of the network thread and
+    /// the sink (both `nil` in the daemon).
+    public struct Seams: Sendable {
+        /// On the network thread, as a PUBACK arrives, before the sink looks at it.
+        public var beforeAcknowledgement: (@Sendable () -> Void)?
+        /// On the thread that resets the client, before it stops libmosquitto's thread.
+        public var beforeReset: (@Sendable () -> Void)?
+
+        public init() {}
     }
 
     /// A sink for `settings`, reporting for `userid` on `hierarchy`, with its outbox in `store`;
     /// nothing is sent before ``start()``.
-    public init(settings: MQTTSettings, userid: String, hierarchy: Hierarchy, store: StateStore) throws {
+    public init(
+        settings: MQTTSettings, userid: String, hierarchy: Hierarchy, store: StateStore, seams: Seams = Seams()
+    ) throws {
+        self.seams = seams
         tree = TopicTree(topic: settings.topic, userid: userid, qos: Int32(settings.qos))
         self.store = store
+        state = Mutex(Shared(outbox: Outbox(window: Self.window, confirmation: Self.seconds(Self.confirmation))))
         beacons = hierarchy.beacons.map(\.locationID)
         discovery =
             settings.homeAssistant
@@ -95,7 +80,7 @@ public final class MQTTSink: OutputSink {
         let will = tree.status(online: false)
         connection.will = .init(topic: will.topic, payload: Array(will.payload.utf8), qos: will.qos, retain: true)
         let acknowledgements = Acknowledgements()
-        client = try MQTTClient(connection, published: { acknowledgements.handle($0) })
+        client = try MQTTClient(connection, published: { acknowledgements.handle($0, generation: $1) })
         acknowledgements.attach(self)
     }
 
@@ -106,6 +91,13 @@ public final class MQTTSink: OutputSink {
         return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
     }
 
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// Seconds since this sink was made: the machine's clock.
+    private var now: Double { Self.seconds(ContinuousClock.now - origin) }
+
     /// Queues what the outbox still holds from before (sent before anything new), takes the
     /// configured beacons' kept classes as retained state (a broker that lost its own hears them
     /// at connect; the engine's reports replace them), and connects in the background. Returns
@@ -114,21 +106,21 @@ public final class MQTTSink: OutputSink {
     public func start() throws -> Int {
         let pending = try store.pendingOutbox()
         let kept = try store.lastReported()
-        state.withLock { state in
-            state.backlog = pending + state.backlog[state.backlogStart...]
-            state.backlogStart = 0
+        let action = state.withLock { shared -> Outbox.Action? in
+            for message in discovery { shared.outbox.remember(message) }
+            shared.outbox.remember(tree.status(online: true))
+            for id in beacons { if let proximity = kept[id] { shared.outbox.remember(tree.beacon(id, proximity)) } }
+            return shared.outbox.enqueue(pending)
         }
-        for message in discovery { remember(message) }
-        remember(tree.status(online: true))
-        for id in beacons { if let proximity = kept[id] { remember(tree.beacon(id, proximity)) } }
+        perform(action)
         try client.start()
         return pending.count
     }
 
     /// Handles the client's events until it shuts down: on every connect, (re)publishes the
-    /// retained state, subscribes to `B/cmd/+` and resumes the outbox; acknowledgements settle
-    /// outbox entries; valid commands go to `command`, garbage is logged and ignored. Logs
-    /// through `say`.
+    /// retained state, subscribes to `B/cmd/+` and resumes the outbox; an unclean disconnect
+    /// resets the client (on a thread of its own: stopping libmosquitto's thread blocks); valid
+    /// commands go to `command`, garbage is logged and ignored. Logs through `say`.
     public func run(say: @Sendable (String) -> Void, command: (DaemonCommand) -> Void = { _ in }) async {
         var outage = false
         for await event in client.events {
@@ -139,34 +131,20 @@ public final class MQTTSink: OutputSink {
                 do { _ = try client.subscribe(tree.commandFilter, qos: 1) } catch {
                     say("\(error); commands are not taken")
                 }
-                state.withLock { state in
-                    state.connected = true
-                    for message in state.retainedOrder.compactMap({ state.retained[$0] }) {
-                        send(message, in: &state)
-                    }
-                    pump(&state)
-                }
+                perform(update { $0.connected(at: now) })
             case .connected(let code):
                 say(
                     "MQTT broker refused the connection (CONNACK \(code)); check MQTT.username, MQTT.password and MQTT.clientId"
                 )
             case .disconnected(let code):
-                let (wasConnected, reset) = state.withLock { state -> (Bool, (any Error)?) in
-                    let wasConnected = state.connected
-                    state.connected = false
-                    guard code != 0, wasConnected else { return (wasConnected, nil) }
-                    state.takeBackUnconfirmed()
-                    do { try client.reset() } catch { return (true, error) }
-                    return (true, nil)
-                }
-                if let reset { say("\(reset)") }
+                let wasConnected = await disconnected(code: code, say: say)
                 // A first connection that fails is said by whoever waits for it.
                 if code != 0, wasConnected, !outage {
                     say("MQTT broker connection lost; reconnecting (1 s, doubling to 60 s); events wait in the outbox")
                     outage = true
                 }
             case .published:
-                break  // handled on the network thread: ``acknowledged(_:)``
+                break  // handled on the network thread: ``acknowledged(_:generation:)``
             case .message(let topic, let payload, let retained):
                 switch Self.command(topic: topic, payload: payload, retained: retained, tree: tree) {
                 case .success(let taken?): command(taken)
@@ -179,18 +157,78 @@ public final class MQTTSink: OutputSink {
         }
     }
 
-    /// A PUBACK (or a QoS 0 message written), on the network thread: the entry waits for its
-    /// confirmation, and the window has room for the next. The engine's next commit (or
-    /// ``finish(within:)``) removes the confirmed entries from the outbox.
-    func acknowledged(_ messageID: Int32) {
-        state.withLock { state in
-            if let entry = state.inflight.removeValue(forKey: messageID) {
-                state.recent.append((entry, .now))
-                state.confirm()
-                pump(&state)
-            } else {
-                state.retainedOutstanding.remove(messageID)
+    /// The connection ended with `code` (0: we asked for it). After a connection, an unclean end
+    /// resets the client, on a thread of its own (stopping libmosquitto's thread blocks until its
+    /// callbacks return, and they may be on their way into this sink: no lock is held here).
+    /// Returns whether the sink was connected.
+    public func disconnected(code: Int32, say: @Sendable (String) -> Void) async -> Bool {
+        let wasConnected = state.withLock { $0.outbox.isConnected }
+        guard update({ $0.disconnected(clean: code == 0) }) == .reset else { return wasConnected }
+        let (client, seams) = (client, seams)
+        do {
+            try await onDedicatedThread {
+                seams.beforeReset?()
+                try client.reset()
             }
+        } catch {
+            say("\(error)")
+        }
+        return wasConnected
+    }
+
+    /// A PUBACK (or a QoS 0 message written), on the network thread: the machine notes it, and
+    /// the next batch (if the window opened) is published from here.
+    func acknowledged(_ messageID: Int32, generation: UInt64) {
+        seams.beforeAcknowledgement?()
+        perform(update { $0.acknowledged(messageID, generation: generation, at: now) })
+    }
+
+    /// Asks the machine under the lock, wakes whoever waits for the state it reaches, and returns
+    /// the action for ``perform(_:)`` to carry out once the lock is let go.
+    private func update(_ body: (inout Outbox) -> Outbox.Action?) -> Outbox.Action? {
+        let (action, woken) = state.withLock { shared -> (Outbox.Action?, [CheckedContinuation<Bool, Never>]) in
+            let action = body(&shared.outbox)
+            return (action, Self.satisfied(&shared))
+        }
+        for continuation in woken { continuation.resume(returning: true) }
+        return action
+    }
+
+    private static func satisfied(_ shared: inout Shared) -> [CheckedContinuation<Bool, Never>] {
+        guard !shared.waiters.isEmpty else { return [] }
+        var woken: [CheckedContinuation<Bool, Never>] = []
+        for (id, waiter) in shared.waiters where waiter.condition(shared.outbox) {
+            woken.append(waiter.continuation)
+            shared.waiters[id] = nil
+        }
+        return woken
+    }
+
+    /// Publishes the machine's batches, in order, with no lock held, until the turn ends. A
+    /// refused publication (no handle while the client is reset) ends the batch: it and the rest
+    /// go back to the machine. ``Outbox/Action/reset`` is never returned here.
+    private func perform(_ action: Outbox.Action?) {
+        var next = action
+        while case .publish(let batch)? = next {
+            var results: [(Outbox.Publication, Int32?)] = []
+            results.reserveCapacity(batch.count)
+            var generation: UInt64?
+            for publication in batch {
+                let message = publication.message
+                guard results.last.map({ $0.1 != nil }) ?? true,
+                    let (messageID, sentTo) = try? client.publishTagged(
+                        topic: message.topic, payload: Array(message.payload.utf8), qos: message.qos,
+                        retain: message.retain),
+                    generation.map({ $0 == sentTo }) ?? true
+                else {
+                    results.append((publication, nil))
+                    continue
+                }
+                generation = sentTo
+                results.append((publication, messageID))
+            }
+            let sentTo = generation ?? .max
+            next = update { $0.sent(results, generation: sentTo, at: now) }
         }
     }
 
@@ -210,18 +248,50 @@ public final class MQTTSink: OutputSink {
         }
     }
 
+    /// Waits until `condition` holds of the machine, or `timeout` passes; returns whether it holds.
+    /// Woken by the state change itself, never by polling.
+    func wait(within timeout: Duration, until condition: @escaping @Sendable (Outbox) -> Bool) async -> Bool {
+        if state.withLock({ condition($0.outbox) }) { return true }
+        guard timeout > .zero else { return false }
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await self.waitForever(until: condition) }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first || state.withLock { condition($0.outbox) }
+        }
+    }
+
+    private func waitForever(until condition: @escaping @Sendable (Outbox) -> Bool) async -> Bool {
+        let id = state.withLock { shared -> Int in
+            shared.nextWaiter += 1
+            return shared.nextWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { shared -> Bool in
+                    if condition(shared.outbox) || Task.isCancelled { return true }
+                    shared.waiters[id] = Waiter(condition: condition, continuation: continuation)
+                    return false
+                }
+                if now { continuation.resume(returning: state.withLock { condition($0.outbox) }) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.continuation.resume(returning: false)
+        }
+    }
+
     /// Whether the broker accepted the connection within `timeout`.
     public func waitConnected(within timeout: Duration) async -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while ContinuousClock.now < deadline, !Task.isCancelled {
-            if state.withLock({ $0.connected }) { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return state.withLock { $0.connected }
+        await wait(within: timeout) { $0.isConnected }
     }
 
     /// How many events are waiting to be acknowledged (in the backlog or with libmosquitto).
-    public var waiting: Int { state.withLock { $0.waiting } }
+    public var waiting: Int { state.withLock { $0.outbox.waiting } }
 
     public func outbox(for outputs: [MonitorOutput]) -> [OutboxMessage] {
         outputs.compactMap { output in
@@ -229,76 +299,24 @@ public final class MQTTSink: OutputSink {
         }
     }
 
-    /// Queues the step's events (already in the outbox) and publishes the retained state they
-    /// change, then `B/area`, `B/zone`, `B/nearest` and the step's `B/dwell` values when they
-    /// changed.
+    /// Queues the step's events (already in the outbox) after the retained state they change,
+    /// then `B/area`, `B/zone`, `B/nearest` and the step's `B/dwell` values when they changed.
     public func deliver(
         _ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, whereabouts: Whereabouts
     )
         throws
     {
-        let current = tree.current(area: whereabouts.area, zone: whereabouts.zone, nearest: whereabouts.nearest)
-        state.withLock { state in
-            state.backlog += entries
-            for output in outputs {
-                for message in tree.retained(for: output) { send(message, in: &state) }
-            }
-            let dwell = whereabouts.dwell.sorted { $0.key < $1.key }.map {
-                tree.dwell(region: $0.key, seconds: $0.value)
-            }
-            for message in current + dwell where state.retained[message.topic] != message {
-                send(message, in: &state)
-            }
-            pump(&state)
-        }
+        var retained: [MQTTMessage] = []
+        for output in outputs { retained += tree.retained(for: output) }
+        retained += tree.current(area: whereabouts.area, zone: whereabouts.zone, nearest: whereabouts.nearest)
+        retained += whereabouts.dwell.sorted { $0.key < $1.key }.map { tree.dwell(region: $0.key, seconds: $0.value) }
+        let outputsRetained = retained
+        perform(update { $0.enqueue(entries, retained: outputsRetained) })
     }
 
     public func takeSettled() -> [Int64] {
-        state.withLock { state in
-            if state.connected { state.confirm() }
-            defer { state.settled.removeAll(keepingCapacity: true) }
-            return state.settled
-        }
-    }
-
-    private func remember(_ message: MQTTMessage) {
-        state.withLock { remember(message, in: &$0) }
-    }
-
-    private func remember(_ message: MQTTMessage, in state: inout State) {
-        guard message.retain else { return }
-        if state.retained.updateValue(message, forKey: message.topic) == nil {
-            state.retainedOrder.append(message.topic)
-        }
-    }
-
-    /// Publishes retained state (remembered for the next connect). The lock is held: the
-    /// acknowledgement is handled only after its ID is noted.
-    private func send(_ message: MQTTMessage, in state: inout State) {
-        remember(message, in: &state)
-        guard
-            let messageID = try? client.publish(
-                topic: message.topic, payload: Array(message.payload.utf8), qos: message.qos, retain: true)
-        else { return }  // sent again on the next connect
-        if message.qos > 0 { state.retainedOutstanding.insert(messageID) }
-    }
-
-    /// Hands waiting events to libmosquitto, in order, while the window has room.
-    private func pump(_ state: inout State) {
-        while state.inflight.count < Self.window, state.backlogStart < state.backlog.count {
-            let entry = state.backlog[state.backlogStart]
-            guard
-                let messageID = try? client.publish(
-                    topic: entry.message.topic, payload: Array(entry.message.payload.utf8), qos: entry.message.qos,
-                    retain: false)
-            else { break }  // not connected (QoS 0): resumed on the next connect
-            state.inflight[messageID] = entry
-            state.backlogStart += 1
-        }
-        if state.backlogStart > 4096, state.backlogStart * 2 > state.backlog.count {
-            state.backlog.removeFirst(state.backlogStart)
-            state.backlogStart = 0
-        }
+        let now = now
+        return state.withLock { $0.outbox.takeSettled(at: now) }
     }
 
     /// Publishes `offline`, waits up to `timeout` for every event and retained message to be
@@ -306,20 +324,20 @@ public final class MQTTSink: OutputSink {
     /// many events are left in the outbox for the next start.
     @discardableResult
     public func finish(within timeout: Duration) async -> Int {
-        state.withLock { send(tree.status(online: false), in: &$0) }
+        perform(update { $0.retain(tree.status(online: false), always: true) })
         // Nothing can be acknowledged without a connection: a short grace for one to come.
-        let connected = state.withLock { $0.connected }
-        let deadline = ContinuousClock.now.advanced(by: connected ? timeout : min(timeout, .seconds(1)))
-        while ContinuousClock.now < deadline,
-            state.withLock({ $0.waiting > 0 || !$0.retainedOutstanding.isEmpty })
-        {
-            try? await Task.sleep(for: .milliseconds(2))
+        let connected = state.withLock { $0.outbox.isConnected }
+        _ = await wait(within: connected ? timeout : min(timeout, .seconds(1))) {
+            $0.waiting == 0 && $0.retainedWaiting == 0
         }
         client.shutdown()
         // A clean disconnect: what the broker acknowledged is its own now.
-        state.withLock { $0.confirm(now: .now.advanced(by: Self.confirmation)) }
-        try? store.settle(takeSettled())
-        return state.withLock { $0.waiting }
+        let settled = state.withLock { shared -> [Int64] in
+            shared.outbox.confirmAll()
+            return shared.outbox.takeSettled(at: .infinity)
+        }
+        try? store.settle(settled)
+        return state.withLock { $0.outbox.waiting }
     }
 }
 
@@ -334,12 +352,16 @@ final class Acknowledgements: Sendable {
 
     func attach(_ sink: MQTTSink) { target.withLock { $0.sink = sink } }
 
-    func handle(_ messageID: Int32) { target.withLock { $0.sink }?.acknowledged(messageID) }
+    func handle(_ messageID: Int32, generation: UInt64) {
+        target.withLock { $0.sink }?.acknowledged(messageID, generation: generation)
+    }
 }
 
-/// Runs blocking work (file reading, a radio) on its own thread, off the cooperative pool.
+/// Runs blocking work (file reading, a radio, stopping libmosquitto's thread) on its own thread,
+/// off the cooperative pool.
 public func onDedicatedThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
+        // Blocking work must not hold a thread of the cooperative pool.
         Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }

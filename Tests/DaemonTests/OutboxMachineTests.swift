@@ -1,0 +1,212 @@
+import BeaconCore
+import Configuration
+import Daemon
+import Engine
+import Foundation
+import MQTT
+import Persistence
+import RegionMonitor
+import Synchronization
+import TestSupport
+import Testing
+
+/// The outbox state machine alone (SPEC 10.1): no broker, no clock, no threads.
+@Suite struct OutboxMachineTests {
+    static func entries(_ range: ClosedRange<Int64>) -> [OutboxEntry] {
+        range.map { OutboxEntry(sequence: $0, message: OutboxMessage(topic: "b/event", payload: "\($0)", qos: 1)) }
+    }
+
+    static let state = MQTTMessage(topic: "b/area", payload: "Office", qos: 1, retain: true)
+
+    /// What a batch holds, as `e<sequence>` and `r<topic>`.
+    static func names(_ action: Outbox.Action?) -> [String] {
+        guard case .publish(let batch)? = action else { return [] }
+        return batch.map {
+            switch $0 {
+            case .event(let entry): "e\(entry.sequence)"
+            case .retained(let message): "r\(message.topic)"
+            }
+        }
+    }
+
+    /// Reports a batch as published with message IDs from `firstID` on.
+    static func published(_ action: Outbox.Action?, from firstID: Int32) -> [(Outbox.Publication, Int32?)] {
+        guard case .publish(let batch)? = action else { return [] }
+        return batch.enumerated().map { ($1, firstID + Int32($0)) }
+    }
+
+    @Test func nothingGoesOutBeforeTheConnectThenRetainedStateThenEventsInOrderWithinTheWindow() {
+        var outbox = Outbox(window: 3)
+        #expect(outbox.enqueue(Self.entries(1...5), retained: [Self.state]) == nil)
+        let batch = outbox.connected(at: 0)
+        #expect(Self.names(batch) == ["rb/area", "e1", "e2", "e3"])
+        #expect(outbox.waiting == 5)
+    }
+
+    @Test func onePublisherAtATimeAndTheNextBatchGoesToWhoeverReportsBack() {
+        var outbox = Outbox(window: 10)
+        _ = outbox.connected(at: 0)
+        let first = outbox.enqueue(Self.entries(1...2))
+        #expect(Self.names(first) == ["e1", "e2"])
+        // Another thread's step meanwhile: queued, not handed out (it would race the first).
+        #expect(outbox.enqueue(Self.entries(3...4)) == nil)
+        let next = outbox.sent(Self.published(first, from: 1), generation: 0, at: 0)
+        #expect(Self.names(next) == ["e3", "e4"])
+    }
+
+    @Test func anAcknowledgementBeforeItsPublisherReportedIsMatchedAfterwards() {
+        var outbox = Outbox(window: 10, confirmation: 1)
+        _ = outbox.connected(at: 0)
+        let batch = outbox.enqueue(Self.entries(1...1))
+        // The PUBACK of message 7 comes on the network thread before `sent` says 7 is event 1.
+        #expect(outbox.acknowledged(7, generation: 0, at: 0) == nil)
+        _ = outbox.sent(Self.published(batch, from: 7), generation: 0, at: 0)
+        #expect(outbox.waiting == 0)
+        #expect(outbox.takeSettled(at: 0.5).isEmpty)
+        #expect(outbox.takeSettled(at: 1) == [1])
+    }
+
+    @Test func anEventLeavesTheDatabaseOnlyOnceConfirmedByASecondOfConnection() {
+        var outbox = Outbox(window: 10, confirmation: 1)
+        _ = outbox.connected(at: 0)
+        let batch = outbox.enqueue(Self.entries(1...2))
+        _ = outbox.sent(Self.published(batch, from: 1), generation: 0, at: 0)
+        _ = outbox.acknowledged(1, generation: 0, at: 0)
+        _ = outbox.acknowledged(2, generation: 0, at: 0.9)
+        #expect(outbox.takeSettled(at: 1.1) == [1])
+        #expect(outbox.takeSettled(at: 2) == [2])
+    }
+
+    /// The interleaving that once deadlocked the shell: a reset decided while a batch is being
+    /// published and PUBACKs of the old connection still arrive. Everything unconfirmed goes back
+    /// in order; the old connection's late PUBACKs settle nothing; the new connection resends
+    /// from the oldest.
+    @Test func aResetDuringPubacksTakesEverythingUnconfirmedBackInOrderAndIgnoresTheOldConnection() {
+        var outbox = Outbox(window: 4, confirmation: 1)
+        _ = outbox.connected(at: 0)
+        let first = outbox.enqueue(Self.entries(1...6))
+        #expect(Self.names(first) == ["e1", "e2", "e3", "e4"])
+        #expect(outbox.sent(Self.published(first, from: 1), generation: 0, at: 0) == nil)  // the window is full
+        // Event 1 acknowledged and confirmed; its room goes to event 5, handed to a publisher.
+        let second = outbox.acknowledged(1, generation: 0, at: 0)
+        #expect(Self.names(second) == ["e5"])
+        #expect(outbox.takeSettled(at: 1) == [1])
+        // Event 2 acknowledged, not yet confirmed, when the connection drops.
+        #expect(outbox.acknowledged(2, generation: 0, at: 1) == nil)
+        #expect(outbox.disconnected(clean: false) == .reset)
+        #expect(outbox.generation == 1)
+        // The publisher reports event 5, sent to the old client; a late PUBACK of it comes.
+        #expect(outbox.sent(Self.published(second, from: 5), generation: 0, at: 1) == nil)
+        #expect(outbox.acknowledged(3, generation: 0, at: 1) == nil)
+        #expect(outbox.takeSettled(at: 5).isEmpty)
+        #expect(outbox.waiting == 5)
+        // The new connection: every unconfirmed event again, oldest first.
+        #expect(Self.names(outbox.connected(at: 2)) == ["e2", "e3", "e4", "e5"])
+    }
+
+    @Test func aPublishTheClientRefusedWaitsForTheNextConnectInOrder() {
+        var outbox = Outbox(window: 10)
+        _ = outbox.connected(at: 0)
+        let batch = outbox.enqueue(Self.entries(1...3))
+        var results = Self.published(batch, from: 1)
+        results[1].1 = nil
+        results[2].1 = nil
+        #expect(outbox.sent(results, generation: 0, at: 0) == nil)
+        #expect(outbox.enqueue(Self.entries(4...4)) == nil)
+        _ = outbox.disconnected(clean: false)
+        #expect(Self.names(outbox.connected(at: 1)) == ["e1", "e2", "e3", "e4"])
+    }
+
+    @Test func retainedStateGoesOutWhenItChangesAndAllOfItAtEveryConnect() {
+        var outbox = Outbox()
+        outbox.remember(MQTTMessage(topic: "b/status", payload: "online", qos: 1, retain: true))
+        let connect = outbox.connected(at: 0)
+        #expect(Self.names(connect) == ["rb/status"])
+        #expect(outbox.retain(Self.state) == nil)  // the connect's batch holds the turn
+        let changed = outbox.sent(Self.published(connect, from: 1), generation: 0, at: 0)
+        #expect(Self.names(changed) == ["rb/area"])
+        #expect(outbox.sent(Self.published(changed, from: 2), generation: 0, at: 0) == nil)
+        #expect(outbox.retain(Self.state) == nil)  // unchanged: not again
+        #expect(outbox.retainedWaiting == 2)
+        _ = outbox.acknowledged(1, generation: 0, at: 0)
+        _ = outbox.acknowledged(2, generation: 0, at: 0)
+        #expect(outbox.retainedWaiting == 0)
+        _ = outbox.disconnected(clean: true)
+        #expect(Self.names(outbox.connected(at: 1)) == ["rb/status", "rb/area"])
+    }
+}
+
+/// The shell around the machine, against a real broker: the interleaving of a reset with a
+/// PUBACK on libmosquitto's network thread, forced with the sink's seams.
+@Suite(.serialized) struct MQTTSinkInterleavingTests {
+    /// The network thread is held inside a PUBACK's callback until the reset has begun; the reset
+    /// then stops that thread, which must be able to finish the callback (the sink holds no lock
+    /// while resetting), and every event still arrives, in order.
+    @Test func aResetWhileTheNetworkThreadIsInAPubackCallbackCompletesAndLosesNothing() async throws {
+        let broker = try Broker()
+        let folder = try OutboxTests.folder(port: broker.port, userid: "seam")
+        let configuration = try Configuration.load(contentsOf: folder.appendingPathComponent("hsyco.ini").path).get()
+        let store = try StateStore()
+        let holding = DispatchSemaphore(value: 0)
+        let resetBegun = DispatchSemaphore(value: 0)
+        let armed = Atomic<Bool>(false)
+        var seams = MQTTSink.Seams()
+        seams.beforeAcknowledgement = {
+            guard armed.exchange(false, ordering: .relaxed) else { return }
+            holding.signal()
+            _ = resetBegun.wait(timeout: .now() + 20)
+        }
+        seams.beforeReset = { resetBegun.signal() }
+        let sink = try MQTTSink(
+            settings: configuration.mqtt!, userid: "seam", hierarchy: configuration.hierarchy, store: store,
+            seams: seams)
+        let watcher = try await MQTTRunTests.Subscriber(port: broker.port, filter: "beaconwatch/seam/event")
+        try sink.start()
+        let running = Task { await sink.run(say: { _ in }) }
+        #expect(await sink.waitConnected(within: .seconds(20)))
+
+        let produced = Mutex<[String]>([])
+        var driver = EngineDriver(
+            engine: Engine(configuration: configuration, identity: .resolve(configuration.monitor)), store: store,
+            sinks: [sink], requests: .inline(ServerHook(configuration: configuration) { _, _ in }),
+            output: { output in
+                guard output.type == "location" else { return }  // B/event; transitions go to B/transition
+                produced.withLock { $0 += sink.outbox(for: [output]).map(\.payload) }
+            })
+        let trace = OutboxTests.sightings(0..<40)
+        var parser = TraceParser()
+        var number = 0
+        armed.store(true, ordering: .relaxed)
+        for line in trace.split(separator: "\n") {
+            number += 1
+            guard case .success(let parsed?) = parser.parse(Array(line.utf8), number: number),
+                case .sighting(let advertisement) = parsed.1
+            else { continue }
+            let time = parsed.0
+            try driver.handle(.advertisement(advertisement), at: time)
+        }
+        try driver.commit()
+        // The network thread is now inside the first PUBACK's callback.
+        try await MQTTRunTests.Subscriber.until("a PUBACK to be held", within: 20) {
+            holding.wait(timeout: .now()) == .success
+        }
+        let reset = Task { await sink.disconnected(code: 7, say: { _ in }) }
+        let resetDone = Atomic<Bool>(false)
+        let watching = Task {
+            _ = await reset.value
+            resetDone.store(true, ordering: .relaxed)
+        }
+        try await MQTTRunTests.Subscriber.until("the reset to complete", within: 20) {
+            resetDone.load(ordering: .relaxed)
+        }
+        await watching.value
+        let expected = produced.withLock { $0 }
+        #expect(expected.count == 40)
+        let (missing, arrivals) = await OutboxTests.arrivals(of: expected, at: watcher)
+        #expect(missing.isEmpty, "\(OutboxTests.describe(missing, of: expected.count))")
+        #expect(arrivals.filter(Set(expected).contains) == expected.filter(Set(arrivals).contains))
+        _ = await sink.finish(within: .seconds(5))
+        running.cancel()
+        watcher.client.shutdown()
+    }
+}
