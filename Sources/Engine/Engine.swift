@@ -19,20 +19,17 @@ import Rules
 public struct Engine: Sendable {
     public private(set) var monitor: Monitor
     /// The Ubudu rules on the monitor's transitions; `nil` without `Rules.source`.
-    public private(set) var rules: RuleEngine? {
-        didSet {
-            latchDeadline = Self.earliest(rules?.nextDeadline, alerts?.nextDeadline)
-            monitor.recordsClassChanges = rules?.proximityRules == true || alerts != nil
-        }
-    }
+    public private(set) var rules: RuleEngine?
     /// The `LocationAlert.*` alerts (SPEC 9.1); `nil` without any.
-    public private(set) var alerts: AlertConsumer? {
-        didSet { latchDeadline = Self.earliest(rules?.nextDeadline, alerts?.nextDeadline) }
-    }
+    public private(set) var alerts: AlertConsumer?
     /// Time inside each Area and Zone per local day (SPEC 9.3).
     public private(set) var dwell: DwellLedger
-    /// The earliest latch or alert reset, kept: every sighting asks.
+    /// The earliest latch or alert reset, and the earliest latch: kept, as every input asks (and
+    /// reading through the optionals would copy the rule engine each time).
     private var latchDeadline: Timestamp?
+    private var ruleDeadline: Timestamp?
+    /// The rules or alerts were called in this step: their deadlines and changes need a look.
+    private var touched = false
     /// The rule counts a start began from: what a reload that brings rules in starts from.
     private var keptRules: RuleState
     /// Outputs of the step being made; kept to reuse its storage.
@@ -68,8 +65,14 @@ public struct Engine: Sendable {
             alerts = AlertConsumer(
                 definitions: configuration.alerts, resetAfter: configuration.alertResetAfter, restored: kept.alerts)
         }
-        latchDeadline = Self.earliest(self.rules?.nextDeadline, alerts?.nextDeadline)
         monitor.recordsClassChanges = self.rules?.proximityRules == true || alerts != nil
+        refreshDeadlines()
+    }
+
+    /// Reads the rules' and alerts' next deadlines into the kept ones.
+    private mutating func refreshDeadlines() {
+        ruleDeadline = rules?.nextDeadline
+        latchDeadline = Self.earliest(ruleDeadline, alerts?.nextDeadline)
     }
 
     static func earliest(_ first: Timestamp?, _ second: Timestamp?) -> Timestamp? {
@@ -86,9 +89,9 @@ public struct Engine: Sendable {
     /// The earliest pending timer: an exit, a beacon going `off`, a latch, an alert reset. A
     /// replay runs its clock on until there is none.
     public var nextDeadline: Timestamp? {
-        guard let latch = latchDeadline else { return monitor.nextDeadline }
-        return min(latch, monitor.nextDeadline ?? latch)
+        Self.earliest(monitor.nextDeadline, latchDeadline)
     }
+
 
     /// When a live shell must wake even with no input: ``nextDeadline``, or the next local
     /// midnight, when `B/dwell` shows a new day.
@@ -118,7 +121,7 @@ public struct Engine: Sendable {
     /// The earliest timer that can cause an output: an exit, a beacon going `off`, a latch. An
     /// alert's reset only changes a status (the beacon's condition does not hold then, so nothing
     /// can be offered), and midnight only what is shown.
-    public var nextOutputDeadline: Timestamp? { Self.earliest(monitor.nextDeadline, rules?.nextDeadline) }
+    public var nextOutputDeadline: Timestamp? { Self.earliest(monitor.nextDeadline, ruleDeadline) }
 
     /// Fires the earliest instant with a timer that can cause an output, if it falls at or before
     /// `limit` (any, when `limit` is `nil`); returns whether one fired. A replay drains its clock
@@ -146,8 +149,10 @@ public struct Engine: Sendable {
 
     private mutating func fireLatches(at time: Timestamp, into outputs: inout [MonitorOutput]) {
         guard let latch = latchDeadline, latch <= time else { return }
-        if let due = rules?.nextDeadline, due <= time { rules!.advance(to: time, into: &outputs) }
-        if let due = alerts?.nextDeadline, due <= time { alerts!.advance(to: time, into: &outputs) }
+        touched = true
+        if rules != nil { rules!.advance(to: time, into: &outputs) }
+        if alerts != nil { alerts!.advance(to: time, into: &outputs) }
+        refreshDeadlines()
     }
 
     // MARK: - Inputs
@@ -179,6 +184,7 @@ public struct Engine: Sendable {
             observe(from: start, &outputs)
         case .answer(let answer, let call):
             monitor.advance(to: time, into: &outputs)
+            touched = true
             rules?.answer(answer, to: call, at: time, into: &outputs)
         case .reconfigure(let configuration, let regions, let settings):
             closeStep(&outputs, into: &actions)
@@ -188,6 +194,8 @@ public struct Engine: Sendable {
             // A fetched rules document: the monitor goes on, the rules take the new regions.
             monitor.advance(to: time, into: &outputs)
             rules = rules?.replacingRegions(with: regions, hierarchy: monitor.hierarchy)
+            monitor.recordsClassChanges = rules?.proximityRules == true || alerts != nil
+            touched = true
         }
         closeStep(&outputs, into: &actions)
     }
@@ -217,6 +225,7 @@ public struct Engine: Sendable {
         -> Bool
     {
         guard command.name.hasPrefix("alert/"), let id = command.arguments["id"], alerts != nil else { return false }
+        touched = true
         return alerts!.command(String(command.name.dropFirst("alert/".count)), id: id, at: time, into: &outputs)
     }
 
@@ -245,6 +254,7 @@ public struct Engine: Sendable {
         if next.dwell.timeZone == dwell.timeZone { next.dwell = dwell }
         next.rules?.numberActions(after: rules)
         next.rules?.assumePresence(inside: monitor.insideRegions, classesOf: rules)
+        next.refreshDeadlines()
         next.sightings = sightings
         next.unconfiguredSightings = unconfiguredSightings
         next.ignoredCommands = ignoredCommands
@@ -274,11 +284,15 @@ public struct Engine: Sendable {
                 transition.dwellToday = dwell.exit(transition.region, at: time, after: seconds)
                 outputs[index] = .transition(time, transition)
             }
-            if rules != nil { rules!.observe(outputs[index], into: &outputs) }
+            if rules != nil {
+                touched = true
+                rules!.observe(outputs[index], into: &outputs)
+            }
         }
         // The computed classes (SPEC 7.2, 9.1: not only the reported ones), where the step's
         // `location` outputs stand: after its transitions.
         for change in monitor.takeClassChanges() {
+            touched = true
             if rules != nil { rules!.observe(change, into: &outputs) }
             if alerts != nil { alerts!.observe(change, into: &outputs) }
         }
@@ -293,11 +307,20 @@ public struct Engine: Sendable {
             swap(&outputs, &pending)
         }
         let dwellShown = dwell.published(at: now)
-        let requests = rules?.takeActions() ?? []
+        // Most sightings change nothing: ask before taking (and so before mutating anything).
+        var rulesWork = false
+        var alertsWork = false
+        if touched {
+            touched = false
+            refreshDeadlines()
+            rulesWork = rules?.hasPendingWork ?? false
+            alertsWork = alerts?.hasChanges ?? false
+        }
+        guard !outputs.isEmpty || !dwellShown.isEmpty || rulesWork || alertsWork || dwell.hasChanges else { return }
+        let requests = rulesWork ? rules!.takeActions() : []
         let changes = StateChanges(
-            rules: rules?.takeChanges() ?? RuleState(), alerts: alerts?.takeChanges() ?? [:],
+            rules: rulesWork ? rules!.takeChanges() : RuleState(), alerts: alertsWork ? alerts!.takeChanges() : [:],
             dwell: dwell.takeChanges())
-        guard !outputs.isEmpty || !dwellShown.isEmpty || !changes.isEmpty || !requests.isEmpty else { return }
         actions.reserveCapacity(actions.count + outputs.count + 1 + requests.count)
         for output in outputs { actions.append(.output(output)) }
         actions.append(

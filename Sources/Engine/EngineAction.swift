@@ -13,13 +13,14 @@ public enum EngineInput: Sendable {
     /// A command as a trace states it (`alert/done`, `alert/decline`), or from `B/cmd/alert`.
     case command(TraceCommand)
     /// The answer to a ``EngineAction/request(_:)`` (a server call, a `Script.server` run).
-    case answer(ServerAnswer, call: Int)
+    indirect case answer(ServerAnswer, call: Int)
     /// A configuration that was read and checked, with the regions of its `Rules.source` (`nil`
     /// without one) and the rule settings it resolves to: the engine goes on under it, carrying
     /// presence, counts and statuses over.
-    case reconfigure(Configuration, rules: [RuleRegion]?, settings: RuleSettings)
+    /// (Boxed: a configuration is large, and every sighting's input would copy its size.)
+    indirect case reconfigure(Configuration, rules: [RuleRegion]?, settings: RuleSettings)
     /// A fetched rules document replaces the one in force.
-    case rules([RuleRegion])
+    indirect case rules([RuleRegion])
 
     /// The input a source event stands for, and its time.
     public init(_ event: SourceEvent) {

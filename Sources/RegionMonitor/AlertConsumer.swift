@@ -122,6 +122,9 @@ public struct AlertConsumer: Sendable {
         Dictionary(uniqueKeysWithValues: zip(definitions.map(\.locationID), storage.map(\.status)))
     }
 
+    /// Whether ``takeChanges()`` has anything.
+    public var hasChanges: Bool { !changed.isEmpty }
+
     /// The records changed since the last call, by Location ID: to keep with the step's outputs.
     public mutating func takeChanges() -> [String: AlertRecord] {
         guard !changed.isEmpty else { return [:] }

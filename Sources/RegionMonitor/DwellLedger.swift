@@ -73,6 +73,9 @@ public struct DwellLedger: Sendable {
         totals[DwellKey(region: region, date: date.description)] ?? 0
     }
 
+    /// Whether ``takeChanges()`` has anything.
+    public var hasChanges: Bool { !added.isEmpty }
+
     /// The seconds added since the last call, per region and day: to add to the kept totals with
     /// the step's outputs.
     public mutating func takeChanges() -> [DwellKey: Double] {

@@ -121,6 +121,9 @@ public struct RuleEngine: Sendable {
     /// Whether an evaluation waits for an ``Action``'s answer.
     public var isWaiting: Bool { awaiting != nil }
 
+    /// Whether ``takeActions()`` or ``takeChanges()`` has anything: a step asks before taking.
+    public var hasPendingWork: Bool { !actions.isEmpty || !changes.isEmpty }
+
     /// The actions asked for since the last call.
     public mutating func takeActions() -> [Action] {
         defer { actions.removeAll() }
