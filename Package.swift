@@ -49,7 +49,9 @@ let package = Package(
             pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]
         ),
-        .target(name: "BlueZ", dependencies: ["BeaconCore", "CBluetooth"]),
+        // The one errno wrapper every system call of the shells goes through, and a wakeable fd.
+        .target(name: "Syscalls"),
+        .target(name: "BlueZ", dependencies: ["BeaconCore", "CBluetooth", "Syscalls"]),
         .target(name: "MQTT", dependencies: ["BeaconCore", "CMosquitto", "RegionMonitor"]),
 
         // Wiring: file and live sources, the jobs behind each command.
@@ -57,7 +59,7 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "BeaconCore", "BlueZ", "Configuration", "Engine", "MQTT", "Persistence", "RegionMonitor", "Rules",
-                .product(name: "Logging", package: "swift-log"),
+                "Syscalls", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
@@ -83,7 +85,7 @@ let package = Package(
         // Test helpers: the conformance vectors' location, expected-sighting shapes, a seeded RNG.
         .target(name: "TestSupport", dependencies: ["BeaconCore"], path: "Tests/TestSupport"),
         .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "TestSupport"]),
-        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore"]),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore", "Syscalls"]),
         .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "RegionMonitor", "BeaconCore", "TestSupport"]),
         .testTarget(name: "RulesTests", dependencies: ["Rules", "BeaconCore", "RegionMonitor", "TestSupport"]),

@@ -1,5 +1,6 @@
 import BeaconCore
 import CBluetooth
+import Syscalls
 
 #if canImport(Glibc)
     import Glibc
@@ -64,15 +65,17 @@ public final class HCIDevice {
         guard written == packet.count else { throw .other(name, errno: EIO, message: "short write of \(command.name)") }
     }
 
-    /// The next HCI event (from the event code on), or `nil` when none came within `timeout`.
-    public func nextEvent(timeout: Duration) throws(BluetoothUnavailable) -> [UInt8]? {
-        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        let milliseconds = Int32(
-            clamping: max(0, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        )
-        let ready = try Syscall.retrying(adapter: name) { Int(poll(&poller, 1, milliseconds)) }
-        guard ready > 0 else { return nil }
-        if poller.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0, poller.revents & Int16(POLLIN) == 0 {
+    /// The next HCI event (from the event code on), or `nil` when none came within `timeout` or
+    /// `wake` was signalled.
+    public func nextEvent(timeout: Duration, wake: Int32? = nil) throws(BluetoothUnavailable) -> [UInt8]? {
+        let revents: Int16
+        do {
+            revents = try Syscall.waitReadable([descriptor] + (wake.map { [$0] } ?? []), timeout: timeout)[0]
+        } catch {
+            throw BluetoothUnavailable.from(errno: error.code, adapter: name, whileRunning: true)
+        }
+        guard revents != 0 else { return nil }
+        if revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0, revents & Int16(POLLIN) == 0 {
             throw .adapterRemoved(name)
         }
         var buffer = [UInt8](repeating: 0, count: Int(HCI_MAX_EVENT_SIZE) + 1)
@@ -108,24 +111,13 @@ public final class HCIDevice {
     }
 }
 
-/// The one wrapper every syscall of the shell goes through.
-public enum Syscall {
-    /// Blocks the calling thread for `duration`, resuming after signals.
-    public static func sleep(_ duration: Duration) {
-        guard duration > .zero else { return }
-        var request = timespec(
-            tv_sec: Int(duration.components.seconds), tv_nsec: Int(duration.components.attoseconds / 1_000_000_000))
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
-    }
-
-    /// Runs `call` until it does not fail with `EINTR`; a failure becomes ``BluetoothUnavailable``.
+extension Syscall {
+    /// Runs `call` through ``Syscall/retrying(_:_:)``; a failure becomes ``BluetoothUnavailable``.
     static func retrying(adapter: String, _ call: () -> Int) throws(BluetoothUnavailable) -> Int {
-        while true {
-            let result = call()
-            if result >= 0 { return result }
-            if errno == EINTR { continue }
-            throw BluetoothUnavailable.from(errno: errno, adapter: adapter, whileRunning: true)
+        do {
+            return try Syscall.retrying("HCI socket", call)
+        } catch {
+            throw BluetoothUnavailable.from(errno: error.code, adapter: adapter, whileRunning: true)
         }
     }
 }

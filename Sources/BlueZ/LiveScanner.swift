@@ -1,10 +1,18 @@
 import BeaconCore
+import Syscalls
 
 /// What the scanner needs of an open adapter: ``HCIDevice``, or a scripted one in tests.
 public protocol HCITransport: AnyObject {
     func send(_ command: HCICommand) throws(BluetoothUnavailable)
-    func nextEvent(timeout: Duration) throws(BluetoothUnavailable) -> [UInt8]?
+    /// The next event within `timeout`; `nil` also when file descriptor `wake` turns readable.
+    func nextEvent(timeout: Duration, wake: Int32?) throws(BluetoothUnavailable) -> [UInt8]?
     func close()
+}
+
+extension HCITransport {
+    func nextEvent(timeout: Duration) throws(BluetoothUnavailable) -> [UInt8]? {
+        try nextEvent(timeout: timeout, wake: nil)
+    }
 }
 
 extension HCIDevice: HCITransport {}
@@ -76,11 +84,17 @@ public final class LiveScanner: HCIEventSource {
         self.device = device
     }
 
-    public func nextEvent(timeout: Duration) throws -> [UInt8]? {
+    public func nextEvent(timeout: Duration) throws -> [UInt8]? { try nextEvent(timeout: timeout, wake: nil) }
+
+    public func nextEvent(timeout: Duration, wake: Int32?) throws -> [UInt8]? {
         guard let device else {
             let now = uptime()
             if let retryAt, now < retryAt {
-                sleep(min(retryAt - now, timeout))
+                if let wake {
+                    _ = try? Syscall.waitReadable([wake], timeout: min(retryAt - now, timeout))
+                } else {
+                    sleep(min(retryAt - now, timeout))
+                }
                 return nil
             }
             do {
@@ -92,7 +106,7 @@ public final class LiveScanner: HCIEventSource {
             return nil
         }
         do {
-            return try device.nextEvent(timeout: timeout)
+            return try device.nextEvent(timeout: timeout, wake: wake)
         } catch .adapterRemoved(let name) {
             say(BluetoothUnavailable.adapterRemoved(name).description)
             device.close()

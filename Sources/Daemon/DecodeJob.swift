@@ -3,7 +3,7 @@ import BlueZ
 import Foundation
 
 /// `beaconwatch decode SOURCE`: every decoded advertisement as one JSON line.
-public struct DecodeJob {
+public struct DecodeJob: Sendable {
     public var source: SourceSpec
     public var skipBadLines = false
 
@@ -15,14 +15,18 @@ public struct DecodeJob {
     /// Runs the job, writing lines to `output` and warnings to `warn`; returns what was read.
     ///
     /// Throws ``InputError`` (status 2) or ``BluetoothUnavailable`` (status 3).
-    public func run(output: (String) -> Void, warn: @escaping (String) -> Void) throws -> FileSource.Report {
+    /// A live adapter runs until `control` stops it.
+    public func run(output: (String) -> Void, warn: @escaping (String) -> Void, control: EngineControl? = nil) throws
+        -> FileSource.Report
+    {
         if case .adapter(let name) = source {
             // Live: every advertisement the adapter hears, stamped on the real clock, until stopped.
             let scanner = try LiveScanner(adapter: name, say: warn)
-            StopRequest.install()
             var decoder = AdvertisingReportDecoder()
-            while !StopRequest.isRequested {
-                guard let event = try scanner.nextEvent(timeout: .seconds(1)) else { continue }
+            while control?.isStopping != true {
+                guard let event = try scanner.nextEvent(timeout: .seconds(60), wake: control?.wakeDescriptor) else {
+                    continue
+                }
                 let time = Timestamp(.now)!
                 decoder.decode(event: event) { output($0.jsonLine(at: time)) }
             }

@@ -226,11 +226,11 @@ public final class MQTTClient: Sendable {
         }
         relay.continuation.yield(.disconnected(code: code))
         let generation = relay.generation
-        // A blocking retry loop beside libmosquitto's own thread, which does not exist yet.
+        // libmosquitto has no thread yet to retry a first connect: a blocking retry loop of our own.
         Thread { [weak self] in
             var delay = 1.0
             while true {
-                Thread.sleep(forTimeInterval: delay)
+                Thread.sleep(forTimeInterval: delay)  // the backoff between attempts (SPEC 10.1)
                 guard let self else { return }
                 let done = self.handle.withLock { current -> Bool in
                     guard let mosq = current.mosq, current.relay.generation == generation else { return true }

@@ -452,7 +452,7 @@ final class Checkpointer: Sendable {
 
     init(path: String, configuration: GRDB.Configuration) throws {
         let queue = try DatabaseQueue(path: path, configuration: configuration)
-        // The thread holds this object until ``stop()``.
+        // Checkpoints block on the disk: a thread of their own, which holds this object until ``stop()``.
         let thread = Thread { [self] in
             while true {
                 _ = wake.wait(timeout: .now() + Self.period)

@@ -95,7 +95,8 @@ struct E2EBench: AsyncParsableCommand {
             received: { _, _, _ in arrivals.stamp() })
         let subscribed = Mutex(false)
         try subscriber.start()
-        let receiving = Task {
+        // Child tasks (async let): they end when their clients shut down below.
+        async let receiving: Void = {
             for await event in subscriber.events {
                 switch event {
                 case .connected(0): _ = try? subscriber.subscribe("beaconwatch/bench/event", qos: 1)
@@ -103,9 +104,9 @@ struct E2EBench: AsyncParsableCommand {
                 default: break
                 }
             }
-        }
+        }()
         try sink.start()
-        let running = Task { await sink.run(say: { print("e2e: \($0)") }) }
+        async let running: Void = sink.run(say: { print("e2e: \($0)") })
         guard try await Self.until(within: .seconds(10), { subscribed.withLock { $0 } }),
             await sink.waitConnected(within: .seconds(10))
         else { throw RuntimeFailure("the bench's broker did not answer") }
@@ -142,8 +143,7 @@ struct E2EBench: AsyncParsableCommand {
         let received = arrivals.instants
         _ = await sink.finish(within: .seconds(5))
         subscriber.shutdown()
-        receiving.cancel()
-        running.cancel()
+        _ = await (receiving, running)
         guard complete, received.count == count else {
             throw RuntimeFailure("only \(received.count) of \(count) events arrived")
         }

@@ -2,10 +2,11 @@ import ArgumentParser
 import BeaconCore
 import BlueZ
 import Daemon
+import Logging
 import Foundation
 
 /// `beaconwatch advertise`: make this machine an iBeacon.
-struct Advertise: ParsableCommand {
+struct Advertise: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Make this machine an iBeacon (for testing a site, or calibrating another receiver).",
         discussion: """
@@ -59,7 +60,7 @@ struct Advertise: ParsableCommand {
         ]
     }
 
-    func run() throws {
+    func run() async throws {
         guard !printHci else {
             for command in commands { print(command) }
             return
@@ -76,8 +77,13 @@ struct Advertise: ParsableCommand {
         print(
             "advertising \(uuid.uuidString):\(major):\(minor) at \(power) dBm every \(interval) ms on \(adapter); Ctrl-C stops"
         )
-        StopRequest.install()
-        while !StopRequest.isRequested { _ = try device.nextEvent(timeout: .seconds(1)) }
+        // Until SIGINT or SIGTERM, which the service group turns into a stop that wakes the wait.
+        let radio = Handed(device)
+        try await runUntilStopped(logger: Logger(label: "beaconwatch")) { control in
+            while !control.isStopping {
+                _ = try radio.value.nextEvent(timeout: .seconds(60), wake: control.wakeDescriptor)
+            }
+        }
         _ = try? device.execute(.setAdvertisingEnable(false), timeout: .milliseconds(500))
         device.close()
     }

@@ -3,11 +3,12 @@ import BeaconCore
 import BlueZ
 import Configuration
 import Daemon
+import Logging
 import Foundation
 import RegionMonitor
 
 /// `beaconwatch calibrate --id ID --seconds N`.
-struct Calibrate: ParsableCommand {
+struct Calibrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
             "Measure a beacon held 1 m from the receiver; print its median RSSI and the LocationBeaconPower line.",
@@ -37,7 +38,7 @@ struct Calibrate: ParsableCommand {
         guard seconds > 0, seconds <= 3600 else { throw ValidationError("--seconds must be from 0 to 3600") }
     }
 
-    func run() throws {
+    func run() async throws {
         let configuration = try Configuration.load(contentsOf: config).get()
         let hierarchy = configuration.hierarchy
         guard let index = hierarchy.index(ofLocation: id) else {
@@ -48,16 +49,24 @@ struct Calibrate: ParsableCommand {
         switch source ?? configuration.monitor.source {
         case .adapter(let name):
             let scanner = try LiveScanner(adapter: name, say: { printError("beaconwatch: \($0)") })
-            StopRequest.install()
-            var decoder = AdvertisingReportDecoder()
             let end = ContinuousClock.now.advanced(by: .milliseconds(Int64(seconds * 1000)))
             printError("listening for \(beacon.locationID) (\(beacon.id)) for \(seconds) s on \(name)...")
-            while !StopRequest.isRequested, ContinuousClock.now < end {
-                guard let event = try scanner.nextEvent(timeout: .milliseconds(200)) else { continue }
-                let time = Timestamp(.now)!
-                decoder.decode(event: event) { if $0.beacon == beacon.id { calibration.add(rssi: $0.rssi, at: time) } }
+            // Until the time is up, or SIGINT or SIGTERM (the service group's stop wakes the wait).
+            let (id, start, radio) = (beacon.id, calibration, Handed(scanner))
+            calibration = try await runUntilStopped(logger: Logger(label: "beaconwatch")) { control in
+                let scanner = radio.value
+                var calibration = start
+                var decoder = AdvertisingReportDecoder()
+                while !control.isStopping, ContinuousClock.now < end {
+                    guard
+                        let event = try scanner.nextEvent(timeout: end - ContinuousClock.now, wake: control.wakeDescriptor)
+                    else { continue }
+                    let time = Timestamp(.now) ?? Timestamp(microseconds: 0)
+                    decoder.decode(event: event) { if $0.beacon == id { calibration.add(rssi: $0.rssi, at: time) } }
+                }
+                scanner.stop()
+                return calibration
             }
-            scanner.stop()
         case let file:
             _ = try FileSource(spec: file, warn: { printError("beaconwatch: warning: \($0)") }).read { event in
                 if case .advertisement(let time, let advertisement) = event, advertisement.beacon == beacon.id {

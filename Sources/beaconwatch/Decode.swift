@@ -1,9 +1,10 @@
 import ArgumentParser
 import BeaconCore
 import Daemon
+import Logging
 
 /// `beaconwatch decode SOURCE`.
-struct Decode: ParsableCommand {
+struct Decode: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print every decoded beacon advertisement of a source as JSON lines.",
         discussion: """
@@ -23,11 +24,20 @@ struct Decode: ParsableCommand {
     @Flag(name: .shortAndLong, help: "Print no summary on standard error.")
     var quiet = false
 
-    func run() throws {
+    func run() async throws {
         let output = LineWriter()
         defer { output.flush() }
         let job = DecodeJob(source: source, skipBadLines: skipBadLines)
-        let report = try job.run(output: output.write(line:), warn: { printError("beaconwatch: warning: \($0)") })
+        let warn: @Sendable (String) -> Void = { printError("beaconwatch: warning: \($0)") }
+        let report: FileSource.Report
+        if case .adapter = source {
+            // A radio runs until SIGINT or SIGTERM, which the service group turns into a stop.
+            report = try await runUntilStopped(logger: Logger(label: "beaconwatch")) { control in
+                try job.run(output: output.write(line:), warn: warn, control: control)
+            }
+        } else {
+            report = try job.run(output: output.write(line:), warn: warn)
+        }
         output.flush()
         if !quiet {
             var summary = "decoded \(source.displayName): \(report.decode.summary)"

@@ -27,7 +27,7 @@ import Testing
             answers.append([0x0E, 0x04, 0x01, UInt8(command.opcode & 0xFF), UInt8(command.opcode >> 8), 0x00])
         }
 
-        func nextEvent(timeout: Duration) throws(BluetoothUnavailable) -> [UInt8]? {
+        func nextEvent(timeout: Duration, wake: Int32?) throws(BluetoothUnavailable) -> [UInt8]? {
             if !answers.isEmpty { return answers.removeFirst() }
             guard !script.isEmpty else {
                 timeline.now += timeout
@@ -91,7 +91,7 @@ import Testing
             func send(_ command: HCICommand) throws(BluetoothUnavailable) {
                 answer = [0x0E, 0x04, 0x01, UInt8(command.opcode & 0xFF), UInt8(command.opcode >> 8), 0x12]
             }
-            func nextEvent(timeout: Duration) throws(BluetoothUnavailable) -> [UInt8]? {
+            func nextEvent(timeout: Duration, wake: Int32?) throws(BluetoothUnavailable) -> [UInt8]? {
                 defer { answer = nil }
                 return answer
             }

@@ -82,8 +82,9 @@ import Testing
             lines == [
                 "0.000000 monitoring", "0.250000 enter", "0.250000 near", "11.250000 exit", "11.250000 off",
             ])
-        // Nothing waits longer than a second, and the wait before the exit ends on the deadline.
-        #expect(radio.waits.allSatisfy { $0 <= .seconds(1) })
+        // Each wait ends on the next timer (the exit above is on the microsecond), and the loop does
+        // not poll: a handful of waits cover the 30 s.
+        #expect(radio.waits.count <= 8, "\(radio.waits)")
     }
 
     /// The live loop does not wait for a rule's server: the call runs on its own thread, the

@@ -2,4 +2,12 @@
 public protocol HCIEventSource: AnyObject {
     /// The next HCI event (from the event code on), or `nil` when none came within `timeout`.
     func nextEvent(timeout: Duration) throws -> [UInt8]?
+    /// The same, returning `nil` early when file descriptor `wake` turns readable (another
+    /// thread has something for the loop: a command, an answer, a stop).
+    func nextEvent(timeout: Duration, wake: Int32?) throws -> [UInt8]?
+}
+
+extension HCIEventSource {
+    /// A source that cannot wait on a descriptor waits out `timeout` (scripted sources in tests).
+    public func nextEvent(timeout: Duration, wake: Int32?) throws -> [UInt8]? { try nextEvent(timeout: timeout) }
 }

@@ -1,4 +1,5 @@
 import BeaconCore
+import Syscalls
 
 #if canImport(Glibc)
     import Glibc
@@ -19,11 +20,11 @@ struct FileReader: ~Copyable {
             ownsDescriptor = false
             return
         }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw InputError(file: displayName, message: "cannot open: \(Self.describe(errno)); check the path")
+        do {
+            descriptor = Int32(try Syscall.retrying("open") { Int(open(path, O_RDONLY | O_CLOEXEC)) })
+        } catch {
+            throw InputError(file: displayName, message: "cannot open: \(error.reason); check the path")
         }
-        descriptor = fd
         ownsDescriptor = true
     }
 
@@ -32,29 +33,37 @@ struct FileReader: ~Copyable {
     }
 
     /// Appends up to `count` bytes to `buffer`; returns how many (0 at the end of the file).
-    /// When no input is waiting (a pipe, standard input), calls `idle` before waiting and then
-    /// every `idlePeriod` milliseconds; what it throws ends the read.
-    func read(into buffer: inout [UInt8], count: Int = 1 << 16, idlePeriod: Int32 = 200, idle: () throws -> Void = {})
+    /// When no input is waiting (a pipe, standard input), calls `idle` before waiting, and again
+    /// each time file descriptor `wake` turns readable while it waits (someone has something for
+    /// the loop); what `idle` throws ends the read.
+    func read(into buffer: inout [UInt8], count: Int = 1 << 16, wake: Int32? = nil, idle: () throws -> Void = {})
         throws -> Int
     {
-        var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        if poll(&ready, 1, 0) == 0 {
-            repeat { try idle() } while poll(&ready, 1, idlePeriod) == 0
+        if try !isReadable(wake: nil) {
+            try idle()
+            while try !isReadable(wake: wake, waiting: true) { try idle() }
         }
-        while true {
-            // Read into scratch memory and append what came: no zero-filling of the buffer.
-            let (got, failure) = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { scratch in
-                let got = scratch.baseAddress.map { Glibc.read(descriptor, $0, count) } ?? 0
+        // Read into scratch memory and append what came: no zero-filling of the buffer.
+        do {
+            return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { scratch in
+                let got = try Syscall.retrying("read") {
+                    scratch.baseAddress.map { Glibc.read(descriptor, $0, count) } ?? 0
+                }
                 if got > 0 { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<got])) }
-                return (got, got < 0 ? errno : 0)
+                return got
             }
-            if got >= 0 { return got }
-            if failure == EINTR { continue }
-            throw InputError(file: name, message: "cannot read: \(Self.describe(failure))")
+        } catch let error as SyscallError {
+            throw InputError(file: name, message: "cannot read: \(error.reason)")
         }
     }
 
-    static func describe(_ error: Int32) -> String {
-        String(cString: strerror(error))
+    /// Whether input waits; with `waiting`, blocks until it does or `wake` turns readable.
+    private func isReadable(wake: Int32?, waiting: Bool = false) throws -> Bool {
+        do {
+            let descriptors = [descriptor] + (wake.map { [$0] } ?? [])
+            return try Syscall.waitReadable(descriptors, timeout: waiting ? nil : .zero)[0] != 0
+        } catch {
+            throw InputError(file: name, message: "cannot wait for input: \(error.reason)")
+        }
     }
 }

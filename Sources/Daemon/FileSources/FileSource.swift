@@ -9,6 +9,9 @@ public struct FileSource {
     public var skipBadLines: Bool
     /// Called with a one-line warning (a skipped line, a capture cut short).
     public var warn: (String) -> Void
+    /// A descriptor that wakes a wait for input (``EngineControl/wakeDescriptor``): `idle` is
+    /// called then, to take what came.
+    public var wake: Int32?
 
     /// What was read, for the end-of-run summary.
     public struct Report: Sendable, Hashable {
@@ -30,8 +33,8 @@ public struct FileSource {
     ///
     /// Throws ``InputError`` for input that cannot be read (exit status 2), or what `body` throws.
     /// `idle` is called when a pipe or standard input has nothing to read, before waiting and
-    /// then about every 200 ms; what it throws ends the read (a stop), and it may step the engine
-    /// (commit what is staged, take commands).
+    /// whenever ``wake`` turns readable meanwhile; what it throws ends the read (a stop), and it
+    /// may step the engine (commit what is staged, take commands).
     public func read(idle: () throws -> Void = {}, _ body: (SourceEvent) throws -> Void) throws -> Report {
         switch spec {
         case .btsnoop(let path):
@@ -57,7 +60,7 @@ public struct FileSource {
         var overlong = false
         var atEnd = false
         while !atEnd {
-            atEnd = try reader.read(into: &buffer, count: 1 << 20, idle: idle) == 0
+            atEnd = try reader.read(into: &buffer, count: 1 << 20, wake: wake, idle: idle) == 0
             // Every complete line in the buffer; at the end of input, the last one without "\n".
             while true {
                 let end: Int
@@ -135,7 +138,7 @@ public struct FileSource {
         var report = Report()
         var decoder = AdvertisingReportDecoder()
         var buffer: [UInt8] = []
-        while buffer.count < BTSnoop.headerSize, try reader.read(into: &buffer, idle: idle) > 0 {}
+        while buffer.count < BTSnoop.headerSize, try reader.read(into: &buffer, wake: wake, idle: idle) > 0 {}
         let datalink: BTSnoop.Datalink
         switch BTSnoop.parseHeader(buffer) {
         case .success(let link): datalink = link
@@ -167,7 +170,7 @@ public struct FileSource {
             buffer.removeFirst(offset)
             consumedBefore += offset
             offset = 0
-            atEnd = try reader.read(into: &buffer, count: 1 << 20, idle: idle) == 0
+            atEnd = try reader.read(into: &buffer, count: 1 << 20, wake: wake, idle: idle) == 0
         }
         if offset < buffer.count {
             warn(

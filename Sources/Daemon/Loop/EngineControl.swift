@@ -5,6 +5,7 @@ import Persistence
 import RegionMonitor
 import Rules
 import Synchronization
+import Syscalls
 
 /// What the shell tells a running engine between two events: commands from `B/cmd/...`, a new
 /// configuration (SIGHUP, `cmd/reload`), and stop (SIGTERM, SIGINT).
@@ -21,10 +22,20 @@ public final class EngineControl: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Readable while orders or a stop wait: the run loop waits on it beside its input.
+    public let wakeup: Wakeup?
 
-    public init() {}
+    public init() {
+        wakeup = try? Wakeup()
+    }
 
-    public func post(_ order: Order) { state.withLock { $0.orders.append(order) } }
+    /// The descriptor a blocking wait should also watch (`nil` if none could be made).
+    public var wakeDescriptor: Int32? { wakeup?.descriptor }
+
+    public func post(_ order: Order) {
+        state.withLock { $0.orders.append(order) }
+        wakeup?.signal()
+    }
 
     /// Posts what `command` asks of the engine; `reload` is the shell's (it reads the file).
     public func post(_ command: DaemonCommand) {
@@ -36,12 +47,16 @@ public final class EngineControl: Sendable {
     }
 
     /// Asks the run loop to stop after its current event.
-    public func stop() { state.withLock { $0.stopping = true } }
+    public func stop() {
+        state.withLock { $0.stopping = true }
+        wakeup?.signal()
+    }
 
     public var isStopping: Bool { state.withLock { $0.stopping } }
 
     func take() -> [Order] {
         state.withLock { state in
+            if !state.stopping { wakeup?.clear() }
             defer { state.orders.removeAll() }
             return state.orders
         }

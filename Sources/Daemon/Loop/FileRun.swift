@@ -1,5 +1,6 @@
 import BeaconCore
 import Configuration
+import Syscalls
 import Engine
 import Foundation
 import Persistence
@@ -68,7 +69,8 @@ public struct FileRun {
                 engine: engine, store: store, sinks: sinks, requests: .inline(hook), output: output)
             var summary = Summary()
             var pace: (first: Timestamp, wall: ContinuousClock.Instant)?
-            let file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)
+            var file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)
+            file.wake = control?.wakeDescriptor
             var clock: Timestamp?
             // Between events: the shell's orders, at the input's time, each committed at once.
             func obey() throws {
@@ -95,8 +97,8 @@ public struct FileRun {
                             let delay = wall.advanced(by: offset) - ContinuousClock.now
                             if delay > .zero {
                                 try driver.commit()
-                                // Pacing a file by its timestamps (`--realtime`) is waiting by design.
-                                Thread.sleep(forTimeInterval: Self.seconds(delay))
+                                // `--realtime` paces a file by its timestamps: waiting is the point.
+                                Syscall.sleep(delay)
                             }
                         } else {
                             pace = (event.time, ContinuousClock.now)

@@ -8,8 +8,8 @@ import Rules
 
 /// Drives an ``Engine`` from a live HCI event source on a clock: the loop of `run --source hciN`.
 ///
-/// Between events it sleeps in the source until the next deadline (at most a second), so exits
-/// fire on time with no advertisement at all. The clock is injected: the real one in the daemon,
+/// Between events it waits in the source until the engine's next timer, so exits fire on time
+/// with no advertisement at all; the control's orders wake the wait. The clock is injected: the real one in the daemon,
 /// a scripted one in tests.
 public struct LiveRun {
     public var configuration: Configuration
@@ -20,13 +20,17 @@ public struct LiveRun {
     /// the answer comes back through the control, so sightings go on meanwhile.
     public var hook: ServerHook
 
+    /// The longest wait with no timer due: long, since nothing needs the loop meanwhile (the
+    /// wall clock is read again when it wakes).
+    static let longestWait = Duration.seconds(60)
+
     public init(configuration: Configuration, now: @escaping () -> Timestamp = { Timestamp(.now)! }) {
         self.configuration = configuration
         self.now = now
         hook = ServerHook(configuration: configuration) { _, _ in }
     }
 
-    /// Runs until `shouldStop` or `control` says so (checked at least every second), carrying
+    /// Runs until `shouldStop` (checked after each wait) or `control` says so (which wakes it), carrying
     /// out `control`'s orders as they come. Outputs are kept in `store` before they are handed to
     /// `output`.
     public func run(
@@ -57,11 +61,13 @@ public struct LiveRun {
                 try driver.advance(to: current)
                 for order in control?.take() ?? [] { try driver.handle(order, at: current) }
                 try driver.commit()
-                var wait = Duration.milliseconds(control == nil ? 1000 : 200)
+                // Until the engine's next timer (a long while when none): a command, an answer or
+                // a stop wakes the wait at once.
+                var wait = Self.longestWait
                 if let due = driver.engine.nextWake {
                     wait = min(wait, .microseconds(max(0, due.microseconds - current.microseconds)))
                 }
-                guard let event = try source.nextEvent(timeout: wait) else { continue }
+                guard let event = try source.nextEvent(timeout: wait, wake: control?.wakeDescriptor) else { continue }
                 let time = max(now(), current)
                 try decoder.decode(event: event) { try driver.handle(.advertisement($0), at: time) }
                 try driver.commit()

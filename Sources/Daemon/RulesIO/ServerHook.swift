@@ -68,6 +68,7 @@ public struct ServerHook: Sendable {
     /// way, so that the engine goes on with sightings while a server thinks.
     public func performInBackground(_ action: RuleEngine.Action, then: @escaping @Sendable (Int, ServerAnswer) -> Void)
     {
+        // A server call or a script blocks until its answer: its own thread, off the engine's.
         let thread = Thread { [self] in
             let (call, answer) = perform(action)
             then(call, answer)

@@ -6,6 +6,7 @@ import Persistence
 import RegionMonitor
 import Rules
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 
 /// The engine's run loop as a service: it runs on its own thread until its input ends or a
@@ -26,11 +27,43 @@ public struct EngineService: Service {
         let control = control
         let body = body
         try await withGracefulShutdownHandler {
+            // The loop blocks (file reads, the radio's poll, SQLite commits): a thread of its own.
             try await onDedicatedThread { try body(control) }
         } onGracefulShutdown: {
             control.stop()
         }
     }
+}
+
+/// Runs blocking work (a radio loop, a file) as the one service of a group that turns SIGTERM and
+/// SIGINT into a graceful shutdown: `body` sees ``EngineControl/isStopping`` turn true, and a wait
+/// on ``EngineControl/wakeDescriptor`` ends then. The command line's live loops (`decode hci0`,
+/// `advertise`, `calibrate`) stop this way, as the daemon does: signals go through the service
+/// group only.
+public func runUntilStopped<T: Sendable>(
+    logger: Logger, _ body: @escaping @Sendable (EngineControl) throws -> T
+) async throws -> T {
+    let result = Mutex<Result<T, any Error>?>(nil)
+    let service = EngineService(control: EngineControl()) { control in
+        let outcome = Result { try body(control) }
+        result.withLock { $0 = outcome }
+    }
+    var quiet = logger
+    quiet.logLevel = max(logger.logLevel, .notice)
+    let group = ServiceGroup(
+        configuration: .init(
+            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: quiet))
+    try await group.run()
+    guard let outcome = result.withLock({ $0 }) else { throw CancellationError() }
+    return try outcome.get()
+}
+
+/// A value that is not `Sendable` (a radio's handle, a writer), handed to the one thread that uses
+/// it until its work is done: the hand-over itself is the synchronisation.
+public struct Handed<Value>: @unchecked Sendable {
+    public let value: Value
+    public init(_ value: Value) { self.value = value }
 }
 
 /// The broker connection as a service: handles the client's events, sends commands on
@@ -60,6 +93,7 @@ public struct MQTTService: Service {
     public func run() async {
         let (sink, control, reload, logger, endpoint) = (sink, control, reload, logger, endpoint)
         await withTaskGroup(of: Void.self) { group in
+            // A child task: the client's events, until the flush below shuts the client down.
             group.addTask {
                 await sink.run(say: { logger.warning("\($0)") }) { command in
                     logger.info("command", metadata: ["command": "\(command)"])
@@ -68,21 +102,22 @@ public struct MQTTService: Service {
             }
             let message = "MQTT broker \(endpoint) is not reachable yet; events wait for it in the outbox"
             // Said once the first connection is 5 s late, then again when it comes (a lost
-            // connection is said by the sink, with its own "reachable again").
-            let waiter = Task {
-                guard !(await sink.waitConnected(within: .seconds(5))), !Task.isCancelled else { return false }
+            // connection is said by the sink, with its own "reachable again"); until the stop.
+            let said = Mutex(false)
+            async let announcing: Void = cancelWhenGracefulShutdown {
+                guard !(await sink.waitConnected(within: .seconds(5))), !Task.isCancelled else { return }
                 logger.warning("\(message)")
+                said.withLock { $0 = true }
                 while !Task.isCancelled {
-                    guard await sink.waitConnected(within: .seconds(1)) else { continue }
+                    // Woken by the connection itself; the long limit only bounds one wait.
+                    guard await sink.waitConnected(within: .seconds(3600)) else { continue }
                     logger.warning("MQTT broker \(endpoint) reachable; retained state and the outbox go out now")
-                    break
+                    return
                 }
-                return true
             }
             try? await gracefulShutdown()
-            let connected = await sink.waitConnected(within: .zero)
-            waiter.cancel()
-            if !(await waiter.value), !connected { logger.warning("\(message)") }
+            _ = await announcing
+            if !said.withLock({ $0 }), !(await sink.waitConnected(within: .zero)) { logger.warning("\(message)") }
             let left = await sink.finish(within: Self.flushLimit)
             if left > 0 {
                 logger.warning("\(left) MQTT messages were not acknowledged before stopping; sent at the next start")
@@ -139,6 +174,7 @@ public final class Reloader: Service, Sendable {
     public func run() async {
         let signals = await UnixSignalsSequence(trapping: .sighup)
         await withTaskGroup(of: Void.self) { group in
+            // A child task: SIGHUP, beside the requests, until the graceful shutdown.
             group.addTask { [self] in
                 for await _ in signals.cancelOnGracefulShutdown() { request("SIGHUP") }
             }

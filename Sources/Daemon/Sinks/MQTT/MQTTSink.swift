@@ -166,6 +166,7 @@ public final class MQTTSink: OutputSink {
         guard update({ $0.disconnected(clean: code == 0) }) == .reset else { return wasConnected }
         let (client, seams) = (client, seams)
         do {
+            // Stopping libmosquitto's thread blocks until it ends: a thread of its own, no lock held.
             try await onDedicatedThread {
                 seams.beforeReset?()
                 try client.reset()
@@ -254,6 +255,7 @@ public final class MQTTSink: OutputSink {
         if state.withLock({ condition($0.outbox) }) { return true }
         guard timeout > .zero else { return false }
         return await withTaskGroup(of: Bool.self) { group in
+            // Child tasks racing: the state change against the deadline.
             group.addTask { await self.waitForever(until: condition) }
             group.addTask {
                 try? await Task.sleep(for: timeout)

@@ -82,6 +82,8 @@ public final class ScriptSink: OutputSink {
 
     private let settings: Mutex<Settings>
     private let runners = Mutex<[String: ScriptRunner]>([:])
+    /// Told whenever a runner finished a run: what ``finish(within:)`` waits on.
+    private let idle = Awaitable()
     private let say: Say
 
     public init(scripts: [ScriptEvent: String], timeout seconds: Double, say: @escaping Say) {
@@ -131,7 +133,7 @@ public final class ScriptSink: OutputSink {
     private func runner(for path: String) -> ScriptRunner {
         runners.withLock { runners in
             if let runner = runners[path] { return runner }
-            let runner = ScriptRunner(path: path, say: say)
+            let runner = ScriptRunner(path: path, say: say, idle: idle)
             runners[path] = runner
             return runner
         }
@@ -144,11 +146,10 @@ public final class ScriptSink: OutputSink {
     /// how many were dropped.
     @discardableResult
     public func finish(within limit: Duration) async -> Int {
-        let deadline = ContinuousClock.now.advanced(by: limit)
-        while pending > 0, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
+        // Woken as each runner goes idle.
+        _ = await idle.wait(within: limit) { [self] in pending == 0 }
         let dropped = runners.withLock { $0.values.reduce(0) { $0 + $1.close() } }
+        idle.changed()
         if dropped > 0 { say(.warning, "stopping: \(dropped) script runs were still waiting and are dropped") }
         return dropped
     }
@@ -174,10 +175,14 @@ final class ScriptRunner: Sendable {
     private let say: ScriptSink.Say
     private let queue = Mutex(Queue())
     private let wake = DispatchSemaphore(value: 0)
+    /// Told whenever this runner finished a run.
+    private let idle: Awaitable
 
-    init(path: String, say: @escaping ScriptSink.Say) {
+    init(path: String, say: @escaping ScriptSink.Say, idle: Awaitable) {
         self.path = path
         self.say = say
+        self.idle = idle
+        // Script runs block (a process and its deadline): one thread per script, off the pool.
         let thread = Thread { [self] in work() }
         thread.name = "script \(path)"
         thread.start()
@@ -236,6 +241,7 @@ final class ScriptRunner: Sendable {
             guard let job = next else { return }
             run(job)
             queue.withLock { $0.running = false }
+            idle.changed()
         }
     }
 

@@ -1,0 +1,66 @@
+import Synchronization
+
+/// Lets async code wait for a condition that other threads make true, woken by their
+/// ``changed()`` rather than by polling, with a deadline.
+///
+/// A waiter checks its condition, and is woken to check again at every ``changed()`` after
+/// that; a change between its check and its sleep is not lost (the generation tells).
+public final class Awaitable: Sendable {
+    private struct State {
+        var generation = 0
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextID = 0
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Something the waiters' conditions read may have changed: wakes them all to look.
+    public func changed() {
+        let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.generation += 1
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in woken { waiter.resume() }
+    }
+
+    /// Waits until `condition` holds or `timeout` passes; returns whether it holds.
+    public func wait(within timeout: Duration, until condition: @escaping @Sendable () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while true {
+            let generation = state.withLock { $0.generation }
+            if condition() { return true }
+            guard ContinuousClock.now < deadline, !Task.isCancelled else { return false }
+            await withTaskGroup(of: Void.self) { group in
+                // Child tasks racing: the next change against the deadline.
+                group.addTask { await self.nextChange(after: generation) }
+                group.addTask { try? await Task.sleep(until: deadline) }
+                _ = await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// Returns at the first ``changed()`` after `generation` (at once if there was one), or when
+    /// cancelled.
+    private func nextChange(after generation: Int) async {
+        let id = state.withLock { state -> Int in
+            state.nextID += 1
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let already = state.withLock { state -> Bool in
+                    guard state.generation == generation, !Task.isCancelled else { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if already { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+        }
+    }
+}

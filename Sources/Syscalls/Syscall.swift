@@ -1,0 +1,62 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The one wrapper every system call of the shells goes through: `EINTR` is retried, any other
+/// failure becomes a ``SyscallError`` naming the call and `errno`, which each shell turns into
+/// its own words (a Bluetooth failure, an input error).
+public enum Syscall {
+    /// Runs `call` until it does not fail with `EINTR`; a negative result is a ``SyscallError``.
+    @discardableResult
+    public static func retrying(_ operation: String, _ call: () -> Int) throws(SyscallError) -> Int {
+        while true {
+            let result = call()
+            if result >= 0 { return result }
+            let code = errno
+            if code == EINTR { continue }
+            throw SyscallError(operation: operation, code: code)
+        }
+    }
+
+    /// Waits until one of `descriptors` is readable (or in error), or `timeout` passes (`nil`:
+    /// no limit); returns each descriptor's `revents` (all 0 when the time ran out).
+    public static func waitReadable(_ descriptors: [Int32], timeout: Duration?) throws(SyscallError) -> [Int16] {
+        var pollers = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        let milliseconds: Int32 =
+            timeout.map { duration in
+                let (seconds, attoseconds) = duration.components
+                guard seconds >= 0 else { return 0 }
+                // Rounded up, so a deadline is never woken for early.
+                let total = seconds.multipliedReportingOverflow(by: 1000)
+                let part = (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+                return total.overflow ? Int32.max : Int32(clamping: total.partialValue + part)
+            } ?? -1
+        let ready = try retrying("poll") { Int(poll(&pollers, nfds_t(pollers.count), milliseconds)) }
+        return ready > 0 ? pollers.map(\.revents) : pollers.map { _ in 0 }
+    }
+
+    /// Blocks the calling thread for `duration`, resuming after signals.
+    public static func sleep(_ duration: Duration) {
+        guard duration > .zero else { return }
+        var request = timespec(
+            tv_sec: Int(duration.components.seconds), tv_nsec: Int(duration.components.attoseconds / 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
+    }
+}
+
+/// A system call that failed: which, and `errno`.
+public struct SyscallError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var operation: String
+    public var code: Int32
+
+    public init(operation: String, code: Int32) {
+        self.operation = operation
+        self.code = code
+    }
+
+    /// `strerror`'s words for ``code``.
+    public var reason: String { String(cString: strerror(code)) }
+
+    public var description: String { "\(operation): \(reason)" }
+}
