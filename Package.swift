@@ -49,7 +49,8 @@ let package = Package(
             pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]
         ),
-        // The one errno wrapper every system call of the shells goes through, and a wakeable fd.
+        // The shells' primitives: the one errno wrapper for every system call, a wake-up
+        // descriptor, and a condition async code awaits (woken, never polled).
         .target(name: "Syscalls"),
         .target(name: "BlueZ", dependencies: ["BeaconCore", "CBluetooth", "Syscalls"]),
         .target(name: "MQTT", dependencies: ["BeaconCore", "CMosquitto", "RegionMonitor"]),
@@ -83,7 +84,7 @@ let package = Package(
         ),
 
         // Test helpers: the conformance vectors' location, expected-sighting shapes, a seeded RNG.
-        .target(name: "TestSupport", dependencies: ["BeaconCore"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["BeaconCore", "Syscalls"], path: "Tests/TestSupport"),
         .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "TestSupport"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore", "Syscalls"]),
         .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore"]),

@@ -29,9 +29,7 @@ import Testing
             process.standardInput = input
             process.standardOutput = FileHandle.nullDevice
             log = folder.appendingPathComponent("daemon.log")
-            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-            process.standardError = try FileHandle(forWritingTo: log)
-            try process.run()
+            try Eventually.start(process, loggingTo: log)
         }
 
         /// A sighting of zone `major`'s beacon at `t`.

@@ -40,11 +40,14 @@ import Testing
                 for await event in client.events {
                     switch event {
                     case .connected(0): _ = try? client.subscribe(filter, qos: 1)
-                    case .subscribed: inbox.subscribed.withLock { $0 = true }
+                    case .subscribed:
+                        inbox.subscribed.withLock { $0 = true }
+                        Eventually.changed()
                     case .message(let topic, let payload, let retained):
                         let message = Message(
                             topic: topic, payload: String(decoding: payload, as: UTF8.self), retained: retained)
                         inbox.messages.withLock { $0.append(message) }
+                        Eventually.changed()
                     default: break
                     }
                 }
@@ -56,12 +59,12 @@ import Testing
 
         func payloads(_ suffix: String) -> [String] { messages.filter { $0.topic.hasSuffix(suffix) }.map(\.payload) }
 
-        static func until(_ what: String, within seconds: Double = 10, _ condition: () -> Bool) async throws {
-            let deadline = Date().addingTimeInterval(seconds)
-            while !condition() {
-                guard Date() < deadline else { throw BrokerError("timed out waiting for \(what)") }
-                try await Task.sleep(for: .milliseconds(10))
-            }
+        /// Waits for `condition`, woken by what the tests watch (messages, daemons' logs and
+        /// exits), within `seconds` (generous: CI may run on a loaded machine).
+        static func until(_ what: String, within seconds: Double = Eventually.patience, _ condition: () -> Bool)
+            async throws
+        {
+            try await Eventually.until(what, within: max(seconds, Eventually.patience), condition)
         }
     }
 
@@ -87,6 +90,7 @@ import Testing
         process.standardInput = input
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
+        Eventually.watchExit(of: process)
         try process.run()
         return (process, input)
     }
@@ -222,11 +226,9 @@ import Testing
         process.arguments = ["run", "--config", "hsyco.ini", "--source", "trace:-"]
         let input = Pipe()
         let logFile = folder.appendingPathComponent("stderr.log")
-        try Data().write(to: logFile)
         process.standardInput = input
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: logFile)
-        try process.run()
+        try Eventually.start(process, loggingTo: logFile)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         func log() -> String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
         try await Subscriber.until("the late broker said", within: 15) { log().contains("is not reachable yet") }

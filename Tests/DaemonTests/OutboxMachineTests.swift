@@ -154,6 +154,7 @@ import Testing
         seams.beforeAcknowledgement = {
             guard armed.exchange(false, ordering: .relaxed) else { return }
             holding.signal()
+            Eventually.changed()
             _ = resetBegun.wait(timeout: .now() + 20)
         }
         seams.beforeReset = { resetBegun.signal() }
@@ -187,7 +188,7 @@ import Testing
         }
         try driver.commit()
         // The network thread is now inside the first PUBACK's callback.
-        try await MQTTRunTests.Subscriber.until("a PUBACK to be held", within: 20) {
+        try await Eventually.until("a PUBACK to be held") {
             holding.wait(timeout: .now()) == .success
         }
         let reset = Task { await sink.disconnected(code: 7, say: { _ in }) }
@@ -195,8 +196,9 @@ import Testing
         let watching = Task {
             _ = await reset.value
             resetDone.store(true, ordering: .relaxed)
+            Eventually.changed()
         }
-        try await MQTTRunTests.Subscriber.until("the reset to complete", within: 20) {
+        try await Eventually.until("the reset to complete") {
             resetDone.load(ordering: .relaxed)
         }
         await watching.value

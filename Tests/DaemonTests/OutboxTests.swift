@@ -58,9 +58,7 @@ import Testing
         process.arguments = arguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
-        _ = FileManager.default.createFile(atPath: folder.appendingPathComponent(log).path, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: folder.appendingPathComponent(log))
-        try process.run()
+        try Eventually.start(process, loggingTo: folder.appendingPathComponent(log))
         return process
     }
 

@@ -17,7 +17,12 @@ import Testing
     /// What the sink logged.
     final class Log: Sendable {
         let lines = Mutex<[(Logger.Level, String)]>([])
-        var say: ScriptSink.Say { { level, line in self.lines.withLock { $0.append((level, line)) } } }
+        var say: ScriptSink.Say {
+            { level, line in
+                self.lines.withLock { $0.append((level, line)) }
+                Eventually.changed()
+            }
+        }
         func contains(_ text: String) -> Bool { lines.withLock { $0.contains { $0.1.contains(text) } } }
         var text: String { lines.withLock { $0.map { "\($0.0): \($0.1)" }.joined(separator: "\n") } }
     }
@@ -73,11 +78,11 @@ import Testing
         return outputs.withLock { $0 }
     }
 
-    static func until(_ what: String, within seconds: Double = 20, _ condition: () -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            guard Date() < deadline else { throw BrokerError("timed out waiting for \(what)") }
-            try await Task.sleep(for: .milliseconds(10))
+    /// Waits until `sink` has no run going or waiting (woken by its runners), then checks
+    /// `condition` (what the runs wrote).
+    static func idle(_ sink: ScriptSink, _ what: String, within seconds: Double = Eventually.patience) async throws {
+        guard await sink.waitUntilIdle(within: .milliseconds(Int64(seconds * 1000))) else {
+            throw Eventually.TimedOut(what: what, seconds: seconds)
         }
     }
 
@@ -129,7 +134,8 @@ import Testing
             Self.walk(hops: 20), configuration: try Self.configuration(in: folder), sink: sink, in: folder)
         let expected = outputs.filter { ["enter", "exit", "location"].contains($0.type) }
         #expect(expected.count > 40)
-        try await Self.until("every run") { Self.lines(seen).count == expected.count }
+        try await Self.idle(sink, "every run")
+        #expect(Self.lines(seen).count == expected.count)
         let got = Self.lines(seen)
         // Each line: the type, the zone or region, the distance, and the JSON read from stdin.
         #expect(got.map { $0.split(separator: "|", maxSplits: 3).last.map(String.init) } == expected.map(\.json))
@@ -178,7 +184,7 @@ import Testing
             in: folder)
         // Area, Zone, then the Beacon, which has no name.
         let all = { (try? String(contentsOf: seen, encoding: .utf8)) ?? "" }
-        try await Self.until("the three enters") { all().filter { $0 == "\n" }.count == 3 }
+        try await Self.idle(sink, "the three enters")
         #expect(all() == "Office\n\(name)\n\n")
         #expect(!FileManager.default.fileExists(atPath: pwned.path))
     }
@@ -230,7 +236,7 @@ import Testing
         let outputs = try Self.run(
             Self.walk(hops: 3), configuration: try Self.configuration(in: folder), sink: sink, in: folder)
         let locations = outputs.filter { $0.type == "location" }.count
-        try await Self.until("every run") { sink.pending == 0 }
+        try await Self.idle(sink, "every run")
         let elapsed = ContinuousClock.now - clock
         // Every location but the first (which hung) ran to its end.
         #expect(Self.lines(done) == Array(repeating: "location", count: locations - 1))
@@ -255,7 +261,8 @@ import Testing
         let outputs = try Self.run(
             Self.walk(hops: 2), configuration: try Self.configuration(in: folder), sink: sink, in: folder)
         #expect(outputs.count > 4)
-        try await Self.until("every run") { sink.pending == 0 && log.lines.withLock { $0.count } >= 4 }
+        try await Self.idle(sink, "every run")
+        try await Eventually.until("every outcome logged") { log.lines.withLock { $0.count } >= 4 }
         #expect(log.contains("plain (enter) could not start"), "\(log.text)")
         #expect(log.contains("missing (location) could not start"), "\(log.text)")
         #expect(log.contains("check the path and that it is executable"))
@@ -280,10 +287,10 @@ import Testing
             Self.walk(hops: 510), configuration: try Self.configuration(in: folder), sink: sink, in: folder)
         let locations = outputs.filter { $0.type == "location" }.map(\.json)
         #expect(locations.count == 1020)
-        try await Self.until("the drop to be said") { log.contains("dropped the oldest") }
+        try await Eventually.until("the drop to be said") { log.contains("dropped the oldest") }
         #expect(sink.pending == ScriptSink.queueLimit + 1)
         try Data().write(to: gate)
-        try await Self.until("the queue to drain", within: 120) { sink.pending == 0 }
+        try await Self.idle(sink, "the queue to drain", within: 120)
         let got = Self.lines(seen)
         // The first run was already going; then the newest thousand, in order.
         #expect(got.count == ScriptSink.queueLimit + 1)

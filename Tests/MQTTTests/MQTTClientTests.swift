@@ -9,7 +9,7 @@ import Testing
     /// Waits for the first event that `match` turns into a value, up to `seconds`.
     static func first<T: Sendable>(
         _ events: AsyncStream<MQTTEvent>,
-        within seconds: Double = 10,
+        within seconds: Double = Eventually.patience,
         _ match: @escaping @Sendable (MQTTEvent) -> T?
     ) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
@@ -62,9 +62,13 @@ import Testing
         let received = Mutex<[String]>([])
         let client = try MQTTClient(
             MQTTConnection(host: "127.0.0.1", port: broker.port, clientID: "both-\(UUID().uuidString.prefix(8))"),
-            published: { id, _ in acknowledged.withLock { $0.append(id) } },
+            published: { id, _ in
+                acknowledged.withLock { $0.append(id) }
+                Eventually.changed()
+            },
             received: { topic, payload, _ in
                 received.withLock { $0.append("\(topic) \(String(decoding: payload, as: UTF8.self))") }
+                Eventually.changed()
             })
         try client.start()
         _ = try await Self.first(client.events) { if case .connected(0) = $0 { true } else { nil } }
@@ -73,11 +77,8 @@ import Testing
         let ids = try (0..<3).map {
             try client.publish(topic: "h/\($0)", payload: Array("m\($0)".utf8), qos: 1, retain: false)
         }
-        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
-        while received.withLock({ $0.count }) < 3 || acknowledged.withLock({ $0.count }) < 3,
-            ContinuousClock.now < deadline
-        {
-            try await Task.sleep(for: .milliseconds(5))
+        try? await Eventually.until("three messages and their acknowledgements") {
+            received.withLock({ $0.count }) >= 3 && acknowledged.withLock({ $0.count }) >= 3
         }
         #expect(received.withLock { $0 } == ["h/0 m0", "h/1 m1", "h/2 m2"])
         #expect(Set(acknowledged.withLock { $0 }) == Set(ids))

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -11,6 +12,8 @@ public final class Broker: @unchecked Sendable {
     /// Whether the broker keeps its state on disk across restarts.
     public let persistent: Bool
     private var process: Process?
+    /// What the broker has said on standard error, and who waits for a line of it.
+    private let said = BrokerLog()
 
     /// Starts a broker (persistence on unless `persistent` is false, saved every second, in its
     /// own folder, as this user: run as root, mosquitto would otherwise drop to `mosquitto` and
@@ -36,37 +39,45 @@ public final class Broker: @unchecked Sendable {
         user \(String(cString: getpwuid(getuid()).pointee.pw_name))
         max_queued_messages 0
         max_inflight_messages 0
+        log_dest stderr
+        log_type error
+        log_type warning
+        log_type notice
+        log_type information
 
         """.write(to: config, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
         process.arguments = ["-c", config.path]
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        let pipe = Pipe()
+        let said = said
+        let starts = said.count(of: " running")
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil }
+            said.append(data)
+        }
+        process.standardError = pipe
+        process.terminationHandler = { _ in Eventually.changed() }
         try process.run()
         self.process = process
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if Self.accepts(port: port) { return }
-            usleep(20_000)
+        // mosquitto says "running" once its listener is open: waited for, not polled.
+        guard said.wait(within: Eventually.patience, until: { $0.count(of: " running") > starts }),
+            Self.accepts(port: port)
+        else {
+            throw BrokerError("mosquitto did not listen on 127.0.0.1:\(port) within \(Int(Eventually.patience)) s")
         }
-        throw BrokerError("mosquitto did not listen on 127.0.0.1:\(port) within 10 s")
     }
 
     /// Waits until the broker has saved its state (sessions, subscriptions) after now: what a
     /// SIGKILL from then on cannot lose.
-    public func saved(within seconds: Double = 10) throws {
-        let file = folder.appendingPathComponent("mosquitto.db").path
-        let start = Date()
-        while Date() < start.addingTimeInterval(seconds) {
-            if let modified = try? FileManager.default.attributesOfItem(atPath: file)[.modificationDate] as? Date,
-                modified > start
-            {
-                return
-            }
-            usleep(20_000)
+    public func saved(within seconds: Double = Eventually.patience) throws {
+        // A save that had begun before now may have missed what came since: the one after it.
+        let saves = said.count(of: "Saving in-memory database")
+        guard said.wait(within: seconds, until: { $0.count(of: "Saving in-memory database") >= saves + 2 }) else {
+            throw BrokerError("mosquitto did not save its database within \(Int(seconds)) s")
         }
-        throw BrokerError("mosquitto did not save \(file) within \(seconds) s")
     }
 
     /// Stops the broker with `signal` (SIGKILL: no clean shutdown) and waits for it to exit (not
@@ -114,4 +125,31 @@ public final class Broker: @unchecked Sendable {
 public struct BrokerError: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// A child's standard error as it comes, and waiting (with a deadline) for a line of it.
+final class BrokerLog: Sendable {
+    private let text = Mutex("")
+    private let condition = NSCondition()
+
+    func append(_ data: Data) {
+        text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        condition.lock()
+        condition.broadcast()
+        condition.unlock()
+        Eventually.changed()
+    }
+
+    func count(of needle: String) -> Int { text.withLock { $0.components(separatedBy: needle).count - 1 } }
+
+    /// Blocks until `predicate` holds of the log, woken by each new chunk; false after `seconds`.
+    func wait(within seconds: Double, until predicate: (BrokerLog) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while !predicate(self) {
+            guard condition.wait(until: deadline) else { return predicate(self) }
+        }
+        return true
+    }
 }

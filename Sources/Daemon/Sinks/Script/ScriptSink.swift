@@ -5,6 +5,7 @@ import Logging
 import Persistence
 import RegionMonitor
 import Synchronization
+import Syscalls
 
 #if canImport(Glibc)
     import Glibc
@@ -137,6 +138,11 @@ public final class ScriptSink: OutputSink {
             runners[path] = runner
             return runner
         }
+    }
+
+    /// Waits until no run is going or waiting, or `timeout` passes; returns whether none is.
+    public func waitUntilIdle(within timeout: Duration) async -> Bool {
+        await idle.wait(within: timeout) { [self] in pending == 0 }
     }
 
     /// Runs and waiting runs, over every script.

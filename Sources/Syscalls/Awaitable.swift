@@ -27,7 +27,7 @@ public final class Awaitable: Sendable {
     }
 
     /// Waits until `condition` holds or `timeout` passes; returns whether it holds.
-    public func wait(within timeout: Duration, until condition: @escaping @Sendable () -> Bool) async -> Bool {
+    public func wait(within timeout: Duration, until condition: () -> Bool) async -> Bool {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while true {
             let generation = state.withLock { $0.generation }
