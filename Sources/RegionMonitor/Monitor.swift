@@ -13,14 +13,15 @@ public struct Monitor: Sendable {
     public let hierarchy: Hierarchy
     public let settings: MonitorSettings
     public let identity: MonitorIdentity
-    public let plan: MonitoringPlan
+    /// The cap policy (SPEC 5.2).
+    public let policy: MonitoringPolicy
+    public var plan: MonitoringPlan { policy.plan }
     public private(set) var mode: RangingMode
 
     let ranging: Ranging
     let exitTimeout: Int64
     let windowLength: Int64
     let enterRSSI: Int?
-    let cap: Int
 
     /// Last sighting with RSSI at least `Monitor.enterRssi` (one that may move a region), per beacon,
     /// Zone and Area; ``never`` for none.
@@ -93,13 +94,12 @@ public struct Monitor: Sendable {
         self.hierarchy = hierarchy
         self.settings = settings
         self.identity = identity
-        self.plan = MonitoringPlan(hierarchy, maxRegions: settings.maxRegions)
+        self.policy = MonitoringPolicy(hierarchy, maxRegions: settings.maxRegions)
         self.mode = settings.mode
         self.ranging = Ranging(settings)
         self.exitTimeout = Int64((settings.exitTimeout * 1_000_000).rounded())
         self.windowLength = Int64((settings.backgroundRanging * 1_000_000).rounded())
         self.enterRSSI = settings.enterRSSI
-        self.cap = max(settings.maxRegions, 1)
         self.nearestMargin = settings.nearestMargin
         let beacons = hierarchy.beacons.count
         beaconLast = Array(repeating: Self.never, count: beacons)
@@ -260,276 +260,6 @@ public struct Monitor: Sendable {
         mode = newMode
         recheckAll = true
         report(into: &outputs)
-    }
-
-    // MARK: - Presence
-
-    func last(_ ref: RegionRef) -> Int64 {
-        switch ref.level {
-        case .area: areaLast[Int(ref.index)]
-        case .zone: zoneLast[Int(ref.index)]
-        case .beacon: beaconLast[Int(ref.index)]
-        }
-    }
-
-    /// Inside: sighted less than exitTimeout ago (SPEC 5.1).
-    func isPresent(_ ref: RegionRef) -> Bool {
-        let last = last(ref)
-        return last != Self.never && now < last + exitTimeout
-    }
-
-    /// A due exit deadline: `true` when the region may have to exit now; re-armed when a later
-    /// sighting moved it.
-    private mutating func checkExit(_ ref: RegionRef, generation: UInt32) -> Bool {
-        guard var state = tracked[ref], state.monitored, state.inside, state.timerGeneration == generation else {
-            return false
-        }
-        if isPresent(ref) {
-            timerGeneration &+= 1
-            state.timerGeneration = timerGeneration
-            tracked[ref] = state
-            timers.schedule(.exit(ref, timerGeneration), at: last(ref) + exitTimeout)
-            return false
-        }
-        return true
-    }
-
-    private mutating func armExit(_ ref: RegionRef) {
-        timerGeneration &+= 1
-        tracked[ref]?.timerGeneration = timerGeneration
-        timers.schedule(.exit(ref, timerGeneration), at: last(ref) + exitTimeout)
-    }
-
-    /// The enters a sighting causes: its monitored region, if outside, and the tracked Areas and
-    /// Zones around it, outside-in. Presence only grows at a sighting, so nothing else can change.
-    private mutating func enterAncestors(
-        of beacon: Int32, zone: Int32, area: Int32, into outputs: inout [MonitorOutput]
-    ) {
-        let areaRef = RegionRef(.area, area)
-        let zoneRef = RegionRef(.zone, zone)
-        let beaconRef = RegionRef(.beacon, beacon)
-        // The monitored set is one level (all Areas, all Zones, or all Beacons).
-        let monitoredRef: RegionRef
-        switch monitoredMode {
-        case .areas: monitoredRef = areaRef
-        case .zones: monitoredRef = zoneRef
-        case .beacons: monitoredRef = beaconRef
-        }
-        guard let state = tracked[monitoredRef], state.monitored else {
-            sightedCandidate = candidate(area: areaRef, zone: zoneRef)
-            if sightedCandidate != nil { policyDirty = true }
-            return
-        }
-        guard !state.inside else { return }
-        if monitoredRef.level != .area, tracked[areaRef]?.inside == false { enter(areaRef, into: &outputs) }
-        if monitoredRef.level == .beacon, tracked[zoneRef]?.inside == false { enter(zoneRef, into: &outputs) }
-        enter(monitoredRef, into: &outputs)
-    }
-
-    /// The region of a sighting that the scan-assisted policy could monitor, when it is not
-    /// monitored now: the Area in `areas` mode, a Zone of the monitored Area in `zones` mode.
-    private func candidate(area: RegionRef, zone: RegionRef) -> RegionRef? {
-        guard case .hierarchical(scanAssisted: true) = plan else { return nil }
-        switch monitoredMode {
-        case .areas: return area
-        case .zones: return monitoredArea == area.index ? zone : nil
-        case .beacons: return nil
-        }
-    }
-
-    /// Recomputes every tracked region from the sightings: exits inside-out, then enters
-    /// outside-in (SPEC 5.3).
-    mutating func reconcileAll(into outputs: inout [MonitorOutput]) {
-        var desiredInside: Set<RegionRef> = []
-        var newlyInsideAreas: [RegionRef] = []
-        for ref in monitored where isPresent(ref) {
-            if monitoredMode == .areas, tracked[ref]?.inside == false, case .hierarchical = plan {
-                newlyInsideAreas.append(ref)
-                continue
-            }
-            desiredInside.insert(ref)
-        }
-        // In `areas` mode the first Area entered switches to its Zones; entering two at one instant
-        // would leave one entered but untracked, so only the most recently sighted one enters.
-        if let area = newlyInsideAreas.max(by: { last($0) != last($1) ? last($0) < last($1) : $0.index > $1.index }) {
-            desiredInside.insert(area)
-        }
-        for ref in desiredInside {
-            var ancestor = parent(of: ref)
-            while let up = ancestor {
-                desiredInside.insert(up)
-                ancestor = parent(of: up)
-            }
-        }
-        let exits = tracked.filter { $0.value.inside && !desiredInside.contains($0.key) }.keys.sorted {
-            $0.level != $1.level ? $0.level.rawValue > $1.level.rawValue : $0.index < $1.index
-        }
-        for ref in exits { exit(ref, into: &outputs) }
-        let enters = desiredInside.filter { tracked[$0]?.inside == false }.sorted()
-        for ref in enters { enter(ref, into: &outputs) }
-    }
-
-    private func parent(of ref: RegionRef) -> RegionRef? {
-        switch ref.level {
-        case .area: nil
-        case .zone: RegionRef(.area, hierarchy.areaOfZone[Int(ref.index)])
-        case .beacon: RegionRef(.zone, hierarchy.zoneOfBeacon[Int(ref.index)])
-        }
-    }
-
-    private mutating func enter(_ ref: RegionRef, into outputs: inout [MonitorOutput]) {
-        guard var state = tracked[ref] else { return }
-        state.inside = true
-        state.enteredAt = now
-        tracked[ref] = state
-        policyDirty = true
-        if state.monitored {
-            armExit(ref)
-            openWindow()
-        }
-        switch ref.level {
-        case .area: currentAreaIndex = Int(ref.index)
-        case .zone: currentZoneIndex = Int(ref.index)
-        case .beacon: break
-        }
-        let transition = Transition(
-            direction: .enter,
-            region: region(ref),
-            name: hierarchy.name(of: region(ref)),
-            how: state.monitored ? .monitored : .derived
-        )
-        outputs.append(.transition(Timestamp(microseconds: now), transition))
-    }
-
-    private mutating func exit(_ ref: RegionRef, into outputs: inout [MonitorOutput]) {
-        guard var state = tracked[ref] else { return }
-        state.inside = false
-        tracked[ref] = state
-        policyDirty = true
-        if state.monitored { openWindow() }
-        leaveCurrent(ref)
-        let transition = Transition(
-            direction: .exit,
-            region: region(ref),
-            name: hierarchy.name(of: region(ref)),
-            how: state.monitored ? .monitored : .derived,
-            dwell: Double((now - state.enteredAt) / 1000) / 1000
-        )
-        outputs.append(.transition(Timestamp(microseconds: now), transition))
-    }
-
-    /// After `ref` stopped being inside (an exit, or a drop from the monitored set): the current
-    /// Area or Zone becomes the most recently entered one still inside.
-    private mutating func leaveCurrent(_ ref: RegionRef) {
-        switch ref.level {
-        case .area where currentAreaIndex == Int(ref.index):
-            currentAreaIndex = latestInside(.area)
-        case .zone where currentZoneIndex == Int(ref.index):
-            currentZoneIndex = latestInside(.zone)
-        default: break
-        }
-    }
-
-    private func latestInside(_ level: RegionRef.Level) -> Int? {
-        tracked.filter { $0.key.level == level && $0.value.inside }
-            .max {
-                $0.value.enteredAt != $1.value.enteredAt ? $0.value.enteredAt < $1.value.enteredAt : $0.key > $1.key
-            }
-            .map { Int($0.key.index) }
-    }
-
-    func region(_ ref: RegionRef) -> Region {
-        switch ref.level {
-        case .area: hierarchy.areas[Int(ref.index)].region
-        case .zone: hierarchy.zones[Int(ref.index)].region
-        case .beacon: .beacon(hierarchy.beacons[Int(ref.index)].id)
-        }
-    }
-
-    // MARK: - The monitored set (SPEC 5.2)
-
-    /// Applies the hierarchical policy until it is stable: switching between Areas and the Zones of
-    /// the entered Area, and the scan-assisted replacement, each followed by the state
-    /// determination of the newly monitored regions.
-    private mutating func applyPolicy(into outputs: inout [MonitorOutput]) {
-        guard case .hierarchical = plan, policyDirty else { return }
-        policyDirty = false
-        for _ in 0..<4 {
-            if monitoredMode == .areas, let entered = monitored.first(where: { tracked[$0]?.inside == true }) {
-                let zones = hierarchy.areas[Int(entered.index)].zones
-                applyMonitoring(
-                    mostRecent(zones.map { RegionRef(.zone, $0) }), mode: .zones, area: entered.index, into: &outputs)
-            } else if monitoredMode == .zones, !monitored.contains(where: { tracked[$0]?.inside == true }) {
-                applyMonitoring(mostRecentAreas(), mode: .areas, area: nil, into: &outputs)
-            } else if let candidate = sightedCandidate, tracked[candidate]?.monitored != true {
-                sightedCandidate = nil
-                var regions = monitored
-                if regions.count >= cap, let oldest = regions.indices.min(by: { recency(regions[$0], regions[$1]) }) {
-                    regions.remove(at: oldest)
-                }
-                regions.append(candidate)
-                applyMonitoring(regions, mode: monitoredMode, area: monitoredArea, into: &outputs)
-            } else {
-                sightedCandidate = nil
-                return
-            }
-            reconcileAll(into: &outputs)
-        }
-    }
-
-    /// Whether `lhs` is less recent than `rhs`: by last sighting, the never-sighted before the
-    /// sighted, and among equals the later in file order first (so earlier ones are kept).
-    private func recency(_ lhs: RegionRef, _ rhs: RegionRef) -> Bool {
-        let (left, right) = (last(lhs), last(rhs))
-        return left != right ? left < right : lhs.index > rhs.index
-    }
-
-    /// The `cap` most recently sighted of `candidates`, never-sighted ones in file order.
-    private func mostRecent(_ candidates: [RegionRef]) -> [RegionRef] {
-        guard candidates.count > cap else { return candidates }
-        return Array(candidates.sorted { recency($1, $0) }.prefix(cap))
-    }
-
-    private func mostRecentAreas() -> [RegionRef] {
-        mostRecent((0..<hierarchy.areas.count).map { RegionRef(.area, $0) })
-    }
-
-    /// Makes `regions` the monitored set and emits the `monitoring` output. Regions that stay
-    /// tracked keep their state; the others are dropped without an exit (SPEC 5.2).
-    private mutating func applyMonitoring(
-        _ regions: [RegionRef],
-        mode: MonitoringChange.Mode,
-        area: Int32?,
-        into outputs: inout [MonitorOutput]
-    ) {
-        monitored = regions.sorted()
-        monitoredMode = mode
-        monitoredArea = area
-        var next: [RegionRef: RegionState] = [:]
-        for ref in monitored {
-            var state = tracked[ref] ?? RegionState()
-            if !state.monitored { state.timerGeneration = 0 }
-            state.monitored = true
-            next[ref] = state
-            var ancestor = parent(of: ref)
-            while let up = ancestor, next[up] == nil {
-                var upState = tracked[up] ?? RegionState()
-                upState.monitored = false
-                next[up] = upState
-                ancestor = parent(of: up)
-            }
-        }
-        let dropped = tracked.filter { next[$0.key] == nil && $0.value.inside }.keys
-        tracked = next
-        for ref in dropped { leaveCurrent(ref) }
-        // A region that turned monitored while inside needs its exit deadline.
-        for ref in monitored where tracked[ref]!.inside && tracked[ref]!.timerGeneration == 0 { armExit(ref) }
-        let change = MonitoringChange(
-            mode: mode,
-            area: area.map { hierarchy.areas[Int($0)].uuid },
-            regions: monitored.map(region)
-        )
-        outputs.append(.monitoring(Timestamp(microseconds: now), change))
     }
 }
 

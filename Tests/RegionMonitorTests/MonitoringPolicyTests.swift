@@ -183,4 +183,18 @@ import Testing
         #expect(inside.count == 4)
         #expect(inside.values.allSatisfy { !$0 })
     }
+
+    /// The policy alone: the plan and the cap it decides with, and its recency order (the
+    /// never-sighted least recent, ties kept in file order).
+    @Test func thePolicyDecidesThePlanAndOrdersCandidatesByTheirLastSighting() {
+        let hierarchy = MonitorHarness.hierarchy(["1=1,1,1", "2=1,2,1", "3=2,1,1"])
+        #expect(MonitoringPolicy(hierarchy, maxRegions: 3).plan == .beacons)
+        #expect(MonitoringPolicy(hierarchy, maxRegions: 2).plan == .hierarchical(scanAssisted: false))
+        #expect(MonitoringPolicy(hierarchy, maxRegions: 0).cap == 1)
+        let never = Int64.min
+        #expect(MonitoringPolicy.isLessRecent(never, 0, than: 5, 1))
+        #expect(MonitoringPolicy.isLessRecent(4, 0, than: 5, 1))
+        #expect(!MonitoringPolicy.isLessRecent(5, 0, than: 5, 1))  // a tie keeps the earlier in file order
+        #expect(MonitoringPolicy.isLessRecent(5, 1, than: 5, 0))
+    }
 }

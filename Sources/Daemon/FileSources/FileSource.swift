@@ -21,6 +21,8 @@ public struct FileSource {
         public var records = 0
         /// The time of the last record or line, whatever it held: where the input's clock ends.
         public var lastTime: Timestamp?
+
+        public init() {}
     }
 
     public init(spec: SourceSpec, skipBadLines: Bool = false, warn: @escaping (String) -> Void = { _ in }) {

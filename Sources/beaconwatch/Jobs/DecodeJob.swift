@@ -1,13 +1,14 @@
 import BeaconCore
 import BlueZ
+import Daemon
 import Foundation
 
 /// `beaconwatch decode SOURCE`: every decoded advertisement as one JSON line.
-public struct DecodeJob: Sendable {
-    public var source: SourceSpec
-    public var skipBadLines = false
+struct DecodeJob: Sendable {
+    var source: SourceSpec
+    var skipBadLines = false
 
-    public init(source: SourceSpec, skipBadLines: Bool = false) {
+    init(source: SourceSpec, skipBadLines: Bool = false) {
         self.source = source
         self.skipBadLines = skipBadLines
     }
@@ -16,7 +17,7 @@ public struct DecodeJob: Sendable {
     ///
     /// Throws ``InputError`` (status 2) or ``BluetoothUnavailable`` (status 3).
     /// A live adapter runs until `control` stops it.
-    public func run(output: (String) -> Void, warn: @escaping (String) -> Void, control: EngineControl? = nil) throws
+    func run(output: (String) -> Void, warn: @escaping (String) -> Void, control: EngineControl? = nil) throws
         -> FileSource.Report
     {
         if case .adapter(let name) = source {

@@ -1,19 +1,20 @@
 import BeaconCore
 import Configuration
+import Daemon
 import Foundation
 import RegionMonitor
 import Rules
 
 /// `beaconwatch check`: the hierarchy, counts, the monitoring plan, settings and warnings.
-public struct CheckJob {
-    public var configuration: Configuration
+struct CheckJob {
+    var configuration: Configuration
 
-    public init(configuration: Configuration) {
+    init(configuration: Configuration) {
         self.configuration = configuration
     }
 
     /// Warnings from the file system: scripts that cannot run, a password file others can read.
-    public func fileWarnings() -> [String] {
+    func fileWarnings() -> [String] {
         var warnings: [String] = []
         let files = FileManager.default
         for (event, path) in configuration.scripts.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
@@ -44,7 +45,7 @@ public struct CheckJob {
     }
 
     /// The report, line by line.
-    public func report() -> [String] {
+    func report() -> [String] {
         let hierarchy = configuration.hierarchy
         let monitor = configuration.monitor
         let plan = MonitoringPlan(hierarchy, maxRegions: monitor.maxRegions)

@@ -1,0 +1,77 @@
+import BeaconCore
+
+/// Which regions are monitored under the cap (SPEC 5.2): the ``MonitoringPolicy`` decides, the
+/// monitor applies its decisions and determines the state of newly monitored regions at once.
+extension Monitor {
+    /// Applies the hierarchical policy until it is stable: switching between Areas and the Zones of
+    /// the entered Area, and the scan-assisted replacement, each followed by the state
+    /// determination of the newly monitored regions.
+    mutating func applyPolicy(into outputs: inout [MonitorOutput]) {
+        guard case .hierarchical = plan, policyDirty else { return }
+        policyDirty = false
+        for _ in 0..<4 {
+            if monitoredMode == .areas, let entered = monitored.first(where: { tracked[$0]?.inside == true }) {
+                let zones = hierarchy.areas[Int(entered.index)].zones
+                applyMonitoring(
+                    mostRecent(zones.map { RegionRef(.zone, $0) }), mode: .zones, area: entered.index, into: &outputs)
+            } else if monitoredMode == .zones, !monitored.contains(where: { tracked[$0]?.inside == true }) {
+                applyMonitoring(mostRecentAreas(), mode: .areas, area: nil, into: &outputs)
+            } else if let candidate = sightedCandidate, tracked[candidate]?.monitored != true {
+                sightedCandidate = nil
+                let regions = policy.admit(candidate, to: monitored, lastSighting: last)
+                applyMonitoring(regions, mode: monitoredMode, area: monitoredArea, into: &outputs)
+            } else {
+                sightedCandidate = nil
+                return
+            }
+            reconcileAll(into: &outputs)
+        }
+    }
+
+    /// The candidates the policy keeps: the `cap` most recently sighted.
+    func mostRecent(_ candidates: [RegionRef]) -> [RegionRef] {
+        policy.select(candidates, lastSighting: last)
+    }
+
+    func mostRecentAreas() -> [RegionRef] {
+        mostRecent((0..<hierarchy.areas.count).map { RegionRef(.area, $0) })
+    }
+
+    /// Makes `regions` the monitored set and emits the `monitoring` output. Regions that stay
+    /// tracked keep their state; the others are dropped without an exit (SPEC 5.2).
+    mutating func applyMonitoring(
+        _ regions: [RegionRef],
+        mode: MonitoringChange.Mode,
+        area: Int32?,
+        into outputs: inout [MonitorOutput]
+    ) {
+        monitored = regions.sorted()
+        monitoredMode = mode
+        monitoredArea = area
+        var next: [RegionRef: RegionState] = [:]
+        for ref in monitored {
+            var state = tracked[ref] ?? RegionState()
+            if !state.monitored { state.timerGeneration = 0 }
+            state.monitored = true
+            next[ref] = state
+            var ancestor = parent(of: ref)
+            while let up = ancestor, next[up] == nil {
+                var upState = tracked[up] ?? RegionState()
+                upState.monitored = false
+                next[up] = upState
+                ancestor = parent(of: up)
+            }
+        }
+        let dropped = tracked.filter { next[$0.key] == nil && $0.value.inside }.keys
+        tracked = next
+        for ref in dropped { leaveCurrent(ref) }
+        // A region that turned monitored while inside needs its exit deadline.
+        for ref in monitored where tracked[ref]!.inside && tracked[ref]!.timerGeneration == 0 { armExit(ref) }
+        let change = MonitoringChange(
+            mode: mode,
+            area: area.map { hierarchy.areas[Int($0)].uuid },
+            regions: monitored.map(region)
+        )
+        outputs.append(.monitoring(Timestamp(microseconds: now), change))
+    }
+}

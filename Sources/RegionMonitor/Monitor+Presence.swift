@@ -1,0 +1,188 @@
+import BeaconCore
+
+/// Presence of the monitored regions and the transitions around them (SPEC 5.1, 5.3): a region is
+/// inside while sighted less than exitTimeout ago; enters nest outside-in, exits inside-out.
+extension Monitor {
+
+    func last(_ ref: RegionRef) -> Int64 {
+        switch ref.level {
+        case .area: areaLast[Int(ref.index)]
+        case .zone: zoneLast[Int(ref.index)]
+        case .beacon: beaconLast[Int(ref.index)]
+        }
+    }
+
+    /// Inside: sighted less than exitTimeout ago (SPEC 5.1).
+    func isPresent(_ ref: RegionRef) -> Bool {
+        let last = last(ref)
+        return last != Self.never && now < last + exitTimeout
+    }
+
+    /// A due exit deadline: `true` when the region may have to exit now; re-armed when a later
+    /// sighting moved it.
+    mutating func checkExit(_ ref: RegionRef, generation: UInt32) -> Bool {
+        guard var state = tracked[ref], state.monitored, state.inside, state.timerGeneration == generation else {
+            return false
+        }
+        if isPresent(ref) {
+            timerGeneration &+= 1
+            state.timerGeneration = timerGeneration
+            tracked[ref] = state
+            timers.schedule(.exit(ref, timerGeneration), at: last(ref) + exitTimeout)
+            return false
+        }
+        return true
+    }
+
+    mutating func armExit(_ ref: RegionRef) {
+        timerGeneration &+= 1
+        tracked[ref]?.timerGeneration = timerGeneration
+        timers.schedule(.exit(ref, timerGeneration), at: last(ref) + exitTimeout)
+    }
+
+    /// The enters a sighting causes: its monitored region, if outside, and the tracked Areas and
+    /// Zones around it, outside-in. Presence only grows at a sighting, so nothing else can change.
+    mutating func enterAncestors(
+        of beacon: Int32, zone: Int32, area: Int32, into outputs: inout [MonitorOutput]
+    ) {
+        let areaRef = RegionRef(.area, area)
+        let zoneRef = RegionRef(.zone, zone)
+        let beaconRef = RegionRef(.beacon, beacon)
+        // The monitored set is one level (all Areas, all Zones, or all Beacons).
+        let monitoredRef: RegionRef
+        switch monitoredMode {
+        case .areas: monitoredRef = areaRef
+        case .zones: monitoredRef = zoneRef
+        case .beacons: monitoredRef = beaconRef
+        }
+        guard let state = tracked[monitoredRef], state.monitored else {
+            sightedCandidate = candidate(area: areaRef, zone: zoneRef)
+            if sightedCandidate != nil { policyDirty = true }
+            return
+        }
+        guard !state.inside else { return }
+        if monitoredRef.level != .area, tracked[areaRef]?.inside == false { enter(areaRef, into: &outputs) }
+        if monitoredRef.level == .beacon, tracked[zoneRef]?.inside == false { enter(zoneRef, into: &outputs) }
+        enter(monitoredRef, into: &outputs)
+    }
+
+    /// The region of a sighting that the scan-assisted policy could monitor, when it is not
+    /// monitored now: the Area in `areas` mode, a Zone of the monitored Area in `zones` mode.
+    func candidate(area: RegionRef, zone: RegionRef) -> RegionRef? {
+        guard case .hierarchical(scanAssisted: true) = plan else { return nil }
+        switch monitoredMode {
+        case .areas: return area
+        case .zones: return monitoredArea == area.index ? zone : nil
+        case .beacons: return nil
+        }
+    }
+
+    /// Recomputes every tracked region from the sightings: exits inside-out, then enters
+    /// outside-in (SPEC 5.3).
+    mutating func reconcileAll(into outputs: inout [MonitorOutput]) {
+        var desiredInside: Set<RegionRef> = []
+        var newlyInsideAreas: [RegionRef] = []
+        for ref in monitored where isPresent(ref) {
+            if monitoredMode == .areas, tracked[ref]?.inside == false, case .hierarchical = plan {
+                newlyInsideAreas.append(ref)
+                continue
+            }
+            desiredInside.insert(ref)
+        }
+        // In `areas` mode the first Area entered switches to its Zones; entering two at one instant
+        // would leave one entered but untracked, so only the most recently sighted one enters.
+        if let area = newlyInsideAreas.max(by: { last($0) != last($1) ? last($0) < last($1) : $0.index > $1.index }) {
+            desiredInside.insert(area)
+        }
+        for ref in desiredInside {
+            var ancestor = parent(of: ref)
+            while let up = ancestor {
+                desiredInside.insert(up)
+                ancestor = parent(of: up)
+            }
+        }
+        let exits = tracked.filter { $0.value.inside && !desiredInside.contains($0.key) }.keys.sorted {
+            $0.level != $1.level ? $0.level.rawValue > $1.level.rawValue : $0.index < $1.index
+        }
+        for ref in exits { exit(ref, into: &outputs) }
+        let enters = desiredInside.filter { tracked[$0]?.inside == false }.sorted()
+        for ref in enters { enter(ref, into: &outputs) }
+    }
+
+    func parent(of ref: RegionRef) -> RegionRef? {
+        switch ref.level {
+        case .area: nil
+        case .zone: RegionRef(.area, hierarchy.areaOfZone[Int(ref.index)])
+        case .beacon: RegionRef(.zone, hierarchy.zoneOfBeacon[Int(ref.index)])
+        }
+    }
+
+    mutating func enter(_ ref: RegionRef, into outputs: inout [MonitorOutput]) {
+        guard var state = tracked[ref] else { return }
+        state.inside = true
+        state.enteredAt = now
+        tracked[ref] = state
+        policyDirty = true
+        if state.monitored {
+            armExit(ref)
+            openWindow()
+        }
+        switch ref.level {
+        case .area: currentAreaIndex = Int(ref.index)
+        case .zone: currentZoneIndex = Int(ref.index)
+        case .beacon: break
+        }
+        let transition = Transition(
+            direction: .enter,
+            region: region(ref),
+            name: hierarchy.name(of: region(ref)),
+            how: state.monitored ? .monitored : .derived
+        )
+        outputs.append(.transition(Timestamp(microseconds: now), transition))
+    }
+
+    mutating func exit(_ ref: RegionRef, into outputs: inout [MonitorOutput]) {
+        guard var state = tracked[ref] else { return }
+        state.inside = false
+        tracked[ref] = state
+        policyDirty = true
+        if state.monitored { openWindow() }
+        leaveCurrent(ref)
+        let transition = Transition(
+            direction: .exit,
+            region: region(ref),
+            name: hierarchy.name(of: region(ref)),
+            how: state.monitored ? .monitored : .derived,
+            dwell: Double((now - state.enteredAt) / 1000) / 1000
+        )
+        outputs.append(.transition(Timestamp(microseconds: now), transition))
+    }
+
+    /// After `ref` stopped being inside (an exit, or a drop from the monitored set): the current
+    /// Area or Zone becomes the most recently entered one still inside.
+    mutating func leaveCurrent(_ ref: RegionRef) {
+        switch ref.level {
+        case .area where currentAreaIndex == Int(ref.index):
+            currentAreaIndex = latestInside(.area)
+        case .zone where currentZoneIndex == Int(ref.index):
+            currentZoneIndex = latestInside(.zone)
+        default: break
+        }
+    }
+
+    func latestInside(_ level: RegionRef.Level) -> Int? {
+        tracked.filter { $0.key.level == level && $0.value.inside }
+            .max {
+                $0.value.enteredAt != $1.value.enteredAt ? $0.value.enteredAt < $1.value.enteredAt : $0.key > $1.key
+            }
+            .map { Int($0.key.index) }
+    }
+
+    func region(_ ref: RegionRef) -> Region {
+        switch ref.level {
+        case .area: hierarchy.areas[Int(ref.index)].region
+        case .zone: hierarchy.zones[Int(ref.index)].region
+        case .beacon: .beacon(hierarchy.beacons[Int(ref.index)].id)
+        }
+    }
+}

@@ -1,0 +1,46 @@
+/// The HSYCO monitoring policy under the region cap (SPEC 5.2), as pure decisions: the plan for
+/// the hierarchy, and which candidates to keep when there are more than the cap.
+///
+/// Recency is by the last sighting of any of a candidate's beacons; the never-sighted count as
+/// least recent, and among equals the earlier in file order is kept. ``Monitor`` asks and applies.
+public struct MonitoringPolicy: Sendable, Hashable {
+    /// Which kind of regions are monitored.
+    public let plan: MonitoringPlan
+    /// `Monitor.maxRegions`, at least 1.
+    public let cap: Int
+
+    public init(_ hierarchy: Hierarchy, maxRegions: Int) {
+        plan = MonitoringPlan(hierarchy, maxRegions: maxRegions)
+        cap = max(maxRegions, 1)
+    }
+
+    /// Whether a candidate last sighted at `lhs` (file position `lhsIndex`) is less recent than
+    /// one last sighted at `rhs` (position `rhsIndex`).
+    public static func isLessRecent(_ lhs: Int64, _ lhsIndex: Int32, than rhs: Int64, _ rhsIndex: Int32) -> Bool {
+        lhs != rhs ? lhs < rhs : lhsIndex > rhsIndex
+    }
+
+    /// The candidates to monitor: all when they fit, else the `cap` most recently sighted.
+    func select(_ candidates: [RegionRef], lastSighting: (RegionRef) -> Int64) -> [RegionRef] {
+        guard candidates.count > cap else { return candidates }
+        return Array(
+            candidates.sorted {
+                Self.isLessRecent(lastSighting($1), $1.index, than: lastSighting($0), $0.index)
+            }.prefix(cap))
+    }
+
+    /// The monitored set once `newcomer` (a region just sighted, not monitored) joins `monitored`:
+    /// the least recently sighted one makes room when the set is full.
+    func admit(_ newcomer: RegionRef, to monitored: [RegionRef], lastSighting: (RegionRef) -> Int64) -> [RegionRef] {
+        var regions = monitored
+        if regions.count >= cap,
+            let oldest = regions.indices.min(by: {
+                Self.isLessRecent(lastSighting(regions[$0]), regions[$0].index, than: lastSighting(regions[$1]), regions[$1].index)
+            })
+        {
+            regions.remove(at: oldest)
+        }
+        regions.append(newcomer)
+        return regions
+    }
+}
