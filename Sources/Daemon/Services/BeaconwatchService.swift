@@ -1,0 +1,180 @@
+import BeaconCore
+import BlueZ
+import Configuration
+import Engine
+import Logging
+import MQTT
+import Persistence
+import RegionMonitor
+import Rules
+import ServiceLifecycle
+
+/// The daemon as one service that owns the others: the engine loop, the broker connection, the
+/// script runner, reloading and the rules refresh, run as one service group that shuts down in
+/// reverse order on SIGTERM and SIGINT (the engine stops first; the sinks then flush what it
+/// committed). `beaconwatch run` is this and its options; tests run it in-process, so the wiring
+/// is tested without the command line.
+public struct BeaconwatchService: Service {
+    /// What `run` is told on its command line.
+    public struct Options: Sendable {
+        /// The hsyco.ini file.
+        public var config: String
+        /// Where sightings come from, overriding `Monitor.source`.
+        public var source: SourceSpec?
+        /// Also write every output as a JSON line to this file (appended), `-` for standard output.
+        public var events: String?
+        public var noMQTT = false
+        public var active = false
+        public var realtime = false
+        public var skipBadLines = false
+
+        public init(config: String) { self.config = config }
+    }
+
+    public let options: Options
+    public let logger: Logger
+
+    public init(options: Options, logger: Logger) {
+        self.options = options
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let (config, noMqtt, active, realtime, skipBadLines, events) = (
+            options.config, options.noMQTT, options.active, options.realtime, options.skipBadLines, options.events
+        )
+        var configuration = try Configuration.load(contentsOf: config).get()
+        for warning in configuration.warnings { logger.warning("\(warning)") }
+        // One identity for the engine and the topics, kept across reloads.
+        let identity = MonitorIdentity.resolve(configuration.monitor)
+        configuration = configuration.adopting(identity)
+        let source = options.source ?? configuration.monitor.source
+        let statePath = StateLocation.resolve(configured: configuration.stateDatabase)
+        let store = try StateStore(path: statePath)
+        let sink = try events.map { $0 == "-" ? LineWriter() : try LineWriter(appendingTo: $0) }
+        let mqttSettings = noMqtt ? nil : configuration.mqtt
+        let mqtt = try mqttSettings.map {
+            try MQTTSink(settings: $0, userid: identity.userid, hierarchy: configuration.hierarchy, store: store)
+        }
+        logger.info(
+            "starting",
+            metadata: [
+                "config": "\(config)", "source": "\(source.displayName)", "state": "\(statePath)",
+                "beacons": "\(configuration.hierarchy.beacons.count)",
+                "mqtt": "\(configuration.mqtt.map { noMqtt ? "off (--no-mqtt)" : "\($0.host):\($0.port)" } ?? "off")",
+            ]
+        )
+        let rulesSource = RulesSource(configuration: configuration)
+        let rules = try rulesSource.loadWarning(store: store, now: Timestamp(.now)!) { logger.warning("\($0)") }
+        if let rules {
+            logger.info(
+                "rules", metadata: ["source": "\(rules.origin)", "regions": "\(rules.regions.count)"])
+        }
+        try mqtt?.start()
+        let control = EngineControl()
+        let scripts = ScriptSink(scripts: configuration.scripts, timeout: configuration.scriptTimeout) { level, line in
+            logger.log(level: level, "\(line)")
+        }
+        var sinks: [any OutputSink] = [scripts]
+        if let mqtt { sinks.insert(mqtt, at: 0) }
+        let reloader = Reloader(
+            path: config, running: configuration, identity: identity, control: control, sinks: sinks, store: store,
+            logger: logger)
+        let job = Job(
+            configuration: configuration, source: source, store: store, events: sink, sinks: sinks, logger: logger,
+            active: active, realtime: realtime, skipBadLines: skipBadLines, rules: rules?.regions)
+        // Shut down in reverse: the engine stops first, then the sinks flush what it committed.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: reloader, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)
+        ]
+        services.append(
+            .init(service: ScriptService(sink: scripts), successTerminationBehavior: .gracefullyShutdownGroup))
+        if let rules, let expires = rules.expires {
+            let refresher = RulesRefresher(
+                source: rulesSource, store: store, control: control, expires: expires, logger: logger)
+            services.append(.init(service: refresher, successTerminationBehavior: .ignore))
+        }
+        if let mqtt, let settings = mqttSettings {
+            let service = MQTTService(
+                sink: mqtt, control: control, endpoint: "\(settings.host):\(settings.port)", logger: logger,
+                reload: { reloader.request($0) })
+            services.append(.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup))
+        }
+        services.append(
+            .init(
+                service: EngineService(control: control) { control in
+                    try job.run(control: control)
+                    sink?.flush()
+                },
+                successTerminationBehavior: .gracefullyShutdownGroup,
+                failureTerminationBehavior: .gracefullyShutdownGroup))
+        var quiet = logger
+        quiet.logLevel = max(logger.logLevel, .notice)
+        let group = ServiceGroup(
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: quiet))
+        try await group.run()
+    }
+
+    /// The blocking part, run on its own thread.
+    struct Job: Sendable {
+        var configuration: Configuration
+        var source: SourceSpec
+        var store: StateStore
+        var events: LineWriter?
+        var sinks: [any OutputSink]
+        var logger: Logger
+        var active: Bool
+        var realtime: Bool
+        var skipBadLines: Bool
+        var rules: [RuleRegion]?
+
+        var hook: ServerHook {
+            ServerHook(configuration: configuration) { [logger] level, line in logger.log(level: level, "\(line)") }
+        }
+
+        func run(control: EngineControl) throws {
+            if case .adapter(let name) = source {
+                let scanner = try LiveScanner(
+                    adapter: name, scan: .init(active: active), say: { logger.warning("\($0)") })
+                logger.info("scanning", metadata: ["adapter": "\(name)", "mode": "\(scanner.mode?.rawValue ?? "?")"])
+                var live = LiveRun(configuration: configuration)
+                live.rules = rules
+                live.hook = hook
+                try live.run(
+                    source: scanner,
+                    store: store,
+                    output: { events?.write(line: $0.json) },
+                    sinks: sinks,
+                    control: control,
+                    shouldStop: {
+                        events?.flush()
+                        return false
+                    }
+                )
+                scanner.stop()
+                logger.info("stopped")
+                return
+            }
+            var job = FileRun(configuration: configuration, source: source)
+            job.skipBadLines = skipBadLines
+            job.drainAtEnd = false
+            job.realtime = realtime
+            job.rules = rules
+            job.hook = hook
+            let summary = try job.run(
+                store: store,
+                output: { events?.write(line: $0.json) },
+                sinks: sinks,
+                control: control,
+                warn: { logger.warning("\($0)") }
+            )
+            logger.info(
+                summary.stopped ? "stopped" : "end of input",
+                metadata: [
+                    "sightings": "\(summary.sightings)", "unconfigured": "\(summary.unconfiguredSightings)",
+                    "outputs": "\(summary.outputs)", "skippedLines": "\(summary.read.skippedLines)",
+                ]
+            )
+        }
+    }
+}
