@@ -30,9 +30,11 @@ public struct Engine: Sendable {
     private var ruleDeadline: Timestamp?
     /// The rules or alerts were called in this step: their deadlines and changes need a look.
     private var touched = false
+    /// When the dwell ledger next has something to show (a local midnight), in microseconds.
+    private var dwellDue = Int64.min
     /// The rule counts a start began from: what a reload that brings rules in starts from.
     private var keptRules: RuleState
-    /// Outputs of the step being made; kept to reuse its storage.
+    /// Outputs of the step being made, emptied (its storage kept) when the step closes.
     private var pending: [MonitorOutput] = []
     /// Trace commands that nothing takes (an alert command for an alert not in progress, an
     /// unknown command), counted.
@@ -100,11 +102,10 @@ public struct Engine: Sendable {
     /// Starts the clock: the first `monitoring` output (and, after a reload, what the new
     /// configuration's sightings call for), as one step.
     public mutating func start(at time: Timestamp, into actions: inout [EngineAction]) {
-        var outputs = takePending()
-        let start = outputs.count
-        monitor.start(at: time, into: &outputs)
-        observe(from: start, &outputs)
-        closeStep(&outputs, into: &actions)
+        let start = pending.count
+        monitor.start(at: time, into: &pending)
+        observe(from: start)
+        closeStep(into: &actions)
     }
 
     /// Fires every timer due at or before `time`, instant by instant, each instant a step; then
@@ -112,9 +113,8 @@ public struct Engine: Sendable {
     public mutating func advance(to time: Timestamp, into actions: inout [EngineAction]) {
         while let due = nextDeadline, due <= time { fire(due, into: &actions) }
         if monitor.clock < time {
-            var outputs = takePending()
-            monitor.advance(to: time, into: &outputs)
-            closeStep(&outputs, into: &actions)
+                monitor.advance(to: time, into: &pending)
+            closeStep(into: &actions)
         }
     }
 
@@ -139,19 +139,18 @@ public struct Engine: Sendable {
     /// latch expires is strictly before it), then the monitor's exits and `off`s, which the
     /// rules, alerts and dwell then see. The one place that orders an instant.
     private mutating func fire(_ due: Timestamp, into actions: inout [EngineAction]) {
-        var outputs = takePending()
-        fireLatches(at: due, into: &outputs)
-        let start = outputs.count
-        monitor.advance(to: due, into: &outputs)
-        observe(from: start, &outputs)
-        closeStep(&outputs, into: &actions)
+        fireLatches(at: due)
+        let start = pending.count
+        monitor.advance(to: due, into: &pending)
+        observe(from: start)
+        closeStep(into: &actions)
     }
 
-    private mutating func fireLatches(at time: Timestamp, into outputs: inout [MonitorOutput]) {
+    private mutating func fireLatches(at time: Timestamp) {
         guard let latch = latchDeadline, latch <= time else { return }
         touched = true
-        if rules != nil { rules!.advance(to: time, into: &outputs) }
-        if alerts != nil { alerts!.advance(to: time, into: &outputs) }
+        if rules != nil { rules!.advance(to: time, into: &pending) }
+        if alerts != nil { alerts!.advance(to: time, into: &pending) }
         refreshDeadlines()
     }
 
@@ -163,46 +162,59 @@ public struct Engine: Sendable {
     /// and alert resets come before the input; the monitor's deadlines come after a sighting
     /// (which may renew them: SPEC 5.1) and before anything else.
     public mutating func handle(_ input: EngineInput, at time: Timestamp, into actions: inout [EngineAction]) {
+        if case .advertisement(let advertisement) = input { return sighting(advertisement, at: time, into: &actions) }
         let time = max(time, now)
-        var isSighting = false
-        if case .advertisement = input { isSighting = true }
-        while let due = nextDeadline, due < time || (due == time && !isSighting) { fire(due, into: &actions) }
-        var outputs = takePending()
-        fireLatches(at: time, into: &outputs)
-        let start = outputs.count
+        while let due = nextDeadline, due <= time { fire(due, into: &actions) }
+        fireLatches(at: time)
+        let start = pending.count
         switch input {
-        case .advertisement(let advertisement):
-            sightings += 1
-            if !monitor.sighting(advertisement, at: time, into: &outputs) { unconfiguredSightings += 1 }
-            observe(from: start, &outputs)
+        case .advertisement:
+            break  // above
         case .mode(let mode):
-            monitor.setMode(mode, at: time, into: &outputs)
-            observe(from: start, &outputs)
+            monitor.setMode(mode, at: time, into: &pending)
+            observe(from: start)
         case .command(let command):
-            monitor.advance(to: time, into: &outputs)
-            if !obey(command, at: time, into: &outputs) { ignoredCommands += 1 }
-            observe(from: start, &outputs)
+            monitor.advance(to: time, into: &pending)
+            if !obey(command, at: time) { ignoredCommands += 1 }
+            observe(from: start)
         case .answer(let answer, let call):
-            monitor.advance(to: time, into: &outputs)
+            monitor.advance(to: time, into: &pending)
             touched = true
-            rules?.answer(answer, to: call, at: time, into: &outputs)
+            rules?.answer(answer, to: call, at: time, into: &pending)
         case .reconfigure(let configuration, let regions, let settings):
-            closeStep(&outputs, into: &actions)
+            closeStep(into: &actions)
             reconfigure(configuration, rules: regions, settings: settings, at: time, into: &actions)
             return
         case .rules(let regions):
             // A fetched rules document: the monitor goes on, the rules take the new regions.
-            monitor.advance(to: time, into: &outputs)
+            monitor.advance(to: time, into: &pending)
             rules = rules?.replacingRegions(with: regions, hierarchy: monitor.hierarchy)
             monitor.recordsClassChanges = rules?.proximityRules == true || alerts != nil
             touched = true
         }
-        closeStep(&outputs, into: &actions)
+        closeStep(into: &actions)
     }
 
     /// A source event at its own time.
     public mutating func handle(_ event: SourceEvent, into actions: inout [EngineAction]) {
-        handle(EngineInput(event), at: event.time, into: &actions)
+        if case .advertisement(let time, let advertisement) = event {
+            sighting(advertisement, at: time, into: &actions)
+        } else {
+            handle(EngineInput(event), at: event.time, into: &actions)
+        }
+    }
+
+    /// One advertisement: the hot path, the same order as any input, but the monitor's own
+    /// deadlines at `time` come after it (a sighting may renew them: SPEC 5.1).
+    private mutating func sighting(_ advertisement: Advertisement, at time: Timestamp, into actions: inout [EngineAction]) {
+        let time = max(time, now)
+        while let due = nextDeadline, due < time { fire(due, into: &actions) }
+        fireLatches(at: time)
+        let start = pending.count
+        sightings += 1
+        if !monitor.sighting(advertisement, at: time, into: &pending) { unconfiguredSightings += 1 }
+        observe(from: start)
+        closeStep(into: &actions)
     }
 
     /// The actions of one input, returned: for tests and one-off callers.
@@ -221,12 +233,10 @@ public struct Engine: Sendable {
 
     /// A trace (or `B/cmd/alert`) command: `alert/done` and `alert/decline` with an `id`. Returns
     /// whether it was taken.
-    private mutating func obey(_ command: TraceCommand, at time: Timestamp, into outputs: inout [MonitorOutput])
-        -> Bool
-    {
+    private mutating func obey(_ command: TraceCommand, at time: Timestamp) -> Bool {
         guard command.name.hasPrefix("alert/"), let id = command.arguments["id"], alerts != nil else { return false }
         touched = true
-        return alerts!.command(String(command.name.dropFirst("alert/".count)), id: id, at: time, into: &outputs)
+        return alerts!.command(String(command.name.dropFirst("alert/".count)), id: id, at: time, into: &pending)
     }
 
     /// A new configuration in force from `time`, as a restart would start on it, but carrying
@@ -251,7 +261,10 @@ public struct Engine: Sendable {
             reloading: monitor, hierarchy: configuration.hierarchy, settings: configuration.monitor,
             identity: monitor.identity, restored: kept.classes, restoredNearest: kept.nearest)
         next.monitor.recordsClassChanges = recording
-        if next.dwell.timeZone == dwell.timeZone { next.dwell = dwell }
+        if next.dwell.timeZone == dwell.timeZone {
+            next.dwell = dwell
+            next.dwellDue = dwellDue
+        }
         next.rules?.numberActions(after: rules)
         next.rules?.assumePresence(inside: monitor.insideRegions, classesOf: rules)
         next.refreshDeadlines()
@@ -266,47 +279,43 @@ public struct Engine: Sendable {
 
     // MARK: - Steps
 
-    private mutating func takePending() -> [MonitorOutput] {
-        var outputs: [MonitorOutput] = []
-        swap(&outputs, &pending)
-        return outputs
-    }
-
     /// Lets the dwell ledger, the rules and the alerts see the outputs from `start` on (an Area's
     /// or Zone's `exit` gets the day's dwell), then the step's computed class changes.
-    private mutating func observe(from start: Int, _ outputs: inout [MonitorOutput]) {
-        guard start < outputs.count || monitor.recordsClassChanges else { return }
-        let end = outputs.count
+    private mutating func observe(from start: Int) {
+        guard start < pending.count || monitor.recordsClassChanges else { return }
+        let end = pending.count
         for index in start..<end {
-            if case .transition(let time, var transition) = outputs[index], transition.direction == .exit,
+            if case .transition(let time, var transition) = pending[index], transition.direction == .exit,
                 transition.region.kind != .beacon, let seconds = transition.dwell
             {
                 transition.dwellToday = dwell.exit(transition.region, at: time, after: seconds)
-                outputs[index] = .transition(time, transition)
+                pending[index] = .transition(time, transition)
             }
             if rules != nil {
                 touched = true
-                rules!.observe(outputs[index], into: &outputs)
+                let output = pending[index]
+                rules!.observe(output, into: &pending)
             }
         }
         // The computed classes (SPEC 7.2, 9.1: not only the reported ones), where the step's
         // `location` outputs stand: after its transitions.
         for change in monitor.takeClassChanges() {
             touched = true
-            if rules != nil { rules!.observe(change, into: &outputs) }
-            if alerts != nil { alerts!.observe(change, into: &outputs) }
+            if rules != nil { rules!.observe(change, into: &pending) }
+            if alerts != nil { alerts!.observe(change, into: &pending) }
         }
     }
 
     /// Ends a step: its outputs, then what to keep with them (when there is anything: outputs, a
-    /// changed count or status, a new day's dwell), then the requests it made. Empties `outputs`
-    /// and keeps its storage for the next step.
-    private mutating func closeStep(_ outputs: inout [MonitorOutput], into actions: inout [EngineAction]) {
-        defer {
-            outputs.removeAll(keepingCapacity: true)
-            swap(&outputs, &pending)
+    /// changed count or status, a new day's dwell), then the requests it made. Empties the
+    /// pending outputs and keeps their storage for the next step.
+    private mutating func closeStep(into actions: inout [EngineAction]) {
+        defer { if !pending.isEmpty { pending.removeAll(keepingCapacity: true) } }
+        var dwellShown: [String: Double]?
+        if now.microseconds >= dwellDue {
+            dwellShown = dwell.published(at: now)
+            dwellDue = dwell.nextMidnight?.microseconds ?? .min
         }
-        let dwellShown = dwell.published(at: now)
         // Most sightings change nothing: ask before taking (and so before mutating anything).
         var rulesWork = false
         var alertsWork = false
@@ -316,20 +325,22 @@ public struct Engine: Sendable {
             rulesWork = rules?.hasPendingWork ?? false
             alertsWork = alerts?.hasChanges ?? false
         }
-        guard !outputs.isEmpty || !dwellShown.isEmpty || rulesWork || alertsWork || dwell.hasChanges else { return }
+        guard !pending.isEmpty || dwellShown?.isEmpty == false || rulesWork || alertsWork || dwell.hasChanges else {
+            return
+        }
         let requests = rulesWork ? rules!.takeActions() : []
         let changes = StateChanges(
             rules: rulesWork ? rules!.takeChanges() : RuleState(), alerts: alertsWork ? alerts!.takeChanges() : [:],
             dwell: dwell.takeChanges())
-        actions.reserveCapacity(actions.count + outputs.count + 1 + requests.count)
-        for output in outputs { actions.append(.output(output)) }
+        actions.reserveCapacity(actions.count + pending.count + 1 + requests.count)
+        for output in pending { actions.append(.output(output)) }
         actions.append(
             .persist(
                 EngineStep(
                     changes: changes,
                     whereabouts: Whereabouts(
                         area: monitor.currentAreaName, zone: monitor.currentZoneName,
-                        nearest: monitor.nearestLocationID, dwell: dwellShown))))
+                        nearest: monitor.nearestLocationID, dwell: dwellShown ?? [:]))))
         for request in requests { actions.append(.request(request)) }
     }
 }

@@ -30,7 +30,8 @@ extension Monitor {
 
     /// The candidates the policy keeps: the `cap` most recently sighted.
     func mostRecent(_ candidates: [RegionRef]) -> [RegionRef] {
-        policy.select(candidates, lastSighting: last)
+        guard candidates.count > policy.cap else { return candidates }
+        return policy.select(candidates.map { ($0, last($0)) })
     }
 
     func mostRecentAreas() -> [RegionRef] {

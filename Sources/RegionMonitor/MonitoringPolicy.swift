@@ -20,13 +20,12 @@ public struct MonitoringPolicy: Sendable, Hashable {
         lhs != rhs ? lhs < rhs : lhsIndex > rhsIndex
     }
 
-    /// The candidates to monitor: all when they fit, else the `cap` most recently sighted.
-    func select(_ candidates: [RegionRef], lastSighting: (RegionRef) -> Int64) -> [RegionRef] {
-        guard candidates.count > cap else { return candidates }
-        return Array(
-            candidates.sorted {
-                Self.isLessRecent(lastSighting($1), $1.index, than: lastSighting($0), $0.index)
-            }.prefix(cap))
+    /// The candidates to monitor, each with its last sighting: all when they fit, else the `cap`
+    /// most recently sighted.
+    func select(_ candidates: [(ref: RegionRef, last: Int64)]) -> [RegionRef] {
+        guard candidates.count > cap else { return candidates.map(\.ref) }
+        return candidates.sorted { Self.isLessRecent($1.last, $1.ref.index, than: $0.last, $0.ref.index) }
+            .prefix(cap).map(\.ref)
     }
 
     /// The monitored set once `newcomer` (a region just sighted, not monitored) joins `monitored`:

@@ -1,8 +1,21 @@
 import BeaconCore
+import Configuration
 import Engine
 import Persistence
 import RegionMonitor
 import Rules
+
+extension Engine {
+    /// An engine for `configuration` that goes on from what `store` kept (a restart), with its
+    /// identity and rule settings resolved from the machine (host name, address, machine-id).
+    public static func resuming(_ configuration: Configuration, from store: StateStore, rules: [RuleRegion]?) throws
+        -> Engine
+    {
+        Engine(
+            configuration: configuration, identity: .resolve(configuration.monitor), kept: try store.kept(),
+            rules: rules, ruleSettings: .resolve(configuration))
+    }
+}
 
 /// Performs an ``Engine``'s actions: the one shell between the pure engine and the world, used
 /// by file runs, live runs, benchmarks and tests.

@@ -57,13 +57,7 @@ public struct FileRun {
         if case .adapter(let name) = source {
             throw InputError(file: name, message: "is a live adapter; this command reads btsnoop:PATH or trace:PATH")
         }
-        let engine = Engine(
-            configuration: configuration,
-            identity: .resolve(configuration.monitor),
-            kept: try store.kept(),
-            rules: rules,
-            ruleSettings: .resolve(configuration)
-        )
+        let engine = try Engine.resuming(configuration, from: store, rules: rules)
         return try withoutActuallyEscaping(output) { output in
             var driver = EngineDriver(
                 engine: engine, store: store, sinks: sinks, requests: .inline(hook), output: output)

@@ -41,13 +41,7 @@ public struct LiveRun {
         control: EngineControl? = nil,
         shouldStop: () -> Bool = { false }
     ) throws {
-        let engine = Engine(
-            configuration: configuration,
-            identity: .resolve(configuration.monitor),
-            kept: try store.kept(),
-            rules: rules,
-            ruleSettings: .resolve(configuration)
-        )
+        let engine = try Engine.resuming(configuration, from: store, rules: rules)
         try withoutActuallyEscaping(output) { output in
             let requests: EngineDriver.Requests =
                 control.map { control in .background(hook) { answer, call in control.post(.answer(answer, call: call)) } }
