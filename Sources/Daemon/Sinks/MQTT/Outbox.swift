@@ -109,9 +109,11 @@ public struct Outbox: Sendable {
 
     private mutating func queueIfChanged(_ message: MQTTMessage, always: Bool) {
         guard message.retain else { return }
-        let previous = retained.updateValue(message, forKey: message.topic)
-        if previous == nil { retainedOrder.append(message.topic) }
+        // Most steps set what is set already: look before writing.
+        let previous = retained[message.topic]
         guard always || previous != message else { return }
+        retained[message.topic] = message
+        if previous == nil { retainedOrder.append(message.topic) }
         retainedQueue.append(message)
     }
 
