@@ -94,7 +94,6 @@ public struct Engine: Sendable {
         Self.earliest(monitor.nextDeadline, latchDeadline)
     }
 
-
     /// When a live shell must wake even with no input: ``nextDeadline``, or the next local
     /// midnight, when `B/dwell` shows a new day.
     public var nextWake: Timestamp? { Self.earliest(nextDeadline, dwell.nextMidnight) }
@@ -113,7 +112,7 @@ public struct Engine: Sendable {
     public mutating func advance(to time: Timestamp, into actions: inout [EngineAction]) {
         while let due = nextDeadline, due <= time { fire(due, into: &actions) }
         if monitor.clock < time {
-                monitor.advance(to: time, into: &pending)
+            monitor.advance(to: time, into: &pending)
             closeStep(into: &actions)
         }
     }
@@ -206,7 +205,9 @@ public struct Engine: Sendable {
 
     /// One advertisement: the hot path, the same order as any input, but the monitor's own
     /// deadlines at `time` come after it (a sighting may renew them: SPEC 5.1).
-    private mutating func sighting(_ advertisement: Advertisement, at time: Timestamp, into actions: inout [EngineAction]) {
+    private mutating func sighting(
+        _ advertisement: Advertisement, at time: Timestamp, into actions: inout [EngineAction]
+    ) {
         let time = max(time, now)
         while let due = nextDeadline, due < time { fire(due, into: &actions) }
         fireLatches(at: time)

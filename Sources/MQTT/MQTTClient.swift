@@ -97,7 +97,9 @@ public final class MQTTClient: Sendable {
             self.generation = generation
         }
 
-        func next() -> Relay { Relay(continuation, published: published, received: received, generation: generation + 1) }
+        func next() -> Relay {
+            Relay(continuation, published: published, received: received, generation: generation + 1)
+        }
     }
 
     /// The handle's generation: 0 at first, one more at every ``reset()``.

@@ -34,7 +34,8 @@ public struct MonitoringPolicy: Sendable, Hashable {
         var regions = monitored
         if regions.count >= cap,
             let oldest = regions.indices.min(by: {
-                Self.isLessRecent(lastSighting(regions[$0]), regions[$0].index, than: lastSighting(regions[$1]), regions[$1].index)
+                Self.isLessRecent(
+                    lastSighting(regions[$0]), regions[$0].index, than: lastSighting(regions[$1]), regions[$1].index)
             })
         {
             regions.remove(at: oldest)

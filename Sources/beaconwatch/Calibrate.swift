@@ -59,7 +59,8 @@ struct Calibrate: AsyncParsableCommand {
                 var decoder = AdvertisingReportDecoder()
                 while !control.isStopping, ContinuousClock.now < end {
                     guard
-                        let event = try scanner.nextEvent(timeout: end - ContinuousClock.now, wake: control.wakeDescriptor)
+                        let event = try scanner.nextEvent(
+                            timeout: end - ContinuousClock.now, wake: control.wakeDescriptor)
                     else { continue }
                     let time = Timestamp(.now) ?? Timestamp(microseconds: 0)
                     decoder.decode(event: event) { if $0.beacon == id { calibration.add(rssi: $0.rssi, at: time) } }

@@ -103,7 +103,10 @@ import TestSupport
             "\"minor\""
         ),
         (#"{"t": 1700000000, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": 2}"#, "\"rssi\""),
-        (#"{"t": 1700000000, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": 2, "rssi": 127}"#, "\"rssi\""),
+        (
+            #"{"t": 1700000000, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": 2, "rssi": 127}"#,
+            "\"rssi\""
+        ),
         (
             #"{"t": 1700000000, "uuid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 1, "minor": 2, "rssi": -1, "power": 300}"#,
             "\"power\""

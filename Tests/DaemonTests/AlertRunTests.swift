@@ -59,7 +59,8 @@ import Testing
         let folder = try scratchFolder("alerts-background")
         let ini = Self.ini.replacingOccurrences(of: "Monitor.mode = foreground", with: "Monitor.mode = background")
         let lines = (0..<40).map { Self.see(17081, $0 < 30 ? -75 : -60, at: Double($0)) }
-        let outputs = try Self.replay(lines, state: folder.appendingPathComponent("s.sqlite").path, in: folder, ini: ini)
+        let outputs = try Self.replay(
+            lines, state: folder.appendingPathComponent("s.sqlite").path, in: folder, ini: ini)
         let shown = outputs.compactMap { output -> Double? in
             guard case .alert(let time, let change) = output, change.action == .show else { return nil }
             return time.secondsSinceEpoch - 1_700_000_000

@@ -97,7 +97,8 @@ import Testing
             #"{"t": \#(1_383_555_600 + second), "uuid": "\#(Self.uuid)", "major": 42, "minor": 1, "rssi": \#(second < 20 ? -80 : -40)}"#
         }
         let outputs = try Self.run(
-            configuration, trace: lines.joined(separator: "\n") + "\n", state: folder.appendingPathComponent("s.sqlite").path,
+            configuration, trace: lines.joined(separator: "\n") + "\n",
+            state: folder.appendingPathComponent("s.sqlite").path,
             in: folder)
         let fired = outputs.compactMap { output -> Timestamp? in
             guard case .rule(let time, let evaluation) = output, evaluation.fired else { return nil }

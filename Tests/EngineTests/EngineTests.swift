@@ -77,7 +77,8 @@ import Testing
 
     @Test func eachStepsOutputsComeBeforeThePersistThatClosesIt() throws {
         var engine = Engine(
-            configuration: try Self.configuration("LocationBaseBeacon.1 = \(Self.uuid),1,1\nMonitor.mode = foreground\n"),
+            configuration: try Self.configuration(
+                "LocationBaseBeacon.1 = \(Self.uuid),1,1\nMonitor.mode = foreground\n"),
             identity: Self.identity)
         let actions = engine.handle(Self.sighting(minor: 1), at: Self.time(0)).map(Self.describe)
         #expect(

@@ -37,9 +37,10 @@ import Testing
         /// The outputs of a reload to `configuration` at `seconds`, as `type region` lines.
         mutating func reload(_ configuration: Configuration, at seconds: Double) throws -> [String] {
             let start = outputs.count
-            outputs += engine.handle(
-                .reconfigure(configuration, rules: nil, settings: RuleSettings()), at: Self.time(seconds)
-            ).outputs
+            outputs +=
+                engine.handle(
+                    .reconfigure(configuration, rules: nil, settings: RuleSettings()), at: Self.time(seconds)
+                ).outputs
             return Array(outputs[start...]).map(ReloadTests.describe)
         }
 

@@ -43,9 +43,11 @@ public struct LiveRun {
     ) throws {
         let engine = try Engine.resuming(configuration, from: store, rules: rules)
         try withoutActuallyEscaping(output) { output in
-            let requests: EngineDriver.Requests =
-                control.map { control in .background(hook) { answer, call in control.post(.answer(answer, call: call)) } }
-                ?? .inline(hook)
+            // With a control, server calls run beside the loop and their answers come back as orders.
+            var requests = EngineDriver.Requests.inline(hook)
+            if let control {
+                requests = .background(hook) { answer, call in control.post(.answer(answer, call: call)) }
+            }
             var driver = EngineDriver(engine: engine, store: store, sinks: sinks, requests: requests, output: output)
             var decoder = AdvertisingReportDecoder()
             try driver.start(at: now())
