@@ -29,28 +29,35 @@ public final class HCIDevice {
         case 1: break
         default: throw .from(errno: errno, adapter: name)
         }
-        descriptor = hci_open_dev(id)
-        guard descriptor >= 0 else { throw .from(errno: errno, adapter: name) }
+        let opened = Int32(try Syscall.retrying(adapter: name, whileRunning: false) { Int(hci_open_dev(id)) })
+        descriptor = opened
         var length = socklen_t(MemoryLayout<hci_filter>.size)
-        guard getsockopt(descriptor, Int32(bw_sol_hci()), Int32(bw_hci_filter()), &savedFilter, &length) == 0 else {
-            let code = errno
-            hci_close_dev(descriptor)
-            throw .from(errno: code, adapter: name)
+        var saved = hci_filter()
+        do {
+            try Syscall.retrying(adapter: name, whileRunning: false) {
+                Int(getsockopt(opened, Int32(bw_sol_hci()), Int32(bw_hci_filter()), &saved, &length))
+            }
+        } catch {
+            hci_close_dev(opened)
+            throw error
         }
+        savedFilter = saved
         var filter = hci_filter()
         hci_filter_clear(&filter)
         hci_filter_set_ptype(Int32(HCI_EVENT_PKT), &filter)
         hci_filter_set_event(Int32(EVT_LE_META_EVENT), &filter)
         hci_filter_set_event(Int32(EVT_CMD_COMPLETE), &filter)
         hci_filter_set_event(Int32(EVT_CMD_STATUS), &filter)
-        guard
-            setsockopt(
-                descriptor, Int32(bw_sol_hci()), Int32(bw_hci_filter()), &filter,
-                socklen_t(MemoryLayout<hci_filter>.size)) == 0
-        else {
-            let code = errno
-            hci_close_dev(descriptor)
-            throw .from(errno: code, adapter: name)
+        do {
+            try Syscall.retrying(adapter: name, whileRunning: false) {
+                Int(
+                    setsockopt(
+                        opened, Int32(bw_sol_hci()), Int32(bw_hci_filter()), &filter,
+                        socklen_t(MemoryLayout<hci_filter>.size)))
+            }
+        } catch {
+            hci_close_dev(opened)
+            throw error
         }
     }
 
@@ -112,12 +119,16 @@ public final class HCIDevice {
 }
 
 extension Syscall {
-    /// Runs `call` through ``Syscall/retrying(_:_:)``; a failure becomes ``BluetoothUnavailable``.
-    static func retrying(adapter: String, _ call: () -> Int) throws(BluetoothUnavailable) -> Int {
+    /// Runs `call` through ``Syscall/retrying(_:_:)``; a failure becomes ``BluetoothUnavailable``
+    /// (one seen `whileRunning` may mean the adapter went away).
+    @discardableResult
+    static func retrying(adapter: String, whileRunning: Bool = true, _ call: () -> Int) throws(BluetoothUnavailable)
+        -> Int
+    {
         do {
             return try Syscall.retrying("HCI socket", call)
         } catch {
-            throw BluetoothUnavailable.from(errno: error.code, adapter: adapter, whileRunning: true)
+            throw BluetoothUnavailable.from(errno: error.code, adapter: adapter, whileRunning: whileRunning)
         }
     }
 }

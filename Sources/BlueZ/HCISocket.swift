@@ -1,4 +1,5 @@
 import CBluetooth
+import Syscalls
 
 #if canImport(Glibc)
     import Glibc
@@ -8,9 +9,10 @@ import CBluetooth
 public enum HCISocket {
     /// Whether the kernel has Bluetooth at all: a raw HCI socket can be made.
     public static func checkKernelSupport(adapter name: String) throws(BluetoothUnavailable) {
-        let probe = socket(bw_af_bluetooth(), Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), bw_btproto_hci())
-        guard probe >= 0 else { throw .from(errno: errno, adapter: name) }
-        close(probe)
+        let probe = try Syscall.retrying(adapter: name, whileRunning: false) {
+            Int(socket(bw_af_bluetooth(), Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), bw_btproto_hci()))
+        }
+        close(Int32(probe))
     }
 
     /// Opens and closes a raw HCI socket bound to `name` (`hci0`), or says in plain words why not.
@@ -18,8 +20,7 @@ public enum HCISocket {
         try checkKernelSupport(adapter: name)
         let id = hci_devid(name)
         guard id >= 0 else { throw .noSuchAdapter(name) }
-        let device = hci_open_dev(id)
-        guard device >= 0 else { throw .from(errno: errno, adapter: name) }
-        hci_close_dev(device)
+        let device = try Syscall.retrying(adapter: name, whileRunning: false) { Int(hci_open_dev(id)) }
+        hci_close_dev(Int32(device))
     }
 }
