@@ -80,11 +80,15 @@ let package = Package(
             dependencies: [
                 "BeaconCore", "Configuration", "Daemon", "Engine", "MQTT", "Persistence", "RegionMonitor", "Rules",
                 "TestSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
         // Test helpers: the conformance vectors' location, expected-sighting shapes, a seeded RNG.
-        .target(name: "TestSupport", dependencies: ["BeaconCore", "Syscalls"], path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport",
+            dependencies: ["BeaconCore", "Syscalls", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport"),
         .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "TestSupport"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore", "Syscalls"]),
         .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore"]),

@@ -4,6 +4,7 @@ import Configuration
 import Daemon
 import Engine
 import Foundation
+import Logging
 import MQTT
 import Persistence
 import RegionMonitor
@@ -106,7 +107,7 @@ struct E2EBench: AsyncParsableCommand {
             }
         }()
         try sink.start()
-        async let running: Void = sink.run(say: { print("e2e: \($0)") })
+        async let running: Void = sink.run(logger: Logger(label: "e2e"))
         guard try await Self.until(within: .seconds(10), { subscribed.withLock { $0 } }),
             await sink.waitConnected(within: .seconds(10))
         else { throw RuntimeFailure("the bench's broker did not answer") }
@@ -115,7 +116,7 @@ struct E2EBench: AsyncParsableCommand {
         let sent = try await onDedicatedThread { () -> [ContinuousClock.Instant] in
             var driver = EngineDriver(
                 engine: Engine(configuration: configuration, identity: .resolve(configuration.monitor)),
-                store: store, sinks: [sink], requests: .inline(ServerHook(configuration: configuration) { _, _ in }))
+                store: store, sinks: [sink], requests: .inline(ServerHook(configuration: configuration, logger: .silent)))
             let origin = Timestamp(secondsSinceEpoch: 1_700_000_000)!
             try driver.start(at: origin)
             try driver.commit()

@@ -3,6 +3,7 @@ import BeaconCore
 import BlueZ
 import Configuration
 import Daemon
+import Logging
 import MQTT
 import Persistence
 
@@ -85,5 +86,23 @@ enum Main {
             // Argument errors are bad input (2), not sysexits' 64.
             return code == .validationFailure ? Status.badInput : Status.runtimeFailure
         }
+    }
+}
+
+/// A log handler for the one-shot commands: each message one line on standard error, as
+/// `beaconwatch: warning: …`, whatever its level (what a replay's server hook says, for one).
+struct WarningLines: LogHandler {
+    static var logger: Logger { Logger(label: "beaconwatch") { _ in WarningLines() } }
+
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        printError("beaconwatch: warning: \(event.message)")
     }
 }

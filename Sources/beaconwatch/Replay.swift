@@ -40,7 +40,7 @@ struct Replay: ParsableCommand {
         let warn: @Sendable (String) -> Void = { printError("beaconwatch: warning: \($0)") }
         job.rules = try RulesSource(configuration: configuration)
             .loadWarning(store: store, now: Timestamp(.now)!, warn: warn)?.regions
-        job.hook = ServerHook(configuration: configuration) { _, line in warn(line) }
+        job.hook = ServerHook(configuration: configuration, logger: WarningLines.logger)
         try job.run(
             store: store,
             output: { output.write(line: $0.json) },

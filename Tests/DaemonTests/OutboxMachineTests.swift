@@ -163,13 +163,13 @@ import Testing
             seams: seams)
         let watcher = try await MQTTRunTests.Subscriber(port: broker.port, filter: "beaconwatch/seam/event")
         try sink.start()
-        let running = Task { await sink.run(say: { _ in }) }
+        let running = Task { await sink.run(logger: .silent) }
         #expect(await sink.waitConnected(within: .seconds(20)))
 
         let produced = Mutex<[String]>([])
         var driver = EngineDriver(
             engine: Engine(configuration: configuration, identity: .resolve(configuration.monitor)), store: store,
-            sinks: [sink], requests: .inline(ServerHook(configuration: configuration) { _, _ in }),
+            sinks: [sink], requests: .inline(ServerHook(configuration: configuration, logger: .silent)),
             output: { output in
                 guard output.type == "location" else { return }  // B/event; transitions go to B/transition
                 produced.withLock { $0 += sink.outbox(for: [output]).map(\.payload) }
@@ -191,7 +191,7 @@ import Testing
         try await Eventually.until("a PUBACK to be held") {
             holding.wait(timeout: .now()) == .success
         }
-        let reset = Task { await sink.disconnected(code: 7, say: { _ in }) }
+        let reset = Task { await sink.disconnected(code: 7, logger: .silent) }
         let resetDone = Atomic<Bool>(false)
         let watching = Task {
             _ = await reset.value

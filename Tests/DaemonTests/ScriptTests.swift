@@ -15,17 +15,7 @@ import Testing
     static let uuid = "112EBB9D-B8C9-4ABD-9EB3-43578BF86A41"
 
     /// What the sink logged.
-    final class Log: Sendable {
-        let lines = Mutex<[(Logger.Level, String)]>([])
-        var say: ScriptSink.Say {
-            { level, line in
-                self.lines.withLock { $0.append((level, line)) }
-                Eventually.changed()
-            }
-        }
-        func contains(_ text: String) -> Bool { lines.withLock { $0.contains { $0.1.contains(text) } } }
-        var text: String { lines.withLock { $0.map { "\($0.0): \($0.1)" }.joined(separator: "\n") } }
-    }
+    typealias Log = LogCapture
 
     /// A `#!/bin/sh` program in `folder`.
     static func script(_ name: String, in folder: URL, _ body: String) throws -> String {
@@ -94,7 +84,7 @@ import Testing
         let folder = try scratchFolder("scripts")
         let outputs = try Self.run(
             Self.walk(hops: 1), configuration: try Self.configuration(in: folder),
-            sink: ScriptSink(scripts: [:], timeout: 10, say: { _, _ in }), in: folder)
+            sink: ScriptSink(scripts: [:], timeout: 10, logger: .silent), in: folder)
         // One sighting: enter Area, Zone, Beacon, then a location and the nearest; at the end, the
         // exits, the location off and no nearest.
         let invocations = outputs.compactMap(ScriptInvocation.init(for:))
@@ -129,7 +119,7 @@ import Testing
             #"read -r json; printf '%s|%s|%s|%s\n' "$BW_TYPE" "$BW_ZONE$BW_REGION" "$BW_DISTANCE" "$json" >> "$1seen""#
                 .replacingOccurrences(of: "$1seen", with: seen.path))
         let log = Log()
-        let sink = ScriptSink(scripts: [.enter: record, .exit: record, .location: record], timeout: 10, say: log.say)
+        let sink = ScriptSink(scripts: [.enter: record, .exit: record, .location: record], timeout: 10, logger: log.logger)
         let outputs = try Self.run(
             Self.walk(hops: 20), configuration: try Self.configuration(in: folder), sink: sink, in: folder)
         let expected = outputs.filter { ["enter", "exit", "location"].contains($0.type) }
@@ -152,7 +142,7 @@ import Testing
         let seen = folder.appendingPathComponent("seen")
         let record = try Self.script("record", in: folder, #"echo "$BW_TYPE $BW_REGION $BW_RULE" >> '\#(seen.path)'"#)
         let sink = ScriptSink(
-            scripts: [.rule: record, .server: record, .notification: record], timeout: 10, say: Log().say)
+            scripts: [.rule: record, .server: record, .notification: record], timeout: 10, logger: Log().logger)
         let time = Timestamp(secondsSinceEpoch: 1_700_000_000)!
         func notification(_ rule: String, _ delivery: UserNotification.Delivery) -> MonitorOutput {
             .notification(
@@ -178,7 +168,7 @@ import Testing
         let name = "$(touch \(pwned.path)); x `touch \(pwned.path)` | touch \(pwned.path)"
         let seen = folder.appendingPathComponent("names.txt")
         let record = try Self.script("names", in: folder, #"printf '%s\n' "$BW_NAME" >> "\#(seen.path)""#)
-        let sink = ScriptSink(scripts: [.enter: record], timeout: 10, say: { _, _ in })
+        let sink = ScriptSink(scripts: [.enter: record], timeout: 10, logger: .silent)
         _ = try Self.run(
             Self.walk(hops: 1), configuration: try Self.configuration(zoneName: name, in: folder), sink: sink,
             in: folder)
@@ -231,7 +221,7 @@ import Testing
             exit 3
             """)
         let log = Log()
-        let sink = ScriptSink(scripts: [.location: stubborn, .enter: polite], timeout: 0.3, say: log.say)
+        let sink = ScriptSink(scripts: [.location: stubborn, .enter: polite], timeout: 0.3, logger: log.logger)
         let clock = ContinuousClock.now
         let outputs = try Self.run(
             Self.walk(hops: 3), configuration: try Self.configuration(in: folder), sink: sink, in: folder)
@@ -257,7 +247,7 @@ import Testing
         let log = Log()
         let sink = ScriptSink(
             scripts: [.enter: notExecutable.path, .location: folder.appendingPathComponent("missing").path],
-            timeout: 1, say: log.say)
+            timeout: 1, logger: log.logger)
         let outputs = try Self.run(
             Self.walk(hops: 2), configuration: try Self.configuration(in: folder), sink: sink, in: folder)
         #expect(outputs.count > 4)
@@ -281,7 +271,7 @@ import Testing
             echo "$json" >> "\(seen.path)"
             """)
         let log = Log()
-        let sink = ScriptSink(scripts: [.location: slow], timeout: 30, say: log.say)
+        let sink = ScriptSink(scripts: [.location: slow], timeout: 30, logger: log.logger)
         // Each hop makes two locations (the beacon left goes off, the new one is near).
         let outputs = try Self.run(
             Self.walk(hops: 510), configuration: try Self.configuration(in: folder), sink: sink, in: folder)

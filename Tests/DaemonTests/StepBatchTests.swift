@@ -41,7 +41,7 @@ import Testing
         let seen = Mutex<[String]>([])
         var driver = EngineDriver(
             engine: Engine(configuration: configuration, identity: .resolve(configuration.monitor)), store: store,
-            sinks: [recorder], requests: .inline(ServerHook(configuration: configuration) { _, _ in }),
+            sinks: [recorder], requests: .inline(ServerHook(configuration: configuration, logger: .silent)),
             output: { item in seen.withLock { $0.append(item.type) } })
         for (n, major) in [1, 2].enumerated() {
             let ad = Advertisement(

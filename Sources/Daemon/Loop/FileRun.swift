@@ -40,7 +40,7 @@ public struct FileRun {
     public init(configuration: Configuration, source: SourceSpec) {
         self.configuration = configuration
         self.source = source
-        hook = ServerHook(configuration: configuration) { _, _ in }
+        hook = ServerHook(configuration: configuration, logger: .silent)
     }
 
     /// Runs the source through a fresh engine that starts from `store`'s kept state.

@@ -27,7 +27,7 @@ public struct LiveRun {
     public init(configuration: Configuration, now: @escaping () -> Timestamp = { Timestamp(.now)! }) {
         self.configuration = configuration
         self.now = now
-        hook = ServerHook(configuration: configuration) { _, _ in }
+        hook = ServerHook(configuration: configuration, logger: .silent)
     }
 
     /// Runs until `shouldStop` (checked after each wait) or `control` says so (which wakes it), carrying

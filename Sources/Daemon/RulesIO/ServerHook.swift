@@ -4,24 +4,29 @@ import Logging
 import RegionMonitor
 import Rules
 
+extension Logger {
+    /// A logger that says nothing: the default of components whose caller gives none.
+    public static let silent = Logger(label: "beaconwatch.silent") { _ in SwiftLogNoOpLogHandler() }
+}
+
 /// Carries out the rule engine's actions (SPEC 7.5): the `notify_server` GET, or a
 /// `Script.server` run whose exit status decides. The I/O shell of ``RuleEngine``.
 public struct ServerHook: Sendable {
     /// `Script.server`, when set.
     public var serverScript: String?
     public var scriptTimeout: Double
-    public var say: ScriptSink.Say
+    public var logger: Logger
 
-    public init(serverScript: String?, scriptTimeout: Double, say: @escaping ScriptSink.Say) {
+    public init(serverScript: String?, scriptTimeout: Double, logger: Logger) {
         self.serverScript = serverScript
         self.scriptTimeout = scriptTimeout
-        self.say = say
+        self.logger = logger
     }
 
     /// The hook for `configuration`'s `Script.server` and `Script.timeout`.
-    public init(configuration: Configuration, say: @escaping ScriptSink.Say) {
+    public init(configuration: Configuration, logger: Logger) {
         self.init(
-            serverScript: configuration.scripts[.server], scriptTimeout: configuration.scriptTimeout, say: say)
+            serverScript: configuration.scripts[.server], scriptTimeout: configuration.scriptTimeout, logger: logger)
     }
 
     /// Does `action` and waits for its answer.
@@ -32,10 +37,10 @@ public struct ServerHook: Sendable {
             switch HTTPFetch.get(url, timeout: timeout, limit: ServerAnswer.replyLimit) {
             case .success(let reply):
                 let answer = ServerAnswer.reply(status: reply.status, body: reply.body)
-                if case .failed(let why) = answer { say(.info, "server hook \(text): \(why)") }
+                if case .failed(let why) = answer { logger.info("server hook \(text): \(why)") }
                 return (call, answer)
             case .failure(let failure):
-                say(.info, "server hook \(text): \(failure)")
+                logger.info("server hook \(text): \(failure)")
                 return (call, .failed(failure.description))
             }
         case .runServerScript(let call, let output):
@@ -49,7 +54,7 @@ public struct ServerHook: Sendable {
                     path: path, invocation: invocation, timeout: timeout, grace: ScriptSink.killGrace)
                 // A non-zero status is the script's "no", not a failure of it: said at info.
                 if let (level, line) = result.logLine(name, timeout: timeout) {
-                    if case .exited = result.ending { say(.info, line) } else { say(level, line) }
+                    if case .exited = result.ending { logger.info("\(line)") } else { logger.log(level: level, "\(line)") }
                 }
                 switch result.ending {
                 case .exited(0): return (call, .enable)
@@ -58,7 +63,7 @@ public struct ServerHook: Sendable {
                 case .timedOut: return (call, .declined("Script.server ran past Script.timeout"))
                 }
             } catch {
-                say(.error, "\(name) could not start: \(error); check the path and that it is executable")
+                logger.error("\(name) could not start: \(error); check the path and that it is executable")
                 return (call, .declined("Script.server could not start"))
             }
         }

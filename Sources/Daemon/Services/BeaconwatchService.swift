@@ -72,9 +72,7 @@ public struct BeaconwatchService: Service {
         }
         try mqtt?.start()
         let control = EngineControl()
-        let scripts = ScriptSink(scripts: configuration.scripts, timeout: configuration.scriptTimeout) { level, line in
-            logger.log(level: level, "\(line)")
-        }
+        let scripts = ScriptSink(scripts: configuration.scripts, timeout: configuration.scriptTimeout, logger: logger)
         var sinks: [any OutputSink] = [scripts]
         if let mqtt { sinks.insert(mqtt, at: 0) }
         let reloader = Reloader(
@@ -129,7 +127,7 @@ public struct BeaconwatchService: Service {
         var rules: [RuleRegion]?
 
         var hook: ServerHook {
-            ServerHook(configuration: configuration) { [logger] level, line in logger.log(level: level, "\(line)") }
+            ServerHook(configuration: configuration, logger: logger)
         }
 
         func run(control: EngineControl) throws {

@@ -95,7 +95,7 @@ public struct MQTTService: Service {
         await withTaskGroup(of: Void.self) { group in
             // A child task: the client's events, until the flush below shuts the client down.
             group.addTask {
-                await sink.run(say: { logger.warning("\($0)") }) { command in
+                await sink.run(logger: logger) { command in
                     logger.info("command", metadata: ["command": "\(command)"])
                     if command == .reload { reload("cmd/reload") } else { control.post(command) }
                 }

@@ -2,6 +2,7 @@ import BeaconCore
 import Configuration
 import Engine
 import Foundation
+import Logging
 import MQTT
 import Persistence
 import RegionMonitor
@@ -120,27 +121,28 @@ public final class MQTTSink: OutputSink {
     /// Handles the client's events until it shuts down: on every connect, (re)publishes the
     /// retained state, subscribes to `B/cmd/+` and resumes the outbox; an unclean disconnect
     /// resets the client (on a thread of its own: stopping libmosquitto's thread blocks); valid
-    /// commands go to `command`, garbage is logged and ignored. Logs through `say`.
-    public func run(say: @Sendable (String) -> Void, command: (DaemonCommand) -> Void = { _ in }) async {
+    /// commands go to `command`, garbage is logged and ignored, through `logger`.
+    public func run(logger: Logger, command: (DaemonCommand) -> Void = { _ in }) async {
         var outage = false
         for await event in client.events {
             switch event {
             case .connected(0):
-                if outage { say("MQTT broker reachable again; republishing retained state, then the outbox") }
+                if outage { logger.warning("MQTT broker reachable again; republishing retained state, then the outbox") }
                 outage = false
                 do { _ = try client.subscribe(tree.commandFilter, qos: 1) } catch {
-                    say("\(error); commands are not taken")
+                    logger.warning("\(error); commands are not taken")
                 }
                 perform(update { $0.connected(at: now) })
             case .connected(let code):
-                say(
+                logger.warning(
                     "MQTT broker refused the connection (CONNACK \(code)); check MQTT.username, MQTT.password and MQTT.clientId"
                 )
             case .disconnected(let code):
-                let wasConnected = await disconnected(code: code, say: say)
+                let wasConnected = await disconnected(code: code, logger: logger)
                 // A first connection that fails is said by whoever waits for it.
                 if code != 0, wasConnected, !outage {
-                    say("MQTT broker connection lost; reconnecting (1 s, doubling to 60 s); events wait in the outbox")
+                    logger.warning(
+                        "MQTT broker connection lost; reconnecting (1 s, doubling to 60 s); events wait in the outbox")
                     outage = true
                 }
             case .published:
@@ -149,7 +151,7 @@ public final class MQTTSink: OutputSink {
                 switch Self.command(topic: topic, payload: payload, retained: retained, tree: tree) {
                 case .success(let taken?): command(taken)
                 case .success(nil): break
-                case .failure(let error): say("ignored a message on \(topic): \(error)")
+                case .failure(let error): logger.warning("ignored a message on \(topic): \(error)")
                 }
             case .subscribed:
                 break
@@ -161,7 +163,7 @@ public final class MQTTSink: OutputSink {
     /// resets the client, on a thread of its own (stopping libmosquitto's thread blocks until its
     /// callbacks return, and they may be on their way into this sink: no lock is held here).
     /// Returns whether the sink was connected.
-    public func disconnected(code: Int32, say: @Sendable (String) -> Void) async -> Bool {
+    public func disconnected(code: Int32, logger: Logger) async -> Bool {
         let wasConnected = state.withLock { $0.outbox.isConnected }
         guard update({ $0.disconnected(clean: code == 0) }) == .reset else { return wasConnected }
         let (client, seams) = (client, seams)
@@ -172,7 +174,7 @@ public final class MQTTSink: OutputSink {
                 try client.reset()
             }
         } catch {
-            say("\(error)")
+            logger.warning("\(error)")
         }
         return wasConnected
     }

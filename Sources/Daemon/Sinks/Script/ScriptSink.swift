@@ -74,7 +74,6 @@ public final class ScriptSink: OutputSink {
     public static let killGrace = Duration.seconds(2)
 
     /// A line for the log.
-    public typealias Say = @Sendable (Logger.Level, String) -> Void
 
     private struct Settings {
         var scripts: [ScriptEvent: String]
@@ -85,17 +84,18 @@ public final class ScriptSink: OutputSink {
     private let runners = Mutex<[String: ScriptRunner]>([:])
     /// Told whenever a runner finished a run: what ``finish(within:)`` waits on.
     private let idle = Awaitable()
-    private let say: Say
+    private let logger: Logger
 
-    public init(scripts: [ScriptEvent: String], timeout seconds: Double, say: @escaping Say) {
+    /// Runs `scripts`, each stopped after `seconds`; says what happens through `logger`.
+    public init(scripts: [ScriptEvent: String], timeout seconds: Double, logger: Logger) {
         settings = Mutex(Settings(scripts: scripts, timeout: .milliseconds(Int64(seconds * 1000))))
-        self.say = say
+        self.logger = logger
     }
 
     /// A sink for `configuration`'s scripts, or `nil` when it has none.
-    public convenience init?(configuration: Configuration, say: @escaping Say) {
+    public convenience init?(configuration: Configuration, logger: Logger) {
         guard !configuration.scripts.isEmpty else { return nil }
-        self.init(scripts: configuration.scripts, timeout: configuration.scriptTimeout, say: say)
+        self.init(scripts: configuration.scripts, timeout: configuration.scriptTimeout, logger: logger)
     }
 
     public func deliver(
@@ -134,7 +134,7 @@ public final class ScriptSink: OutputSink {
     private func runner(for path: String) -> ScriptRunner {
         runners.withLock { runners in
             if let runner = runners[path] { return runner }
-            let runner = ScriptRunner(path: path, say: say, idle: idle)
+            let runner = ScriptRunner(path: path, logger: logger, idle: idle)
             runners[path] = runner
             return runner
         }
@@ -156,7 +156,7 @@ public final class ScriptSink: OutputSink {
         _ = await idle.wait(within: limit) { [self] in pending == 0 }
         let dropped = runners.withLock { $0.values.reduce(0) { $0 + $1.close() } }
         idle.changed()
-        if dropped > 0 { say(.warning, "stopping: \(dropped) script runs were still waiting and are dropped") }
+        if dropped > 0 { logger.warning("stopping: \(dropped) script runs were still waiting and are dropped") }
         return dropped
     }
 }
@@ -178,15 +178,15 @@ final class ScriptRunner: Sendable {
     }
 
     let path: String
-    private let say: ScriptSink.Say
+    private let logger: Logger
     private let queue = Mutex(Queue())
     private let wake = DispatchSemaphore(value: 0)
     /// Told whenever this runner finished a run.
     private let idle: Awaitable
 
-    init(path: String, say: @escaping ScriptSink.Say, idle: Awaitable) {
+    init(path: String, logger: Logger, idle: Awaitable) {
         self.path = path
-        self.say = say
+        self.logger = logger
         self.idle = idle
         // Script runs block (a process and its deadline): one thread per script, off the pool.
         let thread = Thread { [self] in work() }
@@ -208,8 +208,7 @@ final class ScriptRunner: Sendable {
         wake.signal()
         // Once when it starts, then every thousandth, so a flood does not flood the log too.
         if let dropped, dropped == 1 || dropped % 1000 == 0 {
-            say(
-                .warning,
+            logger.warning(
                 "script \(path): more than \(ScriptSink.queueLimit) runs waiting; dropped the oldest (\(dropped) so far); the script is slower than its events"
             )
         }
@@ -258,10 +257,10 @@ final class ScriptRunner: Sendable {
             result = try ScriptProcess.run(
                 path: path, invocation: job.invocation, timeout: job.timeout, grace: ScriptSink.killGrace)
         } catch {
-            say(.error, "\(name) could not start: \(error); check the path and that it is executable")
+            logger.error("\(name) could not start: \(error); check the path and that it is executable")
             return
         }
-        if let (level, line) = result.logLine(name, timeout: job.timeout) { say(level, line) }
+        if let (level, line) = result.logLine(name, timeout: job.timeout) { logger.log(level: level, "\(line)") }
     }
 }
 
