@@ -116,7 +116,8 @@ struct E2EBench: AsyncParsableCommand {
         let sent = try await onDedicatedThread { () -> [ContinuousClock.Instant] in
             var driver = EngineDriver(
                 engine: Engine(configuration: configuration, identity: .resolve(configuration.monitor)),
-                store: store, sinks: [sink], requests: .inline(ServerHook(configuration: configuration, logger: .silent)))
+                store: store, sinks: [sink],
+                requests: .inline(ServerHook(configuration: configuration, logger: .silent)))
             let origin = Timestamp(secondsSinceEpoch: 1_700_000_000)!
             try driver.start(at: origin)
             try driver.commit()

@@ -119,7 +119,8 @@ import Testing
             #"read -r json; printf '%s|%s|%s|%s\n' "$BW_TYPE" "$BW_ZONE$BW_REGION" "$BW_DISTANCE" "$json" >> "$1seen""#
                 .replacingOccurrences(of: "$1seen", with: seen.path))
         let log = Log()
-        let sink = ScriptSink(scripts: [.enter: record, .exit: record, .location: record], timeout: 10, logger: log.logger)
+        let sink = ScriptSink(
+            scripts: [.enter: record, .exit: record, .location: record], timeout: 10, logger: log.logger)
         let outputs = try Self.run(
             Self.walk(hops: 20), configuration: try Self.configuration(in: folder), sink: sink, in: folder)
         let expected = outputs.filter { ["enter", "exit", "location"].contains($0.type) }

@@ -54,7 +54,11 @@ public struct ServerHook: Sendable {
                     path: path, invocation: invocation, timeout: timeout, grace: ScriptSink.killGrace)
                 // A non-zero status is the script's "no", not a failure of it: said at info.
                 if let (level, line) = result.logLine(name, timeout: timeout) {
-                    if case .exited = result.ending { logger.info("\(line)") } else { logger.log(level: level, "\(line)") }
+                    if case .exited = result.ending {
+                        logger.info("\(line)")
+                    } else {
+                        logger.log(level: level, "\(line)")
+                    }
                 }
                 switch result.ending {
                 case .exited(0): return (call, .enable)

@@ -127,7 +127,9 @@ public final class MQTTSink: OutputSink {
         for await event in client.events {
             switch event {
             case .connected(0):
-                if outage { logger.warning("MQTT broker reachable again; republishing retained state, then the outbox") }
+                if outage {
+                    logger.warning("MQTT broker reachable again; republishing retained state, then the outbox")
+                }
                 outage = false
                 do { _ = try client.subscribe(tree.commandFilter, qos: 1) } catch {
                     logger.warning("\(error); commands are not taken")
