@@ -63,6 +63,7 @@ import Testing
             ]
         )
         var lines: [String] = []
+        var flushed: [Int] = []
         try LiveRun(configuration: configuration, now: { radio.now }).run(
             source: radio,
             store: StateStore(),
@@ -76,8 +77,12 @@ import Testing
                 default: break
                 }
             },
-            shouldStop: { radio.now.secondsSinceEpoch - start.secondsSinceEpoch >= 30 }
+            shouldStop: { radio.now.secondsSinceEpoch - start.secondsSinceEpoch >= 30 },
+            beforeWaiting: { flushed.append(lines.count) }
         )
+        // Whatever a step wrote is flushed before the loop waits: the exit's lines before the
+        // long wait that follows it.
+        #expect(flushed.last == lines.count)
         #expect(
             lines == [
                 "0.000000 monitoring", "0.250000 enter", "0.250000 near", "11.250000 exit", "11.250000 off",

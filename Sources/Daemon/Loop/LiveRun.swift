@@ -32,14 +32,15 @@ public struct LiveRun {
 
     /// Runs until `shouldStop` (checked after each wait) or `control` says so (which wakes it), carrying
     /// out `control`'s orders as they come. Outputs are kept in `store` before they are handed to
-    /// `output`.
+    /// `output`; `beforeWaiting` runs whenever the loop is about to wait (flush what was written).
     public func run(
         source: HCIEventSource,
         store: StateStore,
         output: (MonitorOutput) throws -> Void,
         sinks: [any OutputSink] = [],
         control: EngineControl? = nil,
-        shouldStop: () -> Bool = { false }
+        shouldStop: () -> Bool = { false },
+        beforeWaiting: () -> Void = {}
     ) throws {
         let engine = try Engine.resuming(configuration, from: store, rules: rules)
         try withoutActuallyEscaping(output) { output in
@@ -63,6 +64,7 @@ public struct LiveRun {
                 if let due = driver.engine.nextWake {
                     wait = min(wait, .microseconds(max(0, due.microseconds - current.microseconds)))
                 }
+                beforeWaiting()
                 guard let event = try source.nextEvent(timeout: wait, wake: control?.wakeDescriptor) else { continue }
                 let time = max(now(), current)
                 try decoder.decode(event: event) { try driver.handle(.advertisement($0), at: time) }

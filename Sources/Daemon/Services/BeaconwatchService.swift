@@ -144,10 +144,7 @@ public struct BeaconwatchService: Service {
                     output: { events?.write(line: $0.json) },
                     sinks: sinks,
                     control: control,
-                    shouldStop: {
-                        events?.flush()
-                        return false
-                    }
+                    beforeWaiting: { events?.flush() }
                 )
                 scanner.stop()
                 logger.info("stopped")
