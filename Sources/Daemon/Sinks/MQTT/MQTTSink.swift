@@ -39,6 +39,9 @@ public final class MQTTSink: OutputSink {
         var outbox: Outbox
         var waiters: [Int: Waiter] = [:]
         var nextWaiter = 0
+        /// The last attempt to connect failed (the broker is not there), as opposed to one still
+        /// under way on a slow machine.
+        var unreachable = false
     }
 
     struct Waiter {
@@ -134,8 +137,10 @@ public final class MQTTSink: OutputSink {
                 do { _ = try client.subscribe(tree.commandFilter, qos: 1) } catch {
                     logger.warning("\(error); commands are not taken")
                 }
+                state.withLock { $0.unreachable = false }
                 perform(update { $0.connected(at: now) })
             case .connected(let code):
+                state.withLock { $0.unreachable = true }
                 logger.warning(
                     "MQTT broker refused the connection (CONNACK \(code)); check MQTT.username, MQTT.password and MQTT.clientId"
                 )
@@ -166,7 +171,10 @@ public final class MQTTSink: OutputSink {
     /// callbacks return, and they may be on their way into this sink: no lock is held here).
     /// Returns whether the sink was connected.
     public func disconnected(code: Int32, logger: Logger) async -> Bool {
-        let wasConnected = state.withLock { $0.outbox.isConnected }
+        let wasConnected = state.withLock { shared in
+            if !shared.outbox.isConnected, code != 0 { shared.unreachable = true }
+            return shared.outbox.isConnected
+        }
         guard update({ $0.disconnected(clean: code == 0) }) == .reset else { return wasConnected }
         let (client, seams) = (client, seams)
         do {
@@ -331,9 +339,10 @@ public final class MQTTSink: OutputSink {
     @discardableResult
     public func finish(within timeout: Duration) async -> Int {
         perform(update { $0.retain(tree.status(online: false), always: true) })
-        // Nothing can be acknowledged without a connection: a short grace for one to come.
-        let connected = state.withLock { $0.outbox.isConnected }
-        _ = await wait(within: connected ? timeout : min(timeout, .seconds(1))) {
+        // Nothing can be acknowledged without a connection: the whole time while one is under way
+        // (a loaded machine may take seconds), a short grace when the broker was found absent.
+        let unreachable = state.withLock { !$0.outbox.isConnected && $0.unreachable }
+        _ = await wait(within: unreachable ? min(timeout, .seconds(1)) : timeout) {
             $0.waiting == 0 && $0.retainedWaiting == 0
         }
         client.shutdown()
