@@ -7,6 +7,7 @@ import MQTT
 import Persistence
 import RegionMonitor
 import Synchronization
+import Syscalls
 
 /// Publishes outputs and state to the broker (SPEC 10.1): events as they come, retained state
 /// when it changes and again on every connect, `online`/`offline` on `B/status` (the will says
@@ -34,19 +35,15 @@ public final class MQTTSink: OutputSink {
     /// How long after its acknowledgement an event is resent if the connection drops.
     public static let confirmation = Duration.seconds(1)
 
-    /// The machine and who waits for it to reach a state.
+    /// Told after every change of the machine: what ``wait(within:until:)`` waits on.
+    private let changes = Awaitable()
+
+    /// The machine, and what the sink knows of the connection beside it.
     struct Shared {
         var outbox: Outbox
-        var waiters: [Int: Waiter] = [:]
-        var nextWaiter = 0
         /// The last attempt to connect failed (the broker is not there), as opposed to one still
         /// under way on a slow machine.
         var unreachable = false
-    }
-
-    struct Waiter {
-        let condition: @Sendable (Outbox) -> Bool
-        let continuation: CheckedContinuation<Bool, Never>
     }
 
     /// Places where a test may hold a thread to force an interleaving of the network thread and
@@ -199,22 +196,9 @@ public final class MQTTSink: OutputSink {
     /// Asks the machine under the lock, wakes whoever waits for the state it reaches, and returns
     /// the action for ``perform(_:)`` to carry out once the lock is let go.
     private func update(_ body: (inout Outbox) -> Outbox.Action?) -> Outbox.Action? {
-        let (action, woken) = state.withLock { shared -> (Outbox.Action?, [CheckedContinuation<Bool, Never>]) in
-            let action = body(&shared.outbox)
-            return (action, Self.satisfied(&shared))
-        }
-        for continuation in woken { continuation.resume(returning: true) }
+        let action = state.withLock { body(&$0.outbox) }
+        changes.changed()
         return action
-    }
-
-    private static func satisfied(_ shared: inout Shared) -> [CheckedContinuation<Bool, Never>] {
-        guard !shared.waiters.isEmpty else { return [] }
-        var woken: [CheckedContinuation<Bool, Never>] = []
-        for (id, waiter) in shared.waiters where waiter.condition(shared.outbox) {
-            woken.append(waiter.continuation)
-            shared.waiters[id] = nil
-        }
-        return woken
     }
 
     /// Publishes the machine's batches, in order, with no lock held, until the turn ends. A
@@ -263,40 +247,8 @@ public final class MQTTSink: OutputSink {
 
     /// Waits until `condition` holds of the machine, or `timeout` passes; returns whether it holds.
     /// Woken by the state change itself, never by polling.
-    func wait(within timeout: Duration, until condition: @escaping @Sendable (Outbox) -> Bool) async -> Bool {
-        if state.withLock({ condition($0.outbox) }) { return true }
-        guard timeout > .zero else { return false }
-        return await withTaskGroup(of: Bool.self) { group in
-            // Child tasks racing: the state change against the deadline.
-            group.addTask { await self.waitForever(until: condition) }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first || state.withLock { condition($0.outbox) }
-        }
-    }
-
-    private func waitForever(until condition: @escaping @Sendable (Outbox) -> Bool) async -> Bool {
-        let id = state.withLock { shared -> Int in
-            shared.nextWaiter += 1
-            return shared.nextWaiter
-        }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let now = state.withLock { shared -> Bool in
-                    if condition(shared.outbox) || Task.isCancelled { return true }
-                    shared.waiters[id] = Waiter(condition: condition, continuation: continuation)
-                    return false
-                }
-                if now { continuation.resume(returning: state.withLock { condition($0.outbox) }) }
-            }
-        } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
-            waiter?.continuation.resume(returning: false)
-        }
+    func wait(within timeout: Duration, until condition: (Outbox) -> Bool) async -> Bool {
+        await changes.wait(within: timeout) { state.withLock { condition($0.outbox) } }
     }
 
     /// Whether the broker accepted the connection within `timeout`.
