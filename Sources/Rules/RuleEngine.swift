@@ -375,13 +375,9 @@ public struct RuleEngine: Sendable {
         calls = max(calls, previous?.calls ?? 0)
     }
 
-    /// The engine on a new rules document (a refreshed URL source), going on from this one: the
-    /// counts, the regions the user is in and the beacons' classes carry over; events held in
-    /// latches or waiting for a server are dropped. Qualified presence is taken as it is, without
-    /// events.
-    /// After a reload: the regions inside (carried over by the monitor, without transitions) and
-    /// the classes `previous` had seen, so that rules see the next transition as the monitor
-    /// does; qualified presence is set quietly from them.
+    /// Takes the regions inside (after a reload, carried over by the monitor without
+    /// transitions) and the classes `previous` had seen, so that rules see the next transition as
+    /// the monitor does; qualified presence is set quietly from them.
     public mutating func assumePresence(inside regions: Set<Region>, classesOf previous: RuleEngine?) {
         inside = regions
         if let previous {
@@ -399,21 +395,14 @@ public struct RuleEngine: Sendable {
         }
     }
 
+    /// The engine on a new rules document (a refreshed URL source), going on from this one: the
+    /// counts, the regions the user is in and the beacons' classes carry over; events held in
+    /// latches or waiting for a server are dropped. Qualified presence is taken as it is, without
+    /// events.
     public func replacingRegions(with regions: [RuleRegion], hierarchy: Hierarchy) -> RuleEngine {
         var next = RuleEngine(regions: regions, hierarchy: hierarchy, settings: settings, restored: state)
-        next.inside = inside
-        next.classes = classes
-        next.cause = cause
+        next.assumePresence(inside: inside, classesOf: self)
         next.calls = calls
-        for (target, indices) in next.attached {
-            for index in indices {
-                for (rule, definition) in regions[index].rules.enumerated() {
-                    guard let limit = definition.maximumProximity else { continue }
-                    let ref = RuleRef(region: index, rule: rule)
-                    if next.qualifies(target: target, limit: limit) { next.qualified.insert(ref) }
-                }
-            }
-        }
         return next
     }
 }
