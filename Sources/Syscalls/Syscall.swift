@@ -29,7 +29,8 @@ public enum Syscall {
                 // Rounded up, so a deadline is never woken for early.
                 let total = seconds.multipliedReportingOverflow(by: 1000)
                 let part = (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-                return total.overflow ? Int32.max : Int32(clamping: total.partialValue + part)
+                let sum = total.partialValue.addingReportingOverflow(part)
+                return total.overflow || sum.overflow ? Int32.max : Int32(clamping: sum.partialValue)
             } ?? -1
         let ready = try retrying("poll") { Int(poll(&pollers, nfds_t(pollers.count), milliseconds)) }
         return ready > 0 ? pollers.map(\.revents) : pollers.map { _ in 0 }
