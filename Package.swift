@@ -24,7 +24,7 @@ let package = Package(
         // Pure: Ubudu rules documents, opening-hours schedules, the rule engine.
         .target(name: "Rules", dependencies: ["BeaconCore", "RegionMonitor"]),
         // hsyco-style ini to typed configuration, with line-numbered diagnostics.
-        .target(name: "Configuration", dependencies: ["BeaconCore", "RegionMonitor"]),
+        .target(name: "Configuration", dependencies: ["BeaconCore", "RegionMonitor", "Syscalls"]),
         // Pure: the per-device engine (monitor, ranging, nearest, rules, alerts, dwell) behind one
         // entry point, inputs in, ordered actions out; no database, no network, no threads.
         .target(name: "Engine", dependencies: ["BeaconCore", "Configuration", "RegionMonitor", "Rules"]),

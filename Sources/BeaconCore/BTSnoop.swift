@@ -94,6 +94,14 @@ public enum BTSnoop {
         return .success((Record(time: time, flags: flags, packet: bytes[start..<end]), end))
     }
 
+    /// Why `record` cannot be used though the capture goes on, or `nil`: its time must lie in
+    /// ``Timestamp/inputRange`` (SPEC 3.3), like a trace line's.
+    public static func problem(with record: Record) -> String? {
+        guard !Timestamp.inputRange.contains(record.time) else { return nil }
+        return "its time is not from 2000-01-01 to 2100-01-01: the capturing machine's clock was wrong, "
+            + "or the record is corrupt"
+    }
+
     /// The HCI event (from the event code on) a record carries, or `nil` for commands, ACL data
     /// and monitor notices.
     public static func event(in record: Record, datalink: Datalink) -> ArraySlice<UInt8>? {

@@ -25,6 +25,12 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         self.init(secondsSinceEpoch: date.timeIntervalSince1970)
     }
 
+    /// The instants an input may give: 2000-01-01 up to 2100-01-01 (SPEC 3.3). A trace line or a
+    /// capture record outside is malformed: checked where times come in, so that the calendar
+    /// arithmetic of schedules and dwell days never meets a time it has nothing sensible to say about.
+    public static let inputRange =
+        Timestamp(microseconds: 946_684_800_000_000)...Timestamp(microseconds: 4_102_444_800_000_000)
+
     /// Seconds since the Unix epoch.
     public var secondsSinceEpoch: Double { Double(microseconds) / 1_000_000 }
 
@@ -54,7 +60,9 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     /// Formats without Foundation's formatters: outputs are written at event rates, and a civil-date
     /// conversion is a few integer divisions (H. Hinnant's days-from-civil inverse).
-    static func formatISO8601(_ micros: Int64) -> String {
+    /// Total: an instant outside years 0001–9999 is written as the nearest end of that span.
+    static func formatISO8601(_ instant: Int64) -> String {
+        let micros = min(max(instant, Int64(earliestSeconds) * 1_000_000), Int64(latestSeconds) * 1_000_000 + 999_999)
         let millis = micros >= 0 ? micros / 1000 : (micros - 999) / 1000
         var days = millis >= 0 ? millis / 86_400_000 : (millis - 86_399_999) / 86_400_000
         let msOfDay = millis - days * 86_400_000

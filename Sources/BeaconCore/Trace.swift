@@ -39,10 +39,6 @@ public struct TraceParser {
     public static let defaultPower: Int8 = -59
     /// The longest line read, in bytes (SPEC 3.3); a longer one is malformed.
     public static let maximumLineLength = 1 << 16
-    /// The instants a line's `t` may give: 2000-01-01 up to 2100-01-01 (SPEC 3.3). Outside, the
-    /// calendar arithmetic of schedules and dwell days has nothing sensible to say.
-    public static let earliestTime = Timestamp(microseconds: 946_684_800_000_000)
-    public static let latestTime = Timestamp(microseconds: 4_102_444_800_000_000)
 
     /// The message for a line longer than ``maximumLineLength``.
     public static let overlongLine = TraceLineError(
@@ -87,7 +83,7 @@ public struct TraceParser {
         let time: Timestamp
         switch fields["t"] {
         case .number(let seconds)?:
-            guard let t = Timestamp(secondsSinceEpoch: seconds), (earliestTime...latestTime).contains(t) else {
+            guard let t = Timestamp(secondsSinceEpoch: seconds), Timestamp.inputRange.contains(t) else {
                 return .failure(TraceLineError(Self.outOfRange("t \(seconds)")))
             }
             time = t
@@ -98,7 +94,7 @@ public struct TraceParser {
                         "t \"\(text)\" is not an ISO-8601 time with an offset, such as 2023-11-14T22:13:20.25Z")
                 )
             }
-            guard (earliestTime...latestTime).contains(t) else {
+            guard Timestamp.inputRange.contains(t) else {
                 return .failure(TraceLineError(Self.outOfRange("t \"\(text)\"")))
             }
             time = t

@@ -1,6 +1,7 @@
 import BeaconCore
 import Foundation
 import RegionMonitor
+import Syscalls
 
 /// Every error of a configuration file, each `file:line: message`. Exit status 2.
 public struct ConfigurationErrors: Error, Sendable, CustomStringConvertible {
@@ -22,17 +23,19 @@ extension Configuration {
         return .success(loader.configuration)
     }
 
+    /// The largest configuration file read: far above any real one (a building of thousands of
+    /// beacons is a few hundred kilobytes), and refused at once above.
+    public static let sizeLimit = 16 << 20
+
     /// Reads and loads the file at `path`.
     public static func load(contentsOf path: String) -> Result<Configuration, ConfigurationErrors> {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            let reason = FileManager.default.fileExists(atPath: path) ? "cannot read it (permissions?)" : "no such file"
-            return .failure(
-                ConfigurationErrors(errors: [
-                    InputError(file: path, message: "\(reason); give the configuration with --config PATH")
-                ])
-            )
+        switch Document.read(path, limit: sizeLimit) {
+        case .success(let bytes):
+            return load(bytes, path: path)
+        case .failure(let failure):
+            let message = "\(failure); give the configuration with --config PATH"
+            return .failure(ConfigurationErrors(errors: [InputError(file: path, message: message)]))
         }
-        return load(Array(data), path: path)
     }
 
     /// Exact keys beaconwatch knows, for "did you mean" on unknown ones.

@@ -42,6 +42,9 @@ struct Decode: AsyncParsableCommand {
         if !quiet {
             var summary = "decoded \(source.displayName): \(report.decode.summary)"
             if report.skippedLines > 0 { summary += ", \(report.skippedLines) bad lines skipped" }
+            if report.skippedRecords > 0 {
+                summary += ", \(report.skippedRecords) records with a time outside 2000-2100 skipped"
+            }
             printError(summary)
         }
     }

@@ -29,10 +29,11 @@ struct ScheduleCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        guard let time = Timestamp(iso8601: at) else {
+        guard let time = Timestamp(iso8601: at), Timestamp.inputRange.contains(time) else {
             throw InputError(
                 file: "--at",
-                message: "\"\(at)\" is not an ISO-8601 time with an offset, such as 2013-10-28T13:30:00+01:00")
+                message: "\"\(at)\" is not an ISO-8601 time with an offset from 2000 to 2100, "
+                    + "such as 2013-10-28T13:30:00+01:00")
         }
         let bytes: [UInt8]
         if rules.hasPrefix("http://") || rules.hasPrefix("https://") {
@@ -43,10 +44,7 @@ struct ScheduleCommand: ParsableCommand {
                 throw RuntimeFailure("\(rules) cannot be fetched: \(failure); check the URL and the network")
             }
         } else {
-            guard let contents = FileManager.default.contents(atPath: rules) else {
-                throw InputError(file: rules, message: "cannot read it; check the path")
-            }
-            bytes = [UInt8](contents)
+            bytes = try RulesSource.readFile(rules, check: "check the path").get()
         }
         let document: RulesDocument
         switch RulesDocument.load(bytes, name: rules) {

@@ -86,4 +86,16 @@ import TestSupport
     static func capture(_ datalink: Int) throws -> [UInt8] {
         try Array(Data(contentsOf: Conformance.url("capture-\(datalink).btsnoop")))
     }
+
+    @Test func aRecordTimeOutsideTheCenturyIsAProblemAtEitherEnd() {
+        func record(_ microseconds: Int64) -> BTSnoop.Record {
+            BTSnoop.Record(time: Timestamp(microseconds: microseconds), flags: 0, packet: [])
+        }
+        #expect(BTSnoop.problem(with: record(1_700_000_000_000_000)) == nil)
+        #expect(BTSnoop.problem(with: record(Timestamp.inputRange.lowerBound.microseconds)) == nil)
+        #expect(BTSnoop.problem(with: record(Timestamp.inputRange.upperBound.microseconds)) == nil)
+        #expect(BTSnoop.problem(with: record(Timestamp.inputRange.lowerBound.microseconds - 1)) != nil)
+        #expect(BTSnoop.problem(with: record(Timestamp.inputRange.upperBound.microseconds + 1)) != nil)
+        #expect(BTSnoop.problem(with: record(.min))?.contains("2000-01-01 to 2100-01-01") == true)
+    }
 }

@@ -9,6 +9,9 @@ import Testing
         #expect(Timestamp(microseconds: -1).iso8601 == "1969-12-31T23:59:59.999Z")
         #expect(Timestamp(microseconds: 951_782_400_000_000).iso8601 == "2000-02-29T00:00:00.000Z")
         #expect(Timestamp(microseconds: 1_700_000_000_999_999).iso8601 == "2023-11-14T22:13:20.999Z")
+        // Total: an instant the format cannot write is written as the nearest end of years 1–9999.
+        #expect(Timestamp(microseconds: .min).iso8601 == "0001-01-01T00:00:00.000Z")
+        #expect(Timestamp(microseconds: .max).iso8601 == "9999-12-31T23:59:59.999Z")
     }
 
     @Test func formattingAgreesWithFoundationOverManyInstants() {

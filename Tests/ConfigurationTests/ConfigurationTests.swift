@@ -243,4 +243,17 @@ import TestSupport
         }
         #expect(accepted > 0 && accepted < 2_000)
     }
+
+    @Test func aFileThatIsNoConfigurationIsRefusedInOneLine() throws {
+        func message(_ path: String) -> String? {
+            guard case .failure(let errors) = Configuration.load(contentsOf: path) else { return nil }
+            return errors.errors.count == 1 ? errors.errors[0].description : nil
+        }
+        #expect(
+            message("/nonexistent/hsyco.ini")
+                == "/nonexistent/hsyco.ini: no such file; give the configuration with --config PATH")
+        #expect(message("/tmp")?.hasPrefix("/tmp: is a folder, not a file") == true)
+        // A device with no end is refused once it passes the limit, not read forever.
+        #expect(message("/dev/zero")?.hasPrefix("/dev/zero: is larger than 16 MiB") == true)
+    }
 }

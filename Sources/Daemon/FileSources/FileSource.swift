@@ -19,6 +19,8 @@ public struct FileSource {
         public var lines = 0
         public var skippedLines = 0
         public var records = 0
+        /// Capture records skipped and counted: their time lies outside ``Timestamp/inputRange``.
+        public var skippedRecords = 0
         /// The time of the last record or line, whatever it held: where the input's clock ends.
         public var lastTime: Timestamp?
 
@@ -159,8 +161,18 @@ public struct FileSource {
                     )
                 case .success(let (record, next)):
                     report.records += 1
+                    defer { offset = next }
+                    if let problem = BTSnoop.problem(with: record) {
+                        // Skipped and counted, like a malformed report (SPEC 3.2); the first is named.
+                        report.skippedRecords += 1
+                        if report.skippedRecords == 1 {
+                            warn(
+                                "\(spec.displayName): record \(report.records) (byte \(consumedBefore + offset)): "
+                                    + "\(problem); it and any like it are skipped and counted")
+                        }
+                        continue
+                    }
                     report.lastTime = record.time
-                    offset = next
                     if let event = BTSnoop.event(in: record, datalink: datalink) {
                         try event.withUnsafeBytes { bytes in
                             try decoder.decode(event: bytes) { try body(.advertisement(record.time, $0)) }

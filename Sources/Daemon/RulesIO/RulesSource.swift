@@ -4,6 +4,7 @@ import Foundation
 import Persistence
 import RegionMonitor
 import Rules
+import Syscalls
 
 /// Reads `Rules.source` (SPEC 7.1): a u_beacons.json file, or an http(s) URL fetched with the
 /// Ubudu query parameters, kept in the state database and used until `valid_until` (or
@@ -84,9 +85,7 @@ public struct RulesSource: Sendable {
         case nil:
             return nil
         case .file(let path):
-            guard let bytes = FileManager.default.contents(atPath: path) else {
-                throw InputError(file: path, message: "cannot be read; check Rules.source names an existing file")
-            }
+            let bytes = try Self.readFile(path, check: "check Rules.source names an existing file").get()
             switch RulesDocument.load(bytes, name: path) {
             case .success(let document): return Loaded(regions: document.regions, expires: nil, origin: "file")
             case .failure(let error):
@@ -128,6 +127,17 @@ public struct RulesSource: Sendable {
                 )
                 return Loaded(regions: [], expires: retry, origin: "nothing (fetch failed)")
             }
+        }
+    }
+
+    /// The rules document at `path`, within ``sizeLimit``; a failure names the file, the cause and
+    /// `check`, what to do.
+    public static func readFile(_ path: String, check: String) -> Result<[UInt8], InputError> {
+        Document.read(path, limit: sizeLimit).mapError { failure in
+            if case .tooLarge = failure {
+                return InputError(file: path, message: "\(failure); a rules document is a few kilobytes per region")
+            }
+            return InputError(file: path, message: "\(failure); \(check)")
         }
     }
 

@@ -168,6 +168,7 @@ public struct BeaconwatchService: Service {
                 metadata: [
                     "sightings": "\(summary.sightings)", "unconfigured": "\(summary.unconfiguredSightings)",
                     "outputs": "\(summary.outputs)", "skippedLines": "\(summary.read.skippedLines)",
+                    "skippedRecords": "\(summary.read.skippedRecords)",
                 ]
             )
         }

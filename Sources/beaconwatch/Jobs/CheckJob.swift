@@ -133,10 +133,10 @@ struct CheckJob {
         case nil:
             return ([], [])
         case .file(let file):
-            guard let contents = FileManager.default.contents(atPath: file) else {
-                return ([], ["Rules.source \(file) cannot be read; check the path"])
+            switch RulesSource.readFile(file, check: "check Rules.source names an existing file") {
+            case .failure(let error): return ([], ["Rules.source \(error)"])
+            case .success(let contents): (bytes, path) = (contents, file)
             }
-            (bytes, path) = ([UInt8](contents), file)
         case .url(let url):
             let source = RulesSource(configuration: configuration)
             switch source.download(source.requestURL(url)) {
