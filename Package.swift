@@ -75,6 +75,11 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Every parser and the engine behind one entry each, for libFuzzer (scripts/fuzz) and
+        // the tests that replay what it found.
+        .target(name: "FuzzTargets", dependencies: ["BeaconCore", "Configuration", "Engine", "RegionMonitor", "Rules"]),
+        .target(name: "CFuzzerDriver"),
+        .executableTarget(name: "beaconwatch-fuzz", dependencies: ["CFuzzerDriver", "FuzzTargets"]),
         .executableTarget(
             name: "beaconwatch-bench",
             dependencies: [
@@ -90,6 +95,7 @@ let package = Package(
             dependencies: ["BeaconCore", "Syscalls", .product(name: "Logging", package: "swift-log")],
             path: "Tests/TestSupport"),
         .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "TestSupport"]),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore", "Syscalls"]),
         .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "RegionMonitor", "BeaconCore", "TestSupport"]),

@@ -26,7 +26,8 @@ public enum DaemonCommand: Sendable, Hashable, CustomStringConvertible {
     /// Parses the message on `B/cmd/<name>` carrying `payload`.
     public static func parse(name: String, payload: some Collection<UInt8>) -> Result<DaemonCommand, CommandError> {
         guard names.contains(name) else {
-            return .failure(CommandError("no command '\(name)'; send to cmd/mode, cmd/reload or cmd/alert"))
+            // The name is the end of a topic: anything, control characters included, shown safely.
+            return .failure(CommandError("no command \(quoted(name)); send to cmd/mode, cmd/reload or cmd/alert"))
         }
         guard payload.count <= maximumPayload else {
             return .failure(
@@ -83,7 +84,7 @@ public enum DaemonCommand: Sendable, Hashable, CustomStringConvertible {
 
     static func quoted(_ text: String) -> String {
         let shown = text.count > 40 ? text.prefix(40) + "…" : Substring(text)
-        return "\"\(shown.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? "?" : String($0) }.joined())\""
+        return "\"\(shown.printable)\""
     }
 }
 

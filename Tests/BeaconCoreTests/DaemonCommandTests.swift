@@ -44,8 +44,8 @@ import Testing
         ("alert", #"{"action": "done", "id": {"a": 1}}"#, #""id" must be"#),
         ("alert", #"{"action": "maybe", "id": "1"}"#, #""action" must be"#),
         ("alert", #"{"action": "done", "id": "1""#, "not a JSON object"),
-        ("launch", "x", "no command 'launch'"),
-        ("", "x", "no command ''"),
+        ("launch", "x", "no command \"launch\""),
+        ("", "x", #"no command """#),
     ])
     func garbageIsRejectedWithAReason(name: String, payload: String, reason: String) {
         guard case .failure(let error) = parse(name, payload) else {
@@ -104,5 +104,15 @@ import Testing
             }
         }
         #expect(accepted > 0)
+    }
+
+    @Test func aCommandNameWithControlCharactersIsShownSafely() {
+        // Found by the fuzzer: a topic ending in a newline made a two-line log message.
+        guard case .failure(let error) = DaemonCommand.parse(name: "$\nme\u{1B}[2Jdo", payload: []) else {
+            Issue.record("a command name that is no command was taken")
+            return
+        }
+        #expect(error.message.hasPrefix(#"no command "$?me?[2Jdo""#), "\(error)")
+        #expect("a\rb\u{7F}c\u{85}d é".printable == "a?b?c?d é")
     }
 }

@@ -82,7 +82,7 @@ import Testing
             "\(log)")
         #expect(
             log.contains(#"ignored a message on beaconwatch/cmd/cmd/mode: mode: "sideways" is not a mode"#), "\(log)")
-        #expect(log.contains("ignored a message on beaconwatch/cmd/cmd/launch: no command 'launch'"), "\(log)")
+        #expect(log.contains(#"ignored a message on beaconwatch/cmd/cmd/launch: no command "launch""#), "\(log)")
 
         kill(daemon.process.processIdentifier, SIGTERM)
         #expect(try await daemon.exit(within: 10) == 0)

@@ -155,7 +155,7 @@ public final class MQTTSink: OutputSink {
                 switch Self.command(topic: topic, payload: payload, retained: retained, tree: tree) {
                 case .success(let taken?): command(taken)
                 case .success(nil): break
-                case .failure(let error): logger.warning("ignored a message on \(topic): \(error)")
+                case .failure(let error): logger.warning("ignored a message on \(topic.printable): \(error)")
                 }
             case .subscribed:
                 break

@@ -1,0 +1,60 @@
+import BeaconCore
+import Configuration
+import Engine
+import Foundation
+import RegionMonitor
+import Rules
+
+/// The documents and messages that come from people and servers: configurations, rules, server
+/// replies, commands.
+enum DocumentTargets {
+    static func ini(_ bytes: [UInt8]) {
+        switch Configuration.load(bytes, path: "fuzz.ini") {
+        case .success(let configuration):
+            // Whatever loads runs: the monitoring policy of any hierarchy and cap.
+            var engine = Engine(
+                configuration: configuration, identity: MonitorIdentity(session: "s", address: "a", userid: "u"))
+            var actions: [EngineAction] = []
+            engine.start(at: Timestamp(microseconds: 1_700_000_000_000_000), into: &actions)
+            precondition(!actions.isEmpty, "a start without its monitoring output")
+        case .failure(let errors):
+            precondition(!errors.errors.isEmpty, "a failure without an error")
+            for error in errors.errors { precondition(!error.message.contains("\n"), "a two-line error: \(error)") }
+        }
+    }
+
+    /// Instants to ask schedules about: both ends of the input range, a spring-forward night in
+    /// Paris, and now-ish.
+    static let instants: [Timestamp] = [
+        Timestamp.inputRange.lowerBound, Timestamp.inputRange.upperBound,
+        Timestamp(microseconds: 1_711_846_800_000_000), Timestamp(microseconds: 1_700_000_000_000_000),
+    ]
+
+    static func rules(_ bytes: [UInt8]) {
+        guard case .success(let document) = RulesDocument.load(bytes, name: "fuzz.json") else { return }
+        for region in document.regions.prefix(4) {
+            let zone = region.timeZone ?? TimeZone(identifier: "UTC") ?? .current
+            for instant in instants {
+                _ = region.schedule.isOpen(at: instant, in: zone)
+                if let next = region.schedule.nextChange(after: instant, in: zone, horizon: 8) {
+                    precondition(next > instant, "the next change \(next) is not after \(instant)")
+                }
+            }
+        }
+    }
+
+    static func reply(_ bytes: [UInt8]) {
+        let status = bytes.count >= 2 ? Int(bytes[0]) * 4 + Int(bytes[1] % 4) : 200
+        _ = ServerAnswer.reply(status: status, body: Array(bytes.dropFirst(2)))
+    }
+
+    static func command(_ bytes: [UInt8]) {
+        let cut = bytes.firstIndex(of: 0) ?? 0
+        let name = String(decoding: bytes[..<cut], as: UTF8.self)
+        let payload = bytes[min(cut + 1, bytes.count)...]
+        switch DaemonCommand.parse(name: name, payload: payload) {
+        case .success(let command): _ = (command.description, command.traceCommand)
+        case .failure(let error): precondition(!error.message.contains("\n"), "a two-line error: \(error)")
+        }
+    }
+}

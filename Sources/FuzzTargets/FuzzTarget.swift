@@ -1,0 +1,44 @@
+import BeaconCore
+
+/// One parser (or the engine) driven by arbitrary bytes, for libFuzzer and for the regression
+/// tests that replay what it found (issue 16).
+///
+/// Each target takes any bytes without crashing, and checks what its code promises with
+/// `precondition`: a broken promise is a crash, which is what the fuzzer looks for.
+public enum FuzzTarget: String, CaseIterable, Sendable {
+    /// One HCI event through ``AdvertisingReportDecoder``.
+    case hci
+    /// A whole btsnoop capture: header, records, their times, the events they carry.
+    case btsnoop
+    /// A JSON-lines trace, line by line through ``TraceParser``.
+    case trace
+    /// An hsyco.ini through the configuration loader.
+    case ini
+    /// A u_beacons.json rules document, and each region's schedule asked about.
+    case rules
+    /// A rule server's reply (the first two bytes are the HTTP status).
+    case reply
+    /// A `B/cmd/<name>` message: the name up to the first NUL, then the payload.
+    case command
+    /// A program of sightings, clock steps, modes and commands through the whole ``Engine``.
+    case engine
+
+    /// Runs the target on `bytes`.
+    public func run(_ bytes: UnsafeRawBufferPointer) {
+        switch self {
+        case .hci: ParserTargets.hci(bytes)
+        case .btsnoop: ParserTargets.btsnoop(Array(bytes))
+        case .trace: ParserTargets.trace(Array(bytes))
+        case .ini: DocumentTargets.ini(Array(bytes))
+        case .rules: DocumentTargets.rules(Array(bytes))
+        case .reply: DocumentTargets.reply(Array(bytes))
+        case .command: DocumentTargets.command(Array(bytes))
+        case .engine: EngineTarget.run(Array(bytes))
+        }
+    }
+
+    /// Runs the target on `bytes`.
+    public func run(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { run($0) }
+    }
+}

@@ -1,0 +1,52 @@
+import BeaconCore
+
+/// The byte-level readers of sources: HCI events, btsnoop captures, trace lines.
+enum ParserTargets {
+    static func hci(_ bytes: UnsafeRawBufferPointer) {
+        var decoder = AdvertisingReportDecoder()
+        decoder.decode(event: bytes) { advertisement in
+            precondition(advertisement.rssi != 127, "a report without RSSI was delivered")
+        }
+        precondition(decoder.statistics.events == 1, "one event counted as \(decoder.statistics.events)")
+    }
+
+    /// As `FileSource` reads a capture, from memory: every record parsed, each time checked, each
+    /// event decoded and written as a `decode` line.
+    static func btsnoop(_ bytes: [UInt8]) {
+        guard case .success(let datalink) = BTSnoop.parseHeader(bytes) else { return }
+        var decoder = AdvertisingReportDecoder()
+        var offset = BTSnoop.headerSize
+        while let parsed = BTSnoop.parseRecord(bytes, at: offset) {
+            guard case .success(let (record, next)) = parsed else { return }
+            precondition(next > offset && next <= bytes.count, "record at \(offset) ends at \(next)")
+            offset = next
+            guard BTSnoop.problem(with: record) == nil else { continue }
+            guard let event = BTSnoop.event(in: record, datalink: datalink) else { continue }
+            event.withUnsafeBytes { body in
+                decoder.decode(event: body) { advertisement in
+                    let line = advertisement.jsonLine(at: record.time)
+                    precondition(line.hasPrefix(#"{"t":"2"#), line)
+                }
+            }
+        }
+    }
+
+    /// Every line through one ``TraceParser``: accepted lines are in time order and inside
+    /// ``Timestamp/inputRange``; HCI lines decode.
+    static func trace(_ bytes: [UInt8]) {
+        var parser = TraceParser()
+        var decoder = AdvertisingReportDecoder()
+        var last: Timestamp?
+        for (index, line) in bytes.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() {
+            guard case .success(let (time, record)?) = parser.parse(line, number: index + 1) else { continue }
+            precondition(Timestamp.inputRange.contains(time), "line \(index + 1): t \(time.microseconds)")
+            precondition(last.map { $0 <= time } ?? true, "line \(index + 1) went back in time")
+            last = time
+            switch record {
+            case .sighting(let advertisement): _ = advertisement.jsonLine(at: time)
+            case .hci(let event): decoder.decode(event: event) { _ = $0.jsonLine(at: time) }
+            case .mode, .command: break
+            }
+        }
+    }
+}
