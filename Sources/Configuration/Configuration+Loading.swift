@@ -49,7 +49,7 @@ extension Configuration {
         "MQTT.topic", "MQTT.qos", "MQTT.keepalive", "MQTT.homeassistant", "MQTT.discoveryPrefix",
         "Rules.source", "Rules.namespace", "Rules.refresh", "Rules.maxNotificationsPerDay",
         "Rules.autoServerNotify", "Rules.autoUserNotify", "Rules.serverTimeout", "Alert.resetAfter",
-        "Script.timeout", "State.database",
+        "Script.timeout", "State.database", "State.keepDays",
     ]
 
     static let prefixes = [
@@ -292,6 +292,8 @@ struct Loader {
             if let value = duration(entry, positive: false) { configuration.alertResetAfter = value }
         case "State.database":
             if let value = text(entry) { configuration.stateDatabase = resolve(value) }
+        case "State.keepDays":
+            if let value = integer(entry, 1...36_500, "a number of days") { configuration.keepDays = value }
         default:
             unknown(entry)
         }

@@ -18,6 +18,8 @@ public struct Configuration: Sendable {
     public var scriptTimeout: Double = 10
     /// `State.database`; `nil` means the default location, decided at start.
     public var stateDatabase: String?
+    /// `State.keepDays`: days of dwell history the state database keeps; older days are pruned.
+    public var keepDays = 400
     /// Keys that beaconwatch does not know, kept so that a full HSYCO hsyco.ini loads.
     public var unknownKeys: [IniFile.Entry] = []
     /// Unknown keys and doubtful settings, each with its line.

@@ -20,13 +20,18 @@ public final class StateStore: Sendable {
     public let path: String
     private let database: DatabaseQueue
     private let checkpointer: Checkpointer?
+    /// Days of dwell history kept (`State.keepDays`); a newer day prunes what falls out.
+    public let keepDays: Int
+    /// The newest dwell day written, whose arrival pruned the history last.
+    private let prunedFor = Mutex<String?>(nil)
 
     /// Opens (creating its folder and the file when missing) and migrates the database at `path`.
     ///
     /// Throws ``StateStoreError`` for a file that is not a database, cannot be written, or was
     /// written by a newer beaconwatch.
-    public init(path: String) throws {
+    public init(path: String, keepDays: Int = 400) throws {
         self.path = path
+        self.keepDays = keepDays
         var configuration = GRDB.Configuration()
         configuration.journalMode = .wal
         configuration.busyMode = .timeout(5)
@@ -53,8 +58,9 @@ public final class StateStore: Sendable {
     deinit { checkpointer?.stop() }
 
     /// A state that lives in memory for one run: `replay` without `--state`.
-    public init() throws {
+    public init(keepDays: Int = 400) throws {
         path = ":memory:"
+        self.keepDays = keepDays
         database = try DatabaseQueue()
         checkpointer = nil
         try Self.migrate(database, path: path)
@@ -181,6 +187,7 @@ public final class StateStore: Sendable {
             return try database.write { db in
                 try Self.write(changes.rules, in: db)
                 try Self.write(alerts: changes.alerts, dwell: changes.dwell, in: db)
+                try pruneDwell(after: changes.dwell.keys, in: db)
                 if reports {
                     let statement = try db.cachedStatement(
                         sql: """
@@ -241,6 +248,29 @@ public final class StateStore: Sendable {
                     ON CONFLICT(id) DO UPDATE SET date = excluded.date, count = excluded.count
                     """, arguments: [day.date, day.count])
         }
+    }
+
+    /// Deletes the dwell days older than ``keepDays`` before the newest day in `written`, once
+    /// per new day (a day is `YYYY-MM-DD`, which sorts as it reads).
+    private func pruneDwell(after written: some Collection<DwellKey>, in db: Database) throws {
+        guard let newest = written.map(\.date).max(), prunedFor.withLock({ $0.map { newest > $0 } ?? true }),
+            let cutoff = Self.day(keepDays, before: newest)
+        else { return }
+        try db.execute(sql: "DELETE FROM dwell WHERE date < ?", arguments: [cutoff])
+        prunedFor.withLock { $0 = newest }
+    }
+
+    /// The date `days` days before `date` (`YYYY-MM-DD`), or `nil` for a date that is none.
+    public static func day(_ days: Int, before date: String) -> String? {
+        guard let local = LocalDate(date) else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        guard let start = calendar.date(from: DateComponents(year: local.year, month: local.month, day: local.day)),
+            let earlier = calendar.date(byAdding: .day, value: -days, to: start)
+        else { return nil }
+        let parts = calendar.dateComponents([.year, .month, .day], from: earlier)
+        guard let year = parts.year, let month = parts.month, let day = parts.day else { return nil }
+        return LocalDate(year: year, month: month, day: day).description
     }
 
     private static func write(alerts: [String: AlertRecord], dwell: [DwellKey: Double], in db: Database) throws {

@@ -32,7 +32,9 @@ struct Replay: ParsableCommand {
 
     func run() throws {
         let configuration = try Configuration.load(contentsOf: config).get()
-        let store = try state.map { try StateStore(path: $0) } ?? StateStore()
+        let store =
+            try state.map { try StateStore(path: $0, keepDays: configuration.keepDays) }
+            ?? StateStore(keepDays: configuration.keepDays)
         let output = LineWriter()
         defer { output.flush() }
         var job = FileRun(configuration: configuration, source: source)

@@ -109,6 +109,24 @@ import Testing
         #expect(rows == [key("A:1", "2013-11-04"): 630, key("A:1", "2013-11-05"): 30, key("A:2", "2013-11-04"): 5])
     }
 
+    @Test func dwellHistoryKeepsStateKeepDaysAndPrunesTheRestWhenADayArrives() throws {
+        func key(_ region: String, _ date: String) -> DwellKey { DwellKey(region: region, date: date) }
+        let store = try StateStore(keepDays: 3)
+        for date in ["2024-02-27", "2024-02-28", "2024-02-29", "2024-03-01"] {
+            try store.record([], changes: StateChanges(dwell: [key("A:1", date): 60]))
+        }
+        // 2024-03-01 keeps 2024-02-27 (three days before: a leap year's February) and after.
+        #expect(try store.dwellHistory().count == 4)
+        try store.record([], changes: StateChanges(dwell: [key("A:1", "2024-03-02"): 60, key("A:2", "2024-03-02"): 1]))
+        #expect(
+            Set(try store.dwellHistory().keys.map(\.date)) == ["2024-02-28", "2024-02-29", "2024-03-01", "2024-03-02"])
+        // A late write for a kept day prunes nothing more.
+        try store.record([], changes: StateChanges(dwell: [key("A:1", "2024-02-28"): 5]))
+        #expect(try store.dwellHistory()[key("A:1", "2024-02-28")] == 65)
+        #expect(StateStore.day(400, before: "2025-01-01") == "2023-11-28")
+        #expect(StateStore.day(1, before: "not a day") == nil)
+    }
+
     @Test func theLastNearestSurvivesReopeningNoneIncluded() throws {
         let path = Self.temporaryPath()
         let time = Timestamp(secondsSinceEpoch: 1_700_000_000)!

@@ -50,7 +50,7 @@ public struct BeaconwatchService: Service {
         configuration = configuration.adopting(identity)
         let source = options.source ?? configuration.monitor.source
         let statePath = StateLocation.resolve(configured: configuration.stateDatabase)
-        let store = try StateStore(path: statePath)
+        let store = try StateStore(path: statePath, keepDays: configuration.keepDays)
         let sink = try events.map { $0 == "-" ? LineWriter() : try LineWriter(appendingTo: $0) }
         let mqttSettings = noMqtt ? nil : configuration.mqtt
         let mqtt = try mqttSettings.map {

@@ -101,6 +101,9 @@ struct CheckJob {
         )
         lines.append("  mqtt: \(configuration.mqtt.map { "\($0)" } ?? "off (no MQTT.host)")")
         lines.append("  rules: \(configuration.rules.source.map { "\($0)" } ?? "none")")
+        lines.append(
+            "  state: \(configuration.stateDatabase ?? "the default database"), dwell history kept \(configuration.keepDays) days"
+        )
         let (ruleLines, ruleWarnings) = ruleRegions()
         lines += ruleLines
         for alert in configuration.alerts {
