@@ -47,6 +47,7 @@ public final class StateStore: Sendable {
             }
             database = try DatabaseQueue(path: path, configuration: writer)
             try Self.migrate(database, path: path)
+            try Self.check(database, path: path)
             checkpointer = try Checkpointer(path: path, configuration: configuration)
         } catch let error as StateStoreError {
             throw error
@@ -130,6 +131,28 @@ public final class StateStore: Sendable {
             }
         }
         return migrator
+    }
+
+    /// Refuses a damaged file or one that cannot be written, at start and in one line, rather than
+    /// going on from a part of it or failing at the first output.
+    private static func check(_ database: DatabaseQueue, path: String) throws {
+        do {
+            try database.writeWithoutTransaction { db in
+                let verdict = try String.fetchAll(db, sql: "PRAGMA quick_check(3)")
+                guard verdict == ["ok"] else {
+                    throw StateStoreError(
+                        path: path,
+                        problem: "is damaged (\(verdict.joined(separator: "; ").prefix(120).printable)); move it aside "
+                            + "(beaconwatch then starts a new one) or restore a copy")
+                }
+                // Rewrites the header as it is: a read-only file or file system shows now.
+                try db.execute(sql: "PRAGMA user_version = \(try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0)")
+            }
+        } catch let error as StateStoreError {
+            throw error
+        } catch {
+            throw StateStoreError(path: path, problem: Self.describe(error))
+        }
     }
 
     private static func migrate(_ database: DatabaseQueue, path: String) throws {
@@ -431,8 +454,20 @@ public final class StateStore: Sendable {
 
     static func describe(_ error: any Error) -> String {
         if let error = error as? DatabaseError {
-            return
-                "\(error.message ?? "SQLite error \(error.resultCode.rawValue)"); move the file aside or set State.database"
+            switch error.resultCode {
+            case .SQLITE_FULL:
+                return "the disk is full; free space on its file system"
+            case .SQLITE_READONLY:
+                return "cannot be written (a read-only file, folder or file system); make it writable by this user"
+            case .SQLITE_CANTOPEN:
+                return "cannot be opened (no permission, or a read-only file system); make its folder writable "
+                    + "by this user, or set State.database"
+            case .SQLITE_IOERR:
+                return "\(error.message ?? "input/output error"); check the disk and its file system"
+            default:
+                return
+                    "\(error.message ?? "SQLite error \(error.resultCode.rawValue)"); move the file aside or set State.database"
+            }
         }
         return "\(error.localizedDescription); check the folder exists and is writable, or set State.database"
     }
@@ -443,6 +478,11 @@ public struct StateStoreError: Error, Sendable, CustomStringConvertible {
     public var path: String
     public var problem: String
     public var description: String { "state database \(path): \(problem)" }
+
+    public init(path: String, problem: String) {
+        self.path = path
+        self.problem = problem
+    }
 }
 
 /// A message that must reach the broker (an event, not retained state): written to the outbox

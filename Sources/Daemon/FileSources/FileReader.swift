@@ -35,13 +35,14 @@ struct FileReader: ~Copyable {
     /// Appends up to `count` bytes to `buffer`; returns how many (0 at the end of the file).
     /// When no input is waiting (a pipe, standard input), calls `idle` before waiting, and again
     /// each time file descriptor `wake` turns readable while it waits (someone has something for
-    /// the loop); what `idle` throws ends the read.
-    func read(into buffer: inout [UInt8], count: Int = 1 << 16, wake: Int32? = nil, idle: () throws -> Void = {})
-        throws -> Int
-    {
+    /// the loop), and when a wait lasts `idleTimeout()`; what `idle` throws ends the read.
+    func read(
+        into buffer: inout [UInt8], count: Int = 1 << 16, wake: Int32? = nil, idleTimeout: () -> Duration? = { nil },
+        idle: () throws -> Void = {}
+    ) throws -> Int {
         if try !isReadable(wake: nil) {
             try idle()
-            while try !isReadable(wake: wake, waiting: true) { try idle() }
+            while try !isReadable(wake: wake, waiting: true, timeout: idleTimeout()) { try idle() }
         }
         // Read into scratch memory and append what came: no zero-filling of the buffer.
         do {
@@ -57,11 +58,12 @@ struct FileReader: ~Copyable {
         }
     }
 
-    /// Whether input waits; with `waiting`, blocks until it does or `wake` turns readable.
-    private func isReadable(wake: Int32?, waiting: Bool = false) throws -> Bool {
+    /// Whether input waits; with `waiting`, blocks until it does, `wake` turns readable or
+    /// `timeout` passes.
+    private func isReadable(wake: Int32?, waiting: Bool = false, timeout: Duration? = nil) throws -> Bool {
         do {
             let descriptors = [descriptor] + (wake.map { [$0] } ?? [])
-            return try Syscall.waitReadable(descriptors, timeout: waiting ? nil : .zero)[0] != 0
+            return try Syscall.waitReadable(descriptors, timeout: waiting ? timeout : .zero)[0] != 0
         } catch {
             throw InputError(file: name, message: "cannot wait for input: \(error.reason)")
         }

@@ -12,6 +12,9 @@ public struct FileSource {
     /// A descriptor that wakes a wait for input (``EngineControl/wakeDescriptor``): `idle` is
     /// called then, to take what came.
     public var wake: Int32?
+    /// How long a wait for input may last before `idle` is called again (`nil`: until input or
+    /// ``wake``): asked before each wait, so a shell with something to retry gets its turn.
+    public var idleTimeout: () -> Duration? = { nil }
 
     /// What was read, for the end-of-run summary.
     public struct Report: Sendable, Hashable {
@@ -64,7 +67,8 @@ public struct FileSource {
         var overlong = false
         var atEnd = false
         while !atEnd {
-            atEnd = try reader.read(into: &buffer, count: 1 << 20, wake: wake, idle: idle) == 0
+            atEnd =
+                try reader.read(into: &buffer, count: 1 << 20, wake: wake, idleTimeout: idleTimeout, idle: idle) == 0
             // Every complete line in the buffer; at the end of input, the last one without "\n".
             while true {
                 let end: Int
@@ -142,7 +146,9 @@ public struct FileSource {
         var report = Report()
         var decoder = AdvertisingReportDecoder()
         var buffer: [UInt8] = []
-        while buffer.count < BTSnoop.headerSize, try reader.read(into: &buffer, wake: wake, idle: idle) > 0 {}
+        while buffer.count < BTSnoop.headerSize,
+            try reader.read(into: &buffer, wake: wake, idleTimeout: idleTimeout, idle: idle) > 0
+        {}
         let datalink: BTSnoop.Datalink
         switch BTSnoop.parseHeader(buffer) {
         case .success(let link): datalink = link
@@ -184,7 +190,8 @@ public struct FileSource {
             buffer.removeFirst(offset)
             consumedBefore += offset
             offset = 0
-            atEnd = try reader.read(into: &buffer, count: 1 << 20, wake: wake, idle: idle) == 0
+            atEnd =
+                try reader.read(into: &buffer, count: 1 << 20, wake: wake, idleTimeout: idleTimeout, idle: idle) == 0
         }
         if offset < buffer.count {
             warn(

@@ -47,6 +47,13 @@ public struct EngineDriver {
     private var batch = StepBatch()
     /// Outputs delivered so far.
     public private(set) var delivered = 0
+    /// Why the last commit failed, while commits fail: the staged steps wait in memory (the
+    /// engine goes on) and ``commit()`` tries again at most every ``retryInterval``.
+    public private(set) var failing: StateStoreError?
+    private var lastTry = ContinuousClock.now
+    /// Says, once each, that commits fail and that they succeed again.
+    public var warn: (String) -> Void = { _ in }
+    public static let retryInterval = Duration.seconds(1)
 
     public init(
         engine: Engine, store: StateStore, sinks: [any OutputSink] = [], requests: Requests,
@@ -91,8 +98,38 @@ public struct EngineDriver {
 
     /// Commits the staged steps (with what the sinks settled) in one transaction, then delivers
     /// them. With nothing staged, still removes what the sinks settled.
+    ///
+    /// A database that cannot be written (a full disk) stops nothing: the steps stay staged, in
+    /// order, undelivered, and the next call at least ``retryInterval`` later tries again; the
+    /// first failure and the recovery are said through ``warn``. ``finish()`` throws instead.
     public mutating func commit() throws {
-        delivered += try batch.commit(store: store, output: output, sinks: sinks)
+        if failing != nil, ContinuousClock.now - lastTry < Self.retryInterval { return }
+        let waiting = batch.outputCount
+        lastTry = .now
+        do {
+            delivered += try batch.commit(store: store, output: output, sinks: sinks)
+        } catch let error as StateStoreError {
+            if failing == nil {
+                warn("\(error) (outputs wait in memory, in order, and go out once it can be written)")
+            }
+            failing = error
+            return
+        }
+        if failing != nil {
+            warn("state database \(store.path) is written again; the \(waiting) outputs that waited went out")
+            failing = nil
+        }
+    }
+
+    /// The last commit of a run: what cannot be written now is an error (exit status 1), since
+    /// the outputs that waited would be lost with the process.
+    public mutating func finish() throws {
+        lastTry = .now - Self.retryInterval
+        try commit()
+        if let failing {
+            throw StateStoreError(
+                path: failing.path, problem: failing.problem + "; \(batch.outputCount) outputs could not be kept")
+        }
     }
 
     /// Carries out the engine's actions in order; inline answers go back in at the engine's

@@ -61,10 +61,13 @@ public struct FileRun {
         return try withoutActuallyEscaping(output) { output in
             var driver = EngineDriver(
                 engine: engine, store: store, sinks: sinks, requests: .inline(hook), output: output)
+            driver.warn = warn
             var summary = Summary()
             var pace: (first: Timestamp, wall: ContinuousClock.Instant)?
             var file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)
             file.wake = control?.wakeDescriptor
+            // Steps a full disk held back are tried again while a quiet pipe gives no input.
+            file.idleTimeout = { driver.failing == nil ? nil : EngineDriver.retryInterval }
             var clock: Timestamp?
             // Between events: the shell's orders, at the input's time, each committed at once.
             func obey() throws {
@@ -110,7 +113,7 @@ public struct FileRun {
             if drainAtEnd || summary.read.lastTime != nil {
                 try driver.drain(notAfter: drainAtEnd ? nil : summary.read.lastTime)
             }
-            try driver.commit()
+            try driver.finish()
             summary.outputs = driver.delivered
             summary.sightings = driver.engine.sightings
             summary.unconfiguredSightings = driver.engine.unconfiguredSightings

@@ -40,7 +40,8 @@ public struct LiveRun {
         sinks: [any OutputSink] = [],
         control: EngineControl? = nil,
         shouldStop: () -> Bool = { false },
-        beforeWaiting: () -> Void = {}
+        beforeWaiting: () -> Void = {},
+        warn: @escaping (String) -> Void = { _ in }
     ) throws {
         let engine = try Engine.resuming(configuration, from: store, rules: rules)
         try withoutActuallyEscaping(output) { output in
@@ -50,6 +51,7 @@ public struct LiveRun {
                 requests = .background(hook) { answer, call in control.post(.answer(answer, call: call)) }
             }
             var driver = EngineDriver(engine: engine, store: store, sinks: sinks, requests: requests, output: output)
+            driver.warn = warn
             var decoder = AdvertisingReportDecoder()
             try driver.start(at: now())
             try driver.commit()
@@ -64,12 +66,15 @@ public struct LiveRun {
                 if let due = driver.engine.nextWake {
                     wait = min(wait, .microseconds(max(0, due.microseconds - current.microseconds)))
                 }
+                // Steps that could not be written are tried again without waiting for input.
+                if driver.failing != nil { wait = min(wait, EngineDriver.retryInterval) }
                 beforeWaiting()
                 guard let event = try source.nextEvent(timeout: wait, wake: control?.wakeDescriptor) else { continue }
                 let time = max(now(), current)
                 try decoder.decode(event: event) { try driver.handle(.advertisement($0), at: time) }
                 try driver.commit()
             }
+            try driver.finish()
         }
     }
 }

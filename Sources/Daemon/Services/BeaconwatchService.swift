@@ -144,7 +144,8 @@ public struct BeaconwatchService: Service {
                     output: { events?.write(line: $0.json) },
                     sinks: sinks,
                     control: control,
-                    beforeWaiting: { events?.flush() }
+                    beforeWaiting: { events?.flush() },
+                    warn: { logger.warning("\($0)") }
                 )
                 scanner.stop()
                 logger.info("stopped")

@@ -14,12 +14,16 @@ public struct StepBatch: Sendable {
     private var outputs: [MonitorOutput] = []
     private var messages: [OutboxMessage] = []
     private var state = StateChanges()
+    /// Outbox entries the sinks settled, not yet removed (a commit that failed keeps them).
+    private var settled: [Int64] = []
     /// Each step: where its outputs end, where its messages for each sink end, where the user is.
     private var steps: [(outputs: Int, messages: [Int], whereabouts: Whereabouts)] = []
 
     public init() {}
 
     public var count: Int { steps.count }
+    /// Outputs staged.
+    public var outputCount: Int { outputs.count }
     public var isFull: Bool { steps.count >= Self.limit }
 
     public mutating func add(
@@ -38,26 +42,28 @@ public struct StepBatch: Sendable {
 
     /// Commits the staged steps (with what the sinks settled) in one transaction, then delivers
     /// each step in order to `output` and the sinks; empties the batch. Returns how many outputs
-    /// there were.
+    /// there were. When the transaction fails (a full disk), everything stays staged for the
+    /// next try and nothing is delivered.
     @discardableResult
     public mutating func commit(
         store: StateStore,
         output: (MonitorOutput) throws -> Void = { _ in },
         sinks: [any OutputSink] = []
     ) throws -> Int {
-        var settled: [Int64] = []
         for sink in sinks { settled += sink.takeSettled() }
         guard !steps.isEmpty else {
             try store.settle(settled)
+            settled.removeAll(keepingCapacity: true)
             return 0
         }
+        let entries = try store.record(outputs, outbox: messages, settled: settled, changes: state)
+        settled.removeAll(keepingCapacity: true)
         defer {
             outputs.removeAll(keepingCapacity: true)
             messages.removeAll(keepingCapacity: true)
             steps.removeAll(keepingCapacity: true)
             state = StateChanges()
         }
-        let entries = try store.record(outputs, outbox: messages, settled: settled, changes: state)
         var outputStart = 0
         var messageStart = 0
         for step in steps {
