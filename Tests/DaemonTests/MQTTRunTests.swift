@@ -193,7 +193,7 @@ import Testing
         let first = try DecodeCommandTests.beaconwatch(
             ["run", "--config", "hsyco.ini", "--source", "trace:trace.jsonl", "--log-level", "error"], in: folder)
         #expect(first.status == 0, "\(first.stderr)")
-        broker.kill(signal: SIGKILL)
+        try await broker.stop(signal: SIGKILL)
         try FileManager.default.removeItem(at: broker.folder.appendingPathComponent("mosquitto.db"), ifExists: true)
         try broker.start()
         // The second run hears only a beacon that is not configured: it reports nothing itself.
@@ -255,7 +255,7 @@ import Testing
 
         // The broker goes away and comes back empty (no persistence): the daemon reconnects and
         // publishes its retained state again.
-        broker.kill(signal: SIGKILL)
+        try await broker.stop(signal: SIGKILL)
         try FileManager.default.removeItem(at: broker.folder.appendingPathComponent("mosquitto.db"), ifExists: true)
         try broker.start()
         let fresh = try await Subscriber(port: broker.port, filter: "beaconwatch/erin/#")

@@ -41,12 +41,12 @@ import Testing
         return folder
     }
 
-    /// `count` sightings 1 ms apart from `start`; beacon `n % 4 + 1` alternates between
-    /// immediate (-50 dBm) and far (-75 dBm).
-    static func sightings(_ range: Range<Int>, start: Double = 1_700_000_000) -> String {
+    /// `count` sightings `spacing` seconds apart (1 ms) from `start`; beacon `n % 4 + 1`
+    /// alternates between immediate (-50 dBm) and far (-75 dBm).
+    static func sightings(_ range: Range<Int>, start: Double = 1_700_000_000, spacing: Double = 0.001) -> String {
         range.map { n in
             let rssi = (n / 4) % 2 == 0 ? -50 : -75
-            let time = String(format: "%.3f", start + Double(n) / 1000)
+            let time = String(format: "%.3f", start + Double(n) * spacing)
             return #"{"t": \#(time), "uuid": "\#(uuid)", "major": 1, "minor": \#(n % 4 + 1), "rssi": \#(rssi)}"#
         }.joined(separator: "\n") + "\n"
     }
@@ -115,7 +115,7 @@ import Testing
             try await Subscriber.until("events before outage \(outage)", within: 20) {
                 subscriber.payloads("/event").count >= outage * 1200
             }
-            broker.kill(signal: SIGKILL)
+            try await broker.stop(signal: SIGKILL)
             try broker.start()
         }
         let status = try await Self.exit(of: daemon, within: 60)
@@ -127,6 +127,42 @@ import Testing
         #expect(missing.isEmpty, "\(Self.describe(missing, of: expected.count))")
         let inOrder = firstArrivals == expected
         #expect(inOrder)
+        #expect(try StateStore(path: folder.appendingPathComponent("state.sqlite").path).pendingOutbox().isEmpty)
+        subscriber.client.shutdown()
+    }
+
+    /// A broker restarted on a schedule, not on the daemon's progress: every 2 s for the minute a
+    /// paced run lasts (issue 16's fault injection).
+    @Test func everyEventArrivesInOrderWhileTheBrokerRestartsEveryTwoSecondsForAMinute() async throws {
+        let broker = try Broker()
+        let folder = try Self.folder(port: broker.port, userid: "rita")
+        try Self.sightings(0..<6_000, spacing: 0.01).write(
+            to: folder.appendingPathComponent("trace.jsonl"), atomically: true, encoding: .utf8)
+        let subscriber = try await Subscriber(
+            port: broker.port, filter: "beaconwatch/rita/event", persistentAs: "rita-watcher")
+        try broker.saved()
+        let daemon = try Self.start(
+            [
+                "run", "--config", "hsyco.ini", "--source", "trace:trace.jsonl", "--realtime",
+                "--events", "events.jsonl", "--log-level", "error",
+            ], in: folder, log: "daemon.log")
+        var restarts = 0
+        while daemon.isRunning, restarts < 30 {
+            // The fault's own schedule, not a wait for something.
+            try await Task.sleep(for: .seconds(2))
+            try await broker.stop(signal: SIGTERM)
+            try broker.start()
+            restarts += 1
+        }
+        #expect(restarts >= 25)
+        let status = try await Self.exit(of: daemon, within: 60)
+        let log = try String(contentsOf: folder.appendingPathComponent("daemon.log"), encoding: .utf8)
+        #expect(status == 0, "\(log)")
+        let expected = try Self.locations(in: folder.appendingPathComponent("events.jsonl"))
+        #expect(expected.count == 6_000)
+        let (missing, firstArrivals) = await Self.arrivals(of: expected, at: subscriber)
+        #expect(missing.isEmpty, "\(Self.describe(missing, of: expected.count))")
+        #expect(firstArrivals == expected)
         #expect(try StateStore(path: folder.appendingPathComponent("state.sqlite").path).pendingOutbox().isEmpty)
         subscriber.client.shutdown()
     }
@@ -146,7 +182,7 @@ import Testing
             ], in: folder, log: "first.log")
         try await Subscriber.until("the first events", within: 20) { subscriber.payloads("/event").count >= 2000 }
         // The broker goes: events pile up in the outbox. Then the daemon dies with them there.
-        broker.kill(signal: SIGKILL)
+        try await broker.stop(signal: SIGKILL)
         let firstEvents = folder.appendingPathComponent("first-events.jsonl")
         let before = subscriber.payloads("/event").count
         try await Subscriber.until("events kept while the broker is away", within: 20) {

@@ -96,7 +96,7 @@ import Testing
             MQTTConnection(host: "127.0.0.1", port: broker.port, clientID: "reset-\(UUID().uuidString.prefix(8))"))
         try client.start()
         _ = try await Self.first(client.events) { if case .connected(0) = $0 { true } else { nil } }
-        broker.kill(signal: SIGKILL)
+        try await broker.stop(signal: SIGKILL)
         _ = try await Self.first(client.events) {
             if case .disconnected(let code) = $0, code != 0 { true } else { nil }
         }

@@ -47,8 +47,16 @@ public final class Broker: @unchecked Sendable {
 
         """.write(to: config, atomically: true, encoding: .utf8)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
-        process.arguments = ["-c", config.path]
+        // Through a wrapper that unblocks every signal: a test process blocks SIGTERM and SIGHUP
+        // (for the code under test), its children inherit that mask, and a mosquitto that never
+        // sees SIGTERM could not be restarted as an administrator restarts it.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [
+            "-c",
+            "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); "
+                + "os.execv('/usr/sbin/mosquitto', ['mosquitto', '-c', sys.argv[1]])",
+            config.path,
+        ]
         process.standardOutput = FileHandle.nullDevice
         let pipe = Pipe()
         let said = said
@@ -81,11 +89,21 @@ public final class Broker: @unchecked Sendable {
     }
 
     /// Stops the broker with `signal` (SIGKILL: no clean shutdown) and waits for it to exit (not
-    /// from an async context, where Foundation's wait may never return: pass `wait: false`).
+    /// from an async context, where Foundation's wait may spin and never return: use
+    /// ``stop(signal:)`` there, or pass `wait: false`).
     public func kill(signal: Int32 = SIGTERM, wait: Bool = true) {
         guard let process, process.isRunning else { return }
         Glibc.kill(process.processIdentifier, signal)
         if wait { process.waitUntilExit() }
+        self.process = nil
+    }
+
+    /// Stops the broker with `signal` and waits, from async code, until it has exited (its
+    /// termination wakes the wait).
+    public func stop(signal: Int32 = SIGTERM) async throws {
+        guard let process, process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, signal)
+        try await Eventually.until("mosquitto to exit") { !process.isRunning }
         self.process = nil
     }
 
