@@ -117,6 +117,7 @@ public final class StateStore: Sendable {
                 table.column("status", .text).notNull()
                 table.column("resetAt", .integer)  // microseconds since the Unix epoch
             }
+            FaultPoint.reach("migration v4")
             try db.create(table: "dwell") { table in
                 table.column("region", .text).notNull()
                 table.column("date", .text).notNull()
@@ -470,6 +471,16 @@ public final class StateStore: Sendable {
             }
         }
         return "\(error.localizedDescription); check the folder exists and is writable, or set State.database"
+    }
+}
+
+/// A place where the fault-injection tests kill the process (SIGKILL, as a power cut or the
+/// OOM killer would) when `BEACONWATCH_FAULT` names it: halfway through a migration.
+enum FaultPoint {
+    static let armed = ProcessInfo.processInfo.environment["BEACONWATCH_FAULT"]
+
+    static func reach(_ name: String) {
+        if armed == name { kill(getpid(), SIGKILL) }
     }
 }
 

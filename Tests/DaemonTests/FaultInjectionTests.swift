@@ -162,4 +162,47 @@ import Testing
         #expect(run.stderr.contains("state database \(path): cannot be"), "\(run.stderr)")
         #expect(run.stderr.contains("writable"), "\(run.stderr)")
     }
+
+    /// Killed halfway through a migration (between its two tables), the next start finishes it:
+    /// the migration's transaction never committed, so it runs again whole.
+    @Test func aStartKilledMidMigrationIsFinishedByTheNext() throws {
+        let folder = try scratchFolder("migration")
+        let scenario = Conformance.url("scenarios/zones-mode")
+        let path = folder.appendingPathComponent("state.db").path
+        let arguments = [
+            "replay", "--state", path, scenario.appendingPathComponent("hsyco.ini").path,
+            "trace:" + scenario.appendingPathComponent("trace.jsonl").path,
+        ]
+        let killed = Process()
+        killed.executableURL = DecodeCommandTests.productsDirectory.appendingPathComponent("beaconwatch")
+        killed.arguments = arguments
+        killed.environment = ProcessInfo.processInfo.environment.merging(["BEACONWATCH_FAULT": "migration v4"]) { $1 }
+        killed.standardOutput = FileHandle.nullDevice
+        killed.standardError = FileHandle.nullDevice
+        try killed.run()
+        killed.waitUntilExit()
+        #expect(killed.terminationReason == .uncaughtSignal && killed.terminationStatus == SIGKILL)
+
+        let run = try DecodeCommandTests.beaconwatch(arguments)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains(#""type":"enter""#))
+        // Every migration is recorded, and the second start's state is there for a third.
+        let again = try DecodeCommandTests.beaconwatch(arguments)
+        #expect(again.status == 0, "\(again.stderr)")
+        let tables = Process()
+        tables.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        tables.arguments = [
+            "-c",
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+                + "print(c.execute('SELECT COUNT(*) FROM grdb_migrations').fetchone()[0], "
+                + "c.execute(\"SELECT COUNT(*) FROM sqlite_master WHERE name IN ('alertRecord', 'dwell')\").fetchone()[0])",
+            path,
+        ]
+        let output = Pipe()
+        tables.standardOutput = output
+        try tables.run()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        tables.waitUntilExit()
+        #expect(printed == "5 2\n")
+    }
 }
