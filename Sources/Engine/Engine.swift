@@ -98,6 +98,22 @@ public struct Engine: Sendable {
     /// midnight, when `B/dwell` shows a new day.
     public var nextWake: Timestamp? { Self.earliest(nextDeadline, dwell.nextMidnight) }
 
+    /// The wall clock the engine runs on was stepped by `delta` microseconds (an administrator, a
+    /// first NTP sync, a virtual machine resumed): every instant held is re-expressed on the new
+    /// clock and no time passes, so nothing exits or fires because of the step, visits and
+    /// latches keep their lengths, and what is read from the calendar (schedules, dwell days,
+    /// outputs' `t`) follows the new time. The shell detects steps (``LiveRun``).
+    public mutating func shiftClock(by delta: Int64) {
+        guard delta != 0 else { return }
+        monitor.shiftClock(by: delta)
+        rules?.shiftClock(by: delta)
+        alerts?.shiftClock(by: delta)
+        touched = true
+        refreshDeadlines()
+        // The day shown is read again at the next instant (a step across midnight).
+        dwellDue = .min
+    }
+
     /// Starts the clock: the first `monitoring` output (and, after a reload, what the new
     /// configuration's sightings call for), as one step.
     public mutating func start(at time: Timestamp, into actions: inout [EngineAction]) {

@@ -5,9 +5,9 @@ import Foundation
 import RegionMonitor
 import Rules
 
-/// The whole engine under a fuzzed program of sightings, clock steps, mode switches, alert
+/// The whole engine under a fuzzed program of sightings, time passing, wall clock steps, mode switches, alert
 /// commands and answers to its server calls, with its promises checked after every input:
-/// outputs are well-formed JSON whose times never go back, a region exits only after it entered
+/// outputs are well-formed JSON whose times never go back (but by a clock step), a region exits only after it entered
 /// and enters only when outside, dwell is never negative, and every request is answerable.
 ///
 /// The configuration is small on purpose (five beacons in two Areas under a three-region cap,
@@ -126,6 +126,13 @@ enum EngineTarget {
                 ]
                 engine.handle(
                     .answer(answers[Int(operation >> 4) % answers.count], call: call), at: clock, into: &actions)
+            case 7 where operation & 0x10 != 0:
+                // The wall clock stepped by up to ±2 days: instants move, no time passes.
+                let delta = (Int64(program.next()) - 128) * 1_350_000_000
+                engine.shiftClock(by: delta)
+                clock = Timestamp(microseconds: clock.microseconds + delta)
+                checker.last = Timestamp(
+                    microseconds: checker.last.microseconds.addingReportingOverflow(delta).partialValue)
             default:
                 // An input dated before the engine's clock is taken at the clock.
                 let earlier = clock.adding(seconds: -Double(program.next()))

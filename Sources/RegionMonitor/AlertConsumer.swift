@@ -219,6 +219,18 @@ public struct AlertConsumer: Sendable {
             alertAction: definition.action)
     }
 
+    /// Every `done` alert's reset moved by `delta` microseconds (the wall clock was stepped, and
+    /// no time passed); the moved records are changes to keep.
+    public mutating func shiftClock(by delta: Int64) {
+        guard delta != 0 else { return }
+        for position in storage.indices {
+            guard let reset = storage[position].resetAt else { continue }
+            storage[position].resetAt = Timestamp(microseconds: reset.microseconds.shifted(by: delta))
+            changed.insert(position)
+        }
+        updateDeadline()
+    }
+
     private mutating func updateDeadline() {
         nextDeadline = storage.lazy.compactMap(\.resetAt).min()
     }

@@ -33,6 +33,12 @@ public struct RSSIFilter: Sendable {
         self.window = Int64((windowSeconds * 1_000_000).rounded())
     }
 
+    /// Every sample's time moved by `delta`.
+    mutating func shiftClock(by delta: Int64) {
+        for index in times.indices { times[index] = times[index].shifted(by: delta) }
+        lastTime = lastTime.shifted(by: delta)
+    }
+
     /// Adds a sample taken at `time` (not earlier than the previous one) and returns the filtered RSSI.
     public mutating func add(_ rssi: Int8, at time: Timestamp) -> Double {
         let now = time.microseconds

@@ -52,6 +52,11 @@ struct TimerQueue<Payload: Sendable>: Sendable {
         return (first.due, first.payload)
     }
 
+    /// Every deadline moved by `delta`: the same order, so the heap stays a heap.
+    mutating func shiftClock(by delta: Int64) {
+        for index in heap.indices { heap[index].due = heap[index].due.shifted(by: delta) }
+    }
+
     private static func before(_ lhs: Entry, _ rhs: Entry) -> Bool {
         lhs.due != rhs.due ? lhs.due < rhs.due : lhs.sequence < rhs.sequence
     }

@@ -118,6 +118,17 @@ public struct RuleEngine: Sendable {
     /// The earliest latch to expire (kept, as every sighting asks).
     public private(set) var nextDeadline: Timestamp?
 
+    /// Every latch's expiry moved by `delta` microseconds: the wall clock was stepped, and no time
+    /// passed (``Monitor/shiftClock(by:)``).
+    public mutating func shiftClock(by delta: Int64) {
+        guard delta != 0, !latches.isEmpty else { return }
+        latches = latches.mapValues { latch in
+            var moved = latch
+            moved.due = latch.due.adding(seconds: Double(delta) / 1_000_000)
+            return moved
+        }
+    }
+
     /// Whether an evaluation waits for an ``Action``'s answer.
     public var isWaiting: Bool { awaiting != nil }
 

@@ -15,11 +15,16 @@ import Testing
     /// Delivers scripted events at their times; waiting moves the shared clock.
     final class ScriptedRadio: HCIEventSource {
         var now: Timestamp
+        let start: Timestamp
         var script: [(Timestamp, [UInt8])]
         var waits: [Duration] = []
 
+        /// The scripted clock as the loop's elapsed time: a wall clock never stepped.
+        var elapsed: Duration { .microseconds(now.microseconds - start.microseconds) }
+
         init(start: Timestamp, script: [(Double, [UInt8])]) {
             now = start
+            self.start = start
             self.script = script.map { (start.adding(seconds: $0.0), $0.1) }
         }
 
@@ -64,7 +69,7 @@ import Testing
         )
         var lines: [String] = []
         var flushed: [Int] = []
-        try LiveRun(configuration: configuration, now: { radio.now }).run(
+        try LiveRun(configuration: configuration, now: { radio.now }, elapsed: { radio.elapsed }).run(
             source: radio,
             store: StateStore(),
             output: { output in
@@ -92,6 +97,89 @@ import Testing
         #expect(radio.waits.count <= 8, "\(radio.waits)")
     }
 
+    /// A radio whose wall clock is stepped at scripted moments while time itself (``elapsed``)
+    /// goes on evenly: an administrator's `date -s`, a first NTP sync.
+    final class SteppingRadio: HCIEventSource {
+        let start: Timestamp
+        var elapsed = Duration.zero
+        var offset: Int64 = 0
+        var events: [(Duration, [UInt8])]
+        var steps: [(Duration, Int64)]
+
+        var now: Timestamp {
+            Timestamp(microseconds: start.microseconds + Self.microseconds(elapsed) + offset)
+        }
+
+        init(start: Timestamp, events: [(Double, [UInt8])], steps: [(Double, Double)]) {
+            self.start = start
+            self.events = events.map { (.microseconds(Int64($0.0 * 1_000_000)), $0.1) }
+            self.steps = steps.map { (.microseconds(Int64($0.0 * 1_000_000)), Int64($0.1 * 1_000_000)) }
+        }
+
+        static func microseconds(_ duration: Duration) -> Int64 {
+            duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
+        }
+
+        func nextEvent(timeout: Duration) throws -> [UInt8]? {
+            let limit = elapsed + timeout
+            let event = events.first.map { $0.0 } ?? limit
+            if let (at, delta) = steps.first, at <= min(event, limit) {
+                // The step wakes the wait with nothing, as a signal would.
+                steps.removeFirst()
+                elapsed = max(elapsed, at)
+                offset += delta
+                return nil
+            }
+            if let (at, bytes) = events.first, at <= limit {
+                events.removeFirst()
+                elapsed = max(elapsed, at)
+                return bytes
+            }
+            elapsed = limit
+            return nil
+        }
+    }
+
+    /// The wall clock stepped back an hour and then on a day while a beacon is in sight: no exit
+    /// storm, no exit held back, one visit of its true length, outputs on the new clock.
+    @Test func aSteppedWallClockMovesNoVisitAndFiresNoExit() throws {
+        let ini = """
+            LocationBaseBeacon.101 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1
+            Monitor.mode = foreground
+            Monitor.exitTimeout = 10
+            Monitor.timezone = UTC
+            """
+        let configuration = try Configuration.load(Array(ini.utf8), path: "/tmp/hsyco.ini").get()
+        let start = Timestamp(secondsSinceEpoch: 1_700_000_000)!
+        let radio = SteppingRadio(
+            start: start,
+            events: (0...20).map { (Double($0) + 0.25, Self.report(minor: 1, rssi: -59)) },
+            steps: [(10.5, -3600), (15.5, 86400)])
+        var lines: [String] = []
+        var warnings: [String] = []
+        try LiveRun(configuration: configuration, now: { radio.now }, elapsed: { radio.elapsed }).run(
+            source: radio,
+            store: StateStore(),
+            output: { output in
+                let seconds = String(format: "%.2f", output.time.secondsSinceEpoch - start.secondsSinceEpoch)
+                if case .transition(_, let transition) = output, transition.region.kind == .beacon {
+                    lines.append(
+                        "\(seconds) \(transition.direction.rawValue) \(transition.dwell.map { "\($0)" } ?? "")")
+                }
+            },
+            shouldStop: { radio.elapsed > .seconds(40) },
+            warn: { warnings.append($0) }
+        )
+        // Entered at 0.25 s; last seen at 20.25 s of elapsed time, which the two steps put at
+        // 20.25 - 3600 + 86400 s on the wall; out 10 s later: a 30 s visit.
+        #expect(lines == ["0.25 enter ", "82830.25 exit 30.0"], "\(lines)")
+        #expect(
+            warnings == [
+                "the wall clock stepped by -3600.0 s; visits, silences and timers keep their lengths",
+                "the wall clock stepped by +86400.0 s; visits, silences and timers keep their lengths",
+            ])
+    }
+
     /// The live loop does not wait for a rule's server: the call runs on its own thread, the
     /// engine goes on (here the zone is left meanwhile), and the answer comes back as an order.
     @Test func aSlowServerDoesNotHoldTheLiveLoop() throws {
@@ -117,6 +205,7 @@ import Testing
         let radio = ScriptedRadio(
             start: Timestamp(secondsSinceEpoch: 1_700_000_000)!, script: [(0.25, Self.report(minor: 1, rssi: -59))])
         live.now = { radio.now }
+        live.elapsed = { radio.elapsed }
         live.rules = try RulesSource(configuration: configuration)
             .load(store: store, now: radio.now, warn: { Issue.record("\($0)") })?.regions
         var types: [String] = []
@@ -172,7 +261,7 @@ import Testing
         let radio = ScriptedRadio(
             start: start, script: [(1, Self.report(minor: 1, rssi: -59)), (6, Self.report(minor: 1, rssi: -59))])
         let recorder = DwellRecorder()
-        try LiveRun(configuration: configuration, now: { radio.now }).run(
+        try LiveRun(configuration: configuration, now: { radio.now }, elapsed: { radio.elapsed }).run(
             source: radio, store: StateStore(path: path), output: { _ in }, sinks: [recorder],
             shouldStop: { radio.now.secondsSinceEpoch - start.secondsSinceEpoch >= 90 })
         let steps = recorder.steps.withLock { $0 }
@@ -187,7 +276,7 @@ import Testing
         let morning = Timestamp(iso8601: "2013-11-06T08:00:00Z")!
         let again = ScriptedRadio(start: morning, script: [])
         let second = DwellRecorder()
-        try LiveRun(configuration: configuration, now: { again.now }).run(
+        try LiveRun(configuration: configuration, now: { again.now }, elapsed: { again.elapsed }).run(
             source: again, store: StateStore(path: path), output: { _ in }, sinks: [second],
             shouldStop: { again.now.secondsSinceEpoch - morning.secondsSinceEpoch >= 2 })
         #expect(second.steps.withLock { $0.first?.dwell } == [zone: 0, area: 0])

@@ -171,4 +171,31 @@ import Testing
         for case .output(let output) in actions { #expect(output.time == Self.time(100)) }
         #expect(engine.now == Self.time(100))
     }
+
+    /// A stepped wall clock re-expresses the engine's instants: the pending exit and the open
+    /// latch move with it, nothing fires for the step, and the visit keeps its length.
+    @Test func aClockStepMovesEveryDeadlineAndNoVisitChangesLength() throws {
+        let ini = """
+            LocationBaseBeacon.1 = \(Self.uuid),1,1
+            Monitor.exitTimeout = 10
+            LocationAlert.1 = near,<=
+            Alert.resetAfter = 30
+            """
+        var engine = Engine(configuration: try Self.configuration(ini), identity: Self.identity)
+        _ = engine.handle(Self.sighting(minor: 1), at: Self.time(0))
+        let exit = try #require(engine.nextOutputDeadline)
+        let day: Int64 = 86_400_000_000
+        engine.shiftClock(by: day)
+        #expect(engine.now == Timestamp(microseconds: Self.time(0).microseconds + day))
+        #expect(engine.nextOutputDeadline == Timestamp(microseconds: exit.microseconds + day))
+        // The old deadline is nothing now; the moved one is the exit, 10 s after the sighting.
+        #expect(engine.advance(to: Timestamp(microseconds: exit.microseconds + 1)).outputs.isEmpty)
+        let outputs = engine.advance(to: Timestamp(microseconds: exit.microseconds + day)).outputs
+        let exits = outputs.compactMap { output -> Double? in
+            guard case .transition(_, let transition) = output, transition.direction == .exit else { return nil }
+            return transition.dwell
+        }
+        #expect(!exits.isEmpty)
+        #expect(exits.allSatisfy { $0 == 10 }, "\(exits)")
+    }
 }

@@ -84,6 +84,11 @@ public struct EngineDriver {
         try perform()
     }
 
+    /// The wall clock was stepped by `delta` microseconds (``Engine/shiftClock(by:)``).
+    public mutating func shiftClock(by delta: Int64) {
+        engine.shiftClock(by: delta)
+    }
+
     /// Fires the engine's timers up to `time`.
     public mutating func advance(to time: Timestamp) throws {
         engine.advance(to: time, into: &actions)

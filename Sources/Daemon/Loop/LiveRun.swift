@@ -13,7 +13,11 @@ import Rules
 /// a scripted one in tests.
 public struct LiveRun {
     public var configuration: Configuration
+    /// The wall clock: outputs' times, schedules, dwell days.
     public var now: () -> Timestamp
+    /// A clock that only moves forward, at the pace of time (suspended time included): how much
+    /// time passed between two readings of ``now``, whatever was done to the wall clock.
+    public var elapsed: () -> Duration
     /// The regions of `Rules.source` (``RulesSource``); `nil` without one.
     public var rules: [RuleRegion]?
     /// Carries out the rules' server calls and `Script.server` runs, each on a thread of its own;
@@ -24,9 +28,18 @@ public struct LiveRun {
     /// wall clock is read again when it wakes).
     static let longestWait = Duration.seconds(60)
 
-    public init(configuration: Configuration, now: @escaping () -> Timestamp = { Timestamp(.now)! }) {
+    /// A wall clock reading that differs from the elapsed time since the last one by more than
+    /// this was stepped (NTP slews by far less).
+    static let stepThreshold: Int64 = 2_000_000
+
+    public init(
+        configuration: Configuration, now: @escaping () -> Timestamp = { Timestamp(.now)! },
+        elapsed: (() -> Duration)? = nil
+    ) {
         self.configuration = configuration
         self.now = now
+        let origin = ContinuousClock.now
+        self.elapsed = elapsed ?? { ContinuousClock.now - origin }
         hook = ServerHook(configuration: configuration, logger: .silent)
     }
 
@@ -53,10 +66,29 @@ public struct LiveRun {
             var driver = EngineDriver(engine: engine, store: store, sinks: sinks, requests: requests, output: output)
             driver.warn = warn
             var decoder = AdvertisingReportDecoder()
-            try driver.start(at: now())
+            var last = (wall: now(), elapsed: elapsed())
+            // The wall clock, with a step since the last reading taken out of the engine's
+            // instants first: a step is not time passing.
+            func clock() -> Timestamp {
+                let reading = (wall: now(), elapsed: elapsed())
+                let (seconds, attoseconds) = (reading.elapsed - last.elapsed).components
+                let passed = seconds.multipliedReportingOverflow(by: 1_000_000).partialValue
+                    .addingReportingOverflow(attoseconds / 1_000_000_000_000).partialValue
+                let expected = last.wall.microseconds.addingReportingOverflow(passed).partialValue
+                let (step, overflow) = reading.wall.microseconds.subtractingReportingOverflow(expected)
+                last = reading
+                if !overflow, step.magnitude > Self.stepThreshold.magnitude {
+                    driver.shiftClock(by: step)
+                    warn(
+                        "the wall clock stepped by \(String(format: "%+.1f", Double(step) / 1_000_000)) s; "
+                            + "visits, silences and timers keep their lengths")
+                }
+                return max(reading.wall, driver.engine.now)
+            }
+            try driver.start(at: last.wall)
             try driver.commit()
             while !shouldStop(), control?.isStopping != true {
-                let current = now()
+                let current = clock()
                 try driver.advance(to: current)
                 for order in control?.take() ?? [] { try driver.handle(order, at: current) }
                 try driver.commit()
@@ -70,7 +102,7 @@ public struct LiveRun {
                 if driver.failing != nil { wait = min(wait, EngineDriver.retryInterval) }
                 beforeWaiting()
                 guard let event = try source.nextEvent(timeout: wait, wake: control?.wakeDescriptor) else { continue }
-                let time = max(now(), current)
+                let time = max(clock(), current)
                 try decoder.decode(event: event) { try driver.handle(.advertisement($0), at: time) }
                 try driver.commit()
             }

@@ -1,0 +1,36 @@
+extension Int64 {
+    /// `self` moved by `delta` microseconds, saturating; the sentinels `Int64.min` (never) and
+    /// `Int64.max` stay as they are.
+    func shifted(by delta: Int64) -> Int64 {
+        guard self != .min, self != .max else { return self }
+        let (sum, overflow) = addingReportingOverflow(delta)
+        return overflow ? (delta < 0 ? .min + 1 : .max - 1) : sum
+    }
+}
+
+extension Monitor {
+    /// Re-expresses every instant the monitor holds `delta` microseconds later (earlier when
+    /// negative): the wall clock it runs on was stepped, and no time passed. Visits, silences and
+    /// filter windows keep their lengths; every deadline stays as far ahead as it was.
+    public mutating func shiftClock(by delta: Int64) {
+        guard delta != 0 else { return }
+        for index in beaconLast.indices { beaconLast[index] = beaconLast[index].shifted(by: delta) }
+        for index in zoneLast.indices { zoneLast[index] = zoneLast[index].shifted(by: delta) }
+        for index in areaLast.indices { areaLast[index] = areaLast[index].shifted(by: delta) }
+        for index in sightedAt.indices { sightedAt[index] = sightedAt[index].shifted(by: delta) }
+        for index in rangingPool.indices { rangingPool[index].filter.shiftClock(by: delta) }
+        tracked = tracked.mapValues { state in
+            var moved = state
+            moved.enteredAt = state.enteredAt.shifted(by: delta)
+            return moved
+        }
+        carriedInside = carriedInside.mapValues { state in
+            var moved = state
+            moved.enteredAt = state.enteredAt.shifted(by: delta)
+            return moved
+        }
+        timers.shiftClock(by: delta)
+        now = now.shifted(by: delta)
+        windowEnd = windowEnd.shifted(by: delta)
+    }
+}
