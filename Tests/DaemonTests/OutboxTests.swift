@@ -97,32 +97,29 @@ import Testing
         "\(missing.count) of \(count) missing, from \(missing.first ?? -1) to \(missing.last ?? -1)"
     }
 
-    @Test func everyEventArrivesInOrderWhenTheBrokerIsKilledFiveTimes() async throws {
+    /// A paced run (`--realtime`) of `trace` publishing to a persistent QoS 1 subscriber, while
+    /// `faults` does what it does to the broker; then every event must have arrived once, in the
+    /// order of the daemon's `--events` file, and the outbox must be empty.
+    static func pacedRunDelivers(
+        _ trace: String, count: Int, userid: String, faults: (Broker, Subscriber, Process) async throws -> Void
+    ) async throws {
         let broker = try Broker()
-        let folder = try Self.folder(port: broker.port, userid: "kim")
-        try Self.sightings(0..<10_000).write(
-            to: folder.appendingPathComponent("trace.jsonl"), atomically: true, encoding: .utf8)
+        let folder = try Self.folder(port: broker.port, userid: userid)
+        try trace.write(to: folder.appendingPathComponent("trace.jsonl"), atomically: true, encoding: .utf8)
         let subscriber = try await Subscriber(
-            port: broker.port, filter: "beaconwatch/kim/event", persistentAs: "kim-watcher")
+            port: broker.port, filter: "beaconwatch/\(userid)/event", persistentAs: "\(userid)-watcher")
         try broker.saved()
         let daemon = try Self.start(
             [
                 "run", "--config", "hsyco.ini", "--source", "trace:trace.jsonl", "--realtime",
                 "--events", "events.jsonl", "--log-level", "error",
             ], in: folder, log: "daemon.log")
-        for outage in 1...5 {
-            // Each outage starts once events flow again after the previous one.
-            try await Subscriber.until("events before outage \(outage)", within: 20) {
-                subscriber.payloads("/event").count >= outage * 1200
-            }
-            try await broker.stop(signal: SIGKILL)
-            try broker.start()
-        }
+        try await faults(broker, subscriber, daemon)
         let status = try await Self.exit(of: daemon, within: 60)
         let log = try String(contentsOf: folder.appendingPathComponent("daemon.log"), encoding: .utf8)
         #expect(status == 0, "\(log)")
         let expected = try Self.locations(in: folder.appendingPathComponent("events.jsonl"))
-        #expect(expected.count == 10_000)
+        #expect(expected.count == count)
         let (missing, firstArrivals) = await Self.arrivals(of: expected, at: subscriber)
         #expect(missing.isEmpty, "\(Self.describe(missing, of: expected.count))")
         let inOrder = firstArrivals == expected
@@ -131,40 +128,35 @@ import Testing
         subscriber.client.shutdown()
     }
 
+    @Test func everyEventArrivesInOrderWhenTheBrokerIsKilledFiveTimes() async throws {
+        try await Self.pacedRunDelivers(Self.sightings(0..<10_000), count: 10_000, userid: "kim") {
+            broker, subscriber, _ in
+            for outage in 1...5 {
+                // Each outage starts once events flow again after the previous one.
+                try await Subscriber.until("events before outage \(outage)", within: 20) {
+                    subscriber.payloads("/event").count >= outage * 1200
+                }
+                try await broker.stop(signal: SIGKILL)
+                try broker.start()
+            }
+        }
+    }
+
     /// A broker restarted on a schedule, not on the daemon's progress: every 2 s for the minute a
     /// paced run lasts (issue 16's fault injection).
     @Test func everyEventArrivesInOrderWhileTheBrokerRestartsEveryTwoSecondsForAMinute() async throws {
-        let broker = try Broker()
-        let folder = try Self.folder(port: broker.port, userid: "rita")
-        try Self.sightings(0..<6_000, spacing: 0.01).write(
-            to: folder.appendingPathComponent("trace.jsonl"), atomically: true, encoding: .utf8)
-        let subscriber = try await Subscriber(
-            port: broker.port, filter: "beaconwatch/rita/event", persistentAs: "rita-watcher")
-        try broker.saved()
-        let daemon = try Self.start(
-            [
-                "run", "--config", "hsyco.ini", "--source", "trace:trace.jsonl", "--realtime",
-                "--events", "events.jsonl", "--log-level", "error",
-            ], in: folder, log: "daemon.log")
-        var restarts = 0
-        while daemon.isRunning, restarts < 30 {
-            // The fault's own schedule, not a wait for something.
-            try await Task.sleep(for: .seconds(2))
-            try await broker.stop(signal: SIGTERM)
-            try broker.start()
-            restarts += 1
+        try await Self.pacedRunDelivers(Self.sightings(0..<6_000, spacing: 0.01), count: 6_000, userid: "rita") {
+            broker, _, daemon in
+            var restarts = 0
+            while daemon.isRunning, restarts < 30 {
+                // The fault's own schedule, not a wait for something.
+                try await Task.sleep(for: .seconds(2))
+                try await broker.stop(signal: SIGTERM)
+                try broker.start()
+                restarts += 1
+            }
+            #expect(restarts >= 25)
         }
-        #expect(restarts >= 25)
-        let status = try await Self.exit(of: daemon, within: 60)
-        let log = try String(contentsOf: folder.appendingPathComponent("daemon.log"), encoding: .utf8)
-        #expect(status == 0, "\(log)")
-        let expected = try Self.locations(in: folder.appendingPathComponent("events.jsonl"))
-        #expect(expected.count == 6_000)
-        let (missing, firstArrivals) = await Self.arrivals(of: expected, at: subscriber)
-        #expect(missing.isEmpty, "\(Self.describe(missing, of: expected.count))")
-        #expect(firstArrivals == expected)
-        #expect(try StateStore(path: folder.appendingPathComponent("state.sqlite").path).pendingOutbox().isEmpty)
-        subscriber.client.shutdown()
     }
 
     @Test func aDaemonKilledMidReplayDeliversEverythingItCommittedAfterItsRestart() async throws {
