@@ -198,4 +198,38 @@ import Testing
         #expect(!exits.isEmpty)
         #expect(exits.allSatisfy { $0 == 10 }, "\(exits)")
     }
+
+    /// After a clock step, schedules are read on the new clock: closed on a Tuesday night, open
+    /// after the clock is set to a Monday morning.
+    @Test func afterAClockStepSchedulesFollowTheNewTime() throws {
+        let document = #"""
+            {"u_beacons": [{"id": "1", "proximity_uid": "\#(Self.uuid)", "major": 1, "minor": "",
+              "timezone": {"zone": "UTC"},
+              "schedule": {"week": {"mon": {"open": 32400, "close": 64800}}},
+              "rules_actions": [{"id": "11", "rule": {"trigger": "on_entry"}, "action": {"notify_user": "Hello"}}]}]}
+            """#
+        let regions = try RulesDocument.load(Array(document.utf8), name: "rules").get().regions
+        let configuration = try Self.configuration(
+            "LocationBaseBeacon.1 = \(Self.uuid),1,1\nMonitor.exitTimeout = 5\nMonitor.timezone = UTC\n")
+        var engine = Engine(
+            configuration: configuration, identity: Self.identity, rules: regions,
+            ruleSettings: RuleSettings(configuration, machineID: nil))
+        func reasons(_ actions: [EngineAction]) -> [String] {
+            actions.outputs.compactMap { output in
+                guard case .rule(_, let evaluation) = output else { return nil }
+                return evaluation.reason?.rawValue ?? "fired"
+            }
+        }
+        // 2023-11-14T22:13:20Z, a Tuesday night.
+        #expect(reasons(engine.handle(Self.sighting(minor: 1), at: Self.time(0))) == ["schedule_closed"])
+        _ = engine.advance(to: Self.time(20))
+        // Set to Monday 2023-11-20T10:00:00Z.
+        let monday: Int64 = 1_700_474_400_000_000
+        engine.shiftClock(by: monday - Self.time(20).microseconds)
+        #expect(engine.now == Timestamp(microseconds: monday))
+        #expect(
+            reasons(engine.handle(Self.sighting(minor: 1), at: Timestamp(microseconds: monday + 1_000_000))) == [
+                "fired"
+            ])
+    }
 }
