@@ -28,7 +28,9 @@ public enum Document {
     public static func read(_ path: String, limit: Int) -> Result<[UInt8], Failure> {
         let descriptor: Int32
         do {
-            descriptor = Int32(try Syscall.retrying("open") { Int(open(path, O_RDONLY | O_CLOEXEC)) })
+            // Non-blocking: a FIFO with no writer or a terminal gives what it has (or an error)
+            // instead of holding the command forever; a regular file reads as ever.
+            descriptor = Int32(try Syscall.retrying("open") { Int(open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) })
         } catch {
             return .failure(failure(error))
         }

@@ -3,6 +3,10 @@ import Configuration
 import Foundation
 import RegionMonitor
 import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 import TestSupport
 
 @Suite struct ConfigurationTests {
@@ -255,5 +259,17 @@ import TestSupport
         #expect(message("/tmp")?.hasPrefix("/tmp: is a folder, not a file") == true)
         // A device with no end is refused once it passes the limit, not read forever.
         #expect(message("/dev/zero")?.hasPrefix("/dev/zero: is larger than 16 MiB") == true)
+        // A FIFO nobody writes to reads as empty (whatever an empty file gives), not a wait forever.
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("bw-fifo-\(UUID().uuidString)").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        defer { unlink(fifo) }
+        let empty = try scratchFolder("empty").appendingPathComponent("hsyco.ini")
+        #expect(FileManager.default.createFile(atPath: empty.path, contents: Data()))
+        #expect(
+            message(fifo)?.replacingOccurrences(of: fifo, with: "F")
+                == message(empty.path)?.replacingOccurrences(of: empty.path, with: "F"))
+        let fromFIFO = try? Configuration.load(contentsOf: fifo).get()
+        let fromEmpty = try? Configuration.load(contentsOf: empty.path).get()
+        #expect(fromFIFO?.hierarchy.beacons.count == fromEmpty?.hierarchy.beacons.count)
     }
 }
