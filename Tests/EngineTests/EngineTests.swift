@@ -27,6 +27,16 @@ import Testing
     }
 
     /// An action as a short line: an output's type (and region), `persist`, `request`.
+    /// An engine for beacon 1 (exit after 5 s, plus `settings`) under the rules `document`.
+    static func engine(rules document: String, settings: String) throws -> Engine {
+        let regions = try RulesDocument.load(Array(document.utf8), name: "rules").get().regions
+        let configuration = try Self.configuration(
+            "LocationBaseBeacon.1 = \(Self.uuid),1,1\nMonitor.exitTimeout = 5\n\(settings)\n")
+        return Engine(
+            configuration: configuration, identity: Self.identity, rules: regions,
+            ruleSettings: RuleSettings(configuration, machineID: nil))
+    }
+
     static func describe(_ action: EngineAction) -> String {
         switch action {
         case .output(.transition(_, let transition)): "\(transition.direction.rawValue) \(transition.region.kind)"
@@ -127,12 +137,7 @@ import Testing
               "rules_actions": [{"id": "11", "rule": {"trigger": "on_entry", "latch_time": 5},
               "action": {"notify_user": "Hello"}}]}]}
             """#
-        let regions = try RulesDocument.load(Array(document.utf8), name: "rules").get().regions
-        let configuration = try Self.configuration(
-            "LocationBaseBeacon.1 = \(Self.uuid),1,1\nMonitor.exitTimeout = 5\nMonitor.mode = foreground\n")
-        var engine = Engine(
-            configuration: configuration, identity: Self.identity, rules: regions,
-            ruleSettings: RuleSettings(configuration, machineID: nil))
+        var engine = try Self.engine(rules: document, settings: "Monitor.mode = foreground")
         _ = engine.handle(Self.sighting(minor: 1), at: Self.time(0))
         // The entry's latch and the exit both fall due at 5 s.
         let actions = engine.handle(.mode(.background), at: Self.time(5)).map(Self.describe)
@@ -208,12 +213,7 @@ import Testing
               "schedule": {"week": {"mon": {"open": 32400, "close": 64800}}},
               "rules_actions": [{"id": "11", "rule": {"trigger": "on_entry"}, "action": {"notify_user": "Hello"}}]}]}
             """#
-        let regions = try RulesDocument.load(Array(document.utf8), name: "rules").get().regions
-        let configuration = try Self.configuration(
-            "LocationBaseBeacon.1 = \(Self.uuid),1,1\nMonitor.exitTimeout = 5\nMonitor.timezone = UTC\n")
-        var engine = Engine(
-            configuration: configuration, identity: Self.identity, rules: regions,
-            ruleSettings: RuleSettings(configuration, machineID: nil))
+        var engine = try Self.engine(rules: document, settings: "Monitor.timezone = UTC")
         func reasons(_ actions: [EngineAction]) -> [String] {
             actions.outputs.compactMap { output in
                 guard case .rule(_, let evaluation) = output else { return nil }
