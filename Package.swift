@@ -79,7 +79,7 @@ let package = Package(
         // the tests that replay what it found.
         .target(name: "FuzzTargets", dependencies: ["BeaconCore", "Configuration", "Engine", "RegionMonitor", "Rules"]),
         .target(name: "CFuzzerDriver"),
-        .executableTarget(name: "beaconwatch-fuzz", dependencies: ["CFuzzerDriver", "FuzzTargets"]),
+        .executableTarget(name: "beaconwatch-fuzz", dependencies: ["CFuzzerDriver", "FuzzTargets", "Syscalls"]),
         .executableTarget(
             name: "beaconwatch-bench",
             dependencies: [

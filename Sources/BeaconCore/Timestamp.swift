@@ -49,6 +49,13 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         return Timestamp(microseconds: overflow ? (offset < 0 ? .min : .max) : sum)
     }
 
+    /// `self` moved by `microseconds`, saturating at the ends of time: the exact move a stepped
+    /// clock makes (``adding(seconds:)`` rounds through a `Double`).
+    public func adding(microseconds delta: Int64) -> Timestamp {
+        let (sum, overflow) = microseconds.addingReportingOverflow(delta)
+        return Timestamp(microseconds: overflow ? (delta < 0 ? .min : .max) : sum)
+    }
+
     /// ISO-8601 in UTC with milliseconds, as every output carries it: `2023-11-14T22:13:20.250Z`.
     public var iso8601: String { Self.formatISO8601(microseconds) }
 

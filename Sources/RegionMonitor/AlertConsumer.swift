@@ -225,7 +225,7 @@ public struct AlertConsumer: Sendable {
         guard delta != 0 else { return }
         for position in storage.indices {
             guard let reset = storage[position].resetAt else { continue }
-            storage[position].resetAt = Timestamp(microseconds: reset.microseconds.shifted(by: delta))
+            storage[position].resetAt = reset.adding(microseconds: delta)
             changed.insert(position)
         }
         updateDeadline()

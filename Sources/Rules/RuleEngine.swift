@@ -124,7 +124,7 @@ public struct RuleEngine: Sendable {
         guard delta != 0, !latches.isEmpty else { return }
         latches = latches.mapValues { latch in
             var moved = latch
-            moved.due = latch.due.adding(seconds: Double(delta) / 1_000_000)
+            moved.due = latch.due.adding(microseconds: delta)
             return moved
         }
     }

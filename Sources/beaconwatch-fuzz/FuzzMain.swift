@@ -3,6 +3,7 @@
 // target over files: `beaconwatch-fuzz TARGET FILE...` (what the fuzzer found, replayed without
 // libFuzzer).
 import FuzzTargets
+import Syscalls
 
 #if canImport(Glibc)
     import Glibc
@@ -44,18 +45,10 @@ enum FuzzMain {
             exit(2)
         }
         for path in arguments.dropFirst() {
-            guard let file = fopen(path, "rb") else {
-                complain("beaconwatch-fuzz: \(path): cannot open; check the path")
+            guard case .success(let bytes) = Document.read(path, limit: 1 << 30) else {
+                complain("beaconwatch-fuzz: \(path): cannot read; check the path")
                 exit(2)
             }
-            var bytes: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 1 << 16)
-            while true {
-                let got = fread(&chunk, 1, chunk.count, file)
-                if got == 0 { break }
-                bytes += chunk[..<got]
-            }
-            fclose(file)
             target.run(bytes)
             print("\(path): ok")
         }
