@@ -95,7 +95,7 @@ let package = Package(
             dependencies: ["BeaconCore", "Syscalls", .product(name: "Logging", package: "swift-log")],
             path: "Tests/TestSupport"),
         .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "TestSupport"]),
-        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "BeaconCore", "Configuration", "Rules"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore", "Syscalls"]),
         .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "RegionMonitor", "BeaconCore", "TestSupport"]),

@@ -82,17 +82,15 @@ public enum DaemonCommand: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    static func quoted(_ text: String) -> String {
-        let shown = text.count > 40 ? text.prefix(40) + "…" : Substring(text)
-        return "\"\(shown.printable)\""
-    }
+    static func quoted(_ text: String) -> String { "\"\(text.excerpt)\"" }
 }
 
 /// Why a command message was ignored, in one line.
 public struct CommandError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     public init(_ message: String) { self.message = message }
-    public var description: String { message }
+    /// The message, control characters escaped (messages quote input through `excerpt`).
+    public var description: String { message.printable }
 }
 
 extension JSONValue {

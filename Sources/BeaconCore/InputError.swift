@@ -12,8 +12,10 @@ public struct InputError: Error, Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
+    /// `file:line: message`, control characters escaped: a CR in a file name or a message can
+    /// not rewrite the line on a terminal (messages quote input through `excerpt`).
     public var description: String {
-        if let line { return "\(file):\(line): \(message)" }
-        return "\(file): \(message)"
+        if let line { return "\(file.printable):\(line): \(message.printable)" }
+        return "\(file.printable): \(message.printable)"
     }
 }

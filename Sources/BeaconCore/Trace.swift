@@ -91,11 +91,11 @@ public struct TraceParser {
             guard let t = Timestamp(iso8601: text) else {
                 return .failure(
                     TraceLineError(
-                        "t \"\(text)\" is not an ISO-8601 time with an offset, such as 2023-11-14T22:13:20.25Z")
+                        "t \"\(text.excerpt)\" is not an ISO-8601 time with an offset, such as 2023-11-14T22:13:20.25Z")
                 )
             }
             guard Timestamp.inputRange.contains(t) else {
-                return .failure(TraceLineError(Self.outOfRange("t \"\(text)\"")))
+                return .failure(TraceLineError(Self.outOfRange("t \"\(text.excerpt)\"")))
             }
             time = t
         case nil:
@@ -206,5 +206,6 @@ public struct TraceParser {
 public struct TraceLineError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     public init(_ message: String) { self.message = message }
-    public var description: String { message }
+    /// The message, control characters escaped (messages quote input through `excerpt`).
+    public var description: String { message.printable }
 }

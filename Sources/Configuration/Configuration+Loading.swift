@@ -39,7 +39,7 @@ extension Configuration {
     }
 
     /// Exact keys beaconwatch knows, for "did you mean" on unknown ones.
-    static let knownKeys: [String] = [
+    public static let knownKeys: [String] = [
         "Monitor.userid", "Monitor.session", "Monitor.address", "Monitor.source", "Monitor.maxRegions",
         "Monitor.exitTimeout", "Monitor.enterRssi", "Monitor.mode", "Monitor.backgroundRanging",
         "Monitor.rssiFilter", "Monitor.rssiWindow", "Monitor.pathLossExponent", "Monitor.immediate",
@@ -52,7 +52,8 @@ extension Configuration {
         "Script.timeout", "State.database", "State.keepDays",
     ]
 
-    static let prefixes = [
+    /// Key prefixes followed by an id or a name (`LocationBaseBeacon.<id>`, `Script.enter`).
+    public static let keyPrefixes = [
         "LocationBaseBeacon.", "LocationBeaconName.", "LocationBeaconPower.", "LocationAreaName.",
         "LocationZoneName.", "LocationAlert.", "Script.",
     ]
@@ -85,6 +86,13 @@ struct Loader {
 
     mutating func load(_ file: IniFile) {
         let beacons = loadBeacons(file.entries.filter { $0.key.hasPrefix("LocationBaseBeacon.") })
+        if !file.entries.contains(where: { $0.key.hasPrefix("LocationBaseBeacon.") }) {
+            // Nothing to monitor: a truncated or wrong file, which must not replace a running one.
+            let what = file.entries.isEmpty ? "has no settings (an empty file?)" : "defines no beacon"
+            errors.append(
+                InputError(
+                    file: path, message: "\(what); add one with LocationBaseBeacon.<id> = UUID,major,minor"))
+        }
         var areaNames: [UUID: String] = [:]
         var zoneNames: [Region: String] = [:]
         var mqtt: [String: IniFile.Entry] = [:]
@@ -105,7 +113,7 @@ struct Loader {
                 named[index].power = Int8(power)
             } else if let text = key.suffix(after: "LocationAreaName.") {
                 guard let uuid = UUID(uuidString: text) else {
-                    error(entry, "'\(text)' is not a UUID; an Area is named LocationAreaName.<UUID>")
+                    error(entry, "'\(text.excerpt)' is not a UUID; an Area is named LocationAreaName.<UUID>")
                     continue
                 }
                 guard beacons.list.contains(where: { $0.id.uuid == uuid }) else {
@@ -118,7 +126,7 @@ struct Loader {
                 areaNames[uuid] = entry.value
             } else if let text = key.suffix(after: "LocationZoneName.") {
                 guard case .zone(let uuid, let major)? = Region(text) else {
-                    error(entry, "'\(text)' is not a Zone; a Zone is named LocationZoneName.<UUID>:<major>")
+                    error(entry, "'\(text.excerpt)' is not a Zone; a Zone is named LocationZoneName.<UUID>:<major>")
                     continue
                 }
                 guard beacons.list.contains(where: { $0.id.uuid == uuid && $0.id.major == major }) else {
@@ -139,7 +147,7 @@ struct Loader {
             } else if let event = key.suffix(after: "Script.") {
                 guard let kind = ScriptEvent(rawValue: event) else {
                     let kinds = ScriptEvent.allCases.map(\.rawValue).joined(separator: ", ")
-                    error(entry, "no script event '\(event)'; scripts hang on \(kinds)")
+                    error(entry, "no script event '\(event.excerpt)'; scripts hang on \(kinds)")
                     continue
                 }
                 guard !entry.value.isEmpty else { error(entry, "give the program's path"); continue }
@@ -155,7 +163,7 @@ struct Loader {
     }
 
     func noBeacon(_ id: String) -> String {
-        "no beacon with Location ID '\(id)'; define it with LocationBaseBeacon.\(id) = UUID,major,minor"
+        "no beacon with Location ID '\(id.excerpt)'; define it with LocationBaseBeacon.\(id.excerpt) = UUID,major,minor"
     }
 
     /// `LocationBaseBeacon.<id> = UUID,major,minor`, with unique IDs and identities.
@@ -167,29 +175,29 @@ struct Loader {
         for entry in entries {
             let id = String(entry.key.dropFirst("LocationBaseBeacon.".count))
             guard !id.isEmpty, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
-                error(entry, "Location ID '\(id)' must be letters and digits, such as LocationBaseBeacon.17081")
+                error(entry, "Location ID '\(id.excerpt)' must be letters and digits, such as LocationBaseBeacon.17081")
                 continue
             }
             let parts = entry.value.split(separator: ",", omittingEmptySubsequences: false).map {
                 $0.trimmingWhitespace()
             }
             guard parts.count == 3 else {
-                error(entry, "expected UUID,major,minor, found '\(entry.value.truncated)'")
+                error(entry, "expected UUID,major,minor, found '\(entry.value.excerpt)'")
                 continue
             }
             guard let uuid = UUID(uuidString: parts[0]) else {
                 error(
                     entry,
-                    "'\(parts[0].truncated)' is not a UUID; write it as 8-4-4-4-12 hex digits, such as E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+                    "'\(parts[0].excerpt)' is not a UUID; write it as 8-4-4-4-12 hex digits, such as E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
                 )
                 continue
             }
             guard let major = UInt16(parts[1]) else {
-                error(entry, "major '\(parts[1].truncated)' must be an integer from 0 to 65535")
+                error(entry, "major '\(parts[1].excerpt)' must be an integer from 0 to 65535")
                 continue
             }
             guard let minor = UInt16(parts[2]) else {
-                error(entry, "minor '\(parts[2].truncated)' must be an integer from 0 to 65535")
+                error(entry, "minor '\(parts[2].excerpt)' must be an integer from 0 to 65535")
                 continue
             }
             let beacon = BeaconID(uuid: uuid, major: major, minor: minor)
@@ -216,7 +224,7 @@ struct Loader {
         case "Monitor.udid": configuration.monitor.udid = text(entry)
         case "Monitor.source":
             guard let spec = SourceSpec(entry.value) else {
-                error(entry, "'\(entry.value.truncated)' is not a source; give hci0, btsnoop:PATH or trace:PATH")
+                error(entry, "'\(entry.value.excerpt)' is not a source; give hci0, btsnoop:PATH or trace:PATH")
                 return
             }
             configuration.monitor.source = resolve(spec)
@@ -254,7 +262,7 @@ struct Loader {
             if let value = number(entry, 0...100, "dB, such as 5") { configuration.monitor.nearestMargin = value }
         case "Monitor.timezone":
             guard let zone = TimeZone(identifier: entry.value) else {
-                error(entry, "'\(entry.value.truncated)' is not a time zone; give an Olson name such as Europe/Rome")
+                error(entry, "'\(entry.value.excerpt)' is not a time zone; give an Olson name such as Europe/Rome")
                 return
             }
             configuration.monitor.timezone = zone
@@ -266,7 +274,7 @@ struct Loader {
             guard !entry.value.isEmpty else { return }
             if entry.value.hasPrefix("http://") || entry.value.hasPrefix("https://") {
                 guard let url = URL(string: entry.value), url.host != nil else {
-                    error(entry, "'\(entry.value.truncated)' is not a valid URL")
+                    error(entry, "'\(entry.value.excerpt)' is not a valid URL")
                     return
                 }
                 configuration.rules.source = .url(url)
@@ -301,14 +309,14 @@ struct Loader {
 
     mutating func unknown(_ entry: IniFile.Entry) {
         configuration.unknownKeys.append(entry)
-        var message = "unknown key \(entry.key) (kept, not used)"
+        var message = "unknown key \(entry.key.excerpt) (kept, not used)"
         if let suggestion = Self.suggestion(for: entry.key) { message += "; did you mean \(suggestion)?" }
         warn(entry, message)
     }
 
     /// The known key closest to a misspelt one, when it is close (at most 2 edits, or case).
     static func suggestion(for key: String) -> String? {
-        let candidates = Configuration.knownKeys + Configuration.prefixes.map { $0 + "<id>" }
+        let candidates = Configuration.knownKeys + Configuration.keyPrefixes.map { $0 + "<id>" }
         var best: (key: String, distance: Int)?
         for candidate in Configuration.knownKeys {
             if candidate.lowercased() == key.lowercased() { return candidate }
@@ -351,11 +359,11 @@ struct Loader {
             return
         }
         guard let range = Proximity(rawValue: parts[0]), range != .off else {
-            error(entry, "range '\(parts[0].truncated)' must be immediate, near or far")
+            error(entry, "range '\(parts[0].excerpt)' must be immediate, near or far")
             return
         }
         guard let strategy = AlertDefinition.Strategy(rawValue: parts[1]) else {
-            error(entry, "strategy '\(parts[1].truncated)' must be =, <= or >=")
+            error(entry, "strategy '\(parts[1].excerpt)' must be =, <= or >=")
             return
         }
         let action = parts.count > 2 && !parts[2].isEmpty ? parts[2] : "popup"
@@ -375,7 +383,7 @@ struct Loader {
         var settings = MQTTSettings(host: hostEntry.value, port: 1883, clientID: "")
         if let entry = entries["MQTT.version"] {
             guard let version = MQTTSettings.Version(rawValue: entry.value) else {
-                error(entry, "MQTT version '\(entry.value.truncated)' must be 3.1.1 or 5")
+                error(entry, "MQTT version '\(entry.value.excerpt)' must be 3.1.1 or 5")
                 return
             }
             settings.version = version
@@ -406,7 +414,7 @@ struct Loader {
             else {
                 error(
                     entry,
-                    "MQTT.topic '\(topic.truncated)' must be a topic without + or # and without a leading or trailing /"
+                    "MQTT.topic '\(topic.excerpt)' must be a topic without + or # and without a leading or trailing /"
                 )
                 return
             }
@@ -423,7 +431,7 @@ struct Loader {
             if settings.version == .v311, id.utf8.count > 23 {
                 error(
                     entry,
-                    "client id '\(id.truncated)' is \(id.utf8.count) bytes; MQTT 3.1.1 allows 23: shorten it or set MQTT.version = 5"
+                    "client id '\(id.excerpt)' is \(id.utf8.count) bytes; MQTT 3.1.1 allows 23: shorten it or set MQTT.version = 5"
                 )
                 return
             }
@@ -452,7 +460,7 @@ struct Loader {
         for area in configuration.hierarchy.areas where area.zones.count > cap {
             let first = configuration.hierarchy.zones[area.zones[0]].beacons[0]
             let id = configuration.hierarchy.beacons[Int(first)].locationID
-            if let entry = file.entries.first(where: { $0.key == "LocationBaseBeacon.\(id)" }) {
+            if let entry = file.entries.first(where: { $0.key == "LocationBaseBeacon.\(id.excerpt)" }) {
                 warn(
                     entry,
                     "Area \(area.uuid.uuidString) has \(area.zones.count) Zones, more than Monitor.maxRegions (\(cap)); "
@@ -479,7 +487,7 @@ struct Loader {
 
     mutating func text(_ entry: IniFile.Entry) -> String? {
         guard !entry.value.isEmpty else {
-            error(entry, "\(entry.key) is empty; give a value or remove the line")
+            error(entry, "\(entry.key.excerpt) is empty; give a value or remove the line")
             return nil
         }
         return entry.value
@@ -489,7 +497,7 @@ struct Loader {
         guard let value = Int(entry.value), range.contains(value) else {
             error(
                 entry,
-                "\(entry.key) = '\(entry.value.truncated)': expected \(what) (\(range.lowerBound) to \(range.upperBound))"
+                "\(entry.key.excerpt) = '\(entry.value.excerpt)': expected \(what) (\(range.lowerBound) to \(range.upperBound))"
             )
             return nil
         }
@@ -498,7 +506,7 @@ struct Loader {
 
     mutating func number(_ entry: IniFile.Entry, _ range: ClosedRange<Double>, _ what: String) -> Double? {
         guard let value = Double(entry.value), value.isFinite, range.contains(value) else {
-            error(entry, "\(entry.key) = '\(entry.value.truncated)': expected \(what)")
+            error(entry, "\(entry.key.excerpt) = '\(entry.value.excerpt)': expected \(what)")
             return nil
         }
         return value
@@ -509,7 +517,7 @@ struct Loader {
         else {
             error(
                 entry,
-                "\(entry.key) = '\(entry.value.truncated)': expected seconds\(positive ? " above 0" : ""), such as 10 or 2.5"
+                "\(entry.key.excerpt) = '\(entry.value.excerpt)': expected seconds\(positive ? " above 0" : ""), such as 10 or 2.5"
             )
             return nil
         }
@@ -521,7 +529,7 @@ struct Loader {
         case "true", "yes", "on", "1": return true
         case "false", "no", "off", "0": return false
         default:
-            error(entry, "\(entry.key) = '\(entry.value.truncated)': expected true or false")
+            error(entry, "\(entry.key.excerpt) = '\(entry.value.excerpt)': expected true or false")
             return nil
         }
     }
@@ -530,7 +538,7 @@ struct Loader {
     where T.RawValue == String {
         guard let value = T(rawValue: entry.value) else {
             let names = T.allCases.map(\.rawValue).joined(separator: ", ")
-            error(entry, "\(entry.key) = '\(entry.value.truncated)': expected one of \(names)")
+            error(entry, "\(entry.key.excerpt) = '\(entry.value.excerpt)': expected one of \(names)")
             return nil
         }
         return value

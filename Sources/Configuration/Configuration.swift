@@ -57,11 +57,11 @@ public struct MQTTSettings: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         var text =
-            "\(usesTLS ? "mqtts" : "mqtt")://\(host):\(port) as \(clientID), MQTT \(version.rawValue), "
+            "\(usesTLS ? "mqtts" : "mqtt")://\(host.excerpt):\(port) as \(clientID.excerpt), MQTT \(version.rawValue), "
             + "topic \(topic), QoS \(qos), keepalive \(keepalive) s"
-        if let username { text += ", user \(username)" }
+        if let username { text += ", user \(username.excerpt)" }
         if password != nil || passwordFile != nil { text += ", password set" }
-        if homeAssistant { text += ", Home Assistant discovery under \(discoveryPrefix)" }
+        if homeAssistant { text += ", Home Assistant discovery under \(discoveryPrefix.excerpt)" }
         return text
     }
 }

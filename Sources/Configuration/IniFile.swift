@@ -34,7 +34,7 @@ public struct IniFile: Sendable {
                     InputError(
                         file: path,
                         line: number,
-                        message: "expected 'key = value', found '\(line.truncated)'; comment it out with '#'"
+                        message: "expected 'key = value', found '\(line.excerpt)'; comment it out with '#'"
                     )
                 )
                 continue
@@ -42,7 +42,7 @@ public struct IniFile: Sendable {
             let key = String(line[..<equals]).trimmingWhitespace()
             let value = String(line[line.index(after: equals)...]).trimmingWhitespace()
             guard !key.isEmpty else {
-                errors.append(InputError(file: path, line: number, message: "no key before '=' in '\(line.truncated)'"))
+                errors.append(InputError(file: path, line: number, message: "no key before '=' in '\(line.excerpt)'"))
                 continue
             }
             if let first = firstLine[key] {
@@ -50,7 +50,7 @@ public struct IniFile: Sendable {
                     InputError(
                         file: path,
                         line: number,
-                        message: "duplicate key \(key), first set on line \(first); keep one of them"
+                        message: "duplicate key \(key.excerpt), first set on line \(first); keep one of them"
                     )
                 )
                 continue
@@ -71,7 +71,4 @@ extension StringProtocol {
         }
         return String(self[first...last])
     }
-
-    /// At most 60 characters, for quoting input in messages.
-    var truncated: String { count > 60 ? String(prefix(57)) + "..." : String(self) }
 }

@@ -305,7 +305,9 @@ public struct Engine: Sendable {
             if case .transition(let time, var transition) = pending[index], transition.direction == .exit,
                 transition.region.kind != .beacon, let seconds = transition.dwell
             {
-                transition.dwellToday = dwell.exit(transition.region, at: time, after: seconds)
+                // Milliseconds, as `dwell`: a sum of visits carries float noise (7.199999999999999).
+                let today = dwell.exit(transition.region, at: time, after: seconds)
+                transition.dwellToday = (today * 1000).rounded() / 1000
                 pending[index] = .transition(time, transition)
             }
             if rules != nil {

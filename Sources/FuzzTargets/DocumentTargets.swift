@@ -17,9 +17,10 @@ enum DocumentTargets {
             var actions: [EngineAction] = []
             engine.start(at: Timestamp(microseconds: 1_700_000_000_000_000), into: &actions)
             precondition(!actions.isEmpty, "a start without its monitoring output")
+            for warning in configuration.warnings { Message.check(warning.description) }
         case .failure(let errors):
             precondition(!errors.errors.isEmpty, "a failure without an error")
-            for error in errors.errors { precondition(!error.message.contains("\n"), "a two-line error: \(error)") }
+            for error in errors.errors { Message.check(error.description) }
         }
     }
 
@@ -31,7 +32,9 @@ enum DocumentTargets {
     ]
 
     static func rules(_ bytes: [UInt8]) {
-        guard case .success(let document) = RulesDocument.load(bytes, name: "fuzz.json") else { return }
+        let loaded = RulesDocument.load(bytes, name: "fuzz.json")
+        if case .failure(let error) = loaded { Message.check(error.description) }
+        guard case .success(let document) = loaded else { return }
         for region in document.regions.prefix(4) {
             let zone = region.timeZone ?? TimeZone(identifier: "UTC") ?? .current
             for instant in instants {
@@ -54,7 +57,21 @@ enum DocumentTargets {
         let payload = bytes[min(cut + 1, bytes.count)...]
         switch DaemonCommand.parse(name: name, payload: payload) {
         case .success(let command): _ = (command.description, command.traceCommand)
-        case .failure(let error): precondition(!error.message.contains("\n"), "a two-line error: \(error)")
+        case .failure(let error): Message.check(error.description)
         }
+    }
+}
+
+/// What every message about input promises (SPEC 13): one line, no control character that could
+/// rewrite a terminal, and input quoted in short excerpts, so a 70 KB value makes a short line.
+public enum Message {
+    /// The longest message: a sentence with a few quoted excerpts.
+    public static let lengthLimit = 480
+
+    public static func check(_ message: String) {
+        precondition(message.unicodeScalars.count <= lengthLimit, "a message of \(message.utf8.count) bytes")
+        precondition(
+            !message.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) },
+            "a control character in \(message.debugDescription)")
     }
 }

@@ -38,7 +38,9 @@ enum ParserTargets {
         var decoder = AdvertisingReportDecoder()
         var last: Timestamp?
         for (index, line) in bytes.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() {
-            guard case .success(let (time, record)?) = parser.parse(line, number: index + 1) else { continue }
+            let parsed = parser.parse(line, number: index + 1)
+            if case .failure(let error) = parsed { Message.check(error.description) }
+            guard case .success(let (time, record)?) = parsed else { continue }
             precondition(Timestamp.inputRange.contains(time), "line \(index + 1): t \(time.microseconds)")
             precondition(last.map { $0 <= time } ?? true, "line \(index + 1) went back in time")
             last = time

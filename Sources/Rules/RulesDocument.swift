@@ -88,7 +88,7 @@ public struct RulesDocument: Sendable, Hashable {
     static func region(_ item: JSONValue, at place: String) throws(RulesError) -> RuleRegion {
         guard case .object = item else { throw RulesError("\(place) is not an object") }
         guard let id = item["id"]?.text else { throw RulesError("\(place) has no \"id\"") }
-        let here = "\(place) (id \(id))"
+        let here = "\(place) (id \(id.excerpt))"
         guard let uuidText = item["proximity_uid"]?.text, let uuid = UUID(uuidString: uuidText) else {
             throw RulesError("\(here): \"proximity_uid\" must be a beacon UUID")
         }
@@ -131,7 +131,7 @@ public struct RulesDocument: Sendable, Hashable {
 
     static func rule(_ entry: JSONValue, at place: String) throws(RulesError) -> Rule {
         guard case .object = entry, let id = entry["id"]?.text else { throw RulesError("\(place) has no \"id\"") }
-        let here = "\(place) (rule \(id))"
+        let here = "\(place) (rule \(id.excerpt))"
         let rule = entry["rule"] ?? .null
         let action = entry["action"] ?? .null
         func count(_ key: String) throws(RulesError) -> Int? {

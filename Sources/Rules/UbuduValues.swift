@@ -5,7 +5,8 @@ import Foundation
 public struct RulesError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     public init(_ message: String) { self.message = message }
-    public var description: String { message }
+    /// The message, control characters escaped (messages quote input through `excerpt`).
+    public var description: String { message.printable }
 
     /// The message without the leading `name: ` that names the document: for an ``InputError``,
     /// which names the file itself.
@@ -78,9 +79,9 @@ extension Schedule {
             }
             for (key, value) in days {
                 guard let date = LocalDate(key) else {
-                    throw RulesError("\(path).specific_days: \"\(key)\" is not a date YYYY-MM-DD")
+                    throw RulesError("\(path).specific_days: \"\(key.excerpt)\" is not a date YYYY-MM-DD")
                 }
-                specificDays[date] = try Self.hours(value, path: "\(path).specific_days.\(key)")
+                specificDays[date] = try Self.hours(value, path: "\(path).specific_days.\(key.excerpt)")
             }
         }
     }
@@ -99,9 +100,10 @@ extension Schedule {
                 warn("\(path).thi is read as thu (Thursday)")
                 day = .thu
             } else {
-                throw RulesError("\(path): \"\(key)\" is not a weekday; use mon, tue, wed, thu, fri, sat or sun")
+                throw RulesError(
+                    "\(path): \"\(key.excerpt)\" is not a weekday; use mon, tue, wed, thu, fri, sat or sun")
             }
-            days[day] = try hours(value, path: "\(path).\(key)")
+            days[day] = try hours(value, path: "\(path).\(key.excerpt)")
         }
         return days
     }

@@ -112,7 +112,8 @@ import Testing
             Issue.record("a command name that is no command was taken")
             return
         }
-        #expect(error.message.hasPrefix(#"no command "$?me?[2Jdo""#), "\(error)")
-        #expect("a\rb\u{7F}c\u{85}d é".printable == "a?b?c?d é")
+        #expect(error.message.hasPrefix(#"no command "$\nme\u001b[2Jdo""#), "\(error)")
+        #expect("a\rb\u{7F}c\u{85}d\té".printable == #"a\rb\u007fc\u0085d\té"#)
+        #expect(String(repeating: "x", count: 70_000).excerpt == String(repeating: "x", count: 80) + "…")
     }
 }

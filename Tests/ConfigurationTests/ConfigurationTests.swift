@@ -11,6 +11,8 @@ import TestSupport
 
 @Suite struct ConfigurationTests {
     static let office = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+    /// One beacon: the least a configuration holds.
+    static let beacon = "LocationBaseBeacon.1 = \(office),1,1\n"
 
     func load(_ text: String, path: String = "conf/hsyco.ini") -> Result<Configuration, ConfigurationErrors> {
         Configuration.load(Array(text.utf8), path: path)
@@ -153,7 +155,8 @@ import TestSupport
     }
 
     @Test func unknownKeysAreKeptAsWarningsWithASuggestion() throws {
-        let configuration = try load("Monitor.exitTimout = 5\nLocationBeconName.3 = x\nServer.port = 80").get()
+        let configuration = try load(Self.beacon + "Monitor.exitTimout = 5\nLocationBeconName.3 = x\nServer.port = 80")
+            .get()
         #expect(configuration.unknownKeys.count == 3)
         #expect(configuration.warnings[0].message.contains("did you mean Monitor.exitTimeout?"))
         #expect(configuration.warnings[1].message.contains("LocationBeaconName.<id>"))
@@ -163,14 +166,14 @@ import TestSupport
 
     @Test func relativePathsResolveAgainstTheFilesFolder() throws {
         let configuration = try load(
-            """
-            Monitor.source = trace:walks/monday.jsonl
-            Rules.source = rules/u_beacons.json
-            Script.enter = scripts/enter.sh
-            State.database = /var/lib/bw.sqlite
-            MQTT.host = broker
-            MQTT.tls.ca = ca.pem
-            """
+            Self.beacon + """
+                Monitor.source = trace:walks/monday.jsonl
+                Rules.source = rules/u_beacons.json
+                Script.enter = scripts/enter.sh
+                State.database = /var/lib/bw.sqlite
+                MQTT.host = broker
+                MQTT.tls.ca = ca.pem
+                """
         ).get()
         #expect(configuration.monitor.source == .trace(path: "conf/walks/monday.jsonl"))
         #expect(configuration.rules.source == .file("conf/rules/u_beacons.json"))
@@ -181,7 +184,7 @@ import TestSupport
     }
 
     @Test func defaultsAreTheSpecsWhenKeysAreAbsent() throws {
-        let configuration = try load("").get()
+        let configuration = try load(Self.beacon).get()
         let monitor = configuration.monitor
         #expect(monitor.source == .adapter("hci0"))
         #expect(monitor.maxRegions == 20)
@@ -201,7 +204,7 @@ import TestSupport
 
     @Test func mqttDefaultsAndThePasswordStaysOutOfTheDescription() throws {
         let configuration = try load(
-            "Monitor.userid = a-rather-long-user-name\nMQTT.host = broker.lan\nMQTT.password = s3cret"
+            Self.beacon + "Monitor.userid = a-rather-long-user-name\nMQTT.host = broker.lan\nMQTT.password = s3cret"
         ).get()
         let mqtt = try #require(configuration.mqtt)
         #expect(mqtt.port == 1883 && mqtt.qos == 1 && mqtt.keepalive == 30 && mqtt.topic == "beaconwatch")

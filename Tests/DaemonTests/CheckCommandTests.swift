@@ -76,6 +76,16 @@ import TestSupport
         #expect(run.stdout.isEmpty)
     }
 
+    /// A 0-byte file (a truncated save) or one with no beacon monitors nothing: an error.
+    @Test(arguments: ["", "# only a comment\nMonitor.userid = bob\n"])
+    func checkRefusesAConfigurationWithNoBeacon(contents: String) throws {
+        let file = try TemporaryFile(contents: Data(contents.utf8))
+        let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("add one with LocationBaseBeacon.<id> = UUID,major,minor"), "\(run.stderr)")
+        #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
+    }
+
     @Test func checkShowsUnknownKeysAsWarningsAndStillExits0() throws {
         let file = try TemporaryFile(
             contents: Data("LocationBaseBeacon.1 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1\nHsyco.port = 80\n".utf8))

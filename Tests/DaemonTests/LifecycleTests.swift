@@ -133,6 +133,18 @@ import Testing
             watcher.payloads("/event").contains { $0.contains(#""zone":"1004""#) }
         }
 
+        // An empty file (a truncated save): refused too, and events go on under the old one.
+        try "".write(to: ini, atomically: true, encoding: .utf8)
+        kill(daemon.process.processIdentifier, SIGHUP)
+        try await Subscriber.until("the empty file to be reported") {
+            daemon.logText.contains("has no settings (an empty file?)")
+        }
+        #expect(daemon.logText.components(separatedBy: "stays until the file is fixed").count == 3)
+        daemon.sight(major: 6, at: 1_700_000_002.5)
+        try await Subscriber.until("an event after the empty file") {
+            watcher.payloads("/event").contains { $0.contains(#""zone":"1006""#) }
+        }
+
         // A good file with a new Zone name: taken on SIGHUP, and again on cmd/reload.
         try (good + "LocationZoneName.\(Self.area):5 = Boardroom\n").write(to: ini, atomically: true, encoding: .utf8)
         kill(daemon.process.processIdentifier, SIGHUP)

@@ -167,6 +167,28 @@ import Testing
         #expect(step.whereabouts.dwell == ["\(Self.uuid)": 0, "\(Self.uuid):1": 0])
     }
 
+    /// The day's dwell is a sum of visits, printed to the millisecond as `dwell` is: 5.1 s and
+    /// 5.3 s make 10.4, not the float noise 10.399999999999999.
+    @Test func theDaysDwellIsPrintedToTheMillisecond() throws {
+        var engine = try Self.engine(rules: #"{"u_beacons": []}"#, settings: "Monitor.timezone = UTC")
+        var todays: [Double] = []
+        var lines: [String] = []
+        for start in [0.0, 100.0] {
+            let length = start == 0 ? 0.1 : 0.3
+            _ = engine.handle(Self.sighting(minor: 1), at: Self.time(start))
+            _ = engine.handle(Self.sighting(minor: 1), at: Self.time(start + length))
+            for output in engine.advance(to: Self.time(start + 50)).outputs {
+                guard case .transition(_, let transition) = output, transition.direction == .exit,
+                    transition.region.kind == .zone
+                else { continue }
+                todays += [try #require(transition.dwellToday)]
+                lines += [output.json]
+            }
+        }
+        #expect(todays == [5.1, 10.4])
+        #expect(lines.last?.contains(#""dwellToday":10.4"#) == true, "\(lines)")
+    }
+
     /// Time never goes back: an input stamped before the engine's clock happens at the clock.
     @Test func anInputFromThePastIsTakenAtTheEnginesClock() throws {
         var engine = Engine(

@@ -159,11 +159,12 @@ struct CheckJob {
                 if let attached = region.attachment(in: configuration.hierarchy) {
                     let name = quoted(configuration.hierarchy.name(of: attached))
                     lines.append(
-                        "  rule region \(region.id)\(quoted(region.name)): \(rules), attached to \(attached.kind.rawValue) \(attached)\(name)"
+                        "  rule region \(region.id.excerpt)\(quoted(region.name)): \(rules), attached to \(attached.kind.rawValue) \(attached)\(name)"
                     )
                 } else {
                     lines.append(
-                        "  rule region \(region.id)\(quoted(region.name)): \(rules), matches no configured region")
+                        "  rule region \(region.id.excerpt)\(quoted(region.name)): \(rules), matches no configured region"
+                    )
                     warnings.append(
                         "rule region \(region.id) (\(region.pattern)) matches no configured region; its rules never fire"
                     )
@@ -174,7 +175,7 @@ struct CheckJob {
         }
     }
 
-    func quoted(_ name: String?) -> String { name.map { " \"\($0)\"" } ?? "" }
+    func quoted(_ name: String?) -> String { name.map { " \"\($0.excerpt)\"" } ?? "" }
 
     func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
 }
