@@ -108,7 +108,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "Daemon", "BeaconCore", "Configuration", "Engine", "MQTT", "Persistence", "RegionMonitor", "Rules",
+                "Daemon", "BeaconCore", "Configuration", "Engine", "MQTT", "Persistence", "RegionMonitor", "Rules", "Syscalls",
                 "TestSupport",
                 "beaconwatch",
             ]

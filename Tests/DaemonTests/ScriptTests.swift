@@ -7,6 +7,7 @@ import Logging
 import Persistence
 import RegionMonitor
 import Synchronization
+import Syscalls
 import TestSupport
 import Testing
 
@@ -239,6 +240,47 @@ import Testing
         #expect(log.contains("polite (enter) exited with status 3"), "\(log.text)")
         // The hung run cost its timeout and the grace, not 30 s.
         #expect(elapsed < .seconds(15))
+    }
+
+    /// Whether process `pid` is alive: not gone and not a zombie waiting for its parent.
+    static func isAlive(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return false }
+        return !stat[close...].hasPrefix(") Z")
+    }
+
+    /// A script still running when the daemon stops is stopped with it, and so is what it
+    /// started: SIGTERM to its process group (SIGKILL 2 s later if needed). None outlives the daemon.
+    @Test func aScriptStillRunningAtStopIsStoppedWithEverythingItStarted() async throws {
+        let folder = try scratchFolder("scripts")
+        let ready = folder.appendingPathComponent("ready")
+        #expect(mkfifo(ready.path, 0o600) == 0)
+        // Says its own pid and its child's through the FIFO, then waits for the child.
+        _ = try Self.script("lingering", in: folder, #"sleep 100 & echo "$$ $!" > "\#(ready.path)"; wait"#)
+        let text = Self.ini(extra: "Script.location = lingering\nState.database = state.sqlite\n")
+        try text.write(to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
+        let reader = open(ready.path, O_RDONLY | O_NONBLOCK)
+        #expect(reader >= 0)
+        defer { close(reader) }
+        let (daemon, input) = try MQTTRunTests.daemon(
+            ["run", "--config", "hsyco.ini", "--source", "trace:-"], in: folder)
+        input.fileHandleForWriting.write(Data(Self.walk(hops: 1).utf8))
+        // Woken by the script's write, not by polling.
+        let revents = try Syscall.waitReadable([reader], timeout: .seconds(Eventually.patience))
+        #expect(revents[0] != 0, "the script never said it was running")
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = read(reader, &buffer, buffer.count)
+        let pids = String(decoding: buffer.prefix(max(count, 0)), as: UTF8.self).split(separator: " ")
+            .compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        try #require(pids.count == 2)
+        #expect(pids.allSatisfy(Self.isAlive))
+
+        kill(daemon.processIdentifier, SIGTERM)
+        try await Eventually.until("the daemon to exit") { !daemon.isRunning }
+        daemon.waitUntilExit()
+        #expect(daemon.terminationStatus == 0)
+        #expect(!pids.contains(where: Self.isAlive), "\(pids) outlived the daemon")
     }
 
     @Test func aProgramThatCannotStartIsLoggedAndTheRestGoOn() async throws {

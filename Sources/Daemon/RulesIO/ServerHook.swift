@@ -16,17 +16,22 @@ public struct ServerHook: Sendable {
     public var serverScript: String?
     public var scriptTimeout: Double
     public var logger: Logger
+    /// Where its `Script.server` runs are kept while they go: the daemon's, so that its stop
+    /// stops them.
+    public var runs: ScriptRuns
 
-    public init(serverScript: String?, scriptTimeout: Double, logger: Logger) {
+    public init(serverScript: String?, scriptTimeout: Double, logger: Logger, runs: ScriptRuns = ScriptRuns()) {
         self.serverScript = serverScript
         self.scriptTimeout = scriptTimeout
         self.logger = logger
+        self.runs = runs
     }
 
     /// The hook for `configuration`'s `Script.server` and `Script.timeout`.
-    public init(configuration: Configuration, logger: Logger) {
+    public init(configuration: Configuration, logger: Logger, runs: ScriptRuns = ScriptRuns()) {
         self.init(
-            serverScript: configuration.scripts[.server], scriptTimeout: configuration.scriptTimeout, logger: logger)
+            serverScript: configuration.scripts[.server], scriptTimeout: configuration.scriptTimeout, logger: logger,
+            runs: runs)
     }
 
     /// Does `action` and waits for its answer.
@@ -51,7 +56,7 @@ public struct ServerHook: Sendable {
             do {
                 let timeout = Duration.milliseconds(Int64(scriptTimeout * 1000))
                 let result = try ScriptProcess.run(
-                    path: path, invocation: invocation, timeout: timeout, grace: ScriptSink.killGrace)
+                    path: path, invocation: invocation, timeout: timeout, grace: ScriptSink.killGrace, runs: runs)
                 // A non-zero status is the script's "no", not a failure of it: said at info.
                 if let (level, line) = result.logLine(name, timeout: timeout) {
                     if case .exited = result.ending {
@@ -65,6 +70,7 @@ public struct ServerHook: Sendable {
                 case .exited(let status): return (call, .declined("Script.server exited with status \(status)"))
                 case .signalled(let signal): return (call, .declined("Script.server was killed by signal \(signal)"))
                 case .timedOut: return (call, .declined("Script.server ran past Script.timeout"))
+                case .stopped: return (call, .declined("Script.server was stopped with beaconwatch"))
                 }
             } catch {
                 logger.error("\(name) could not start: \(error); check the path and that it is executable")

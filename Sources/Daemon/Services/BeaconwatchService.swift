@@ -80,7 +80,7 @@ public struct BeaconwatchService: Service {
             logger: logger)
         let job = Job(
             configuration: configuration, source: source, store: store, events: sink, sinks: sinks, logger: logger,
-            active: active, realtime: realtime, skipBadLines: skipBadLines, rules: rules?.regions)
+            active: active, realtime: realtime, skipBadLines: skipBadLines, rules: rules?.regions, scripts: scripts)
         // Shut down in reverse: the engine stops first, then the sinks flush what it committed.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: reloader, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)
@@ -125,9 +125,10 @@ public struct BeaconwatchService: Service {
         var realtime: Bool
         var skipBadLines: Bool
         var rules: [RuleRegion]?
+        var scripts: ScriptSink
 
         var hook: ServerHook {
-            ServerHook(configuration: configuration, logger: logger)
+            ServerHook(configuration: configuration, logger: logger, runs: scripts.runs)
         }
 
         func run(control: EngineControl) throws {

@@ -85,11 +85,17 @@ public final class ScriptSink: OutputSink {
     /// Told whenever a runner finished a run: what ``finish(within:)`` waits on.
     private let idle = Awaitable()
     private let logger: Logger
+    /// The runs going now: what ``finish(within:)`` stops at last.
+    public let runs: ScriptRuns
 
-    /// Runs `scripts`, each stopped after `seconds`; says what happens through `logger`.
-    public init(scripts: [ScriptEvent: String], timeout seconds: Double, logger: Logger) {
+    /// Runs `scripts`, each stopped after `seconds`; says what happens through `logger`. `runs`
+    /// may be shared with the server hook, so that a stop stops its scripts too.
+    public init(
+        scripts: [ScriptEvent: String], timeout seconds: Double, logger: Logger, runs: ScriptRuns = ScriptRuns()
+    ) {
         settings = Mutex(Settings(scripts: scripts, timeout: .milliseconds(Int64(seconds * 1000))))
         self.logger = logger
+        self.runs = runs
     }
 
     /// A sink for `configuration`'s scripts, or `nil` when it has none.
@@ -134,7 +140,7 @@ public final class ScriptSink: OutputSink {
     private func runner(for path: String) -> ScriptRunner {
         runners.withLock { runners in
             if let runner = runners[path] { return runner }
-            let runner = ScriptRunner(path: path, logger: logger, idle: idle)
+            let runner = ScriptRunner(path: path, logger: logger, idle: idle, runs: runs)
             runners[path] = runner
             return runner
         }
@@ -148,8 +154,9 @@ public final class ScriptSink: OutputSink {
     /// Runs and waiting runs, over every script.
     public var pending: Int { runners.withLock { $0.values.reduce(0) { $0 + $1.pending } } }
 
-    /// Lets waiting runs finish for up to `limit`, then drops the rest (saying how many). Returns
-    /// how many were dropped.
+    /// Lets waiting runs finish for up to `limit`, then drops the rest (saying how many) and
+    /// stops the runs still going (and the server hook's, when it shares ``runs``): SIGTERM to
+    /// each one's process group, SIGKILL ``killGrace`` later. Returns how many were dropped.
     @discardableResult
     public func finish(within limit: Duration) async -> Int {
         // Woken as each runner goes idle.
@@ -157,6 +164,7 @@ public final class ScriptSink: OutputSink {
         let dropped = runners.withLock { $0.values.reduce(0) { $0 + $1.close() } }
         idle.changed()
         if dropped > 0 { logger.warning("stopping: \(dropped) script runs were still waiting and are dropped") }
+        await runs.stopAll(grace: Self.killGrace)
         return dropped
     }
 }
@@ -183,11 +191,13 @@ final class ScriptRunner: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     /// Told whenever this runner finished a run.
     private let idle: Awaitable
+    private let runs: ScriptRuns
 
-    init(path: String, logger: Logger, idle: Awaitable) {
+    init(path: String, logger: Logger, idle: Awaitable, runs: ScriptRuns) {
         self.path = path
         self.logger = logger
         self.idle = idle
+        self.runs = runs
         // Script runs block (a process and its deadline): one thread per script, off the pool.
         let thread = Thread { [self] in work() }
         thread.name = "script \(path)"
@@ -255,7 +265,7 @@ final class ScriptRunner: Sendable {
         let result: ScriptProcess.Outcome
         do {
             result = try ScriptProcess.run(
-                path: path, invocation: job.invocation, timeout: job.timeout, grace: ScriptSink.killGrace)
+                path: path, invocation: job.invocation, timeout: job.timeout, grace: ScriptSink.killGrace, runs: runs)
         } catch {
             logger.error("\(name) could not start: \(error); check the path and that it is executable")
             return
@@ -264,14 +274,52 @@ final class ScriptRunner: Sendable {
     }
 }
 
+/// The script runs going now, by pid, of one daemon (its scripts and its server hook): what its
+/// stop stops.
+public final class ScriptRuns: Sendable {
+    private let running = Mutex<[Int32: ScriptProcess.Run]>([:])
+    /// Told whenever a run ends.
+    private let ended = Awaitable()
+
+    public init() {}
+
+    /// Runs going now.
+    public var count: Int { running.withLock { $0.count } }
+
+    func add(_ run: ScriptProcess.Run) { running.withLock { $0[run.child.pid] = run } }
+
+    func remove(_ run: ScriptProcess.Run) {
+        _ = running.withLock { $0.removeValue(forKey: run.child.pid) }
+        ended.changed()
+    }
+
+    /// Stops every run going now (SIGTERM to its group, SIGKILL `grace` later) and waits until all
+    /// have ended (at most `grace` and a second); returns how many there were.
+    @discardableResult
+    public func stopAll(grace: Duration = ScriptSink.killGrace) async -> Int {
+        let runs = running.withLock { Array($0.values) }
+        for run in runs { run.stop(.daemon, grace: grace) }
+        _ = await ended.wait(within: grace + .seconds(1)) { running.withLock { $0.isEmpty } }
+        return runs.count
+    }
+}
+
 /// Starting one script process and waiting for it with a deadline: the only place scripts touch
 /// the operating system.
+///
+/// Each run is a ``ChildProcess`` in a process group of its own: a stop (the timeout, or the
+/// daemon stopping: ``ScriptRuns/stopAll(grace:)``) sends SIGTERM to the whole group, then SIGKILL
+/// ``ScriptSink/killGrace`` later if the script is still there, and once the script has ended
+/// after a stop, SIGKILL to whatever of its group is left. So nothing a script started outlives
+/// its stop. What a script that ended by itself left running in the background is its own.
 enum ScriptProcess {
     enum Ending: Sendable, Hashable {
         case exited(Int32)
         case signalled(Int32)
         /// Past the timeout; `killed` when SIGTERM was not enough.
         case timedOut(killed: Bool)
+        /// Stopped because the daemon stops; `killed` when SIGTERM was not enough.
+        case stopped(killed: Bool)
     }
 
     struct Outcome: Sendable {
@@ -282,7 +330,55 @@ enum ScriptProcess {
 
     static let stderrLimit = 2000
 
-    static func run(path: String, invocation: ScriptInvocation, timeout: Duration, grace: Duration) throws -> Outcome {
+    /// Why a run was stopped.
+    enum StopReason: Sendable { case timeout, daemon }
+
+    /// One run going: its child and whether (and why) it was stopped, under one lock, so that no
+    /// signal is sent once the child has been found ended (its pid could then be reused).
+    final class Run: Sendable {
+        private struct State {
+            var over = false
+            var stopped: StopReason?
+            var killed = false
+        }
+
+        let child: ChildProcess
+        private let state = Mutex(State())
+
+        init(child: ChildProcess) { self.child = child }
+
+        /// SIGTERM to the group now, SIGKILL `grace` later unless it ended; once per run.
+        func stop(_ reason: StopReason, grace: Duration) {
+            let first = state.withLock { state -> Bool in
+                guard !state.over, state.stopped == nil else { return false }
+                state.stopped = reason
+                child.signalGroup(SIGTERM)
+                return true
+            }
+            guard first else { return }
+            DispatchQueue.global().asyncAfter(deadline: .now() + FileRun.seconds(grace)) { [self] in
+                state.withLock { state in
+                    guard !state.over else { return }
+                    state.killed = true
+                    child.signalGroup(SIGKILL)
+                }
+            }
+        }
+
+        /// The child ended (not yet reaped): no signal from now on, but a stopped run's group is
+        /// killed whole first. Returns why it was stopped, if it was, and whether it took SIGKILL.
+        func end() -> (StopReason?, killed: Bool) {
+            state.withLock { state in
+                state.over = true
+                if state.stopped != nil { child.signalGroup(SIGKILL) }
+                return (state.stopped, state.killed)
+            }
+        }
+    }
+
+    static func run(
+        path: String, invocation: ScriptInvocation, timeout: Duration, grace: Duration, runs: ScriptRuns
+    ) throws -> Outcome {
         // Standard input and error are files: nothing blocks on a pipe, whatever the script does.
         let folder = FileManager.default.temporaryDirectory
         let stem = "beaconwatch-script-\(UUID().uuidString)"
@@ -296,44 +392,39 @@ enum ScriptProcess {
         try Data().write(to: errorURL)
         let input = try FileHandle(forReadingFrom: inputURL)
         let errors = try FileHandle(forWritingTo: errorURL)
+        let nothing = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/null"))
         defer {
             try? input.close()
             try? errors.close()
+            try? nothing.close()
         }
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = []
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("BW_") }
         environment.merge(invocation.environment) { $1 }
-        process.environment = environment
-        process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        let exited = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in exited.signal() }
-        try process.run()
+        let child = try ChildProcess.spawn(
+            path: path, environment: environment, input: input.fileDescriptor, output: nothing.fileDescriptor,
+            error: errors.fileDescriptor)
+        let run = Run(child: child)
+        runs.add(run)
+        defer { runs.remove(run) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + FileRun.seconds(timeout)) {
+            run.stop(.timeout, grace: grace)
+        }
+        try child.waitUntilEnded()
+        let (stopped, killed) = run.end()
+        let termination = try child.reap()
 
-        var ending: Ending?
-        if exited.wait(timeout: .now() + FileRun.seconds(timeout)) == .timedOut {
-            process.terminate()
-            var killed = false
-            if exited.wait(timeout: .now() + FileRun.seconds(grace)) == .timedOut {
-                kill(process.processIdentifier, SIGKILL)
-                killed = true
-                exited.wait()
+        let ending: Ending =
+            switch (stopped, termination) {
+            case (.timeout?, _): .timedOut(killed: killed)
+            case (.daemon?, _): .stopped(killed: killed)
+            case (nil, .exited(let status)): .exited(status)
+            case (nil, .signalled(let signal)): .signalled(signal)
             }
-            ending = .timedOut(killed: killed)
-        }
-        if ending == nil {
-            ending =
-                process.terminationReason == .exit
-                ? .exited(process.terminationStatus) : .signalled(process.terminationStatus)
-        }
         let text = (try? String(contentsOf: errorURL, encoding: .utf8)) ?? ""
         let oneLine = text.split(whereSeparator: \.isNewline).joined(separator: " | ")
         let stderr = oneLine.count > stderrLimit ? String(oneLine.prefix(stderrLimit)) + "…" : oneLine
-        return Outcome(ending: ending!, stderr: stderr)
+        return Outcome(ending: ending, stderr: stderr)
     }
 }
 
@@ -353,6 +444,11 @@ extension ScriptProcess.Outcome {
             return (
                 .warning,
                 "\(name) ran past Script.timeout (\(timeout)) and was stopped with \(killed ? "SIGKILL after SIGTERM" : "SIGTERM")\(errors)"
+            )
+        case .stopped(let killed):
+            return (
+                .warning,
+                "\(name) was still running when beaconwatch stopped; stopped with \(killed ? "SIGKILL after SIGTERM" : "SIGTERM")\(errors)"
             )
         }
     }
