@@ -131,6 +131,14 @@ public final class StateStore: Sendable {
                 table.column("locationID", .text)  // NULL: none
             }
         }
+        migrator.registerMigration("v6: the --events journal") { db in
+            try db.create(table: "eventsJournal") { table in
+                table.autoIncrementedPrimaryKey("sequence")
+                table.column("file", .text).notNull()
+                table.column("offset", .integer).notNull()
+                table.column("line", .text).notNull()
+            }
+        }
         return migrator
     }
 
@@ -195,7 +203,7 @@ public final class StateStore: Sendable {
     @discardableResult
     public func record(
         _ outputs: some Collection<MonitorOutput>, outbox: [OutboxMessage] = [], settled: [Int64] = [],
-        changes: StateChanges = StateChanges()
+        changes: StateChanges = StateChanges(), journal: [JournalLine] = []
     ) throws -> [OutboxEntry] {
         var reports = false
         var nearest: NearestChange?
@@ -206,9 +214,11 @@ public final class StateStore: Sendable {
             default: continue
             }
         }
-        guard reports || nearest != nil || !outbox.isEmpty || !settled.isEmpty || !changes.isEmpty else { return [] }
+        guard reports || nearest != nil || !outbox.isEmpty || !settled.isEmpty || !changes.isEmpty || !journal.isEmpty
+        else { return [] }
         do {
             return try database.write { db in
+                try Self.write(journal, in: db)
                 try Self.write(changes.rules, in: db)
                 try Self.write(alerts: changes.alerts, dwell: changes.dwell, in: db)
                 try pruneDwell(after: changes.dwell.keys, in: db)
@@ -412,6 +422,42 @@ public final class StateStore: Sendable {
         }
     }
 
+    /// The lines of the `--events` journal kept at most: far more than a crash can leave
+    /// unwritten (one commit), so a restart can always append what is missing.
+    public static let journalLimit: Int64 = 10_000
+
+    private static func write(_ journal: [JournalLine], in db: Database) throws {
+        guard !journal.isEmpty else { return }
+        let statement = try db.cachedStatement(sql: "INSERT INTO eventsJournal (file, offset, line) VALUES (?, ?, ?)")
+        for line in journal { try statement.execute(arguments: [line.file, line.offset, line.text]) }
+        try db.execute(
+            sql: "DELETE FROM eventsJournal WHERE sequence <= ?", arguments: [db.lastInsertedRowID - journalLimit])
+    }
+
+    /// The journal of the `--events` file at `path`, oldest first: the last
+    /// ``journalLimit`` lines committed for it, each with the offset it goes at.
+    public func journal(file path: String) throws -> [JournalLine] {
+        do {
+            return try database.read { db in
+                try Row.fetchAll(
+                    db, sql: "SELECT offset, line FROM eventsJournal WHERE file = ? ORDER BY sequence",
+                    arguments: [path]
+                ).map { JournalLine(file: path, offset: $0["offset"], text: $0["line"]) }
+            }
+        } catch {
+            throw StateStoreError(path: self.path, problem: Self.describe(error))
+        }
+    }
+
+    /// Forgets the journal (of every file): the file it describes is another now.
+    public func clearJournal() throws {
+        do {
+            try database.write { try $0.execute(sql: "DELETE FROM eventsJournal") }
+        } catch {
+            throw StateStoreError(path: path, problem: Self.describe(error))
+        }
+    }
+
     /// Removes delivered outbox entries.
     public func settle(_ sequences: [Int64]) throws {
         guard !sequences.isEmpty else { return }
@@ -428,11 +474,29 @@ public final class StateStore: Sendable {
         for sequence in sequences { try statement.execute(arguments: [sequence]) }
     }
 
-    /// The outbox entries not yet delivered, oldest first: what a restart sends before anything new.
-    public func pendingOutbox() throws -> [OutboxEntry] {
+    /// How many outbox entries are not yet delivered, and the newest one's sequence (0 for none).
+    public func outboxSummary() throws -> (count: Int, newest: Int64) {
         do {
             return try database.read { db in
-                try Row.fetchAll(db, sql: "SELECT sequence, topic, payload, qos FROM outbox ORDER BY sequence").map {
+                let row = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS count, MAX(sequence) AS newest FROM outbox")
+                return (row?["count"] ?? 0, row?["newest"] ?? 0)
+            }
+        } catch {
+            throw StateStoreError(path: path, problem: Self.describe(error))
+        }
+    }
+
+    /// The outbox entries not yet delivered after sequence `after`, oldest first, at most
+    /// `limit`: what a restart sends before anything new, read a window at a time.
+    public func pendingOutbox(after: Int64 = 0, limit: Int = .max) throws -> [OutboxEntry] {
+        do {
+            return try database.read { db in
+                try Row.fetchAll(
+                    db,
+                    sql:
+                        "SELECT sequence, topic, payload, qos FROM outbox WHERE sequence > ? ORDER BY sequence LIMIT ?",
+                    arguments: [after, Int64(clamping: limit)]
+                ).map {
                     OutboxEntry(
                         sequence: $0["sequence"],
                         message: OutboxMessage(topic: $0["topic"], payload: $0["payload"], qos: $0["qos"]))
@@ -475,11 +539,12 @@ public final class StateStore: Sendable {
 }
 
 /// A place where the fault-injection tests kill the process (SIGKILL, as a power cut or the
-/// OOM killer would) when `BEACONWATCH_FAULT` names it: halfway through a migration.
-enum FaultPoint {
+/// OOM killer would) when `BEACONWATCH_FAULT` names it: halfway through a migration, between a
+/// commit and the `--events` write.
+public enum FaultPoint {
     static let armed = ProcessInfo.processInfo.environment["BEACONWATCH_FAULT"]
 
-    static func reach(_ name: String) {
+    public static func reach(_ name: String) {
         if armed == name { kill(getpid(), SIGKILL) }
     }
 }
@@ -494,6 +559,23 @@ public struct StateStoreError: Error, Sendable, CustomStringConvertible {
         self.path = path
         self.problem = problem
     }
+}
+
+/// A line of the `--events` file, kept in the transaction of the step that made it: where in
+/// the file it goes (`offset`, in bytes) and its text (without the newline).
+public struct JournalLine: Sendable, Hashable {
+    public var file: String
+    public var offset: Int64
+    public var text: String
+
+    public init(file: String, offset: Int64, text: String) {
+        self.file = file
+        self.offset = offset
+        self.text = text
+    }
+
+    /// Where the line ends in the file, its newline included.
+    public var end: Int64 { offset + Int64(text.utf8.count) + 1 }
 }
 
 /// A message that must reach the broker (an event, not retained state): written to the outbox

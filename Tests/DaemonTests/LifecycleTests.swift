@@ -19,9 +19,10 @@ import Testing
         let input: Pipe
         let log: URL
 
-        init(in folder: URL, extra: [String] = []) throws {
+        init(in folder: URL, extra: [String] = [], environment: [String: String] = [:]) throws {
             process = Process()
             process.currentDirectoryURL = folder
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             process.executableURL = DecodeCommandTests.productsDirectory.appendingPathComponent("beaconwatch")
             process.arguments =
                 ["run", "--config", "hsyco.ini", "--source", "trace:-", "--events", "events.jsonl"] + extra

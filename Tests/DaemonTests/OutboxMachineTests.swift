@@ -43,6 +43,94 @@ import Testing
         #expect(outbox.waiting == 5)
     }
 
+    /// Carries out `action` and what follows against `disk` (the outbox table): publishes are
+    /// acknowledged at once, loads read `disk`. Returns the events published, in order; checks
+    /// the memory bound after every step.
+    static func run(
+        _ action: Outbox.Action?, _ outbox: inout Outbox, disk: [OutboxEntry], firstID: inout Int32,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> [Int64] {
+        var published: [Int64] = []
+        var next = action
+        while let action = next {
+            #expect(outbox.inMemory <= outbox.memoryLimit, sourceLocation: sourceLocation)
+            switch action {
+            case .load(let after, let limit):
+                next = outbox.loaded(Array(disk.filter { $0.sequence > after }.prefix(limit)))
+            case .publish:
+                let results = Self.published(action, from: firstID)
+                firstID += Int32(results.count)
+                for case (.event(let entry), _) in results { published.append(entry.sequence) }
+                next = outbox.sent(results, generation: outbox.generation, at: 0)
+                for (_, id) in results {
+                    if let id, let more = outbox.acknowledged(id, generation: outbox.generation, at: 0) {
+                        published += run(more, &outbox, disk: disk, firstID: &firstID)
+                    }
+                }
+            case .reset:
+                Issue.record("a reset", sourceLocation: sourceLocation)
+                return published
+            }
+        }
+        return published
+    }
+
+    /// A long outage holds at most the memory limit; the rest is read back from the database a
+    /// window at a time, and everything goes out once, in order, new events after old.
+    @Test func aLongOutageHoldsAtMostTheMemoryLimitAndEverythingGoesOutInOrder() {
+        var outbox = Outbox(window: 3, confirmation: 1, memoryLimit: 8)
+        var disk = Self.entries(1...50)
+        #expect(outbox.enqueue(disk) == nil)
+        #expect(outbox.waiting == 50 && outbox.inMemory == 8)
+        var id: Int32 = 1
+        var published = Self.run(outbox.connected(at: 0), &outbox, disk: disk, firstID: &id)
+        // New events while old ones are still on disk only: they wait behind them.
+        let more = Self.entries(51...60)
+        disk += more
+        published += Self.run(outbox.enqueue(more), &outbox, disk: disk, firstID: &id)
+        #expect(published == Array(1...60))
+        #expect(outbox.waiting == 0)
+    }
+
+    /// At a restart nothing is read whole: the kept events are read back as the broker takes them.
+    @Test func aRestartReadsTheKeptEventsBackAWindowAtATime() {
+        var outbox = Outbox(window: 4, confirmation: 1, memoryLimit: 10)
+        let disk = Self.entries(101...130)
+        #expect(outbox.resume(kept: 30, newest: 130) == nil)
+        #expect(outbox.waiting == 30 && outbox.inMemory == 0)
+        let first = outbox.connected(at: 0)
+        #expect(first == .load(after: 0, limit: 10))
+        var id: Int32 = 1
+        #expect(Self.run(first, &outbox, disk: disk, firstID: &id) == Array(101...130))
+    }
+
+    /// A read can see a step committed before its sink handed it over: handed over afterwards,
+    /// it is not sent twice.
+    @Test func anEventReadBackBeforeItsEnqueueGoesOutOnce() {
+        var outbox = Outbox(window: 10, confirmation: 1, memoryLimit: 10)
+        _ = outbox.resume(kept: 3, newest: 3)
+        var id: Int32 = 1
+        let disk = Self.entries(1...5)  // 4 and 5 committed, not yet enqueued
+        #expect(Self.run(outbox.connected(at: 0), &outbox, disk: disk, firstID: &id) == Array(1...5))
+        #expect(Self.run(outbox.enqueue(Self.entries(4...6)), &outbox, disk: disk, firstID: &id) == [6])
+        #expect(outbox.waiting == 0)
+    }
+
+    /// A read that fails leaves what is in memory going out, and is tried again at the next enqueue.
+    @Test func aFailedReadIsTriedAgainAtTheNextEnqueue() {
+        var outbox = Outbox(window: 10, confirmation: 1, memoryLimit: 10)
+        _ = outbox.resume(kept: 5, newest: 5)
+        guard case .load? = outbox.connected(at: 0) else {
+            Issue.record("no read at connect")
+            return
+        }
+        #expect(outbox.loaded(nil) == nil)
+        #expect(outbox.waiting == 5)
+        var id: Int32 = 1
+        let disk = Self.entries(1...6)
+        #expect(Self.run(outbox.enqueue(Self.entries(6...6)), &outbox, disk: disk, firstID: &id) == Array(1...6))
+    }
+
     @Test func onePublisherAtATimeAndTheNextBatchGoesToWhoeverReportsBack() {
         var outbox = Outbox(window: 10)
         _ = outbox.connected(at: 0)

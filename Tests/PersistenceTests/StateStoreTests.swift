@@ -10,7 +10,7 @@ import Testing
     static let migrations = [
         "v1: last reported class per beacon", "v2: MQTT outbox",
         "v3: rule counters, the day's notifications, the rules cache",
-        "v4: alert statuses, dwell per region and day", "v5: the nearest beacon",
+        "v4: alert statuses, dwell per region and day", "v5: the nearest beacon", "v6: the --events journal",
     ]
 
     static func temporaryPath() -> String {

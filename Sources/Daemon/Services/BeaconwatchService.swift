@@ -51,7 +51,10 @@ public struct BeaconwatchService: Service {
         let source = options.source ?? configuration.monitor.source
         let statePath = StateLocation.resolve(configured: configuration.stateDatabase)
         let store = try StateStore(path: statePath, keepDays: configuration.keepDays)
-        let sink = try events.map { $0 == "-" ? LineWriter() : try LineWriter(appendingTo: $0) }
+        // Completed from the journal first: what a crash left out goes before anything new.
+        let eventsFile = try events.map {
+            $0 == "-" ? EventsFile() : try EventsFile(path: $0, store: store) { logger.warning("\($0)") }
+        }
         let mqttSettings = noMqtt ? nil : configuration.mqtt
         let mqtt = try mqttSettings.map {
             try MQTTSink(settings: $0, userid: identity.userid, hierarchy: configuration.hierarchy, store: store)
@@ -75,11 +78,12 @@ public struct BeaconwatchService: Service {
         let scripts = ScriptSink(scripts: configuration.scripts, timeout: configuration.scriptTimeout, logger: logger)
         var sinks: [any OutputSink] = [scripts]
         if let mqtt { sinks.insert(mqtt, at: 0) }
+        if let eventsFile { sinks.insert(eventsFile, at: 0) }
         let reloader = Reloader(
             path: config, running: configuration, identity: identity, control: control, sinks: sinks, store: store,
             logger: logger)
         let job = Job(
-            configuration: configuration, source: source, store: store, events: sink, sinks: sinks, logger: logger,
+            configuration: configuration, source: source, store: store, sinks: sinks, logger: logger,
             active: active, realtime: realtime, skipBadLines: skipBadLines, rules: rules?.regions, scripts: scripts)
         // Shut down in reverse: the engine stops first, then the sinks flush what it committed.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
@@ -100,10 +104,7 @@ public struct BeaconwatchService: Service {
         }
         services.append(
             .init(
-                service: EngineService(control: control) { control in
-                    try job.run(control: control)
-                    sink?.flush()
-                },
+                service: EngineService(control: control) { control in try job.run(control: control) },
                 successTerminationBehavior: .gracefullyShutdownGroup,
                 failureTerminationBehavior: .gracefullyShutdownGroup))
         var quiet = logger
@@ -118,7 +119,6 @@ public struct BeaconwatchService: Service {
         var configuration: Configuration
         var source: SourceSpec
         var store: StateStore
-        var events: LineWriter?
         var sinks: [any OutputSink]
         var logger: Logger
         var active: Bool
@@ -142,10 +142,9 @@ public struct BeaconwatchService: Service {
                 try live.run(
                     source: scanner,
                     store: store,
-                    output: { events?.write(line: $0.json) },
+                    output: { _ in },
                     sinks: sinks,
                     control: control,
-                    beforeWaiting: { events?.flush() },
                     warn: { logger.warning("\($0)") }
                 )
                 scanner.stop()
@@ -160,7 +159,7 @@ public struct BeaconwatchService: Service {
             job.hook = hook
             let summary = try job.run(
                 store: store,
-                output: { events?.write(line: $0.json) },
+                output: { _ in },
                 sinks: sinks,
                 control: control,
                 warn: { logger.warning("\($0)") }

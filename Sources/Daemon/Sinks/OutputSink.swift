@@ -12,6 +12,8 @@ import RegionMonitor
 public protocol OutputSink: Sendable {
     /// Messages for the outbox: each must reach its destination even across a restart.
     func outbox(for outputs: [MonitorOutput]) -> [OutboxMessage]
+    /// Lines for the `--events` journal, kept with the step (``EventsFile``).
+    func journal(for outputs: [MonitorOutput]) -> [JournalLine]
     /// Called once the step is committed; `entries` are this sink's outbox messages as written;
     /// `whereabouts` is where the user is after the step.
     func deliver(_ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, whereabouts: Whereabouts)
@@ -24,6 +26,7 @@ public protocol OutputSink: Sendable {
 
 extension OutputSink {
     public func outbox(for outputs: [MonitorOutput]) -> [OutboxMessage] { [] }
+    public func journal(for outputs: [MonitorOutput]) -> [JournalLine] { [] }
     public func takeSettled() -> [Int64] { [] }
     public func reconfigure(_ configuration: Configuration) {}
 }

@@ -13,6 +13,7 @@ public struct StepBatch: Sendable {
 
     private var outputs: [MonitorOutput] = []
     private var messages: [OutboxMessage] = []
+    private var journal: [JournalLine] = []
     private var state = StateChanges()
     /// Outbox entries the sinks settled, not yet removed (a commit that failed keeps them).
     private var settled: [Int64] = []
@@ -35,6 +36,7 @@ public struct StepBatch: Sendable {
         ends.reserveCapacity(sinks.count)
         for sink in sinks {
             messages += sink.outbox(for: step)
+            journal += sink.journal(for: step)
             ends.append(messages.count)
         }
         steps.append((outputs.count, ends, whereabouts))
@@ -56,11 +58,12 @@ public struct StepBatch: Sendable {
             settled.removeAll(keepingCapacity: true)
             return 0
         }
-        let entries = try store.record(outputs, outbox: messages, settled: settled, changes: state)
+        let entries = try store.record(outputs, outbox: messages, settled: settled, changes: state, journal: journal)
         settled.removeAll(keepingCapacity: true)
         defer {
             outputs.removeAll(keepingCapacity: true)
             messages.removeAll(keepingCapacity: true)
+            journal.removeAll(keepingCapacity: true)
             steps.removeAll(keepingCapacity: true)
             state = StateChanges()
         }

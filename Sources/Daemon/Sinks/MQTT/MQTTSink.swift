@@ -105,13 +105,13 @@ public final class MQTTSink: OutputSink {
     /// how many events were left from before.
     @discardableResult
     public func start() throws -> Int {
-        let pending = try store.pendingOutbox()
+        let pending = try store.outboxSummary()
         let kept = try store.lastReported()
         let action = state.withLock { shared -> Outbox.Action? in
             for message in discovery { shared.outbox.remember(message) }
             shared.outbox.remember(tree.status(online: true))
             for id in beacons { if let proximity = kept[id] { shared.outbox.remember(tree.beacon(id, proximity)) } }
-            return shared.outbox.enqueue(pending)
+            return shared.outbox.resume(kept: pending.count, newest: pending.newest)
         }
         perform(action)
         try client.start()
@@ -206,7 +206,14 @@ public final class MQTTSink: OutputSink {
     /// go back to the machine. ``Outbox/Action/reset`` is never returned here.
     private func perform(_ action: Outbox.Action?) {
         var next = action
-        while case .publish(let batch)? = next {
+        while let action = next {
+            // Events on disk only, read back a window at a time (no lock held).
+            if case .load(let after, let limit) = action {
+                let entries = try? store.pendingOutbox(after: after, limit: limit)
+                next = update { $0.loaded(entries) }
+                continue
+            }
+            guard case .publish(let batch) = action else { return }
             var results: [(Outbox.Publication, Int32?)] = []
             results.reserveCapacity(batch.count)
             var generation: UInt64?

@@ -18,6 +18,10 @@ import Persistence
 /// in outbox order, and the client is reset (``Action/reset``) so that libmosquitto does not
 /// resend its own copies ahead of them; acknowledgements from before the reset (an older
 /// ``generation``) are ignored. Retained state is remembered and published again on every connect.
+///
+/// Memory is bounded whatever the length of an outage: at most ``memoryLimit`` waiting events
+/// are held; the rest stay only in the database (they are there since their step's commit) and
+/// are read back in order, a window at a time, as the broker takes them (``Action/load(after:limit:)``).
 public struct Outbox: Sendable {
     /// What the shell does.
     public enum Action: Sendable, Hashable {
@@ -26,6 +30,9 @@ public struct Outbox: Sendable {
         /// Drop the connection and everything libmosquitto holds, and connect anew as generation
         /// ``Outbox/generation``.
         case reset
+        /// Read at most `limit` events of the outbox after sequence `after`, oldest first, and
+        /// hand them to ``Outbox/loaded(_:)``.
+        case load(after: Int64, limit: Int)
     }
 
     /// One message to publish: an event from the outbox, or retained state.
@@ -45,6 +52,18 @@ public struct Outbox: Sendable {
 
     /// How many events may be with libmosquitto, unacknowledged, at once.
     public let window: Int
+    /// How many waiting events are held in memory at most; the rest are read back as needed.
+    public let memoryLimit: Int
+    /// The newest event kept in the outbox that this machine knows of.
+    private var stored: Int64 = 0
+    /// The newest event brought into memory: those after it, up to ``stored``, are on disk only.
+    private var loadedThrough: Int64 = 0
+    /// Events on disk only.
+    private var onDiskOnly = 0
+    /// A ``Action/load(after:limit:)`` is being carried out.
+    private var loading = false
+    /// The last read failed: not tried again before the next enqueue or connect.
+    private var loadFailed = false
     /// How long after its acknowledgement an event is resent if the connection drops, in seconds.
     public let confirmation: Double
 
@@ -77,13 +96,17 @@ public struct Outbox: Sendable {
     /// A publish failed (the client was being reset): nothing more until the next connect.
     private var paused = false
 
-    public init(window: Int = 100, confirmation: Double = 1) {
+    public init(window: Int = 100, confirmation: Double = 1, memoryLimit: Int = 4096) {
         self.window = max(window, 1)
         self.confirmation = confirmation
+        self.memoryLimit = max(memoryLimit, self.window)
     }
 
-    /// Events waiting to be acknowledged: in the backlog or with libmosquitto.
-    public var waiting: Int { backlog.count - backlogStart + handedOut + inflight.count }
+    /// Events waiting to be acknowledged: on disk, in the backlog or with libmosquitto.
+    public var waiting: Int { onDiskOnly + backlog.count - backlogStart + handedOut + inflight.count }
+
+    /// Waiting events held in memory.
+    public var inMemory: Int { backlog.count - backlogStart + handedOut + inflight.count }
 
     /// Retained messages handed to libmosquitto and not yet acknowledged.
     public var retainedWaiting: Int { retainedOutstanding.count + retainedQueue.count }
@@ -96,7 +119,46 @@ public struct Outbox: Sendable {
         -> Action?
     {
         for message in messages { queueIfChanged(message, always: false) }
-        backlog.append(contentsOf: entries)
+        loadFailed = false
+        for entry in entries {
+            // Read back already: a read can see a step committed before its sink delivered it.
+            guard entry.sequence > loadedThrough else { continue }
+            stored = max(stored, entry.sequence)
+            // Behind events on disk only, or past the limit: on disk only too, read back in turn.
+            if onDiskOnly > 0 || inMemory >= memoryLimit {
+                onDiskOnly += 1
+                continue
+            }
+            backlog.append(entry)
+            loadedThrough = entry.sequence
+        }
+        return pump()
+    }
+
+    /// At start: `count` events kept in the outbox from before, the newest `newest`, none in
+    /// memory yet; they are read back in order as the broker takes them.
+    public mutating func resume(kept count: Int, newest: Int64) -> Action? {
+        guard count > 0 else { return pump() }
+        stored = max(stored, newest)
+        onDiskOnly += count
+        return pump()
+    }
+
+    /// The events a ``Action/load(after:limit:)`` read, oldest first (`nil`: the read failed, and
+    /// is tried again at the next enqueue or connect).
+    public mutating func loaded(_ entries: [OutboxEntry]?) -> Action? {
+        loading = false
+        guard let entries else {
+            loadFailed = true
+            return pump()
+        }
+        for entry in entries where entry.sequence > loadedThrough {
+            backlog.append(entry)
+            loadedThrough = entry.sequence
+            onDiskOnly = max(onDiskOnly - 1, 0)
+        }
+        // Nothing more to read: what was counted on disk is gone (settled by an earlier run).
+        if entries.isEmpty || loadedThrough >= stored { onDiskOnly = 0 }
         return pump()
     }
 
@@ -130,6 +192,7 @@ public struct Outbox: Sendable {
     public mutating func connected(at now: Double) -> Action? {
         isConnected = true
         paused = false
+        loadFailed = false
         retainedQueue = retainedOrder.compactMap { retained[$0] }
         return pump()
     }
@@ -253,9 +316,14 @@ public struct Outbox: Sendable {
     // MARK: - Publishing
 
     /// The next batch for a publisher, if nobody holds the turn: the retained messages queued,
-    /// then events in order while the window has room.
+    /// then events in order while the window has room. Before that, a read of the events on disk
+    /// only when fewer than half the memory limit are left in the backlog.
     private mutating func pump() -> Action? {
-        guard isConnected, !publishing, !paused else { return nil }
+        guard isConnected, !publishing, !paused, !loading else { return nil }
+        if onDiskOnly > 0, !loadFailed, backlog.count - backlogStart < memoryLimit / 2, inMemory < memoryLimit {
+            loading = true
+            return .load(after: loadedThrough, limit: memoryLimit - inMemory)
+        }
         var batch: [Publication] = retainedQueue.map { .retained($0) }
         let retainedCount = batch.count
         retainedQueue.removeAll()

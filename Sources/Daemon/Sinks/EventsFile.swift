@@ -1,0 +1,185 @@
+import BeaconCore
+import Engine
+import Foundation
+import Persistence
+import RegionMonitor
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The `--events` output: every output as a JSON line, appended to a file (or standard output)
+/// at every commit, so a quiet daemon holds nothing back.
+///
+/// For a regular file, each line is also kept in the state database, with the offset it goes at,
+/// in the transaction of its step (``journal(for:)``); the file is written just after. A crash
+/// between the two (SIGKILL, the OOM killer) leaves committed lines out of the file: opening it
+/// again appends them (``init(path:store:warn:)``), so every committed output is in the file,
+/// once. When the file does not end as the journal says (rotated, truncated or edited since),
+/// nothing is appended and that is said.
+///
+/// Used from the engine's thread only, hence `@unchecked Sendable`.
+public final class EventsFile: OutputSink, @unchecked Sendable {
+    /// The file as given, for messages; `-` for standard output.
+    public let path: String
+    /// The absolute path the journal knows the file by; `nil` when not journaled.
+    private let journalName: String?
+    private let descriptor: Int32
+    private let ownsDescriptor: Bool
+    /// Where the next journaled line goes.
+    private var end: Int64 = 0
+    /// Where the bytes written so far end: a failed write is cut back to it.
+    private var written: Int64 = 0
+    /// Lines staged with their steps, not yet delivered, and the first of them.
+    private var staged: [String] = []
+    private var next = 0
+    /// Delivered lines not yet written (all of a commit, written at once).
+    private var buffer: [UInt8] = []
+    private let warn: (String) -> Void
+    private var failing = false
+
+    /// Standard output: not journaled (a pipe cannot be completed afterwards).
+    public init() {
+        path = "-"
+        journalName = nil
+        descriptor = STDOUT_FILENO
+        ownsDescriptor = false
+        warn = { _ in }
+    }
+
+    /// Appends to the file at `path` (created, mode 0644, when missing), first completing it from
+    /// `store`'s journal; `warn` says what was done about it.
+    public init(path: String, store: StateStore, warn: @escaping (String) -> Void) throws {
+        self.path = path
+        self.warn = warn
+        descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw InputError(
+                file: path,
+                message:
+                    "cannot open for writing (\(String(cString: strerror(errno)))); give --events another file or -")
+        }
+        ownsDescriptor = true
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+            journalName = nil  // a FIFO or a device: written, not journaled
+            return
+        }
+        let name = URL(fileURLWithPath: path).standardizedFileURL.path
+        journalName = name
+        try recover(store: store, name: name, size: Int64(status.st_size))
+    }
+
+    deinit {
+        write()
+        if ownsDescriptor { close(descriptor) }
+    }
+
+    public func journal(for outputs: [MonitorOutput]) -> [JournalLine] {
+        var lines: [JournalLine] = []
+        for output in outputs {
+            let line = output.json
+            staged.append(line)
+            guard let journalName else { continue }
+            lines.append(JournalLine(file: journalName, offset: end, text: line))
+            end += Int64(line.utf8.count) + 1
+        }
+        return lines
+    }
+
+    public func deliver(
+        _ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, whereabouts: Whereabouts
+    ) throws {
+        for line in staged[next..<min(next + outputs.count, staged.count)] {
+            buffer.append(contentsOf: line.utf8)
+            buffer.append(0x0A)
+        }
+        next += outputs.count
+        // The commit's last step: all of it goes out in one write.
+        if next >= staged.count {
+            staged.removeAll(keepingCapacity: true)
+            next = 0
+            FaultPoint.reach("events write")
+            write()
+        }
+    }
+
+    /// Writes what was delivered. A file that cannot take it (a full disk) is cut back to its last
+    /// whole line and the lines wait for the next commit; a closed pipe drops them.
+    private func write() {
+        guard !buffer.isEmpty else { return }
+        var done = 0
+        while done < buffer.count {
+            let result = buffer.withUnsafeBytes { raw in
+                Glibc.write(descriptor, raw.baseAddress.map { $0 + done }, raw.count - done)
+            }
+            if result < 0, errno == EINTR { continue }
+            guard result > 0 else {
+                guard journalName != nil else { break }
+                if !failing {
+                    warn(
+                        "cannot write --events \(path) (\(String(cString: strerror(errno)))); its lines wait and "
+                            + "go out once it can be written")
+                }
+                failing = true
+                _ = ftruncate(descriptor, off_t(written))
+                return
+            }
+            done += result
+        }
+        if failing {
+            warn("--events \(path) is written again")
+            failing = false
+        }
+        written += Int64(buffer.count)
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Appends the journaled lines a crash left out of the file of `size` bytes, when the file
+    /// ends as the journal says; else says so and forgets the journal.
+    private func recover(store: StateStore, name: String, size: Int64) throws {
+        let rows = try store.journal(file: name)
+        end = size
+        written = size
+        guard let missing = rows.firstIndex(where: { $0.end > size }) else { return }
+        let cut = rows[missing]
+        var consistent = true
+        if missing > 0 {
+            let before = rows[missing - 1]
+            consistent =
+                read(at: before.offset, count: Int(before.end - before.offset)) == Array((before.text + "\n").utf8)
+        } else {
+            consistent = size >= cut.offset
+        }
+        if consistent, size > cut.offset {
+            // A line cut short: it is written again whole.
+            let part = read(at: cut.offset, count: Int(size - cut.offset))
+            consistent =
+                Array((cut.text + "\n").utf8).starts(with: part) && ftruncate(descriptor, off_t(cut.offset)) == 0
+        }
+        let lost = rows.count - missing
+        guard consistent else {
+            warn(
+                "--events \(path) does not end as the state database recorded (rotated or edited?); "
+                    + "the last \(lost) outputs it may lack are not appended")
+            try store.clearJournal()
+            return
+        }
+        end = cut.offset
+        written = cut.offset
+        for row in rows[missing...] {
+            buffer.append(contentsOf: row.text.utf8)
+            buffer.append(0x0A)
+        }
+        end = rows[rows.count - 1].end
+        write()
+        warn("--events \(path): appended \(lost) outputs committed before the last stop but not yet written")
+    }
+
+    private func read(at offset: Int64, count: Int) -> [UInt8] {
+        guard count > 0, count <= 1 << 20, let reader = FileHandle(forReadingAtPath: path) else { return [] }
+        defer { try? reader.close() }
+        guard (try? reader.seek(toOffset: UInt64(max(offset, 0)))) != nil else { return [] }
+        return Array((try? reader.read(upToCount: count)) ?? Data())
+    }
+}
