@@ -7,7 +7,9 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beaconwatch-bench",
         abstract: "beaconwatch benchmarks (run them through scripts/bench, in a release build).",
-        subcommands: [DecodeBench.self, PipelineBench.self, E2EBench.self, QualityBench.self, SoakBench.self, OutageBench.self]
+        subcommands: [
+            DecodeBench.self, PipelineBench.self, E2EBench.self, QualityBench.self, SoakBench.self, OutageBench.self,
+        ]
     )
 }
 

@@ -93,6 +93,22 @@ import Testing
         #expect(try Self.journal(store, url) == Self.lines(url))
     }
 
+    /// A file truncated while the daemon runs (logrotate's `copytruncate`) is journaled from
+    /// where it ends now, so a crash after that is still completed.
+    @Test func aFileTruncatedWhileRunningIsJournaledFromItsNewEnd() throws {
+        let folder = try scratchFolder("events")
+        let url = folder.appendingPathComponent("events.jsonl")
+        let store = try StateStore(path: folder.appendingPathComponent("state.sqlite").path)
+        let file = try EventsFile(path: url.path, store: store) { Issue.record("said: \($0)") }
+        try Self.commit(Self.outputs(3), file: file, store: store)
+        #expect(truncate(url.path, 0) == 0)
+        try Self.commit(Self.outputs(2, from: 3), file: file, store: store)
+        let after = Self.outputs(2, from: 3).flatMap { $0 }.map(\.json)
+        #expect(Self.lines(url) == after)
+        let journal = try store.journal(file: url.standardizedFileURL.path)
+        #expect(journal.suffix(2).map(\.offset) == [0, Int64(after[0].utf8.count) + 1])
+    }
+
     /// A file that is not the one the journal describes (rotated, edited) gets nothing appended,
     /// and the daemon says so.
     @Test func aFileThatChangedIsNotCompletedAndThatIsSaid() throws {

@@ -76,6 +76,15 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
     }
 
     public func journal(for outputs: [MonitorOutput]) -> [JournalLine] {
+        // A commit's first lines go where the file ends now: it may have been truncated meanwhile
+        // (logrotate's copytruncate).
+        if journalName != nil, staged.isEmpty, buffer.isEmpty {
+            var status = stat()
+            if fstat(descriptor, &status) == 0 {
+                end = Int64(status.st_size)
+                written = end
+            }
+        }
         var lines: [JournalLine] = []
         for output in outputs {
             let line = output.json
