@@ -92,6 +92,22 @@ import Testing
         #expect(outbox.waiting == 0)
     }
 
+    /// Retained state that changes during an outage is not queued change by change: the connect
+    /// publishes each topic's latest message once.
+    @Test func retainedChangesDuringAnOutageGoOutOnceEachAtTheConnect() {
+        var outbox = Outbox(window: 10, confirmation: 1)
+        for n in 0..<1000 {
+            let message = MQTTMessage(topic: "b/beacon/\(n % 3)", payload: "\(n)", qos: 1, retain: true)
+            #expect(outbox.retain(message) == nil)
+        }
+        #expect(outbox.retainedWaiting == 0)
+        guard case .publish(let batch)? = outbox.connected(at: 0) else {
+            Issue.record("nothing at the connect")
+            return
+        }
+        #expect(batch.map(\.message.payload) == ["999", "997", "998"])
+    }
+
     /// At a restart nothing is read whole: the kept events are read back as the broker takes them.
     @Test func aRestartReadsTheKeptEventsBackAWindowAtATime() {
         var outbox = Outbox(window: 4, confirmation: 1, memoryLimit: 10)

@@ -176,6 +176,9 @@ public struct Outbox: Sendable {
         guard always || previous != message else { return }
         retained[message.topic] = message
         if previous == nil { retainedOrder.append(message.topic) }
+        // Without a connection, the next connect publishes every retained topic's latest message:
+        // queueing each change meanwhile would grow with the outage.
+        guard isConnected else { return }
         retainedQueue.append(message)
     }
 
