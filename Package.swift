@@ -52,6 +52,8 @@ let package = Package(
         // The shells' primitives: the one errno wrapper for every system call, a wake-up
         // descriptor, and a condition async code awaits (woken, never polled).
         .target(name: "Syscalls"),
+        // Pure: fleet payloads (OwnTracks, Theengs, forward) to observations, waypoint commands.
+        .target(name: "Fleet", dependencies: ["BeaconCore", "Configuration", "RegionMonitor"]),
         .target(name: "BlueZ", dependencies: ["BeaconCore", "CBluetooth", "Syscalls"]),
         .target(name: "MQTT", dependencies: ["BeaconCore", "CMosquitto", "RegionMonitor"]),
 
@@ -77,7 +79,8 @@ let package = Package(
         ),
         // Every parser and the engine behind one entry each, for libFuzzer (scripts/fuzz) and
         // the tests that replay what it found.
-        .target(name: "FuzzTargets", dependencies: ["BeaconCore", "Configuration", "Engine", "RegionMonitor", "Rules"]),
+        .target(
+            name: "FuzzTargets", dependencies: ["BeaconCore", "Configuration", "Engine", "Fleet", "RegionMonitor", "Rules"]),
         .target(name: "CFuzzerDriver"),
         .executableTarget(name: "beaconwatch-fuzz", dependencies: ["CFuzzerDriver", "FuzzTargets", "Syscalls"]),
         .executableTarget(
@@ -100,6 +103,7 @@ let package = Package(
         .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "RegionMonitor", "BeaconCore", "TestSupport"]),
         .testTarget(name: "RulesTests", dependencies: ["Rules", "BeaconCore", "RegionMonitor", "TestSupport"]),
+        .testTarget(name: "FleetTests", dependencies: ["Fleet", "BeaconCore", "Configuration", "RegionMonitor"]),
         .testTarget(
             name: "EngineTests",
             dependencies: ["Engine", "BeaconCore", "Configuration", "RegionMonitor", "Rules", "TestSupport"]),

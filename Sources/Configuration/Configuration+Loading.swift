@@ -49,13 +49,14 @@ extension Configuration {
         "MQTT.topic", "MQTT.qos", "MQTT.keepalive", "MQTT.homeassistant", "MQTT.discoveryPrefix",
         "Rules.source", "Rules.namespace", "Rules.refresh", "Rules.maxNotificationsPerDay",
         "Rules.autoServerNotify", "Rules.autoUserNotify", "Rules.serverTimeout", "Alert.resetAfter",
-        "Script.timeout", "State.database", "State.keepDays",
+        "Script.timeout", "State.database", "State.keepDays", "Fleet.owntracks", "Fleet.theengs", "Fleet.forward",
+        "Fleet.autoAdd", "Fleet.maxDevices", "Fleet.maxAge", "Fleet.shard",
     ]
 
     /// Key prefixes followed by an id or a name (`LocationBaseBeacon.<id>`, `Script.enter`).
     public static let keyPrefixes = [
         "LocationBaseBeacon.", "LocationBeaconName.", "LocationBeaconPower.", "LocationAreaName.",
-        "LocationZoneName.", "LocationAlert.", "Script.",
+        "LocationZoneName.", "LocationAlert.", "Script.", "Device.",
     ]
 }
 
@@ -96,6 +97,8 @@ struct Loader {
         var areaNames: [UUID: String] = [:]
         var zoneNames: [Region: String] = [:]
         var mqtt: [String: IniFile.Entry] = [:]
+        var fleet: [String: IniFile.Entry] = [:]
+        var devices: [IniFile.Entry] = []
         var alerts: [IniFile.Entry] = []
         var named = beacons.list
         for entry in file.entries {
@@ -142,6 +145,10 @@ struct Loader {
             } else if key.hasPrefix("MQTT.") {
                 mqtt[key] = entry
                 if !Configuration.knownKeys.contains(key) { unknown(entry) }
+            } else if key.hasPrefix("Fleet."), Configuration.knownKeys.contains(key) {
+                fleet[key] = entry
+            } else if key.hasPrefix("Device.") {
+                devices.append(entry)
             } else if key == "Script.timeout" {
                 if let seconds = duration(entry, positive: true) { configuration.scriptTimeout = seconds }
             } else if let event = key.suffix(after: "Script.") {
@@ -159,6 +166,7 @@ struct Loader {
         configuration.hierarchy = Hierarchy(beacons: named, areaNames: areaNames, zoneNames: zoneNames)
         for entry in alerts { loadAlert(entry, beacons: beacons.index) }
         loadMQTT(mqtt)
+        loadFleet(fleet, devices: devices, file: file)
         checkConsistency(file)
     }
 

@@ -10,6 +10,8 @@ public struct Configuration: Sendable {
     public var monitor = MonitorSettings()
     /// `nil` when `MQTT.host` is not set (MQTT off).
     public var mqtt: MQTTSettings?
+    /// `nil` without a fleet source (`Fleet.owntracks`, `Fleet.theengs`, `Fleet.forward`).
+    public var fleet: FleetSettings?
     public var rules = RulesSettings()
     /// `LocationAlert.<id>` in file order.
     public var alerts: [AlertDefinition] = []

@@ -22,6 +22,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case command
     /// A program of sightings, clock steps, modes and commands through the whole ``Engine``.
     case engine
+    /// A fleet message: the source in the first byte, the topic up to a NUL, the payload.
+    case fleet
 
     /// Runs the target on `bytes`.
     public func run(_ bytes: UnsafeRawBufferPointer) {
@@ -34,6 +36,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .reply: DocumentTargets.reply(Array(bytes))
         case .command: DocumentTargets.command(Array(bytes))
         case .engine: EngineTarget.run(Array(bytes))
+        case .fleet: FleetTarget.run(Array(bytes))
         }
     }
 

@@ -1,0 +1,133 @@
+import BeaconCore
+import Configuration
+import RegionMonitor
+
+/// Where a fleet message came from (SPEC 15): which `Fleet.*` filter it matched.
+public enum FleetSource: String, Sendable, Hashable, CaseIterable {
+    case owntracks, theengs, forward
+}
+
+/// A position fix (an OwnTracks `location`): kept for geofences (SPEC 17).
+public struct Position: Sendable, Hashable {
+    public var latitude: Double
+    public var longitude: Double
+    /// Accuracy in metres, when given.
+    public var accuracy: Double?
+
+    public init(latitude: Double, longitude: Double, accuracy: Double?) {
+        self.latitude = latitude
+        self.longitude = longitude
+        self.accuracy = accuracy
+    }
+}
+
+/// One thing a device reported, as the engine of that device takes it.
+public struct FleetObservation: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable {
+        /// A beacon heard (Theengs, `forward`, OwnTracks ranging with the phone's own class).
+        case sighting(Advertisement, phoneProximity: Proximity?)
+        /// An HCI event of a `forward` node, decoded by the device's engine.
+        case hci([UInt8])
+        /// The phone's own monitoring (OwnTracks `transition`, `t: "b"`, `desc: bw:<region>`).
+        case transition(Region, entered: Bool)
+        case position(Position)
+        /// The phone went away (OwnTracks `lwt`).
+        case offline
+    }
+
+    /// The device's own time for it (`tst`, `t`), when it gave one: the age check (`Fleet.maxAge`).
+    public var time: Timestamp?
+    public var kind: Kind
+
+    public init(time: Timestamp?, kind: Kind) {
+        self.time = time
+        self.kind = kind
+    }
+}
+
+/// A fleet message, parsed: whose it is and what it says.
+public struct FleetMessage: Sendable, Hashable {
+    public var source: FleetSource
+    public var device: String
+    public var observations: [FleetObservation]
+
+    public init(source: FleetSource, device: String, observations: [FleetObservation]) {
+        self.source = source
+        self.device = device
+        self.observations = observations
+    }
+
+    /// The largest payload read; anything longer is refused unread.
+    public static let payloadLimit = 64 << 10
+
+    /// Parses a message on `topic` that matched `filter` of `source`. `nil`: a message that is not
+    /// for beaconwatch (an OwnTracks card, a Theengs report of another kind of device, our own
+    /// `setWaypoints` command), ignored without a word. A failure names what was wrong.
+    public static func parse(
+        source: FleetSource, filter: TopicFilter, topic: String, payload: some Collection<UInt8>
+    ) -> Result<FleetMessage?, FleetError> {
+        guard let (wildcards, rest) = filter.match(topic) else { return .success(nil) }
+        guard payload.count <= payloadLimit else {
+            return .failure(FleetError(topic: topic, "a payload of \(payload.count) bytes is over 64 KiB"))
+        }
+        let device: String
+        switch source {
+        case .owntracks:
+            guard wildcards.count >= 2 else { return .success(nil) }
+            device = wildcards[0] + "-" + wildcards[1]
+        case .theengs, .forward:
+            guard let first = wildcards.first else { return .success(nil) }
+            device = first
+        }
+        guard DeviceDeclaration.isValidID(device) else {
+            return .failure(
+                FleetError(
+                    topic: topic,
+                    "device id '\(device.excerpt)' from the topic is not 1 to 64 letters, digits, '-', '_' or '.'"))
+        }
+        let parsed: Result<[FleetObservation]?, FleetError>
+        switch source {
+        case .owntracks: parsed = OwnTracks.parse(rest: rest, payload: payload, topic: topic)
+        case .theengs: parsed = Theengs.parse(payload, topic: topic)
+        case .forward: parsed = Forward.parse(payload, topic: topic)
+        }
+        return parsed.map { observations in
+            observations.map { FleetMessage(source: source, device: device, observations: $0) }
+        }
+    }
+}
+
+/// Why a fleet message was ignored: one line naming the topic and the reason.
+public struct FleetError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var topic: String
+    public var reason: String
+
+    public init(topic: String, _ reason: String) {
+        self.topic = topic
+        self.reason = reason
+    }
+
+    public var description: String { "ignored a message on \(topic.excerpt): \(reason.printable)" }
+}
+
+extension JSONValue {
+    /// A whole number within `range`.
+    func integer(in range: ClosedRange<Int>) -> Int? {
+        guard case .number(let value) = self, value.rounded() == value, value >= Double(range.lowerBound),
+            value <= Double(range.upperBound)
+        else { return nil }
+        return Int(value)
+    }
+
+    /// A finite number within `range`.
+    func number(in range: ClosedRange<Double>) -> Double? {
+        guard case .number(let value) = self, value.isFinite, range.contains(value) else { return nil }
+        return value
+    }
+
+    /// A string, or `nil`.
+    var string: String? {
+        guard case .string(let text) = self else { return nil }
+        return text
+    }
+}

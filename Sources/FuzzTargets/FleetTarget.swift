@@ -1,0 +1,43 @@
+import BeaconCore
+import Configuration
+import Fleet
+
+/// A fleet message (SPEC 15): the first byte picks the source (OwnTracks, Theengs, forward), then
+/// the topic up to the first NUL, then the payload.
+enum FleetTarget {
+    static let filters: [(FleetSource, TopicFilter?)] = [
+        (.owntracks, TopicFilter("owntracks/+/+")), (.theengs, TopicFilter("home/+/BTtoMQTT/#")),
+        (.forward, TopicFilter("beaconwatch/+/sightings")),
+    ]
+
+    static func run(_ bytes: [UInt8]) {
+        guard let first = bytes.first else { return }
+        let (source, filter) = filters[Int(first) % filters.count]
+        guard let filter else { preconditionFailure("a fuzz target's own filter does not parse") }
+        let rest = bytes.dropFirst()
+        let cut = rest.firstIndex(of: 0) ?? rest.endIndex
+        let topic = String(decoding: rest[..<cut], as: UTF8.self)
+        let payload = rest[min(cut + 1, rest.endIndex)...]
+        switch FleetMessage.parse(source: source, filter: filter, topic: topic, payload: payload) {
+        case .failure(let error):
+            Message.check(error.description)
+        case .success(let message?):
+            precondition(DeviceDeclaration.isValidID(message.device), "device id \(message.device.debugDescription)")
+            for observation in message.observations {
+                switch observation.kind {
+                case .sighting(let advertisement, _):
+                    precondition(advertisement.rssi < 0, "a sighting with RSSI \(advertisement.rssi)")
+                case .position(let position):
+                    precondition(abs(position.latitude) <= 90 && abs(position.longitude) <= 180, "\(position)")
+                case .hci(let event):
+                    var decoder = AdvertisingReportDecoder()
+                    decoder.decode(event: event) { _ in }
+                case .transition, .offline:
+                    break
+                }
+            }
+        case .success(nil):
+            break
+        }
+    }
+}
