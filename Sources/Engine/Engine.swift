@@ -188,6 +188,9 @@ public struct Engine: Sendable {
         case .mode(let mode):
             monitor.setMode(mode, at: time, into: &pending)
             observe(from: start)
+        case .deviceTransition(let region, let entered):
+            monitor.deviceTransition(region, entered: entered, at: time, into: &pending)
+            observe(from: start)
         case .command(let command):
             monitor.advance(to: time, into: &pending)
             if !obey(command, at: time) { ignoredCommands += 1 }

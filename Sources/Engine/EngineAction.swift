@@ -21,6 +21,8 @@ public enum EngineInput: Sendable {
     indirect case reconfigure(Configuration, rules: [RuleRegion]?, settings: RuleSettings)
     /// A fetched rules document replaces the one in force.
     indirect case rules([RuleRegion])
+    /// The device's own monitoring entered or left a region (an OwnTracks phone, SPEC 15.1).
+    case deviceTransition(Region, entered: Bool)
 
     /// The input a source event stands for, and its time.
     public init(_ event: SourceEvent) {

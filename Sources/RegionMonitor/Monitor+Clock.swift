@@ -32,5 +32,6 @@ extension Monitor {
         timers.shiftClock(by: delta)
         now = now.shifted(by: delta)
         windowEnd = windowEnd.shifted(by: delta)
+        areaHoldUntil = areaHoldUntil?.shifted(by: delta)
     }
 }

@@ -12,9 +12,16 @@ extension Monitor {
         for _ in 0..<4 {
             if monitoredMode == .areas, let entered = monitored.first(where: { tracked[$0]?.inside == true }) {
                 let zones = hierarchy.areas[Int(entered.index)].zones
+                // The device said it is in the Area; it will say which Zone once it monitors them.
+                if held.contains(entered) {
+                    areaHoldUntil = now + exitTimeout
+                    timers.schedule(.areaHold, at: now + exitTimeout)
+                }
                 applyMonitoring(
                     mostRecent(zones.map { RegionRef(.zone, $0) }), mode: .zones, area: entered.index, into: &outputs)
-            } else if monitoredMode == .zones, !monitored.contains(where: { tracked[$0]?.inside == true }) {
+            } else if monitoredMode == .zones, !monitored.contains(where: { tracked[$0]?.inside == true }),
+                !isAreaHeld
+            {
                 applyMonitoring(mostRecentAreas(), mode: .areas, area: nil, into: &outputs)
             } else if let candidate = sightedCandidate, tracked[candidate]?.monitored != true {
                 sightedCandidate = nil
@@ -27,6 +34,9 @@ extension Monitor {
             reconcileAll(into: &outputs)
         }
     }
+
+    /// Whether the monitored Area's Zones are awaited after the device's own `enter` of it.
+    var isAreaHeld: Bool { areaHoldUntil.map { now < $0 } ?? false }
 
     /// The candidates the policy keeps: the `cap` most recently sighted.
     func mostRecent(_ candidates: [RegionRef]) -> [RegionRef] {
@@ -65,6 +75,8 @@ extension Monitor {
         }
         let dropped = tracked.filter { next[$0.key] == nil && $0.value.inside }.keys
         tracked = next
+        // The device no longer monitors what was dropped (its waypoint is deleted).
+        held = held.filter { next[$0]?.monitored == true }
         for ref in dropped { leaveCurrent(ref) }
         // A region that turned monitored while inside needs its exit deadline.
         for ref in monitored where tracked[ref]!.inside && tracked[ref]!.timerGeneration == 0 { armExit(ref) }

@@ -12,8 +12,10 @@ extension Monitor {
         }
     }
 
-    /// Inside: sighted less than exitTimeout ago (SPEC 5.1).
+    /// Inside: sighted less than exitTimeout ago (SPEC 5.1), or held by the device's own
+    /// monitoring (15.1).
     func isPresent(_ ref: RegionRef) -> Bool {
+        if held.contains(ref) { return true }
         let last = last(ref)
         return last != Self.never && now < last + exitTimeout
     }
@@ -24,6 +26,8 @@ extension Monitor {
         guard var state = tracked[ref], state.monitored, state.inside, state.timerGeneration == generation else {
             return false
         }
+        // Held by the device: its `leave` decides, and arms the sightings' deadline if need be.
+        if held.contains(ref) { return false }
         if isPresent(ref) {
             timerGeneration &+= 1
             state.timerGeneration = timerGeneration
@@ -94,6 +98,7 @@ extension Monitor {
         if let area = newlyInsideAreas.max(by: { last($0) != last($1) ? last($0) < last($1) : $0.index > $1.index }) {
             desiredInside.insert(area)
         }
+        if isAreaHeld, let area = monitoredArea { desiredInside.insert(RegionRef(.area, area)) }
         for ref in desiredInside {
             var ancestor = parent(of: ref)
             while let up = ancestor {
@@ -129,7 +134,10 @@ extension Monitor {
         }
         switch ref.level {
         case .area: currentAreaIndex = Int(ref.index)
-        case .zone: currentZoneIndex = Int(ref.index)
+        case .zone:
+            currentZoneIndex = Int(ref.index)
+            // A Zone took over from the device's Area.
+            areaHoldUntil = nil
         case .beacon: break
         }
         let transition = Transition(

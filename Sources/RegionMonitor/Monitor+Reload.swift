@@ -31,6 +31,8 @@ extension Monitor {
             kept.enteredAt = state.enteredAt
             carriedInside[carried] = kept
         }
+        // What the device holds stays held (its waypoints are still on it).
+        held = Set(previous.held.compactMap { reference(to: previous.region($0)) })
         currentAreaIndex = previous.currentArea.flatMap { reference(to: $0) }
             .flatMap { carriedInside[$0] != nil ? Int($0.index) : nil }
         currentZoneIndex = previous.currentZone.flatMap { reference(to: $0) }

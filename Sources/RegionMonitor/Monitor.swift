@@ -43,6 +43,12 @@ public struct Monitor: Sendable {
     var monitoredMode: MonitoringChange.Mode = .beacons
     var monitoredArea: Int32?
     var monitored: [RegionRef] = []
+    /// Monitored regions the device's own operating system says it is inside (an OwnTracks
+    /// phone's `enter`, SPEC 15.1): inside while held, whatever the sightings say.
+    var held: Set<RegionRef> = []
+    /// After the device's own `enter` of an Area switched monitoring to its Zones (its waypoint is
+    /// then deleted), the Area stays inside until a Zone enters, or exitTimeout passes without one.
+    var areaHoldUntil: Int64?
     /// The monitored regions and the Areas and Zones containing them, with their reported state.
     var tracked: [RegionRef: RegionState] = [:]
     var timers = TimerQueue<Deadline>()
@@ -212,6 +218,9 @@ public struct Monitor: Sendable {
                 case .grace:
                     graceFiring = true
                     recheckAll = true
+                case .areaHold:
+                    policyDirty = true
+                    regionsMayExit = true
                 }
             }
             if regionsMayExit { reconcileAll(into: &outputs) }
@@ -252,6 +261,30 @@ public struct Monitor: Sendable {
         report(into: &outputs)
         return true
     }
+
+    /// The device's own monitoring says it entered (`entered`) or left `region` (an OwnTracks
+    /// transition, SPEC 15.1). A region is inside while the device holds it or a sighting less than
+    /// exitTimeout old does; derived regions follow (5.3). A region that is not monitored now (the
+    /// phone has not yet taken the latest waypoints) is not entered.
+    public mutating func deviceTransition(
+        _ region: Region, entered: Bool, at time: Timestamp, into outputs: inout [MonitorOutput]
+    ) {
+        advance(to: time, into: &outputs)
+        guard let ref = reference(to: region) else { return }
+        if entered {
+            guard tracked[ref]?.monitored == true, held.insert(ref).inserted else { return }
+        } else {
+            guard held.remove(ref) != nil else { return }
+            // Still sighted: the sightings' own exit deadline takes over.
+            if tracked[ref]?.inside == true, isPresent(ref) { armExit(ref) }
+        }
+        reconcileAll(into: &outputs)
+        applyPolicy(into: &outputs)
+        report(into: &outputs)
+    }
+
+    /// The monitored regions now, outside-in and in file order.
+    public var monitoredRegions: [Region] { monitored.map(region) }
 
     /// Switches between continuous (`foreground`) and windowed (`background`) ranging.
     public mutating func setMode(_ newMode: RangingMode, at time: Timestamp, into outputs: inout [MonitorOutput]) {
@@ -303,4 +336,6 @@ enum Deadline: Sendable {
     case off(Int32)
     /// The end of the restart grace: restored beacons not seen since the start go `off`.
     case grace
+    /// The end of ``Monitor/areaHoldUntil``: no Zone followed the device's Area.
+    case areaHold
 }

@@ -1,0 +1,111 @@
+import BeaconCore
+import Foundation
+import RegionMonitor
+import Testing
+
+/// A device's own monitoring (an OwnTracks phone's transitions, SPEC 15.1): a region is inside
+/// while the device holds it or a recent sighting does; derived regions follow.
+@Suite struct DeviceTransitionTests {
+    static let transitions: Set<String> = ["enter", "exit"]
+
+    mutating func phone(_ run: inout MonitorHarness, _ region: Region, entered: Bool, at seconds: Double) {
+        run.monitor.deviceTransition(region, entered: entered, at: MonitorHarness.time(seconds), into: &run.outputs)
+    }
+
+    static let beacon = Region.beacon(BeaconID(uuid: MonitorHarness.uuid(1), major: 1, minor: 1))
+
+    @Test mutating func anEnterHoldsTheRegionUntilTheLeaveWithNoTimeout() {
+        var run = MonitorHarness(["101=1,1,1"]) { $0.exitTimeout = 5 }
+        run.start(at: 0)
+        _ = run.take()
+        phone(&run, Self.beacon, entered: true, at: 1)
+        #expect(
+            run.take(Self.transitions) == [
+                "1.000 enter A1 area derived", "1.000 enter A1:1 zone derived", "1.000 enter A1:1:1 beacon monitored",
+            ])
+        // No sighting at all, long past the exit timeout: still inside while held.
+        run.advance(to: 100)
+        #expect(run.take(Self.transitions) == [])
+        phone(&run, Self.beacon, entered: false, at: 120)
+        #expect(
+            run.take(Self.transitions) == [
+                "120.000 exit A1:1:1 beacon monitored dwell 119.0", "120.000 exit A1:1 zone derived dwell 119.0",
+                "120.000 exit A1 area derived dwell 119.0",
+            ])
+    }
+
+    /// Inside while either holds: a leave with a fresh sighting waits for the sightings' timeout.
+    @Test mutating func aLeaveWhileStillSightedExitsAtTheSightingsTimeout() {
+        var run = MonitorHarness(["101=1,1,1"]) { $0.exitTimeout = 5 }
+        run.start(at: 0)
+        phone(&run, Self.beacon, entered: true, at: 1)
+        run.see("101", at: 10)
+        _ = run.take()
+        phone(&run, Self.beacon, entered: false, at: 12)
+        #expect(run.take(Self.transitions) == [])
+        run.advance(to: 14.999)
+        #expect(run.take(Self.transitions) == [])
+        run.advance(to: 15)
+        #expect(run.take(Self.transitions).first == "15.000 exit A1:1:1 beacon monitored dwell 14.0")
+    }
+
+    /// A region the device is not asked to monitor (a stale waypoint), or not configured, is not
+    /// entered; a leave of what was never held changes nothing.
+    @Test mutating func onlyMonitoredRegionsAreTakenFromTheDevice() {
+        // 21 Zones in one Area: Areas are monitored first, so a Zone is not.
+        var run = MonitorHarness((1...21).map { "\($0)=1,\($0),1" })
+        run.start(at: 0)
+        _ = run.take()
+        phone(&run, .zone(MonitorHarness.uuid(1), major: 3), entered: true, at: 1)
+        phone(&run, .area(MonitorHarness.uuid(9)), entered: true, at: 1)
+        phone(&run, .area(MonitorHarness.uuid(1)), entered: false, at: 1)
+        #expect(run.take(Self.transitions) == [])
+        // The Area is monitored: entered, and the Zones take its place (areas then zones).
+        phone(&run, .area(MonitorHarness.uuid(1)), entered: true, at: 2)
+        let lines = run.take()
+        #expect(lines.first == "2.000 enter A1 area monitored", "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("2.000 monitoring zones A1 [") }, "\(lines)")
+        #expect(run.monitor.monitoredRegions.count == 20)
+        #expect(run.monitor.monitoredRegions.allSatisfy { $0.kind == .zone })
+    }
+
+    /// The HSYCO model on a phone: the Area's `enter` switches monitoring to its Zones and
+    /// deletes the Area's waypoint; the Area stays inside until the phone reports a Zone, and the
+    /// Zone's `leave` takes the device out of both, back to monitoring Areas.
+    @Test mutating func anAreaEnteredByThePhoneWaitsForItsZone() {
+        var run = MonitorHarness((1...21).map { "\($0)=1,\($0),1" }) { $0.exitTimeout = 10 }
+        run.start(at: 0)
+        phone(&run, .area(MonitorHarness.uuid(1)), entered: true, at: 1)
+        _ = run.take()
+        // Nothing exits while the phone takes the Zones' waypoints, within exitTimeout.
+        run.advance(to: 10.9)
+        #expect(run.take() == [])
+        let zone = Region.zone(MonitorHarness.uuid(1), major: 3)
+        phone(&run, zone, entered: true, at: 5)
+        #expect(run.take(Self.transitions) == ["10.900 enter A1:3 zone monitored"])
+        // Past the hold, the Zone holds the Area.
+        run.advance(to: 60)
+        #expect(run.take() == [])
+        phone(&run, zone, entered: false, at: 61)
+        let lines = run.take()
+        #expect(
+            lines.prefix(2) == ["61.000 exit A1:3 zone monitored dwell 50.1", "61.000 exit A1 area derived dwell 60.0"])
+        #expect(lines.last?.hasPrefix("61.000 monitoring areas - [") == true, "\(lines)")
+    }
+
+    /// No Zone follows the Area within exitTimeout: the Area exits, and Areas are monitored again.
+    @Test mutating func anAreaWithNoZoneFollowingExitsAfterExitTimeout() {
+        var run = MonitorHarness((1...21).map { "\($0)=1,\($0),1" }) { $0.exitTimeout = 10 }
+        run.start(at: 0)
+        phone(&run, .area(MonitorHarness.uuid(1)), entered: true, at: 1)
+        _ = run.take()
+        run.advance(to: 10.999)
+        #expect(run.take() == [])
+        run.advance(to: 11)
+        let lines = run.take()
+        #expect(
+            lines.contains("11.000 exit A1 area monitored dwell 10.0")
+                || lines.contains("11.000 exit A1 area derived dwell 10.0"), "\(lines)")
+        #expect(run.monitor.monitoredRegions.allSatisfy { $0.kind == .area })
+    }
+}
