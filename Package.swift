@@ -53,7 +53,7 @@ let package = Package(
         // descriptor, and a condition async code awaits (woken, never polled).
         .target(name: "Syscalls"),
         // Pure: fleet payloads (OwnTracks, Theengs, forward) to observations, waypoint commands.
-        .target(name: "Fleet", dependencies: ["BeaconCore", "Configuration", "RegionMonitor"]),
+        .target(name: "Fleet", dependencies: ["BeaconCore", "Configuration", "Engine", "RegionMonitor", "Rules"]),
         .target(name: "BlueZ", dependencies: ["BeaconCore", "CBluetooth", "Syscalls"]),
         .target(name: "MQTT", dependencies: ["BeaconCore", "CMosquitto", "RegionMonitor"]),
 
@@ -103,7 +103,8 @@ let package = Package(
         .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "RegionMonitor", "BeaconCore", "TestSupport"]),
         .testTarget(name: "RulesTests", dependencies: ["Rules", "BeaconCore", "RegionMonitor", "TestSupport"]),
-        .testTarget(name: "FleetTests", dependencies: ["Fleet", "BeaconCore", "Configuration", "RegionMonitor"]),
+        .testTarget(
+            name: "FleetTests", dependencies: ["Fleet", "BeaconCore", "Configuration", "Engine", "RegionMonitor", "Rules"]),
         .testTarget(
             name: "EngineTests",
             dependencies: ["Engine", "BeaconCore", "Configuration", "RegionMonitor", "Rules", "TestSupport"]),

@@ -26,7 +26,11 @@ enum FleetTarget {
             for observation in message.observations {
                 switch observation.kind {
                 case .sighting(let advertisement, _):
-                    precondition(advertisement.rssi < 0, "a sighting with RSSI \(advertisement.rssi)")
+                    // A trace line may carry any RSSI but 127 ("not available"); phones and
+                    // gateways give negative ones only.
+                    precondition(
+                        advertisement.rssi != 127 && (message.source == .forward || advertisement.rssi < 0),
+                        "a sighting with RSSI \(advertisement.rssi)")
                 case .position(let position):
                     precondition(abs(position.latitude) <= 90 && abs(position.longitude) <= 180, "\(position)")
                 case .hci(let event):

@@ -1,0 +1,211 @@
+import BeaconCore
+import Configuration
+import Engine
+import RegionMonitor
+import Rules
+
+/// Many devices in one daemon (SPEC 15): one ``Engine`` per device, sharing the hierarchy,
+/// settings and rules, each fed the observations of its fleet messages at the daemon's clock.
+/// Pure, as the engine is: messages and instants in, each device's engine actions out, with the
+/// `setWaypoints` commands that keep an OwnTracks phone's regions equal to its monitored set.
+public struct FleetEngine {
+    /// What the shell does for a device.
+    public enum Action: Sendable {
+        /// One of the device's engine actions, in order (outputs, steps to persist, requests).
+        case engine(device: String, EngineAction)
+        /// Publish `command` (a `setWaypoints`) to the OwnTracks phone `device` (QoS 1, through
+        /// the outbox): its regions become `regions`.
+        case waypoints(device: String, command: String, regions: [Region])
+    }
+
+    /// Why a message changed nothing.
+    public enum Refusal: Sendable, Hashable {
+        /// Another daemon's device (`Fleet.shard`): ignored without a word.
+        case otherShard
+        /// Not declared, and `Fleet.autoAdd` is off.
+        case unknownDevice
+        /// `Fleet.maxDevices` are tracked already.
+        case tooManyDevices
+        /// Every observation was older than `Fleet.maxAge` at its arrival (how many).
+        case stale(Int)
+    }
+
+    /// One device and what the daemon knows of it.
+    public struct Device: Sendable {
+        public var engine: Engine
+        public var declaration: DeviceDeclaration?
+        /// The source it reports through (the first message's).
+        public var source: FleetSource
+        /// The regions its phone was last told to monitor (OwnTracks).
+        public var waypoints: [Region] = []
+        /// Its last `lwt`, until it reports again.
+        public var offline = false
+        /// Observations dropped as older than `Fleet.maxAge`.
+        public var stale = 0
+    }
+
+    public let configuration: Configuration
+    public let settings: FleetSettings
+    let identity: MonitorIdentity
+    let rules: [RuleRegion]?
+    let ruleSettings: RuleSettings
+    public private(set) var devices: [String: Device] = [:]
+    private let declared: [String: DeviceDeclaration]
+    /// Each device's next wake-up, earliest first; an entry is stale when the device's own
+    /// ``scheduled`` differs.
+    private var wakeups = MinHeap()
+    private var scheduled: [String: Int64] = [:]
+
+    /// A fleet for `configuration` (whose ``Configuration/fleet`` is set), with the daemon's
+    /// `identity` (the devices' events carry their own userid) and rules.
+    public init(
+        configuration: Configuration, identity: MonitorIdentity, rules: [RuleRegion]? = nil,
+        ruleSettings: RuleSettings = RuleSettings()
+    ) {
+        self.configuration = configuration
+        self.settings = configuration.fleet ?? FleetSettings()
+        self.identity = identity
+        self.rules = rules
+        self.ruleSettings = ruleSettings
+        declared = Dictionary(settings.devices.map { ($0.id, $0) }) { first, _ in first }
+    }
+
+    /// The earliest instant a device's timer is due (an exit, an `off`, a latch, a local midnight).
+    public var nextWake: Timestamp? { wakeups.peek.map { Timestamp(microseconds: $0.time) } }
+
+    /// A parsed message at its arrival: each fresh observation goes to its device's engine, at
+    /// `arrival` (the daemon's clock). Returns why nothing happened, if so.
+    @discardableResult
+    public mutating func handle(_ message: FleetMessage, at arrival: Timestamp, into actions: inout [Action])
+        -> Refusal?
+    {
+        guard settings.shard.owns(message.device) else { return .otherShard }
+        if devices[message.device] == nil {
+            let declaration = declared[message.device]
+            guard declaration != nil || settings.autoAdd else { return .unknownDevice }
+            guard devices.count < settings.maxDevices else { return .tooManyDevices }
+            add(message.device, declaration: declaration, source: message.source, at: arrival, into: &actions)
+        }
+        let oldest = arrival.microseconds - Int64((settings.maxAge * 1_000_000).rounded())
+        var stale = 0
+        for observation in message.observations {
+            if let time = observation.time, time.microseconds < oldest {
+                stale += 1
+                continue
+            }
+            feed(observation.kind, to: message.device, at: arrival, into: &actions)
+        }
+        if stale > 0 { devices[message.device]?.stale += stale }
+        return stale > 0 && stale == message.observations.count ? .stale(stale) : nil
+    }
+
+    /// Fires every device's timers up to `time`, earliest first.
+    public mutating func advance(to time: Timestamp, into actions: inout [Action]) {
+        while let next = wakeups.peek, next.time <= time.microseconds {
+            wakeups.pop()
+            guard scheduled[next.device] == next.time, var device = devices[next.device] else { continue }
+            var engineActions: [EngineAction] = []
+            device.engine.advance(to: Timestamp(microseconds: next.time), into: &engineActions)
+            devices[next.device] = device
+            finish(next.device, engineActions, into: &actions)
+        }
+    }
+
+    // MARK: - Devices
+
+    private mutating func add(
+        _ id: String, declaration: DeviceDeclaration?, source: FleetSource, at time: Timestamp,
+        into actions: inout [Action]
+    ) {
+        let userid = declaration?.userid ?? id
+        let deviceIdentity = MonitorIdentity(session: identity.session, address: identity.address, userid: userid)
+        var engine = Engine(
+            configuration: configuration, identity: deviceIdentity, rules: rules, ruleSettings: ruleSettings)
+        var engineActions: [EngineAction] = []
+        engine.start(at: time, into: &engineActions)
+        devices[id] = Device(engine: engine, declaration: declaration, source: source)
+        finish(id, engineActions, into: &actions)
+    }
+
+    private mutating func feed(
+        _ kind: FleetObservation.Kind, to id: String, at time: Timestamp, into actions: inout [Action]
+    ) {
+        guard var device = devices[id] else { return }
+        var engineActions: [EngineAction] = []
+        switch kind {
+        case .sighting(let advertisement, _):
+            device.offline = false
+            device.engine.handle(.advertisement(advertisement), at: time, into: &engineActions)
+        case .hci(let event):
+            var decoder = AdvertisingReportDecoder()
+            decoder.decode(event: event) { advertisement in
+                device.engine.handle(.advertisement(advertisement), at: time, into: &engineActions)
+            }
+        case .transition(let region, let entered):
+            device.offline = false
+            device.engine.handle(.deviceTransition(region, entered: entered), at: time, into: &engineActions)
+        case .position:
+            break  // kept for geofences (SPEC 17)
+        case .offline:
+            device.offline = true
+        }
+        devices[id] = device
+        finish(id, engineActions, into: &actions)
+    }
+
+    /// Hands the device's engine actions on, then the `setWaypoints` its monitored set calls for,
+    /// and schedules its next wake-up.
+    private mutating func finish(_ id: String, _ engineActions: [EngineAction], into actions: inout [Action]) {
+        for action in engineActions { actions.append(.engine(device: id, action)) }
+        guard var device = devices[id] else { return }
+        if device.source == .owntracks {
+            let regions = device.engine.monitor.monitoredRegions
+            if regions != device.waypoints,
+                let command = Waypoints.command(from: Set(device.waypoints), to: regions)
+            {
+                device.waypoints = regions
+                devices[id] = device
+                actions.append(.waypoints(device: id, command: command, regions: regions))
+            }
+        }
+        let wake = device.engine.nextWake?.microseconds
+        guard scheduled[id] != wake else { return }
+        scheduled[id] = wake
+        if let wake { wakeups.push(time: wake, device: id) }
+    }
+}
+
+/// A binary min-heap of (instant, device): the fleet's wake-ups.
+struct MinHeap: Sendable {
+    private var items: [(time: Int64, device: String)] = []
+
+    var peek: (time: Int64, device: String)? { items.first }
+
+    mutating func push(time: Int64, device: String) {
+        items.append((time, device))
+        var child = items.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard items[child].time < items[parent].time else { break }
+            items.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func pop() {
+        guard !items.isEmpty else { return }
+        items.swapAt(0, items.count - 1)
+        items.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < items.count, items[left].time < items[smallest].time { smallest = left }
+            if right < items.count, items[right].time < items[smallest].time { smallest = right }
+            guard smallest != parent else { return }
+            items.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+}

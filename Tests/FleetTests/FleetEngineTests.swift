@@ -1,0 +1,213 @@
+import BeaconCore
+import Configuration
+import Engine
+import Fleet
+import Foundation
+import RegionMonitor
+import Testing
+
+/// The fleet engine (SPEC 15): a device per engine, and an OwnTracks phone whose regions follow
+/// its monitored set under the 20-region cap (15.1).
+@Suite struct FleetEngineTests {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static let area1 = UUID(uuidString: "112EBB9D-B8C9-4ABD-9EB3-43578BF86A41")!
+    static let area2 = UUID(uuidString: "22A17B43-552A-4482-865F-597D4C10BACC")!
+    static let start = 1_700_000_000.0
+
+    /// The conformance office of 24 Zones in 2 Areas (more regions than the cap), with a fleet.
+    static func configuration(_ extra: String = "") throws -> Configuration {
+        let path = folder.appendingPathComponent("conformance/scenarios/areas-then-zones/hsyco.ini").path
+        var text = try String(contentsOfFile: path, encoding: .utf8)
+        text += "\nMQTT.host = 127.0.0.1\nFleet.owntracks = owntracks/+/+\nFleet.theengs = home/+/BTtoMQTT/#\n" + extra
+        return try Configuration.load(Array(text.utf8), path: path).get()
+    }
+
+    static func fleet(_ extra: String = "") throws -> FleetEngine {
+        FleetEngine(
+            configuration: try configuration(extra), identity: MonitorIdentity(session: "s", address: "a", userid: "u"))
+    }
+
+    static func time(_ seconds: Double) -> Timestamp { Timestamp(secondsSinceEpoch: start + seconds)! }
+
+    /// An OwnTracks iPhone on the wire: takes `setWaypoints`, refuses more than 20 regions (as
+    /// iOS does), and reports `enter`/`leave` of the regions it holds as it moves.
+    struct Phone {
+        static let cap = 20
+        var regions: [Int64: Region] = [:]
+        /// Where it is: the regions around its position.
+        var place: Set<Region> = []
+        /// The held regions it has said it is inside.
+        var inside: Set<Region> = []
+
+        /// Applies a `setWaypoints` command; returns the transitions it then reports.
+        mutating func apply(_ command: String) throws -> [FleetObservation.Kind] {
+            let object = try #require(JSONSerialization.jsonObject(with: Data(command.utf8)) as? [String: Any])
+            let list = try #require((object["waypoints"] as? [String: Any])?["waypoints"] as? [[String: Any]])
+            for item in list {
+                let tst = try #require(item["tst"] as? Int64)
+                if item["lat"] as? Int == Waypoints.deleteLatitude {
+                    if let region = regions.removeValue(forKey: tst) { inside.remove(region) }
+                } else {
+                    let desc = try #require(item["desc"] as? String)
+                    regions[tst] = Region(desc.dropFirst(3))
+                }
+            }
+            try #require(regions.count <= Self.cap, "the phone was asked for \(regions.count) regions")
+            return report()
+        }
+
+        /// Moves to `place`; returns the transitions it reports.
+        mutating func move(to place: Set<Region>) -> [FleetObservation.Kind] {
+            self.place = place
+            return report()
+        }
+
+        /// Enters first (outside-in), then leaves (inside-out): iOS reports an entry at once and
+        /// an exit only after its own delay.
+        mutating func report() -> [FleetObservation.Kind] {
+            let held = Set(regions.values)
+            let nowInside = held.intersection(place)
+            let left = inside.subtracting(nowInside).sorted(by: >).map {
+                FleetObservation.Kind.transition($0, entered: false)
+            }
+            let entered = nowInside.subtracting(inside).sorted().map {
+                FleetObservation.Kind.transition($0, entered: true)
+            }
+            inside = nowInside
+            return entered + left
+        }
+    }
+
+    /// Feeds the phone's observations and applies the fleet's commands to it until quiet; returns
+    /// the device's transitions as `enter <region>` lines.
+    static func exchange(
+        _ kinds: [FleetObservation.Kind], phone: inout Phone, fleet: inout FleetEngine, at seconds: Double,
+        monitored: (FleetEngine) -> [Region]
+    ) throws -> [String] {
+        var pending = kinds
+        var lines: [String] = []
+        var rounds = 0
+        while !pending.isEmpty || rounds == 0 {
+            rounds += 1
+            try #require(rounds < 10, "the phone and the daemon did not settle")
+            var actions: [FleetEngine.Action] = []
+            fleet.advance(to: time(seconds), into: &actions)
+            let message = FleetMessage(
+                source: .owntracks, device: "alice-phone",
+                observations: pending.map { FleetObservation(time: time(seconds), kind: $0) })
+            fleet.handle(message, at: time(seconds), into: &actions)
+            pending = []
+            for action in actions {
+                switch action {
+                case .engine(_, .output(.transition(_, let transition))):
+                    lines.append("\(transition.direction.rawValue) \(transition.region)")
+                case .waypoints(_, let command, let regions):
+                    pending += try phone.apply(command)
+                    #expect(Set(phone.regions.values) == Set(regions))
+                    #expect(Set(phone.regions.values) == Set(monitored(fleet)))
+                default:
+                    break
+                }
+            }
+        }
+        return lines
+    }
+
+    /// A walk through the office: the phone always holds exactly the monitored set (Areas while
+    /// outside, the Zones of the Area it is in), never more than 20, and the device enters and
+    /// leaves as the walk goes.
+    @Test func aPhoneHoldsExactlyTheHSYCOSetThroughAWalk() throws {
+        var fleet = try Self.fleet()
+        var phone = Phone()
+        let monitored = { (fleet: FleetEngine) in fleet.devices["alice-phone"]?.engine.monitor.monitoredRegions ?? [] }
+        func place(_ area: UUID, _ major: UInt16) -> Set<Region> {
+            [.area(area), .zone(area, major: major), .beacon(BeaconID(uuid: area, major: major, minor: 1))]
+        }
+        // A first message (a location) makes the device and its first command: the two Areas.
+        var lines = try Self.exchange([], phone: &phone, fleet: &fleet, at: 0, monitored: monitored)
+        #expect(Set(phone.regions.values) == [.area(Self.area1), .area(Self.area2)])
+        #expect(lines.isEmpty)
+
+        lines = try Self.exchange(
+            phone.move(to: place(Self.area1, 3)), phone: &phone, fleet: &fleet, at: 10, monitored: monitored)
+        #expect(lines == ["enter \(Self.area1)", "enter \(Self.area1):3"], "\(lines)")
+        #expect(phone.regions.count == 12 && phone.regions.values.allSatisfy { $0.kind == .zone })
+
+        lines = try Self.exchange(
+            phone.move(to: place(Self.area1, 7)), phone: &phone, fleet: &fleet, at: 60, monitored: monitored)
+        #expect(lines == ["enter \(Self.area1):7", "exit \(Self.area1):3"], "\(lines)")
+
+        lines = try Self.exchange(
+            phone.move(to: place(Self.area2, 2)), phone: &phone, fleet: &fleet, at: 120, monitored: monitored)
+        #expect(lines.prefix(2) == ["exit \(Self.area1):7", "exit \(Self.area1)"], "\(lines)")
+        #expect(lines.suffix(2) == ["enter \(Self.area2)", "enter \(Self.area2):2"], "\(lines)")
+        #expect(Set(phone.regions.values) == Set((1...12).map { Region.zone(Self.area2, major: UInt16($0)) }))
+
+        lines = try Self.exchange(phone.move(to: []), phone: &phone, fleet: &fleet, at: 180, monitored: monitored)
+        #expect(lines == ["exit \(Self.area2):2", "exit \(Self.area2)"], "\(lines)")
+        #expect(Set(phone.regions.values) == [.area(Self.area1), .area(Self.area2)])
+    }
+
+    /// Sharding, unknown devices, the device cap and stale observations.
+    @Test func devicesAreAdmittedByShardDeclarationCapAndAge() throws {
+        let sighting = FleetObservation.Kind.sighting(
+            Advertisement(
+                format: .ibeacon, beacon: BeaconID(uuid: Self.area1, major: 3, minor: 1), power: -59, rssi: -60,
+                address: nil), phoneProximity: nil)
+        func message(_ device: String, age: Double = 0) -> FleetMessage {
+            FleetMessage(
+                source: .theengs, device: device,
+                observations: [FleetObservation(time: Self.time(100 - age), kind: sighting)])
+        }
+        var actions: [FleetEngine.Action] = []
+        var closed = try Self.fleet(
+            "Fleet.autoAdd = false\nFleet.maxDevices = 1\nDevice.cart-1 = Cart 1\nDevice.cart-2 = Cart 2\n")
+        #expect(closed.handle(message("stranger"), at: Self.time(100), into: &actions) == .unknownDevice)
+        #expect(closed.handle(message("cart-1"), at: Self.time(100), into: &actions) == nil)
+        #expect(closed.handle(message("cart-2"), at: Self.time(100), into: &actions) == .tooManyDevices)
+        #expect(closed.handle(message("cart-1", age: 31), at: Self.time(100), into: &actions) == .stale(1))
+        #expect(closed.devices.keys.sorted() == ["cart-1"] && closed.devices["cart-1"]?.stale == 1)
+        // The device's outputs carry its declared name's userid, or its id.
+        let userids = actions.compactMap { action -> String? in
+            guard case .engine(_, .output(.location(_, let event))) = action else { return nil }
+            return event.userid
+        }
+        #expect(!userids.isEmpty && userids.allSatisfy { $0 == "cart-1" })
+
+        var halves = [try Self.fleet("Fleet.shard = 0/2\n"), try Self.fleet("Fleet.shard = 1/2\n")]
+        for n in 0..<200 {
+            let refusals = (0..<2).map { halves[$0].handle(message("tag-\(n)"), at: Self.time(100), into: &actions) }
+            #expect(refusals.filter { $0 == .otherShard }.count == 1, "tag-\(n)")
+        }
+        #expect(halves[0].devices.count + halves[1].devices.count == 200)
+    }
+
+    /// Each device's timers fire on their own: a sighting's exit comes exitTimeout later.
+    @Test func eachDevicesExitFiresAtItsOwnTime() throws {
+        var fleet = try Self.fleet()
+        var actions: [FleetEngine.Action] = []
+        for (n, device) in ["a", "b"].enumerated() {
+            let sighting = FleetObservation(
+                time: nil,
+                kind: .sighting(
+                    Advertisement(
+                        format: .ibeacon, beacon: BeaconID(uuid: Self.area1, major: 3, minor: 1), power: -59,
+                        rssi: -60, address: nil), phoneProximity: nil))
+            fleet.handle(
+                FleetMessage(source: .theengs, device: device, observations: [sighting]), at: Self.time(Double(n)),
+                into: &actions)
+        }
+        actions = []
+        #expect(fleet.nextWake == Self.time(10))
+        fleet.advance(to: Self.time(10.5), into: &actions)
+        let exits = actions.compactMap { action -> String? in
+            guard case .engine(let device, .output(.transition(let time, let transition))) = action,
+                transition.direction == .exit, transition.region.kind == .area
+            else { return nil }
+            return "\(device) \(time.secondsSinceEpoch - Self.start)"
+        }
+        #expect(exits == ["a 10.0"])
+        fleet.advance(to: Self.time(11), into: &actions)
+        #expect(fleet.devices.values.allSatisfy { $0.engine.monitor.insideRegions.isEmpty })
+    }
+}
