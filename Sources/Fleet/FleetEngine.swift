@@ -80,6 +80,9 @@ public struct FleetEngine {
         -> Refusal?
     {
         guard settings.shard.owns(message.device) else { return .otherShard }
+        // Every device's timers due before the message fire first (those at its instant after it,
+        // as a sighting at an exit deadline keeps the region inside: SPEC 5.1).
+        advance(to: Timestamp(microseconds: arrival.microseconds - 1), into: &actions)
         if devices[message.device] == nil {
             let declaration = declared[message.device]
             guard declaration != nil || settings.autoAdd else { return .unknownDevice }

@@ -154,10 +154,15 @@ public enum MonitorOutput: Sendable, Hashable {
     }
 
     /// The output as one JSON object (SPEC 10), `t` and `type` first.
-    public var json: String {
+    public var json: String { json(device: nil) }
+
+    /// The output of fleet device `device` (SPEC 15): `"device"` follows `type`; without one,
+    /// exactly ``json``.
+    public func json(device: String?) -> String {
         var object = JSONObjectWriter()
         object.add("t", time.iso8601)
         object.add("type", type)
+        if let device { object.add("device", device) }
         switch self {
         case .monitoring(_, let change):
             object.add("mode", change.mode.rawValue)

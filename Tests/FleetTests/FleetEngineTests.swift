@@ -182,6 +182,14 @@ import Testing
         #expect(halves[0].devices.count + halves[1].devices.count == 200)
     }
 
+    /// A device's outputs name it, after `type`; the daemon's own outputs do not.
+    @Test func aDevicesOutputsCarryItsID() {
+        let output = MonitorOutput.nearest(Self.time(0), NearestChange(locationID: "1001", name: "Desk"))
+        let expected = #"{"t":"2023-11-14T22:13:20.000Z","type":"nearest","device":"cart-7","id":"1001""#
+        #expect(output.json(device: "cart-7").hasPrefix(expected))
+        #expect(output.json(device: nil) == output.json && !output.json.contains("device"))
+    }
+
     /// Each device's timers fire on their own: a sighting's exit comes exitTimeout later.
     @Test func eachDevicesExitFiresAtItsOwnTime() throws {
         var fleet = try Self.fleet()
