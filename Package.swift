@@ -61,7 +61,7 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "BeaconCore", "BlueZ", "Configuration", "Engine", "MQTT", "Persistence", "RegionMonitor", "Rules",
+                "BeaconCore", "BlueZ", "Configuration", "Engine", "Fleet", "MQTT", "Persistence", "RegionMonitor", "Rules",
                 "Syscalls", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

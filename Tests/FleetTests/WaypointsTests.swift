@@ -56,3 +56,21 @@ import Testing
             })
     }
 }
+
+/// A forward node's batches (SPEC 15): at most 50 ms late, always under 64 KiB.
+@Suite struct ForwardBatchTests {
+    @Test func aBatchIsDue50msAfterItsFirstLineAndNeverTooBig() {
+        var batch = ForwardBatch()
+        #expect(batch.add("a", at: 1_000) == nil && batch.add("b", at: 30_000) == nil)
+        #expect(batch.due == 51_000)
+        #expect(batch.take(at: 50_999) == nil)
+        #expect(batch.take(at: 51_000) == "a\nb\n")
+        #expect(batch.due == nil && batch.take(at: 0, force: true) == nil)
+        let line = String(repeating: "x", count: 1000)
+        var sent: [String] = []
+        for n in 0..<200 { if let full = batch.add(line, at: Int64(n)) { sent.append(full) } }
+        if let rest = batch.take(at: 0, force: true) { sent.append(rest) }
+        #expect(sent.allSatisfy { $0.utf8.count <= ForwardBatch.sizeLimit })
+        #expect(sent.joined().utf8.count == 200 * 1001)
+    }
+}

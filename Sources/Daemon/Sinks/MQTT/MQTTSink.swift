@@ -287,6 +287,12 @@ public final class MQTTSink: OutputSink {
         perform(update { $0.enqueue(entries, retained: outputsRetained) })
     }
 
+    /// Queues outbox entries written by someone other than the engine (a `forward` node's
+    /// batches), in order, after what is queued.
+    public func enqueue(_ entries: [OutboxEntry]) {
+        perform(update { $0.enqueue(entries) })
+    }
+
     public func takeSettled() -> [Int64] {
         let now = now
         return state.withLock { $0.outbox.takeSettled(at: now) }

@@ -1,0 +1,85 @@
+import BeaconCore
+import BlueZ
+import Fleet
+import Foundation
+import Persistence
+
+/// `beaconwatch forward` (SPEC 15): a scanner node that publishes what it decodes, as trace lines,
+/// to `MQTT.topic/<userid>/sightings` for a fleet daemon, batched (at most 50 ms late) and kept
+/// in the outbox first, so a broker outage loses nothing.
+public struct ForwardRun: Sendable {
+    public var source: SourceSpec
+    public var store: StateStore
+    public var sink: MQTTSink
+    /// The topic the batches go to.
+    public var topic: String
+    public var qos: Int32
+    public var skipBadLines = false
+
+    /// What a run sent.
+    public struct Summary: Sendable {
+        public var sightings = 0
+        public var messages = 0
+        public var read = FileSource.Report()
+    }
+
+    public init(source: SourceSpec, store: StateStore, sink: MQTTSink, topic: String, qos: Int32) {
+        self.source = source
+        self.store = store
+        self.sink = sink
+        self.topic = topic
+        self.qos = qos
+    }
+
+    /// Reads the source until its end (a file) or until `control` stops it (an adapter).
+    ///
+    /// Throws ``InputError`` (status 2), ``StateStoreError`` (status 1) or
+    /// ``BluetoothUnavailable`` (status 3).
+    public func run(control: EngineControl?, warn: @escaping (String) -> Void) throws -> Summary {
+        var summary = Summary()
+        var batch = ForwardBatch()
+        func publish(_ payload: String?) throws {
+            guard let payload else { return }
+            let message = OutboxMessage(topic: topic, payload: payload, qos: qos)
+            let entries = try store.record([], outbox: [message], settled: sink.takeSettled())
+            sink.enqueue(entries)
+            summary.messages += 1
+        }
+        if case .adapter(let name) = source {
+            let scanner = try LiveScanner(adapter: name, say: warn)
+            defer { scanner.stop() }
+            var decoder = AdvertisingReportDecoder()
+            while control?.isStopping != true {
+                let now = Timestamp(.now)!.microseconds
+                try publish(batch.take(at: now))
+                let wait = batch.due.map { Duration.microseconds(max(0, $0 - now)) } ?? .seconds(60)
+                guard let event = try scanner.nextEvent(timeout: wait, wake: control?.wakeDescriptor) else { continue }
+                let time = Timestamp(.now)!
+                try decoder.decode(event: event) { advertisement in
+                    summary.sightings += 1
+                    try publish(batch.add(advertisement.jsonLine(at: time), at: time.microseconds))
+                }
+            }
+            try publish(batch.take(at: 0, force: true))
+            summary.read.decode = decoder.statistics
+            return summary
+        }
+        var file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)
+        file.wake = control?.wakeDescriptor
+        // A file goes as fast as it reads: batches close on the source's own clock, and at once
+        // whenever the input would wait (a quiet pipe).
+        do {
+            summary.read = try file.read(idle: { try publish(batch.take(at: 0, force: true)) }) { event in
+                if control?.isStopping == true { throw Stopped() }
+                guard case .advertisement(let time, let advertisement) = event else { return }
+                summary.sightings += 1
+                try publish(batch.take(at: time.microseconds))
+                try publish(batch.add(advertisement.jsonLine(at: time), at: time.microseconds))
+            }
+        } catch is Stopped {}
+        try publish(batch.take(at: 0, force: true))
+        return summary
+    }
+
+    private struct Stopped: Error {}
+}
