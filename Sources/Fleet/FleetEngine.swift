@@ -13,9 +13,10 @@ public struct FleetEngine {
     public enum Action: Sendable {
         /// One of the device's engine actions, in order (outputs, steps to persist, requests).
         case engine(device: String, EngineAction)
-        /// Publish `command` (a `setWaypoints`) to the OwnTracks phone `device` (QoS 1, through
-        /// the outbox): its regions become `regions`.
-        case waypoints(device: String, command: String, regions: [Region])
+        /// Publish `command` (a `setWaypoints`) to the OwnTracks phone `device` on `topic` (QoS 1,
+        /// through the outbox): its regions become `regions`. Comes before the device's step is
+        /// persisted, so it is kept with it.
+        case waypoints(device: String, topic: String, command: String, regions: [Region])
     }
 
     /// Why a message changed nothing.
@@ -36,6 +37,8 @@ public struct FleetEngine {
         public var declaration: DeviceDeclaration?
         /// The source it reports through (the first message's).
         public var source: FleetSource
+        /// Where its commands go (OwnTracks), from its latest message.
+        public var commandTopic: String?
         /// The regions its phone was last told to monitor (OwnTracks).
         public var waypoints: [Region] = []
         /// Its last `lwt`, until it reports again.
@@ -87,7 +90,11 @@ public struct FleetEngine {
             let declaration = declared[message.device]
             guard declaration != nil || settings.autoAdd else { return .unknownDevice }
             guard devices.count < settings.maxDevices else { return .tooManyDevices }
-            add(message.device, declaration: declaration, source: message.source, at: arrival, into: &actions)
+            add(
+                message.device, declaration: declaration, source: message.source, commandTopic: message.commandTopic,
+                at: arrival, into: &actions)
+        } else if let topic = message.commandTopic {
+            devices[message.device]?.commandTopic = topic
         }
         let oldest = arrival.microseconds - Int64((settings.maxAge * 1_000_000).rounded())
         var stale = 0
@@ -100,6 +107,17 @@ public struct FleetEngine {
         }
         if stale > 0 { devices[message.device]?.stale += stale }
         return stale > 0 && stale == message.observations.count ? .stale(stale) : nil
+    }
+
+    /// An input for one device's engine (an answer to its server call, a command), at `time`.
+    public mutating func handle(
+        _ input: EngineInput, for id: String, at time: Timestamp, into actions: inout [Action]
+    ) {
+        guard var device = devices[id] else { return }
+        var engineActions: [EngineAction] = []
+        device.engine.handle(input, at: time, into: &engineActions)
+        devices[id] = device
+        finish(id, engineActions, into: &actions)
     }
 
     /// Fires every device's timers up to `time`, earliest first.
@@ -117,7 +135,7 @@ public struct FleetEngine {
     // MARK: - Devices
 
     private mutating func add(
-        _ id: String, declaration: DeviceDeclaration?, source: FleetSource, at time: Timestamp,
+        _ id: String, declaration: DeviceDeclaration?, source: FleetSource, commandTopic: String?, at time: Timestamp,
         into actions: inout [Action]
     ) {
         let userid = declaration?.userid ?? id
@@ -126,7 +144,7 @@ public struct FleetEngine {
             configuration: configuration, identity: deviceIdentity, rules: rules, ruleSettings: ruleSettings)
         var engineActions: [EngineAction] = []
         engine.start(at: time, into: &engineActions)
-        devices[id] = Device(engine: engine, declaration: declaration, source: source)
+        devices[id] = Device(engine: engine, declaration: declaration, source: source, commandTopic: commandTopic)
         finish(id, engineActions, into: &actions)
     }
 
@@ -159,17 +177,29 @@ public struct FleetEngine {
     /// Hands the device's engine actions on, then the `setWaypoints` its monitored set calls for,
     /// and schedules its next wake-up.
     private mutating func finish(_ id: String, _ engineActions: [EngineAction], into actions: inout [Action]) {
-        for action in engineActions { actions.append(.engine(device: id, action)) }
         guard var device = devices[id] else { return }
-        if device.source == .owntracks {
+        var waypoints: Action?
+        if device.source == .owntracks, let topic = device.commandTopic {
             let regions = device.engine.monitor.monitoredRegions
             if regions != device.waypoints,
                 let command = Waypoints.command(from: Set(device.waypoints), to: regions)
             {
                 device.waypoints = regions
                 devices[id] = device
-                actions.append(.waypoints(device: id, command: command, regions: regions))
+                waypoints = .waypoints(device: id, topic: topic, command: command, regions: regions)
             }
+        }
+        // The command goes with the step that changed the set: before its persist.
+        var persist: EngineAction?
+        var body = engineActions[...]
+        if let waypoints, case .persist? = body.last {
+            persist = body.removeLast()
+            for action in body { actions.append(.engine(device: id, action)) }
+            actions.append(waypoints)
+            if let persist { actions.append(.engine(device: id, persist)) }
+        } else {
+            for action in body { actions.append(.engine(device: id, action)) }
+            if let waypoints { actions.append(waypoints) }
         }
         let wake = device.engine.nextWake?.microseconds
         guard scheduled[id] != wake else { return }

@@ -50,11 +50,14 @@ public struct FleetMessage: Sendable, Hashable {
     public var source: FleetSource
     public var device: String
     public var observations: [FleetObservation]
+    /// Where commands for the device go (an OwnTracks phone's `owntracks/<user>/<device>/cmd`).
+    public var commandTopic: String?
 
-    public init(source: FleetSource, device: String, observations: [FleetObservation]) {
+    public init(source: FleetSource, device: String, observations: [FleetObservation], commandTopic: String? = nil) {
         self.source = source
         self.device = device
         self.observations = observations
+        self.commandTopic = commandTopic
     }
 
     /// The largest payload read; anything longer is refused unread.
@@ -71,10 +74,13 @@ public struct FleetMessage: Sendable, Hashable {
             return .failure(FleetError(topic: topic, "a payload of \(payload.count) bytes is over 64 KiB"))
         }
         let device: String
+        var commandTopic: String?
         switch source {
         case .owntracks:
             guard wildcards.count >= 2 else { return .success(nil) }
             device = wildcards[0] + "-" + wildcards[1]
+            let base = topic.split(separator: "/", omittingEmptySubsequences: false).prefix(filter.levels.count)
+            commandTopic = base.joined(separator: "/") + "/cmd"
         case .theengs, .forward:
             guard let first = wildcards.first else { return .success(nil) }
             device = first
@@ -92,7 +98,9 @@ public struct FleetMessage: Sendable, Hashable {
         case .forward: parsed = Forward.parse(payload, topic: topic)
         }
         return parsed.map { observations in
-            observations.map { FleetMessage(source: source, device: device, observations: $0) }
+            observations.map {
+                FleetMessage(source: source, device: device, observations: $0, commandTopic: commandTopic)
+            }
         }
     }
 }

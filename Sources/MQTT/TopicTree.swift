@@ -23,10 +23,13 @@ public struct TopicTree: Sendable, Hashable {
     public let base: String
     /// `MQTT.qos`, for events.
     public let qos: Int32
+    /// The fleet device whose topics these are (SPEC 15): its events' payloads carry `"device"`.
+    public let device: String?
 
-    public init(topic: String, userid: String, qos: Int32) {
+    public init(topic: String, userid: String, qos: Int32, device: String? = nil) {
         base = "\(topic)/\(userid)"
         self.qos = qos
+        self.device = device
     }
 
     public var statusTopic: String { "\(base)/status" }
@@ -61,7 +64,7 @@ public struct TopicTree: Sendable, Hashable {
         case .rule, .server, .notification, .alert: topic = output.type
         case .monitoring, .nearest: return nil
         }
-        return MQTTMessage(topic: "\(base)/\(topic)", payload: output.json, qos: qos, retain: false)
+        return MQTTMessage(topic: "\(base)/\(topic)", payload: output.json(device: device), qos: qos, retain: false)
     }
 
     /// The retained state an output changes (`B/beacon/<id>`, `B/monitoring`, `B/dwell/<region>`);

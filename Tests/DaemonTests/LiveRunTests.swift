@@ -230,7 +230,7 @@ import Testing
     final class DwellRecorder: OutputSink {
         let steps = Mutex<[(types: [String], dwell: [String: Double])]>([])
 
-        func deliver(_ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, whereabouts: Whereabouts)
+        func deliver(_ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, context: StepContext)
             throws
         {
             let types = outputs.map { output in
@@ -239,7 +239,7 @@ import Testing
                 }
                 return output.type
             }
-            steps.withLock { $0.append((types, whereabouts.dwell)) }
+            steps.withLock { $0.append((types, context.whereabouts.dwell)) }
         }
     }
 

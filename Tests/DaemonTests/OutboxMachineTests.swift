@@ -276,7 +276,11 @@ import Testing
             sinks: [sink], requests: .inline(ServerHook(configuration: configuration, logger: .silent)),
             output: { output in
                 guard output.type == "location" else { return }  // B/event; transitions go to B/transition
-                produced.withLock { $0 += sink.outbox(for: [output]).map(\.payload) }
+                produced.withLock {
+                    $0 += sink.outbox(
+                        for: [output], context: StepContext(whereabouts: Whereabouts(area: nil, zone: nil))
+                    ).map(\.payload)
+                }
             })
         let trace = OutboxTests.sightings(0..<40)
         var parser = TraceParser()

@@ -88,7 +88,7 @@ import Testing
             sink: ScriptSink(scripts: [:], timeout: 10, logger: .silent), in: folder)
         // One sighting: enter Area, Zone, Beacon, then a location and the nearest; at the end, the
         // exits, the location off and no nearest.
-        let invocations = outputs.compactMap(ScriptInvocation.init(for:))
+        let invocations = outputs.compactMap { ScriptInvocation(for: $0) }
         #expect(
             invocations.map(\.event) == [
                 .enter, .enter, .enter, .location, .nearest, .exit, .exit, .exit, .location, .nearest,
@@ -110,6 +110,10 @@ import Testing
         // `monitoring` has no script.
         #expect(outputs.contains { $0.type == "monitoring" })
         #expect(outputs.filter { $0.type == "monitoring" }.allSatisfy { ScriptInvocation(for: $0) == nil })
+        // A fleet device's run names it (SPEC 15).
+        let device = ScriptInvocation(for: outputs[1], device: "cart-7")
+        #expect(device?.environment["BW_DEVICE"] == "cart-7" && device?.input == outputs[1].json(device: "cart-7"))
+        #expect(invocations.allSatisfy { $0.environment["BW_DEVICE"] == nil })
     }
 
     @Test func aScriptGetsItsEnvironmentAndTheOutputOnStandardInputInOutputOrder() async throws {
@@ -159,7 +163,8 @@ import Testing
             notification("11", .automatic),
             notification("12", .application),
         ]
-        try sink.deliver(outputs[...], entries: [], whereabouts: Whereabouts(area: nil, zone: nil))
+        try sink.deliver(
+            outputs[...], entries: [], context: StepContext(whereabouts: Whereabouts(area: nil, zone: nil)))
         await sink.finish(within: .seconds(10))
         #expect(Self.lines(seen) == ["rule 1 11", "notification 1 11"])
     }

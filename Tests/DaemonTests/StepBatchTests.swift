@@ -15,14 +15,14 @@ import Testing
     final class Recorder: OutputSink {
         let steps = Mutex<[(types: [String], entries: [Int64], whereabouts: Whereabouts)]>([])
 
-        func outbox(for outputs: [MonitorOutput]) -> [OutboxMessage] {
+        func outbox(for outputs: [MonitorOutput], context: StepContext) -> [OutboxMessage] {
             outputs.filter { $0.type == "location" }.map { OutboxMessage(topic: "t", payload: $0.json, qos: 1) }
         }
 
-        func deliver(_ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, whereabouts: Whereabouts)
+        func deliver(_ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, context: StepContext)
             throws
         {
-            steps.withLock { $0.append((outputs.map(\.type), entries.map(\.sequence), whereabouts)) }
+            steps.withLock { $0.append((outputs.map(\.type), entries.map(\.sequence), context.whereabouts)) }
         }
     }
 

@@ -94,14 +94,16 @@ import Testing
             fleet.advance(to: time(seconds), into: &actions)
             let message = FleetMessage(
                 source: .owntracks, device: "alice-phone",
-                observations: pending.map { FleetObservation(time: time(seconds), kind: $0) })
+                observations: pending.map { FleetObservation(time: time(seconds), kind: $0) },
+                commandTopic: "owntracks/alice/phone/cmd")
             fleet.handle(message, at: time(seconds), into: &actions)
             pending = []
             for action in actions {
                 switch action {
                 case .engine(_, .output(.transition(_, let transition))):
                     lines.append("\(transition.direction.rawValue) \(transition.region)")
-                case .waypoints(_, let command, let regions):
+                case .waypoints(_, let topic, let command, let regions):
+                    #expect(topic == "owntracks/alice/phone/cmd")
                     pending += try phone.apply(command)
                     #expect(Set(phone.regions.values) == Set(regions))
                     #expect(Set(phone.regions.values) == Set(monitored(fleet)))

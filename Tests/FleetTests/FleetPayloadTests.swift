@@ -66,7 +66,7 @@ import Testing
             Issue.record("\(location)")
             return
         }
-        #expect(message.device == "alice-phone")
+        #expect(message.device == "alice-phone" && message.commandTopic == "owntracks/alice/phone/cmd")
         #expect(
             message.observations == [
                 FleetObservation(

@@ -1,6 +1,7 @@
 import BeaconCore
 import Configuration
 import Engine
+import Fleet
 import Persistence
 import RegionMonitor
 import Rules
@@ -44,6 +45,12 @@ public struct EngineDriver {
     let output: (MonitorOutput) throws -> Void
     private var actions: [EngineAction] = []
     private var stepOutputs: [MonitorOutput] = []
+    /// The fleet's devices (SPEC 15), when `Fleet.*` is set: each device's steps are staged and
+    /// committed like the engine's own, named by their device.
+    public var fleet: FleetEngine?
+    private var fleetActions: [FleetEngine.Action] = []
+    private var deviceOutputs: [String: [MonitorOutput]] = [:]
+    private var deviceCommands: [String: [OutboxMessage]] = [:]
     private var batch = StepBatch()
     /// Outputs delivered so far.
     public private(set) var delivered = 0
@@ -84,15 +91,32 @@ public struct EngineDriver {
         try perform()
     }
 
+    /// A fleet message at its arrival (the daemon's clock); returns why it changed nothing, if so.
+    @discardableResult
+    public mutating func handle(_ message: FleetMessage, at time: Timestamp) throws -> FleetEngine.Refusal? {
+        let refusal = fleet?.handle(message, at: time, into: &fleetActions)
+        try performFleet()
+        return refusal
+    }
+
+    /// When a live shell must wake: the engine's next wake-up or any fleet device's.
+    public var nextWake: Timestamp? {
+        guard let fleetWake = fleet?.nextWake else { return engine.nextWake }
+        return engine.nextWake.map { min($0, fleetWake) } ?? fleetWake
+    }
+
     /// The wall clock was stepped by `delta` microseconds (``Engine/shiftClock(by:)``).
     public mutating func shiftClock(by delta: Int64) {
         engine.shiftClock(by: delta)
     }
 
-    /// Fires the engine's timers up to `time`.
+    /// Fires the engine's timers up to `time`, and the fleet's.
     public mutating func advance(to time: Timestamp) throws {
         engine.advance(to: time, into: &actions)
         try perform()
+        guard fleet != nil else { return }
+        fleet?.advance(to: time, into: &fleetActions)
+        try performFleet()
     }
 
     /// Fires timers one instant at a time until none is left at or before `limit` (or none at
@@ -134,6 +158,39 @@ public struct EngineDriver {
         if let failing {
             throw StateStoreError(
                 path: failing.path, problem: failing.problem + "; \(batch.outputCount) outputs could not be kept")
+        }
+    }
+
+    /// Carries out the fleet's actions in order: each device's outputs staged with its step, its
+    /// `setWaypoints` with the step that changed its monitored set. A device's server calls are
+    /// not made yet (answered as failed). Its state is not kept across restarts yet.
+    private mutating func performFleet() throws {
+        while !fleetActions.isEmpty {
+            let taken = fleetActions
+            fleetActions.removeAll(keepingCapacity: true)
+            for action in taken {
+                switch action {
+                case .engine(let id, .output(let item)):
+                    deviceOutputs[id, default: []].append(item)
+                case .engine(let id, .persist(let step)):
+                    let userid = fleet?.devices[id]?.declaration?.userid ?? id
+                    batch.add(
+                        deviceOutputs.removeValue(forKey: id) ?? [], state: StateChanges(), sinks: sinks,
+                        whereabouts: step.whereabouts, device: FleetDevice(id: id, userid: userid),
+                        commands: deviceCommands.removeValue(forKey: id) ?? [])
+                    if batch.isFull { try commit() }
+                case .engine(let id, .request(let request)):
+                    let call: Int
+                    switch request {
+                    case .fetch(let number, _, _), .runServerScript(let number, _): call = number
+                    }
+                    fleet?.handle(
+                        .answer(.failed("server calls are not made for fleet devices yet"), call: call), for: id,
+                        at: engine.now, into: &fleetActions)
+                case .waypoints(let id, let topic, let command, _):
+                    deviceCommands[id, default: []].append(OutboxMessage(topic: topic, payload: command, qos: 1))
+                }
+            }
         }
     }
 

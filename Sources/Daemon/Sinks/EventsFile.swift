@@ -75,7 +75,7 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
         if ownsDescriptor { close(descriptor) }
     }
 
-    public func journal(for outputs: [MonitorOutput]) -> [JournalLine] {
+    public func journal(for outputs: [MonitorOutput], context: StepContext) -> [JournalLine] {
         // A commit's first lines go where the file ends now: it may have been truncated meanwhile
         // (logrotate's copytruncate).
         if journalName != nil, staged.isEmpty, buffer.isEmpty {
@@ -87,7 +87,7 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
         }
         var lines: [JournalLine] = []
         for output in outputs {
-            let line = output.json
+            let line = output.json(device: context.device?.id)
             staged.append(line)
             guard let journalName else { continue }
             lines.append(JournalLine(file: journalName, offset: end, text: line))
@@ -97,7 +97,7 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
     }
 
     public func deliver(
-        _ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, whereabouts: Whereabouts
+        _ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, context: StepContext
     ) throws {
         for line in staged[next..<min(next + outputs.count, staged.count)] {
             buffer.append(contentsOf: line.utf8)

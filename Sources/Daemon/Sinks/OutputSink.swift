@@ -11,12 +11,12 @@ import RegionMonitor
 /// with its entries.
 public protocol OutputSink: Sendable {
     /// Messages for the outbox: each must reach its destination even across a restart.
-    func outbox(for outputs: [MonitorOutput]) -> [OutboxMessage]
+    func outbox(for outputs: [MonitorOutput], context: StepContext) -> [OutboxMessage]
     /// Lines for the `--events` journal, kept with the step (``EventsFile``).
-    func journal(for outputs: [MonitorOutput]) -> [JournalLine]
+    func journal(for outputs: [MonitorOutput], context: StepContext) -> [JournalLine]
     /// Called once the step is committed; `entries` are this sink's outbox messages as written;
-    /// `whereabouts` is where the user is after the step.
-    func deliver(_ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, whereabouts: Whereabouts)
+    /// `context` says whose step it is and where the user is after it.
+    func deliver(_ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, context: StepContext)
         throws
     /// Outbox entries delivered since the last call, to remove in the next transaction.
     func takeSettled() -> [Int64]
@@ -24,9 +24,38 @@ public protocol OutputSink: Sendable {
     func reconfigure(_ configuration: Configuration)
 }
 
+/// Whose step it is and what else it asks: the daemon's own radio or a fleet device (SPEC 15).
+public struct StepContext: Sendable {
+    /// Where the user (the device) is after the step.
+    public var whereabouts: Whereabouts
+    /// The fleet device whose step it is; `nil` for the daemon's own.
+    public var device: FleetDevice?
+    /// Messages for the broker beside the step's outputs (an OwnTracks `setWaypoints`), kept in
+    /// the outbox by the MQTT sink.
+    public var commands: [OutboxMessage]
+
+    public init(whereabouts: Whereabouts, device: FleetDevice? = nil, commands: [OutboxMessage] = []) {
+        self.whereabouts = whereabouts
+        self.device = device
+        self.commands = commands
+    }
+}
+
+/// A fleet device as the sinks name it: its id (`"device"` in outputs, `BW_DEVICE`) and the
+/// userid of its topics (`MQTT.topic/<userid>`).
+public struct FleetDevice: Sendable, Hashable {
+    public var id: String
+    public var userid: String
+
+    public init(id: String, userid: String) {
+        self.id = id
+        self.userid = userid
+    }
+}
+
 extension OutputSink {
-    public func outbox(for outputs: [MonitorOutput]) -> [OutboxMessage] { [] }
-    public func journal(for outputs: [MonitorOutput]) -> [JournalLine] { [] }
+    public func outbox(for outputs: [MonitorOutput], context: StepContext) -> [OutboxMessage] { [] }
+    public func journal(for outputs: [MonitorOutput], context: StepContext) -> [JournalLine] { [] }
     public func takeSettled() -> [Int64] { [] }
     public func reconfigure(_ configuration: Configuration) {}
 }
@@ -37,9 +66,7 @@ public struct EachOutput: OutputSink {
 
     public init(_ body: @escaping @Sendable (MonitorOutput) throws -> Void) { self.body = body }
 
-    public func deliver(
-        _ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, whereabouts: Whereabouts
-    )
+    public func deliver(_ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, context: StepContext)
         throws
     {
         for output in outputs { try body(output) }

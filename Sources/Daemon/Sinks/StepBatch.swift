@@ -12,13 +12,15 @@ public struct StepBatch: Sendable {
     public static let limit = 64
 
     private var outputs: [MonitorOutput] = []
+    /// The daemon's own outputs, whose state the store keeps (a fleet device's are not mixed in).
+    private var recorded: [MonitorOutput] = []
     private var messages: [OutboxMessage] = []
     private var journal: [JournalLine] = []
     private var state = StateChanges()
     /// Outbox entries the sinks settled, not yet removed (a commit that failed keeps them).
     private var settled: [Int64] = []
     /// Each step: where its outputs end, where its messages for each sink end, where the user is.
-    private var steps: [(outputs: Int, messages: [Int], whereabouts: Whereabouts)] = []
+    private var steps: [(outputs: Int, messages: [Int], context: StepContext)] = []
 
     public init() {}
 
@@ -28,18 +30,21 @@ public struct StepBatch: Sendable {
     public var isFull: Bool { steps.count >= Self.limit }
 
     public mutating func add(
-        _ step: [MonitorOutput], state changes: StateChanges, sinks: [any OutputSink], whereabouts: Whereabouts
+        _ step: [MonitorOutput], state changes: StateChanges, sinks: [any OutputSink], whereabouts: Whereabouts,
+        device: FleetDevice? = nil, commands: [OutboxMessage] = []
     ) {
+        let context = StepContext(whereabouts: whereabouts, device: device, commands: commands)
         outputs += step
+        if device == nil { recorded += step }
         if !changes.isEmpty { state.merge(changes) }
         var ends: [Int] = []
         ends.reserveCapacity(sinks.count)
         for sink in sinks {
-            messages += sink.outbox(for: step)
-            journal += sink.journal(for: step)
+            messages += sink.outbox(for: step, context: context)
+            journal += sink.journal(for: step, context: context)
             ends.append(messages.count)
         }
-        steps.append((outputs.count, ends, whereabouts))
+        steps.append((outputs.count, ends, context))
     }
 
     /// Commits the staged steps (with what the sinks settled) in one transaction, then delivers
@@ -58,10 +63,11 @@ public struct StepBatch: Sendable {
             settled.removeAll(keepingCapacity: true)
             return 0
         }
-        let entries = try store.record(outputs, outbox: messages, settled: settled, changes: state, journal: journal)
+        let entries = try store.record(recorded, outbox: messages, settled: settled, changes: state, journal: journal)
         settled.removeAll(keepingCapacity: true)
         defer {
             outputs.removeAll(keepingCapacity: true)
+            recorded.removeAll(keepingCapacity: true)
             messages.removeAll(keepingCapacity: true)
             journal.removeAll(keepingCapacity: true)
             steps.removeAll(keepingCapacity: true)
@@ -73,7 +79,7 @@ public struct StepBatch: Sendable {
             let slice = outputs[outputStart..<step.outputs]
             for item in slice { try output(item) }
             for (sink, end) in zip(sinks, step.messages) {
-                try sink.deliver(slice, entries: entries[messageStart..<end], whereabouts: step.whereabouts)
+                try sink.deliver(slice, entries: entries[messageStart..<end], context: step.context)
                 messageStart = end
             }
             outputStart = step.outputs

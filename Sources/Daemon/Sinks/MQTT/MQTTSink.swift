@@ -22,6 +22,8 @@ import Syscalls
 /// is sent first at the next start.
 public final class MQTTSink: OutputSink {
     public let tree: TopicTree
+    /// `MQTT.topic`: fleet devices' topics are under it too.
+    let topic: String
     private let client: MQTTClient
     private let store: StateStore
     private let state: Mutex<Shared>
@@ -64,6 +66,7 @@ public final class MQTTSink: OutputSink {
     ) throws {
         self.seams = seams
         tree = TopicTree(topic: settings.topic, userid: userid, qos: Int32(settings.qos))
+        topic = settings.topic
         self.store = store
         state = Mutex(Shared(outbox: Outbox(window: Self.window, confirmation: Self.seconds(Self.confirmation))))
         beacons = hierarchy.beacons.map(\.locationID)
@@ -266,19 +269,29 @@ public final class MQTTSink: OutputSink {
     /// How many events are waiting to be acknowledged (in the backlog or with libmosquitto).
     public var waiting: Int { state.withLock { $0.outbox.waiting } }
 
-    public func outbox(for outputs: [MonitorOutput]) -> [OutboxMessage] {
-        outputs.compactMap { output in
-            tree.event(for: output).map { OutboxMessage(topic: $0.topic, payload: $0.payload, qos: $0.qos) }
-        }
+    public func outbox(for outputs: [MonitorOutput], context: StepContext) -> [OutboxMessage] {
+        let tree = tree(for: context)
+        return context.commands
+            + outputs.compactMap { output in
+                tree.event(for: output).map { OutboxMessage(topic: $0.topic, payload: $0.payload, qos: $0.qos) }
+            }
+    }
+
+    /// The topics of the step's device: the daemon's own, or `MQTT.topic/<device userid>`.
+    func tree(for context: StepContext) -> TopicTree {
+        guard let device = context.device else { return tree }
+        return TopicTree(topic: topic, userid: device.userid, qos: tree.qos, device: device.id)
     }
 
     /// Queues the step's events (already in the outbox) after the retained state they change,
     /// then `B/area`, `B/zone`, `B/nearest` and the step's `B/dwell` values when they changed.
     public func deliver(
-        _ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, whereabouts: Whereabouts
+        _ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, context: StepContext
     )
         throws
     {
+        let tree = tree(for: context)
+        let whereabouts = context.whereabouts
         var retained: [MQTTMessage] = []
         for output in outputs { retained += tree.retained(for: output) }
         retained += tree.current(area: whereabouts.area, zone: whereabouts.zone, nearest: whereabouts.nearest)

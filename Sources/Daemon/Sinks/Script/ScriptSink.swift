@@ -22,12 +22,14 @@ public struct ScriptInvocation: Sendable, Hashable {
     /// The output's JSON, the same object as on MQTT and `--events`.
     public var input: String
 
-    /// The run `output` asks for, if its type is one scripts hang on.
-    public init?(for output: MonitorOutput) {
+    /// The run `output` asks for, if its type is one scripts hang on; a fleet device's outputs
+    /// carry `BW_DEVICE` and `"device"` (SPEC 15).
+    public init?(for output: MonitorOutput, device: String? = nil) {
         guard let event = ScriptEvent(rawValue: output.type) else { return nil }
         self.event = event
-        input = output.json
+        input = output.json(device: device)
         var environment = ["BW_TYPE": output.type]
+        if let device { environment["BW_DEVICE"] = device }
         switch output {
         case .location(_, let location):
             environment["BW_SESSION"] = location.session
@@ -105,7 +107,7 @@ public final class ScriptSink: OutputSink {
     }
 
     public func deliver(
-        _ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, whereabouts: Whereabouts
+        _ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, context: StepContext
     )
         throws
     {
@@ -113,7 +115,7 @@ public final class ScriptSink: OutputSink {
         guard !scripts.isEmpty else { return }
         for output in outputs where Self.runs(for: output) {
             guard let event = ScriptEvent(rawValue: output.type), let path = scripts[event],
-                let invocation = ScriptInvocation(for: output)
+                let invocation = ScriptInvocation(for: output, device: context.device?.id)
             else { continue }
             runner(for: path).enqueue(invocation, timeout: timeout)
         }
