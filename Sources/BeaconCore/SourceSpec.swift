@@ -4,6 +4,8 @@ public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
     case adapter(String)
     case btsnoop(path: String)
     case trace(path: String)
+    /// No radio of its own: a daemon for its fleet only (SPEC 15), `Monitor.source = none`.
+    case none
 
     /// Parses the text form. A bare path is taken as a trace unless it ends in `.btsnoop`/`.log`
     /// or `.snoop`, so that `decode capture.btsnoop` does what it says.
@@ -18,6 +20,8 @@ public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
             self = .trace(path: path)
         } else if Self.isAdapterName(text) {
             self = .adapter(text)
+        } else if text == "none" {
+            self = .none
         } else if text.hasSuffix(".btsnoop") || text.hasSuffix(".snoop") || text.hasSuffix(".log") {
             self = .btsnoop(path: text)
         } else if text.hasSuffix(".jsonl") || text.hasSuffix(".json") || text == "-" {
@@ -25,6 +29,12 @@ public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
         } else {
             return nil
         }
+    }
+
+    /// A live adapter (`hciN`).
+    public var isAdapter: Bool {
+        if case .adapter = self { return true }
+        return false
     }
 
     /// `hci` followed by digits.
@@ -37,6 +47,7 @@ public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
         case .adapter(let name): name
         case .btsnoop(let path): "btsnoop:\(path)"
         case .trace(let path): "trace:\(path)"
+        case .none: "none"
         }
     }
 
@@ -46,6 +57,7 @@ public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
         case .adapter(let name): name
         case .btsnoop(let path): path
         case .trace(let path): path == "-" ? "stdin" : path
+        case .none: "none"
         }
     }
 }

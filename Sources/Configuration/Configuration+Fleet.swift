@@ -25,7 +25,8 @@ extension Loader {
         if let entry = entries["Fleet.maxDevices"], let value = integer(entry, 1...1_000_000, "a number of devices") {
             settings.maxDevices = value
         }
-        if let entry = entries["Fleet.maxAge"], let value = duration(entry, positive: true) { settings.maxAge = value }
+        // 0: no age check (a capture replayed through a forward node keeps its own old times).
+        if let entry = entries["Fleet.maxAge"], let value = duration(entry, positive: false) { settings.maxAge = value }
         if let entry = entries["Fleet.shard"] {
             let parts = entry.value.split(separator: "/", omittingEmptySubsequences: false)
             if parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), (1...1024).contains(count),

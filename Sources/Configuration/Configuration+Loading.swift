@@ -487,7 +487,7 @@ struct Loader {
 
     func resolve(_ spec: SourceSpec) -> SourceSpec {
         switch spec {
-        case .adapter: spec
+        case .adapter, .none: spec
         case .btsnoop(let path): .btsnoop(path: resolve(path))
         case .trace(let path): .trace(path: resolve(path))
         }

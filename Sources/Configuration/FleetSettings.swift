@@ -13,7 +13,8 @@ public struct FleetSettings: Sendable, Hashable {
     public var autoAdd = true
     /// `Fleet.maxDevices`: devices tracked at most.
     public var maxDevices = 10_000
-    /// `Fleet.maxAge`: an observation whose own time is older than this at its arrival is dropped.
+    /// `Fleet.maxAge`: an observation whose own time is older than this at its arrival is dropped;
+    /// 0 checks nothing.
     public var maxAge: Double = 30
     /// `Fleet.shard = i/n`: this daemon's share of the fleet.
     public var shard = Shard(index: 0, count: 1)

@@ -83,6 +83,16 @@ public struct FleetEngine {
         -> Refusal?
     {
         guard settings.shard.owns(message.device) else { return .otherShard }
+        let oldest = arrival.microseconds - Int64((settings.maxAge * 1_000_000).rounded())
+        let fresh = message.observations.filter { observation in
+            settings.maxAge <= 0 || observation.time.map { $0.microseconds >= oldest } ?? true
+        }
+        let stale = message.observations.count - fresh.count
+        // A phone flushing its queue after an outage does not replay the past as now.
+        if stale > 0, fresh.isEmpty {
+            devices[message.device]?.stale += stale
+            return .stale(stale)
+        }
         // Every device's timers due before the message fire first (those at its instant after it,
         // as a sighting at an exit deadline keeps the region inside: SPEC 5.1).
         advance(to: Timestamp(microseconds: arrival.microseconds - 1), into: &actions)
@@ -96,17 +106,9 @@ public struct FleetEngine {
         } else if let topic = message.commandTopic {
             devices[message.device]?.commandTopic = topic
         }
-        let oldest = arrival.microseconds - Int64((settings.maxAge * 1_000_000).rounded())
-        var stale = 0
-        for observation in message.observations {
-            if let time = observation.time, time.microseconds < oldest {
-                stale += 1
-                continue
-            }
-            feed(observation.kind, to: message.device, at: arrival, into: &actions)
-        }
+        for observation in fresh { feed(observation.kind, to: message.device, at: arrival, into: &actions) }
         if stale > 0 { devices[message.device]?.stale += stale }
-        return stale > 0 && stale == message.observations.count ? .stale(stale) : nil
+        return nil
     }
 
     /// An input for one device's engine (an answer to its server call, a command), at `time`.

@@ -79,7 +79,8 @@ public struct TopicTree: Sendable, Hashable {
                 []
             }
         case .rule, .server, .notification, .alert, .nearest: []
-        case .monitoring: [MQTTMessage(topic: "\(base)/monitoring", payload: output.json, qos: 1, retain: true)]
+        case .monitoring:
+            [MQTTMessage(topic: "\(base)/monitoring", payload: output.json(device: device), qos: 1, retain: true)]
         }
     }
 

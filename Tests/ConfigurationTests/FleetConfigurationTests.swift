@@ -45,6 +45,7 @@ import Testing
         ("Fleet.shard = half", "expected i/n"),
         ("Fleet.maxDevices = 0", "Fleet.maxDevices"),
         ("Fleet.maxAge = -1", "Fleet.maxAge"),
+        ("Fleet.maxAge = soon", "Fleet.maxAge"),
         ("Device.al ice = Alice", "device id"),
         ("Device.alice = ", "Device.alice = "),
         ("Device.alice = Alice,ali/ce", "userid"),

@@ -50,6 +50,8 @@ public struct FileSource {
             return try readTrace(path: path, idle: idle, body)
         case .adapter(let name):
             throw InputError(file: name, message: "is a live adapter, not a file; give btsnoop:PATH or trace:PATH")
+        case .none:
+            throw InputError(file: "none", message: "is no source of sightings; give btsnoop:PATH or trace:PATH")
         }
     }
 

@@ -1,6 +1,7 @@
 import BeaconCore
 import Configuration
 import Engine
+import Fleet
 import Persistence
 import RegionMonitor
 import Rules
@@ -18,8 +19,13 @@ public final class EngineControl: Sendable {
 
     private struct State {
         var orders: [Order] = []
+        var fleet: [FleetMessage] = []
+        var droppedFleet = 0
         var stopping = false
     }
+
+    /// Fleet messages waiting for the engine at most; beyond, the oldest are dropped (counted).
+    public static let fleetQueueLimit = 100_000
 
     private let state = Mutex(State())
     /// Readable while orders or a stop wait: the run loop waits on it beside its input.
@@ -46,6 +52,21 @@ public final class EngineControl: Sendable {
         }
     }
 
+    /// A fleet message for the engine, taken at the daemon's clock when the loop gets to it.
+    public func post(_ message: FleetMessage) {
+        state.withLock { state in
+            state.fleet.append(message)
+            if state.fleet.count > Self.fleetQueueLimit {
+                state.fleet.removeFirst(state.fleet.count - Self.fleetQueueLimit)
+                state.droppedFleet += 1
+            }
+        }
+        wakeup?.signal()
+    }
+
+    /// Fleet messages dropped because the engine fell behind.
+    public var droppedFleetMessages: Int { state.withLock { $0.droppedFleet } }
+
     /// Asks the run loop to stop after its current event.
     public func stop() {
         state.withLock { $0.stopping = true }
@@ -56,9 +77,18 @@ public final class EngineControl: Sendable {
 
     func take() -> [Order] {
         state.withLock { state in
-            if !state.stopping { wakeup?.clear() }
+            if !state.stopping, state.fleet.isEmpty { wakeup?.clear() }
             defer { state.orders.removeAll() }
             return state.orders
+        }
+    }
+
+    /// The fleet messages waiting, oldest first.
+    func takeFleet() -> [FleetMessage] {
+        state.withLock { state in
+            if !state.stopping, state.orders.isEmpty { wakeup?.clear() }
+            defer { state.fleet.removeAll(keepingCapacity: true) }
+            return state.fleet
         }
     }
 }

@@ -1,6 +1,7 @@
 import BeaconCore
 import Configuration
 import Engine
+import Fleet
 import Foundation
 import Persistence
 import RegionMonitor
@@ -65,6 +66,11 @@ public struct LiveRun {
             }
             var driver = EngineDriver(engine: engine, store: store, sinks: sinks, requests: requests, output: output)
             driver.warn = warn
+            if configuration.fleet != nil {
+                driver.fleet = FleetEngine(
+                    configuration: configuration, identity: engine.monitor.identity, rules: rules,
+                    ruleSettings: .resolve(configuration))
+            }
             var decoder = AdvertisingReportDecoder()
             var last = (wall: now(), elapsed: elapsed())
             // The wall clock, with a step since the last reading taken out of the engine's
@@ -91,11 +97,12 @@ public struct LiveRun {
                 let current = clock()
                 try driver.advance(to: current)
                 for order in control?.take() ?? [] { try driver.handle(order, at: current) }
+                for message in control?.takeFleet() ?? [] { try driver.handle(message, at: current) }
                 try driver.commit()
                 // Until the engine's next timer (a long while when none): a command, an answer or
                 // a stop wakes the wait at once.
                 var wait = Self.longestWait
-                if let due = driver.engine.nextWake {
+                if let due = driver.nextWake {
                     wait = min(wait, .microseconds(max(0, due.microseconds - current.microseconds)))
                 }
                 // Steps that could not be written are tried again without waiting for input.

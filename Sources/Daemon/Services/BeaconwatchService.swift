@@ -57,7 +57,9 @@ public struct BeaconwatchService: Service {
         }
         let mqttSettings = noMqtt ? nil : configuration.mqtt
         let mqtt = try mqttSettings.map {
-            try MQTTSink(settings: $0, userid: identity.userid, hierarchy: configuration.hierarchy, store: store)
+            try MQTTSink(
+                settings: $0, userid: identity.userid, hierarchy: configuration.hierarchy, store: store,
+                fleet: configuration.fleet)
         }
         logger.info(
             "starting",
@@ -132,6 +134,23 @@ public struct BeaconwatchService: Service {
         }
 
         func run(control: EngineControl) throws {
+            if source == .none {
+                // No radio: the fleet's devices only (SPEC 15).
+                logger.info("no radio of its own (Monitor.source = none): tracking the fleet only")
+                var live = LiveRun(configuration: configuration)
+                live.rules = rules
+                live.hook = hook
+                try live.run(
+                    source: NoRadio(), store: store, output: { _ in }, sinks: sinks, control: control,
+                    warn: { logger.warning("\($0)") })
+                logger.info("stopped")
+                return
+            }
+            if configuration.fleet != nil, !source.isAdapter {
+                logger.warning(
+                    "a file source runs on its own clock: the fleet's messages are not taken; use Monitor.source = hciN or none for a fleet"
+                )
+            }
             if case .adapter(let name) = source {
                 let scanner = try LiveScanner(
                     adapter: name, scan: .init(active: active), say: { logger.warning("\($0)") })

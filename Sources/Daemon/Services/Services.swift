@@ -95,10 +95,13 @@ public struct MQTTService: Service {
         await withTaskGroup(of: Void.self) { group in
             // A child task: the client's events, until the flush below shuts the client down.
             group.addTask {
-                await sink.run(logger: logger) { command in
-                    logger.info("command", metadata: ["command": "\(command)"])
-                    if command == .reload { reload("cmd/reload") } else { control.post(command) }
-                }
+                await sink.run(
+                    logger: logger,
+                    command: { command in
+                        logger.info("command", metadata: ["command": "\(command)"])
+                        if command == .reload { reload("cmd/reload") } else { control.post(command) }
+                    },
+                    fleet: { control.post($0) })
             }
             let message = "MQTT broker \(endpoint) is not reachable yet; events wait for it in the outbox"
             // Said once the first connection is 5 s late, then again when it comes (a lost

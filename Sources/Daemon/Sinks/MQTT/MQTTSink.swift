@@ -1,6 +1,7 @@
 import BeaconCore
 import Configuration
 import Engine
+import Fleet
 import Foundation
 import Logging
 import MQTT
@@ -22,6 +23,8 @@ import Syscalls
 /// is sent first at the next start.
 public final class MQTTSink: OutputSink {
     public let tree: TopicTree
+    /// The fleet's sources (SPEC 15): subscribed at every connect, their messages parsed here.
+    let fleetSources: [(FleetSource, TopicFilter)]
     /// `MQTT.topic`: fleet devices' topics are under it too.
     let topic: String
     private let client: MQTTClient
@@ -62,9 +65,13 @@ public final class MQTTSink: OutputSink {
     /// A sink for `settings`, reporting for `userid` on `hierarchy`, with its outbox in `store`;
     /// nothing is sent before ``start()``.
     public init(
-        settings: MQTTSettings, userid: String, hierarchy: Hierarchy, store: StateStore, seams: Seams = Seams()
+        settings: MQTTSettings, userid: String, hierarchy: Hierarchy, store: StateStore, fleet: FleetSettings? = nil,
+        seams: Seams = Seams()
     ) throws {
         self.seams = seams
+        fleetSources = [
+            (FleetSource.owntracks, fleet?.owntracks), (.theengs, fleet?.theengs), (.forward, fleet?.forward),
+        ].compactMap { source, text in text.flatMap(TopicFilter.init).map { (source, $0) } }
         tree = TopicTree(topic: settings.topic, userid: userid, qos: Int32(settings.qos))
         topic = settings.topic
         self.store = store
@@ -125,8 +132,11 @@ public final class MQTTSink: OutputSink {
     /// retained state, subscribes to `B/cmd/+` and resumes the outbox; an unclean disconnect
     /// resets the client (on a thread of its own: stopping libmosquitto's thread blocks); valid
     /// commands go to `command`, garbage is logged and ignored, through `logger`.
-    public func run(logger: Logger, command: (DaemonCommand) -> Void = { _ in }) async {
+    public func run(
+        logger: Logger, command: (DaemonCommand) -> Void = { _ in }, fleet: (FleetMessage) -> Void = { _ in }
+    ) async {
         var outage = false
+        var garbage = GarbageLog()
         for await event in client.events {
             switch event {
             case .connected(0):
@@ -136,6 +146,11 @@ public final class MQTTSink: OutputSink {
                 outage = false
                 do { _ = try client.subscribe(tree.commandFilter, qos: 1) } catch {
                     logger.warning("\(error); commands are not taken")
+                }
+                for (_, filter) in fleetSources {
+                    do { _ = try client.subscribe(filter.withSubtopics, qos: 1) } catch {
+                        logger.warning("\(error); the fleet's messages on \(filter) are not taken")
+                    }
                 }
                 state.withLock { $0.unreachable = false }
                 perform(update { $0.connected(at: now) })
@@ -157,7 +172,16 @@ public final class MQTTSink: OutputSink {
             case .message(let topic, let payload, let retained):
                 switch Self.command(topic: topic, payload: payload, retained: retained, tree: tree) {
                 case .success(let taken?): command(taken)
-                case .success(nil): break
+                case .success(nil):
+                    for (source, filter) in fleetSources where filter.match(topic) != nil {
+                        switch FleetMessage.parse(source: source, filter: filter, topic: topic, payload: payload) {
+                        case .success(let message?): fleet(message)
+                        case .success(nil): break
+                        case .failure(let error):
+                            if let line = garbage.say(error.description, at: .now) { logger.warning("\(line)") }
+                        }
+                        break
+                    }
                 case .failure(let error): logger.warning("ignored a message on \(topic.printable): \(error)")
                 }
             case .subscribed:
@@ -347,5 +371,35 @@ final class Acknowledgements: Sendable {
 
     func handle(_ messageID: Int32, generation: UInt64) {
         target.withLock { $0.sink }?.acknowledged(messageID, generation: generation)
+    }
+}
+
+/// Says what was wrong with fleet messages without flooding the log: the first
+/// ``perMinute`` lines of each minute, then how many more were ignored (SPEC 15).
+struct GarbageLog {
+    static let perMinute = 10
+    private var windowStart: ContinuousClock.Instant?
+    private var said = 0
+    private var unsaid = 0
+    /// Fleet messages ignored as malformed, in all.
+    private(set) var total = 0
+
+    /// The line to log for `message`, if any.
+    mutating func say(_ message: String, at now: ContinuousClock.Instant) -> String? {
+        total += 1
+        var prefix = ""
+        if let start = windowStart, now - start < .seconds(60) {
+            guard said < Self.perMinute else {
+                unsaid += 1
+                return nil
+            }
+        } else {
+            if unsaid > 0 { prefix = "(\(unsaid) more fleet messages were ignored in the last minute) " }
+            windowStart = now
+            said = 0
+            unsaid = 0
+        }
+        said += 1
+        return prefix + message
     }
 }
