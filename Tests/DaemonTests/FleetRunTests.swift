@@ -16,11 +16,14 @@ import Testing
     static let estimote = "B9407F30-F5F8-466E-AFF9-25556B57FE6D"
     static let other = "F2A74FC4-7625-44DB-9B08-CB7E130B2029"
 
-    static func ini(port: Int32, both: Bool = true, maxAge: Int = 0) -> String {
+    static func ini(port: Int32, both: Bool = true, maxAge: Int = 0, userid: String = "hq", extra: String = "")
+        -> String
+    {
         """
         LocationBaseBeacon.1 = \(estimote),73,10
         \(both ? "LocationBaseBeacon.2 = \(other),52428,61166" : "")
-        Monitor.userid = hq
+        \(extra)
+        Monitor.userid = \(userid)
         Monitor.source = none
         Monitor.mode = foreground
         Monitor.rssiFilter = none
@@ -155,6 +158,48 @@ import Testing
         #expect(Self.outputs(of: "node-1", in: folder) == expected)
         kill(daemon.processIdentifier, SIGTERM)
         try await Subscriber.until("the daemon to exit") { !daemon.isRunning }
+        watcher.client.shutdown()
+    }
+
+    /// Two daemons sharing a broker split 200 trackers by `Fleet.shard`: every tracker's events
+    /// come from exactly one of them (its session), and none is missing.
+    @Test func twoShardsSplitTheFleetWithNoDeviceTwiceOrMissing() async throws {
+        let broker = try Broker()
+        var daemons: [Process] = []
+        for index in 0..<2 {
+            let folder = try scratchFolder("fleet")
+            try Self.ini(
+                port: broker.port, both: false, userid: "hq\(index)",
+                extra: "Fleet.shard = \(index)/2\nMonitor.session = shard-\(index)"
+            ).write(to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
+            daemons.append(try Self.daemon(in: folder))
+        }
+        let watcher = try await Subscriber(port: broker.port, filter: "beaconwatch/#")
+        try await Subscriber.until("both daemons online") {
+            watcher.payloads("hq0/status").last == "online" && watcher.payloads("hq1/status").last == "online"
+        }
+        let payload = Array(Self.theengs(Self.estimote, 73, 10, rssi: -65).utf8)
+        for n in 0..<200 {
+            _ = try watcher.client.publish(topic: "home/tag-\(n)/BTtoMQTT/x", payload: payload, qos: 1, retain: false)
+        }
+        func sessions() -> [String: Set<String>] {
+            var found: [String: Set<String>] = [:]
+            for message in watcher.messages where message.topic.hasSuffix("/event") {
+                let device = message.topic.split(separator: "/")[1]
+                guard let object = try? JSONSerialization.jsonObject(with: Data(message.payload.utf8)) as? [String: Any],
+                    let session = object["session"] as? String
+                else { continue }
+                found[String(device), default: []].insert(session)
+            }
+            return found
+        }
+        try await Subscriber.until("an event of every tracker") { sessions().count == 200 }
+        let found = sessions()
+        #expect(found.values.allSatisfy { $0.count == 1 })
+        let first = found.values.filter { $0 == ["shard-0"] }.count
+        #expect(first > 40 && first < 160, "\(first) of 200 on shard 0")
+        for daemon in daemons { kill(daemon.processIdentifier, SIGTERM) }
+        try await Subscriber.until("the daemons to exit") { daemons.allSatisfy { !$0.isRunning } }
         watcher.client.shutdown()
     }
 
