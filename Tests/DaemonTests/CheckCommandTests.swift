@@ -76,6 +76,25 @@ import TestSupport
         #expect(run.stdout.isEmpty)
     }
 
+    @Test func checkShowsTheFleet() throws {
+        let file = try TemporaryFile(
+            contents: Data(
+                """
+                LocationBaseBeacon.1 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1
+                MQTT.host = 127.0.0.1
+                Fleet.theengs = home/+/BTtoMQTT/#
+                Fleet.shard = 1/2
+                Device.cart-7 = Cart 7
+
+                """.utf8))
+        let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(
+            run.stdout.contains(
+                "fleet: theengs home/+/BTtoMQTT/#; 1 declared devices, others added (at most 10000), shard 1/2"),
+            "\(run.stdout)")
+    }
+
     /// A 0-byte file (a truncated save) or one with no beacon monitors nothing: an error.
     @Test(arguments: ["", "# only a comment\nMonitor.userid = bob\n"])
     func checkRefusesAConfigurationWithNoBeacon(contents: String) throws {

@@ -186,7 +186,8 @@ import Testing
             var found: [String: Set<String>] = [:]
             for message in watcher.messages where message.topic.hasSuffix("/event") {
                 let device = message.topic.split(separator: "/")[1]
-                guard let object = try? JSONSerialization.jsonObject(with: Data(message.payload.utf8)) as? [String: Any],
+                guard
+                    let object = try? JSONSerialization.jsonObject(with: Data(message.payload.utf8)) as? [String: Any],
                     let session = object["session"] as? String
                 else { continue }
                 found[String(device), default: []].insert(session)

@@ -100,6 +100,14 @@ struct CheckJob {
                 + "immediate < \(monitor.immediate) m, near < \(monitor.near) m, hysteresis \(monitor.hysteresis)"
         )
         lines.append("  mqtt: \(configuration.mqtt.map { "\($0)" } ?? "off (no MQTT.host)")")
+        if let fleet = configuration.fleet {
+            let sources = [("owntracks", fleet.owntracks), ("theengs", fleet.theengs), ("forward", fleet.forward)]
+                .compactMap { name, filter in filter.map { "\(name) \($0.excerpt)" } }
+            lines.append(
+                "  fleet: \(sources.joined(separator: ", ")); \(fleet.devices.count) declared devices, "
+                    + (fleet.autoAdd ? "others added" : "no others")
+                    + " (at most \(fleet.maxDevices)), shard \(fleet.shard)")
+        }
         lines.append("  rules: \(configuration.rules.source.map { "\($0)" } ?? "none")")
         lines.append(
             "  state: \(configuration.stateDatabase ?? "the default database"), dwell history kept \(configuration.keepDays) days"
