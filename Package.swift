@@ -95,7 +95,7 @@ let package = Package(
         // Test helpers: the conformance vectors' location, expected-sighting shapes, a seeded RNG.
         .target(
             name: "TestSupport",
-            dependencies: ["BeaconCore", "Syscalls", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["BeaconCore", "RegionMonitor", "Syscalls", .product(name: "Logging", package: "swift-log")],
             path: "Tests/TestSupport"),
         .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "TestSupport"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "BeaconCore", "Configuration", "Rules"]),
@@ -104,7 +104,8 @@ let package = Package(
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "RegionMonitor", "BeaconCore", "TestSupport"]),
         .testTarget(name: "RulesTests", dependencies: ["Rules", "BeaconCore", "RegionMonitor", "TestSupport"]),
         .testTarget(
-            name: "FleetTests", dependencies: ["Fleet", "BeaconCore", "Configuration", "Engine", "RegionMonitor", "Rules"]),
+            name: "FleetTests",
+            dependencies: ["Fleet", "BeaconCore", "Configuration", "Engine", "RegionMonitor", "Rules", "TestSupport"]),
         .testTarget(
             name: "EngineTests",
             dependencies: ["Engine", "BeaconCore", "Configuration", "RegionMonitor", "Rules", "TestSupport"]),

@@ -41,7 +41,10 @@ extension Monitor {
     mutating func armExit(_ ref: RegionRef) {
         timerGeneration &+= 1
         tracked[ref]?.timerGeneration = timerGeneration
-        timers.schedule(.exit(ref, timerGeneration), at: last(ref) + exitTimeout)
+        // Held by the device with no sighting: its `leave` decides (no deadline before time began).
+        let last = last(ref)
+        guard last != Self.never else { return }
+        timers.schedule(.exit(ref, timerGeneration), at: last + exitTimeout)
     }
 
     /// The enters a sighting causes: its monitored region, if outside, and the tracked Areas and

@@ -1,6 +1,7 @@
 import BeaconCore
 import Foundation
 import MQTT
+import RegionMonitor
 import TestSupport
 import Testing
 
@@ -159,6 +160,103 @@ import Testing
         kill(daemon.processIdentifier, SIGTERM)
         try await Subscriber.until("the daemon to exit") { !daemon.isRunning }
         watcher.client.shutdown()
+    }
+
+    /// An OwnTracks iPhone over MQTT (the simulated phone: it refuses more than 20 regions) walks
+    /// the 24-Zone conformance office: after every change it holds exactly the monitored set the
+    /// daemon publishes for it, and the device enters and leaves as it walks.
+    @Test func anOwnTracksPhoneHoldsTheHSYCOSetThroughAWalkOverMQTT() async throws {
+        let broker = try Broker()
+        let folder = try scratchFolder("fleet")
+        let office = Conformance.url("scenarios/areas-then-zones/hsyco.ini")
+        var ini = try String(contentsOf: office, encoding: .utf8)
+        ini += """
+
+            Monitor.source = none
+            MQTT.host = 127.0.0.1
+            MQTT.port = \(broker.port)
+            MQTT.homeassistant = false
+            State.database = state.sqlite
+            Fleet.owntracks = owntracks/+/+
+
+            """
+        try ini.write(to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
+        let watcher = try await Subscriber(port: broker.port, filter: "beaconwatch/#")
+        let handset = try await Subscriber(port: broker.port, filter: "owntracks/alice/phone/cmd")
+        let daemon = try Self.daemon(in: folder)
+        try await Subscriber.until("the daemon online") { watcher.payloads("dave/status").last == "online" }
+
+        var phone = SimulatedPhone()
+        var applied = 0
+        var refusal: String?
+        func send(_ transitions: [(Region, entered: Bool)]) throws {
+            let now = Int(Date().timeIntervalSince1970)
+            for (region, entered) in transitions {
+                let payload = SimulatedPhone.transition(region, entered: entered, tst: now)
+                _ = try handset.client.publish(
+                    topic: "owntracks/alice/phone/event", payload: Array(payload.utf8), qos: 1, retain: false)
+            }
+        }
+        /// The daemon's latest monitored set for the phone.
+        func monitored() -> Set<Region> {
+            guard let last = watcher.payloads("alice-phone/monitoring").last,
+                let object = try? JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any],
+                let regions = object["regions"] as? [String]
+            else { return [] }
+            return Set(regions.compactMap { Region($0) })
+        }
+        /// Lets the phone take every command that came, answering with its transitions, until the
+        /// daemon has made `count` transitions and the phone holds what the daemon monitors.
+        func settle(_ what: String, transitions count: Int) async throws {
+            try await Subscriber.until(what) {
+                let commands = handset.payloads("/cmd")
+                while applied < commands.count, refusal == nil {
+                    do {
+                        try send(try phone.apply(commands[applied]))
+                    } catch {
+                        refusal = "\(error)"
+                    }
+                    applied += 1
+                }
+                return refusal != nil
+                    || (watcher.payloads("alice-phone/transition").count == count && !monitored().isEmpty
+                        && Set(phone.regions.values) == monitored() && applied == handset.payloads("/cmd").count)
+            }
+            #expect(refusal == nil, "\(refusal ?? "")")
+        }
+        func place(_ area: String, _ major: UInt16) -> Set<Region> {
+            let uuid = UUID(uuidString: area)!
+            return [.area(uuid), .zone(uuid, major: major), .beacon(BeaconID(uuid: uuid, major: major, minor: 1))]
+        }
+        let (first, second) = ("112EBB9D-B8C9-4ABD-9EB3-43578BF86A41", "22A17B43-552A-4482-865F-597D4C10BACC")
+
+        let fix = #"{"_type":"location","lat":45.46,"lon":9.19,"acc":10,"tst":\#(Int(Date().timeIntervalSince1970))}"#
+        _ = try handset.client.publish(topic: "owntracks/alice/phone", payload: Array(fix.utf8), qos: 1, retain: false)
+        try await settle("the two Areas on the phone", transitions: 0)
+        #expect(phone.regions.count == 2)
+        try send(phone.move(to: place(first, 3)))
+        try await settle("Zone 3", transitions: 2)
+        #expect(phone.regions.count == 12 && phone.regions.values.allSatisfy { $0.kind == .zone })
+        try send(phone.move(to: place(first, 7)))
+        try await settle("Zone 7", transitions: 4)
+        try send(phone.move(to: place(second, 2)))
+        try await settle("the other Area's Zone 2", transitions: 8)
+        try send(phone.move(to: []))
+        try await settle("outside", transitions: 10)
+        #expect(phone.regions.count == 2 && phone.most <= SimulatedPhone.cap)
+        let transitions = watcher.payloads("alice-phone/transition").map { payload -> String in
+            let object = (try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any]) ?? [:]
+            return "\(object["type"] ?? "") \(object["region"] ?? "")"
+        }
+        #expect(
+            transitions == [
+                "enter \(first)", "enter \(first):3", "enter \(first):7", "exit \(first):3", "exit \(first):7",
+                "exit \(first)", "enter \(second)", "enter \(second):2", "exit \(second):2", "exit \(second)",
+            ])
+        kill(daemon.processIdentifier, SIGTERM)
+        try await Subscriber.until("the daemon to exit") { !daemon.isRunning }
+        watcher.client.shutdown()
+        handset.client.shutdown()
     }
 
     /// Two daemons sharing a broker split 200 trackers by `Fleet.shard`: every tracker's events

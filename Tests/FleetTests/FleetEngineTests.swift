@@ -4,6 +4,7 @@ import Engine
 import Fleet
 import Foundation
 import RegionMonitor
+import TestSupport
 import Testing
 
 /// The fleet engine (SPEC 15): a device per engine, and an OwnTracks phone whose regions follow
@@ -29,62 +30,14 @@ import Testing
 
     static func time(_ seconds: Double) -> Timestamp { Timestamp(secondsSinceEpoch: start + seconds)! }
 
-    /// An OwnTracks iPhone on the wire: takes `setWaypoints`, refuses more than 20 regions (as
-    /// iOS does), and reports `enter`/`leave` of the regions it holds as it moves.
-    struct Phone {
-        static let cap = 20
-        var regions: [Int64: Region] = [:]
-        /// Where it is: the regions around its position.
-        var place: Set<Region> = []
-        /// The held regions it has said it is inside.
-        var inside: Set<Region> = []
-
-        /// Applies a `setWaypoints` command; returns the transitions it then reports.
-        mutating func apply(_ command: String) throws -> [FleetObservation.Kind] {
-            let object = try #require(JSONSerialization.jsonObject(with: Data(command.utf8)) as? [String: Any])
-            let list = try #require((object["waypoints"] as? [String: Any])?["waypoints"] as? [[String: Any]])
-            for item in list {
-                let tst = try #require(item["tst"] as? Int64)
-                if item["lat"] as? Int == Waypoints.deleteLatitude {
-                    if let region = regions.removeValue(forKey: tst) { inside.remove(region) }
-                } else {
-                    let desc = try #require(item["desc"] as? String)
-                    regions[tst] = Region(desc.dropFirst(3))
-                }
-            }
-            try #require(regions.count <= Self.cap, "the phone was asked for \(regions.count) regions")
-            return report()
-        }
-
-        /// Moves to `place`; returns the transitions it reports.
-        mutating func move(to place: Set<Region>) -> [FleetObservation.Kind] {
-            self.place = place
-            return report()
-        }
-
-        /// Enters first (outside-in), then leaves (inside-out): iOS reports an entry at once and
-        /// an exit only after its own delay.
-        mutating func report() -> [FleetObservation.Kind] {
-            let held = Set(regions.values)
-            let nowInside = held.intersection(place)
-            let left = inside.subtracting(nowInside).sorted(by: >).map {
-                FleetObservation.Kind.transition($0, entered: false)
-            }
-            let entered = nowInside.subtracting(inside).sorted().map {
-                FleetObservation.Kind.transition($0, entered: true)
-            }
-            inside = nowInside
-            return entered + left
-        }
-    }
-
     /// Feeds the phone's observations and applies the fleet's commands to it until quiet; returns
     /// the device's transitions as `enter <region>` lines.
     static func exchange(
-        _ kinds: [FleetObservation.Kind], phone: inout Phone, fleet: inout FleetEngine, at seconds: Double,
+        _ transitions: [(Region, entered: Bool)], phone: inout SimulatedPhone, fleet: inout FleetEngine,
+        at seconds: Double,
         monitored: (FleetEngine) -> [Region]
     ) throws -> [String] {
-        var pending = kinds
+        var pending = transitions.map { FleetObservation.Kind.transition($0.0, entered: $0.entered) }
         var lines: [String] = []
         var rounds = 0
         while !pending.isEmpty || rounds == 0 {
@@ -104,7 +57,7 @@ import Testing
                     lines.append("\(transition.direction.rawValue) \(transition.region)")
                 case .waypoints(_, let topic, let command, let regions):
                     #expect(topic == "owntracks/alice/phone/cmd")
-                    pending += try phone.apply(command)
+                    pending += try phone.apply(command).map { .transition($0.0, entered: $0.entered) }
                     #expect(Set(phone.regions.values) == Set(regions))
                     #expect(Set(phone.regions.values) == Set(monitored(fleet)))
                 default:
@@ -120,7 +73,7 @@ import Testing
     /// leaves as the walk goes.
     @Test func aPhoneHoldsExactlyTheHSYCOSetThroughAWalk() throws {
         var fleet = try Self.fleet()
-        var phone = Phone()
+        var phone = SimulatedPhone()
         let monitored = { (fleet: FleetEngine) in fleet.devices["alice-phone"]?.engine.monitor.monitoredRegions ?? [] }
         func place(_ area: UUID, _ major: UInt16) -> Set<Region> {
             [.area(area), .zone(area, major: major), .beacon(BeaconID(uuid: area, major: major, minor: 1))]

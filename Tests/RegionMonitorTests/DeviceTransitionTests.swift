@@ -23,7 +23,9 @@ import Testing
             run.take(Self.transitions) == [
                 "1.000 enter A1 area derived", "1.000 enter A1:1 zone derived", "1.000 enter A1:1:1 beacon monitored",
             ])
-        // No sighting at all, long past the exit timeout: still inside while held.
+        // No sighting at all, long past the exit timeout: still inside while held, and nothing is
+        // due (no deadline from before any sighting, which a live loop would wait for).
+        #expect(run.monitor.nextDeadline == nil || run.monitor.nextDeadline! > MonitorHarness.time(1))
         run.advance(to: 100)
         #expect(run.take(Self.transitions) == [])
         phone(&run, Self.beacon, entered: false, at: 120)

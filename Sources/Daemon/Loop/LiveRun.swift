@@ -103,7 +103,8 @@ public struct LiveRun {
                 // a stop wakes the wait at once.
                 var wait = Self.longestWait
                 if let due = driver.nextWake {
-                    wait = min(wait, .microseconds(max(0, due.microseconds - current.microseconds)))
+                    let (until, overflow) = due.microseconds.subtractingReportingOverflow(current.microseconds)
+                    wait = min(wait, .microseconds(overflow ? (until < 0 ? Int64.max : 0) : max(0, until)))
                 }
                 // Steps that could not be written are tried again without waiting for input.
                 if driver.failing != nil { wait = min(wait, EngineDriver.retryInterval) }
