@@ -53,6 +53,8 @@ enum EngineTarget {
         var configuration: Configuration
         var rules: [RuleRegion]
         var beacons: [BeaconID]
+        /// Every configured region, and one that is not: what a phone may say it entered.
+        var regions: [Region]
     }
 
     static let setup: Setup = {
@@ -64,7 +66,10 @@ enum EngineTarget {
             configuration.hierarchy.beacons.map(\.id) + [
                 BeaconID(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0") ?? UUID(), major: 7, minor: 7)
             ]
-        return Setup(configuration: configuration, rules: document.regions, beacons: beacons)
+        let hierarchy = configuration.hierarchy
+        let regions: [Region] =
+            hierarchy.areas.map(\.region) + hierarchy.zones.map(\.region) + beacons.map { .beacon($0) }
+        return Setup(configuration: configuration, rules: document.regions, beacons: beacons, regions: regions)
     }()
 
     /// Reads the program a byte at a time; past the end, zeros.
@@ -109,6 +114,10 @@ enum EngineTarget {
                 // Minutes to a day and more: midnights, the schedule's hours, alert resets.
                 clock = clock.adding(seconds: Double(program.next()) * 600)
                 engine.advance(to: clock, into: &actions)
+            case 4 where operation & 0x20 != 0:
+                // A phone's own monitoring (OwnTracks, SPEC 15.1): any region, entered or left.
+                let region = setup.regions[Int(program.next()) % setup.regions.count]
+                engine.handle(.deviceTransition(region, entered: operation & 0x40 != 0), at: clock, into: &actions)
             case 4:
                 engine.handle(.mode(operation & 0x10 == 0 ? .foreground : .background), at: clock, into: &actions)
             case 5:

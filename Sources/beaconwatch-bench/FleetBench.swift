@@ -1,0 +1,243 @@
+import ArgumentParser
+import BeaconCore
+import Configuration
+import Daemon
+import Engine
+import Foundation
+import Logging
+import MQTT
+import Persistence
+import RegionMonitor
+import Synchronization
+import Syscalls
+import TestSupport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Many trackers through a real mosquitto into one daemon's fleet (SPEC 15): the ingest rate
+/// next to the broker's own rate for the same messages, memory per device, and latency at a
+/// steady rate.
+struct FleetBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fleet",
+        abstract: "Fleet ingest rate against the broker's own, memory per device, latency at 10,000 sightings/s.",
+        discussion: """
+            Trackers publish Theengs iBeacon reports (QoS 0) to a mosquitto on loopback; the daemon's \
+            pipeline runs in this process as in `run` with Monitor.source = none: the MQTT sink \
+            subscribed to Fleet.theengs, the engine loop on its own thread, its outputs through the \
+            outbox to the broker. Each report flips its beacon between near and far (no RSSI filter, \
+            no hysteresis), so each makes one location event. The broker's own rate is the same \
+            messages to a bare subscriber, in the same run. Memory per device is the resident growth \
+            over the devices' first reports, divided by their number. Latency runs from the \
+            publish to the device's location event leaving the engine, at a steady rate.
+            """
+    )
+
+    @Option(help: "Devices (auto-added on their first report).")
+    var devices = 10_000
+
+    @Option(help: "Reports per device in the rate run.")
+    var reports = 10
+
+    @Option(help: "Reports per second in the latency run.")
+    var rate = 10_000
+
+    @Option(help: "Seconds of the latency run.")
+    var seconds = 5
+
+    static let uuid = "5A4BCFCE-174E-4BAC-A814-092E77F6B7E5"
+
+    static func payload(rssi: Int) -> [UInt8] {
+        Array(
+            #"{"id":"0A:0B:0C:0D:0E:0F","mfid":"4c00","uuid":"\#(uuid)","major":1,"minor":1,"txpower":-59,"rssi":\#(rssi)}"#
+                .utf8)
+    }
+
+    /// Counts what arrives, per device, with the instant.
+    final class Arrivals: Sendable {
+        let count = Atomic<Int>(0)
+        let latencies = Mutex<[Double]>([])
+        let sent = Mutex<[String: [ContinuousClock.Instant]]>([:])
+
+        func sending(_ device: String, at instant: ContinuousClock.Instant) {
+            sent.withLock { $0[device, default: []].append(instant) }
+        }
+
+        func arrived(_ device: String, at instant: ContinuousClock.Instant) {
+            count.add(1, ordering: .relaxed)
+            let start = sent.withLock { sent -> ContinuousClock.Instant? in
+                guard var list = sent[device], !list.isEmpty else { return nil }
+                let first = list.removeFirst()
+                sent[device] = list
+                return first
+            }
+            if let start { latencies.withLock { $0.append(FleetBench.seconds(instant - start)) } }
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+    }
+
+    func run() async throws {
+        let broker = try Broker(persistent: false)
+        defer { broker.kill(signal: SIGKILL, wait: false) }
+        let total = devices * reports
+
+        // The broker alone: the same messages to a bare subscriber.
+        let bare = Atomic<Int>(0)
+        let subscriber = try MQTTClient(
+            MQTTConnection(host: "127.0.0.1", port: broker.port, clientID: "bench-bare"),
+            received: { _, _, _ in bare.add(1, ordering: .relaxed) })
+        try await connect(subscriber, filter: "home/+/BTtoMQTT/#")
+        let publisher = try MQTTClient(MQTTConnection(host: "127.0.0.1", port: broker.port, clientID: "bench-pub"))
+        try await connect(publisher, filter: nil)
+        let bareStart = ContinuousClock.now
+        try publishAll(publisher, total: total) { _, _ in }
+        guard try await E2EBench.until(within: .seconds(300), { bare.load(ordering: .relaxed) >= total }) else {
+            throw RuntimeFailure("the bare subscriber got \(bare.load(ordering: .relaxed)) of \(total)")
+        }
+        let bareRate = Double(total) / Self.seconds(ContinuousClock.now - bareStart)
+        subscriber.shutdown()
+
+        // The fleet daemon's pipeline.
+        let arrivals = Arrivals()
+        let folder = try scratchFolder("bench-fleet")
+        let ini = """
+            LocationBaseBeacon.1 = \(Self.uuid),1,1
+            Monitor.userid = bench
+            Monitor.source = none
+            Monitor.mode = foreground
+            Monitor.rssiFilter = none
+            Monitor.hysteresis = 0
+            Monitor.exitTimeout = 3600
+            MQTT.host = 127.0.0.1
+            MQTT.port = \(broker.port)
+            MQTT.homeassistant = false
+            Fleet.theengs = home/+/BTtoMQTT/#
+            Fleet.maxDevices = \(max(devices, 1))
+
+            """
+        let configuration = try Configuration.load(Array(ini.utf8), path: folder.path + "/bench.ini").get()
+        let store = try StateStore(path: folder.appendingPathComponent("state.sqlite").path)
+        let sink = try MQTTSink(
+            settings: configuration.mqtt!, userid: "bench", hierarchy: configuration.hierarchy, store: store,
+            fleet: configuration.fleet)
+        let control = EngineControl()
+        let counting = DeviceCounter(arrivals: arrivals)
+        try sink.start()
+        async let listening: Void = sink.run(logger: Logger(label: "fleet"), fleet: { control.post($0) })
+        guard await sink.waitConnected(within: .seconds(10)) else { throw RuntimeFailure("the broker did not answer") }
+        try await Task.sleep(for: .milliseconds(200))  // the fleet subscription's SUBACK
+        let engineThread = Task {
+            try await onDedicatedThread {
+                let live = LiveRun(configuration: configuration)
+                try live.run(
+                    source: NoRadio(), store: store, output: { _ in }, sinks: [sink, counting], control: control)
+            }
+        }
+
+        // Memory per device: every device's first report.
+        let before = heapInUse()
+        for device in 0..<devices {
+            _ = try publisher.publish(
+                topic: "home/tag-\(device)/BTtoMQTT/x", payload: Self.payload(rssi: -50), qos: 0, retain: false)
+        }
+        guard try await E2EBench.until(within: .seconds(300), { arrivals.count.load(ordering: .relaxed) >= devices })
+        else { throw RuntimeFailure("only \(arrivals.count.load(ordering: .relaxed)) of \(devices) devices arrived") }
+        let perDevice = Double(heapInUse() - before) / Double(max(devices, 1))
+
+        // Ingest: every device reports `reports` times, flat out.
+        let ingestStart = ContinuousClock.now
+        let base = arrivals.count.load(ordering: .relaxed)
+        try publishAll(publisher, total: total) { _, _ in }
+        guard
+            try await E2EBench.until(within: .seconds(600), { arrivals.count.load(ordering: .relaxed) >= base + total })
+        else {
+            throw RuntimeFailure(
+                "the fleet took \(arrivals.count.load(ordering: .relaxed) - base) of \(total) reports (dropped: \(control.droppedFleetMessages))"
+            )
+        }
+        let ingestRate = Double(total) / Self.seconds(ContinuousClock.now - ingestStart)
+
+        // Latency at a steady rate.
+        arrivals.latencies.withLock { $0.removeAll() }
+        let latencyRun = rate * seconds
+        let latencyBase = arrivals.count.load(ordering: .relaxed)
+        let wall = ContinuousClock.now
+        for n in 0..<latencyRun {
+            let due = wall.advanced(by: .microseconds(Int64(n) * 1_000_000 / Int64(max(rate, 1))))
+            // Asleep until just before the instant, so the publisher leaves the daemon its cores.
+            let ahead = due - ContinuousClock.now
+            if ahead > .microseconds(300) { Syscall.sleep(ahead - .microseconds(200)) }
+            while ContinuousClock.now < due {}
+            let device = "tag-\(n % max(devices, 1))"
+            arrivals.sending(device, at: .now)
+            _ = try publisher.publish(
+                topic: "home/\(device)/BTtoMQTT/x",
+                payload: Self.payload(rssi: (reports + n / max(devices, 1)) % 2 == 0 ? -80 : -50),
+                qos: 0, retain: false)
+        }
+        _ = try await E2EBench.until(within: .seconds(120)) {
+            arrivals.count.load(ordering: .relaxed) >= latencyBase + latencyRun
+        }
+        let latencies = arrivals.latencies.withLock { $0 }.sorted()
+        func percentile(_ p: Double) -> Double {
+            latencies.isEmpty ? .nan : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
+        }
+        print(
+            "fleet: \(devices) devices, \(total) reports: ingest \(format(ingestRate / 1e3, 1))k reports/s, "
+                + "broker alone \(format(bareRate / 1e3, 1))k/s (ratio \(format(ingestRate / bareRate, 2)))")
+        print("fleet: memory per device \(format(perDevice / 1024, 2)) KiB (resident growth over \(devices) devices)")
+        print(
+            "fleet: latency at \(rate) reports/s over \(devices) devices: p50 \(format(percentile(0.5) * 1e3, 2)) ms, "
+                + "p99 \(format(percentile(0.99) * 1e3, 2)) ms (\(latencies.count) events)")
+        control.stop()
+        _ = try await engineThread.value
+        _ = await sink.finish(within: .seconds(5))
+        publisher.shutdown()
+        _ = await listening
+    }
+
+    /// Publishes `total` reports round-robin over the devices, each flipping its class.
+    func publishAll(_ client: MQTTClient, total: Int, _ each: (String, Int) -> Void) throws {
+        for n in 0..<total {
+            let device = n % max(devices, 1)
+            let round = n / max(devices, 1)
+            _ = try client.publish(
+                topic: "home/tag-\(device)/BTtoMQTT/x", payload: Self.payload(rssi: round % 2 == 0 ? -80 : -50),
+                qos: 0, retain: false)
+        }
+    }
+
+    func connect(_ client: MQTTClient, filter: String?) async throws {
+        let ready = Mutex(false)
+        try client.start()
+        Task {
+            for await event in client.events {
+                switch event {
+                case .connected(0):
+                    if let filter { _ = try? client.subscribe(filter, qos: 0) } else { ready.withLock { $0 = true } }
+                case .subscribed: ready.withLock { $0 = true }
+                default: break
+                }
+            }
+        }
+        guard try await E2EBench.until(within: .seconds(10), { ready.withLock { $0 } }) else {
+            throw RuntimeFailure("the bench's broker did not answer")
+        }
+    }
+}
+
+/// Counts each device's location events as they leave the engine.
+struct DeviceCounter: OutputSink {
+    let arrivals: FleetBench.Arrivals
+
+    func deliver(_ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, context: StepContext) throws {
+        guard let device = context.device?.id else { return }
+        let now = ContinuousClock.now
+        for output in outputs { if case .location = output { arrivals.arrived(device, at: now) } }
+    }
+}
