@@ -63,7 +63,7 @@ public struct FleetEngine {
     /// `identity` (the devices' events carry their own userid) and rules.
     public init(
         configuration: Configuration, identity: MonitorIdentity, rules: [RuleRegion]? = nil,
-        ruleSettings: RuleSettings = RuleSettings()
+        ruleSettings: RuleSettings = RuleSettings(), kept: [String: Kept] = [:]
     ) {
         self.configuration = configuration
         self.settings = configuration.fleet ?? FleetSettings()
@@ -71,6 +71,38 @@ public struct FleetEngine {
         self.rules = rules
         self.ruleSettings = ruleSettings
         declared = Dictionary(settings.devices.map { ($0.id, $0) }) { first, _ in first }
+        self.kept = kept
+    }
+
+    /// What a restart goes on from for one device: its engine's kept state, and what the daemon
+    /// knew of it (its source, where its commands go, the regions its phone holds).
+    public struct Kept: Sendable {
+        public var state: KeptState
+        public var source: FleetSource
+        public var commandTopic: String?
+        public var waypoints: [Region]
+
+        public init(state: KeptState, source: FleetSource, commandTopic: String?, waypoints: [Region]) {
+            self.state = state
+            self.source = source
+            self.commandTopic = commandTopic
+            self.waypoints = waypoints
+        }
+    }
+
+    /// The devices of an earlier run, resumed at ``start(at:)``.
+    private var kept: [String: Kept]
+
+    /// Resumes every device of an earlier run (SPEC 15, 12): its engine goes on from its kept
+    /// state, and a phone whose regions differ from its monitored set is told at once.
+    public mutating func start(at time: Timestamp, into actions: inout [Action]) {
+        let resumed = kept
+        kept = [:]
+        for (id, device) in resumed.sorted(by: { $0.key < $1.key }) where settings.shard.owns(id) {
+            add(
+                id, declaration: declared[id], source: device.source, commandTopic: device.commandTopic,
+                state: device.state, waypoints: device.waypoints, at: time, into: &actions)
+        }
     }
 
     /// The earliest instant a device's timer is due (an exit, an `off`, a latch, a local midnight).
@@ -102,7 +134,7 @@ public struct FleetEngine {
             guard devices.count < settings.maxDevices else { return .tooManyDevices }
             add(
                 message.device, declaration: declaration, source: message.source, commandTopic: message.commandTopic,
-                at: arrival, into: &actions)
+                state: KeptState(), waypoints: [], at: arrival, into: &actions)
         } else if let topic = message.commandTopic {
             devices[message.device]?.commandTopic = topic
         }
@@ -137,16 +169,18 @@ public struct FleetEngine {
     // MARK: - Devices
 
     private mutating func add(
-        _ id: String, declaration: DeviceDeclaration?, source: FleetSource, commandTopic: String?, at time: Timestamp,
-        into actions: inout [Action]
+        _ id: String, declaration: DeviceDeclaration?, source: FleetSource, commandTopic: String?, state: KeptState,
+        waypoints: [Region], at time: Timestamp, into actions: inout [Action]
     ) {
         let userid = declaration?.userid ?? id
         let deviceIdentity = MonitorIdentity(session: identity.session, address: identity.address, userid: userid)
         var engine = Engine(
-            configuration: configuration, identity: deviceIdentity, rules: rules, ruleSettings: ruleSettings)
+            configuration: configuration, identity: deviceIdentity, kept: state, rules: rules,
+            ruleSettings: ruleSettings)
         var engineActions: [EngineAction] = []
         engine.start(at: time, into: &engineActions)
-        devices[id] = Device(engine: engine, declaration: declaration, source: source, commandTopic: commandTopic)
+        devices[id] = Device(
+            engine: engine, declaration: declaration, source: source, commandTopic: commandTopic, waypoints: waypoints)
         finish(id, engineActions, into: &actions)
     }
 

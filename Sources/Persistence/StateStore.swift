@@ -139,6 +139,46 @@ public final class StateStore: Sendable {
                 table.column("line", .text).notNull()
             }
         }
+        migrator.registerMigration("v7: state per fleet device") { db in
+            // Every table of a device's state gains the device ('' for the daemon's own radio),
+            // keeping what is in it as the daemon's own.
+            try db.execute(
+                sql: """
+                    CREATE TABLE beaconReport7 (device TEXT NOT NULL DEFAULT '', locationID TEXT NOT NULL,
+                        proximity TEXT NOT NULL, reportedAt INTEGER NOT NULL, PRIMARY KEY (device, locationID));
+                    INSERT INTO beaconReport7 (locationID, proximity, reportedAt)
+                        SELECT locationID, proximity, reportedAt FROM beaconReport;
+                    DROP TABLE beaconReport; ALTER TABLE beaconReport7 RENAME TO beaconReport;
+                    CREATE TABLE ruleCounter7 (device TEXT NOT NULL DEFAULT '', region TEXT NOT NULL, rule TEXT NOT NULL,
+                        count INTEGER NOT NULL, fingerprint TEXT NOT NULL, PRIMARY KEY (device, region, rule));
+                    INSERT INTO ruleCounter7 (region, rule, count, fingerprint)
+                        SELECT region, rule, count, fingerprint FROM ruleCounter;
+                    DROP TABLE ruleCounter; ALTER TABLE ruleCounter7 RENAME TO ruleCounter;
+                    CREATE TABLE groupCounter7 (device TEXT NOT NULL DEFAULT '', groupID TEXT NOT NULL,
+                        trigger TEXT NOT NULL, count INTEGER NOT NULL, fingerprint TEXT NOT NULL,
+                        PRIMARY KEY (device, groupID, trigger));
+                    INSERT INTO groupCounter7 (groupID, trigger, count, fingerprint)
+                        SELECT groupID, trigger, count, fingerprint FROM groupCounter;
+                    DROP TABLE groupCounter; ALTER TABLE groupCounter7 RENAME TO groupCounter;
+                    CREATE TABLE notificationDay7 (device TEXT NOT NULL DEFAULT '' PRIMARY KEY, date TEXT NOT NULL,
+                        count INTEGER NOT NULL);
+                    INSERT INTO notificationDay7 (date, count) SELECT date, count FROM notificationDay;
+                    DROP TABLE notificationDay; ALTER TABLE notificationDay7 RENAME TO notificationDay;
+                    CREATE TABLE alertRecord7 (device TEXT NOT NULL DEFAULT '', locationID TEXT NOT NULL,
+                        status TEXT NOT NULL, resetAt INTEGER, PRIMARY KEY (device, locationID));
+                    INSERT INTO alertRecord7 (locationID, status, resetAt) SELECT locationID, status, resetAt FROM alertRecord;
+                    DROP TABLE alertRecord; ALTER TABLE alertRecord7 RENAME TO alertRecord;
+                    CREATE TABLE dwell7 (device TEXT NOT NULL DEFAULT '', region TEXT NOT NULL, date TEXT NOT NULL,
+                        seconds DOUBLE NOT NULL, PRIMARY KEY (device, region, date));
+                    INSERT INTO dwell7 (region, date, seconds) SELECT region, date, seconds FROM dwell;
+                    DROP TABLE dwell; ALTER TABLE dwell7 RENAME TO dwell;
+                    CREATE TABLE nearestBeacon7 (device TEXT NOT NULL DEFAULT '' PRIMARY KEY, locationID TEXT);
+                    INSERT INTO nearestBeacon7 (locationID) SELECT locationID FROM nearestBeacon;
+                    DROP TABLE nearestBeacon; ALTER TABLE nearestBeacon7 RENAME TO nearestBeacon;
+                    CREATE TABLE fleetDevice (device TEXT NOT NULL PRIMARY KEY, source TEXT NOT NULL,
+                        commandTopic TEXT, waypoints TEXT NOT NULL DEFAULT '');
+                    """)
+        }
         return migrator
     }
 
@@ -183,11 +223,13 @@ public final class StateStore: Sendable {
     }
 
     /// The last reported class of each beacon that was reported, by Location ID.
-    public func lastReported() throws -> [String: Proximity] {
+    public func lastReported(device: String = "") throws -> [String: Proximity] {
         do {
             return try database.read { db in
                 var classes: [String: Proximity] = [:]
-                for row in try Row.fetchAll(db, sql: "SELECT locationID, proximity FROM beaconReport") {
+                for row in try Row.fetchAll(
+                    db, sql: "SELECT locationID, proximity FROM beaconReport WHERE device = ?", arguments: [device])
+                {
                     if let value = Proximity(rawValue: row["proximity"]) { classes[row["locationID"]] = value }
                 }
                 return classes
@@ -199,47 +241,20 @@ public final class StateStore: Sendable {
 
     /// Writes what a step's outputs change in the state, the messages they put in the outbox, and
     /// the removal of `settled` outbox entries (acknowledged since), in one transaction; none when
-    /// there is nothing to write. Returns the outbox entries as written, in order.
+    /// there is nothing to write. `devices` are the fleet devices' shares (SPEC 15), kept apart
+    /// from the daemon's own. Returns the outbox entries as written, in order.
     @discardableResult
     public func record(
         _ outputs: some Collection<MonitorOutput>, outbox: [OutboxMessage] = [], settled: [Int64] = [],
-        changes: StateChanges = StateChanges(), journal: [JournalLine] = []
+        changes: StateChanges = StateChanges(), journal: [JournalLine] = [], devices: [DeviceChanges] = []
     ) throws -> [OutboxEntry] {
-        var reports = false
-        var nearest: NearestChange?
-        for output in outputs {
-            switch output {
-            case .location: reports = true
-            case .nearest(_, let change): nearest = change
-            default: continue
-            }
-        }
-        guard reports || nearest != nil || !outbox.isEmpty || !settled.isEmpty || !changes.isEmpty || !journal.isEmpty
+        let own = DeviceChanges(device: "", outputs: Array(outputs), changes: changes)
+        guard own.writes || devices.contains(where: \.writes) || !outbox.isEmpty || !settled.isEmpty || !journal.isEmpty
         else { return [] }
         do {
             return try database.write { db in
                 try Self.write(journal, in: db)
-                try Self.write(changes.rules, in: db)
-                try Self.write(alerts: changes.alerts, dwell: changes.dwell, in: db)
-                try pruneDwell(after: changes.dwell.keys, in: db)
-                if reports {
-                    let statement = try db.cachedStatement(
-                        sql: """
-                            INSERT INTO beaconReport (locationID, proximity, reportedAt) VALUES (?, ?, ?)
-                            ON CONFLICT(locationID) DO UPDATE SET proximity = excluded.proximity,
-                            reportedAt = excluded.reportedAt
-                            """)
-                    for case .location(let time, let event) in outputs {
-                        try statement.execute(arguments: [event.zone, event.distance.rawValue, time.microseconds])
-                    }
-                }
-                if let nearest {
-                    try db.execute(
-                        sql: """
-                            INSERT INTO nearestBeacon (id, locationID) VALUES (1, ?)
-                            ON CONFLICT(id) DO UPDATE SET locationID = excluded.locationID
-                            """, arguments: [nearest.locationID])
-                }
+                for share in [own] + devices where share.writes { try write(share, in: db) }
                 try Self.remove(settled, in: db)
                 var entries: [OutboxEntry] = []
                 entries.reserveCapacity(outbox.count)
@@ -258,29 +273,70 @@ public final class StateStore: Sendable {
         }
     }
 
-    private static func write(_ rules: RuleState, in db: Database) throws {
+    /// One device's state changes (its reports, nearest beacon, rules, alerts, dwell, and for a
+    /// fleet device what the daemon knows of it).
+    private func write(_ share: DeviceChanges, in db: Database) throws {
+        let device = share.device
+        try Self.write(share.changes.rules, device: device, in: db)
+        try Self.write(alerts: share.changes.alerts, dwell: share.changes.dwell, device: device, in: db)
+        try pruneDwell(after: share.changes.dwell.keys, in: db)
+        var nearest: NearestChange?
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO beaconReport (device, locationID, proximity, reportedAt) VALUES (?, ?, ?, ?)
+                ON CONFLICT(device, locationID) DO UPDATE SET proximity = excluded.proximity,
+                reportedAt = excluded.reportedAt
+                """)
+        for output in share.outputs {
+            switch output {
+            case .location(let time, let event):
+                try statement.execute(arguments: [device, event.zone, event.distance.rawValue, time.microseconds])
+            case .nearest(_, let change): nearest = change
+            default: continue
+            }
+        }
+        if let nearest {
+            try db.execute(
+                sql: """
+                    INSERT INTO nearestBeacon (device, locationID) VALUES (?, ?)
+                    ON CONFLICT(device) DO UPDATE SET locationID = excluded.locationID
+                    """, arguments: [device, nearest.locationID])
+        }
+        if let record = share.record {
+            try db.execute(
+                sql: """
+                    INSERT INTO fleetDevice (device, source, commandTopic, waypoints) VALUES (?, ?, ?, ?)
+                    ON CONFLICT(device) DO UPDATE SET source = excluded.source, commandTopic = excluded.commandTopic,
+                    waypoints = excluded.waypoints
+                    """,
+                arguments: [device, record.source, record.commandTopic, record.waypoints.joined(separator: "\n")])
+        }
+    }
+
+    private static func write(_ rules: RuleState, device: String, in db: Database) throws {
         guard !rules.isEmpty else { return }
         for (key, counter) in rules.rules {
             try db.execute(
                 sql: """
-                    INSERT INTO ruleCounter (region, rule, count, fingerprint) VALUES (?, ?, ?, ?)
-                    ON CONFLICT(region, rule) DO UPDATE SET count = excluded.count, fingerprint = excluded.fingerprint
-                    """, arguments: [key.region, key.rule, counter.count, counter.fingerprint])
+                    INSERT INTO ruleCounter (device, region, rule, count, fingerprint) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT(device, region, rule) DO UPDATE SET count = excluded.count,
+                    fingerprint = excluded.fingerprint
+                    """, arguments: [device, key.region, key.rule, counter.count, counter.fingerprint])
         }
         for (key, counter) in rules.groups {
             try db.execute(
                 sql: """
-                    INSERT INTO groupCounter (groupID, trigger, count, fingerprint) VALUES (?, ?, ?, ?)
-                    ON CONFLICT(groupID, trigger) DO UPDATE SET count = excluded.count,
+                    INSERT INTO groupCounter (device, groupID, trigger, count, fingerprint) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT(device, groupID, trigger) DO UPDATE SET count = excluded.count,
                     fingerprint = excluded.fingerprint
-                    """, arguments: [key.group, key.trigger, counter.count, counter.fingerprint])
+                    """, arguments: [device, key.group, key.trigger, counter.count, counter.fingerprint])
         }
         if let day = rules.day {
             try db.execute(
                 sql: """
-                    INSERT INTO notificationDay (id, date, count) VALUES (1, ?, ?)
-                    ON CONFLICT(id) DO UPDATE SET date = excluded.date, count = excluded.count
-                    """, arguments: [day.date, day.count])
+                    INSERT INTO notificationDay (device, date, count) VALUES (?, ?, ?)
+                    ON CONFLICT(device) DO UPDATE SET date = excluded.date, count = excluded.count
+                    """, arguments: [device, day.date, day.count])
         }
     }
 
@@ -307,32 +363,36 @@ public final class StateStore: Sendable {
         return LocalDate(year: year, month: month, day: day).description
     }
 
-    private static func write(alerts: [String: AlertRecord], dwell: [DwellKey: Double], in db: Database) throws {
+    private static func write(
+        alerts: [String: AlertRecord], dwell: [DwellKey: Double], device: String, in db: Database
+    ) throws {
         for (locationID, record) in alerts {
             try db.execute(
                 sql: """
-                    INSERT INTO alertRecord (locationID, status, resetAt) VALUES (?, ?, ?)
-                    ON CONFLICT(locationID) DO UPDATE SET status = excluded.status, resetAt = excluded.resetAt
-                    """, arguments: [locationID, record.status.rawValue, record.resetAt?.microseconds])
+                    INSERT INTO alertRecord (device, locationID, status, resetAt) VALUES (?, ?, ?, ?)
+                    ON CONFLICT(device, locationID) DO UPDATE SET status = excluded.status, resetAt = excluded.resetAt
+                    """, arguments: [device, locationID, record.status.rawValue, record.resetAt?.microseconds])
         }
         for (key, seconds) in dwell {
             try db.execute(
                 sql: """
-                    INSERT INTO dwell (region, date, seconds) VALUES (?, ?, ?)
-                    ON CONFLICT(region, date) DO UPDATE SET seconds = seconds + excluded.seconds
-                    """, arguments: [key.region, key.date, seconds])
+                    INSERT INTO dwell (device, region, date, seconds) VALUES (?, ?, ?, ?)
+                    ON CONFLICT(device, region, date) DO UPDATE SET seconds = seconds + excluded.seconds
+                    """, arguments: [device, key.region, key.date, seconds])
         }
     }
 
     /// Everything a restart starts from: the last reported classes, the rule state, the alert
     /// records, the dwell totals and the nearest beacon.
-    public func kept() throws -> KeptState {
+    public func kept(device: String = "") throws -> KeptState {
         var state = KeptState()
-        state.classes = try lastReported()
-        state.rules = try ruleState()
+        state.classes = try lastReported(device: device)
+        state.rules = try ruleState(device: device)
         do {
             try database.read { db in
-                for row in try Row.fetchAll(db, sql: "SELECT locationID, status, resetAt FROM alertRecord") {
+                for row in try Row.fetchAll(
+                    db, sql: "SELECT locationID, status, resetAt FROM alertRecord WHERE device = ?", arguments: [device]
+                ) {
                     guard let status = AlertStatus(rawValue: row["status"]) else { continue }
                     let reset: Int64? = row["resetAt"]
                     state.alerts[row["locationID"]] = AlertRecord(
@@ -340,9 +400,13 @@ public final class StateStore: Sendable {
                 }
                 // The latest day's totals (a restart goes on with them) and every region's name (its
                 // `B/dwell` is set again); earlier days stay in the table, as history.
-                state.dwell = try Self.dwell(in: db, where: "date = (SELECT MAX(date) FROM dwell)")
-                state.dwellRegions = Set(try String.fetchAll(db, sql: "SELECT DISTINCT region FROM dwell"))
-                state.nearest = try String.fetchOne(db, sql: "SELECT locationID FROM nearestBeacon WHERE id = 1")
+                state.dwell = try Self.dwell(
+                    in: db, device: device, where: "date = (SELECT MAX(date) FROM dwell WHERE device = ?)")
+                state.dwellRegions = Set(
+                    try String.fetchAll(
+                        db, sql: "SELECT DISTINCT region FROM dwell WHERE device = ?", arguments: [device]))
+                state.nearest = try String.fetchOne(
+                    db, sql: "SELECT locationID FROM nearestBeacon WHERE device = ?", arguments: [device])
             }
         } catch {
             throw StateStoreError(path: path, problem: Self.describe(error))
@@ -351,37 +415,80 @@ public final class StateStore: Sendable {
     }
 
     /// Every kept dwell total, per region and day: the history that restarts do not load.
-    public func dwellHistory() throws -> [DwellKey: Double] {
+    public func dwellHistory(device: String = "") throws -> [DwellKey: Double] {
         do {
-            return try database.read { db in try Self.dwell(in: db) }
+            return try database.read { db in try Self.dwell(in: db, device: device) }
         } catch {
             throw StateStoreError(path: path, problem: Self.describe(error))
         }
     }
 
     /// The dwell rows matching `condition`, per region and day.
-    private static func dwell(in db: Database, where condition: String = "1") throws -> [DwellKey: Double] {
+    private static func dwell(in db: Database, device: String, where condition: String? = nil) throws -> [DwellKey:
+        Double]
+    {
         var totals: [DwellKey: Double] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT region, date, seconds FROM dwell WHERE \(condition)") {
+        let sql = "SELECT region, date, seconds FROM dwell WHERE device = ?" + (condition.map { " AND \($0)" } ?? "")
+        let arguments: StatementArguments = condition == nil ? [device] : [device, device]
+        for row in try Row.fetchAll(db, sql: sql, arguments: arguments) {
             totals[DwellKey(region: row["region"], date: row["date"])] = row["seconds"]
         }
         return totals
     }
 
+    /// Every fleet device with kept state (SPEC 15): what the daemon knew of it, and its state.
+    public func keptDevices() throws -> [String: (record: FleetDeviceRecord?, state: KeptState)] {
+        let devices: [String]
+        var records: [String: FleetDeviceRecord] = [:]
+        do {
+            (devices, records) = try database.read { db in
+                let devices = try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT device FROM beaconReport WHERE device != '' UNION SELECT device FROM ruleCounter
+                        WHERE device != '' UNION SELECT device FROM alertRecord WHERE device != ''
+                        UNION SELECT device FROM dwell WHERE device != '' UNION SELECT device FROM fleetDevice
+                        """)
+                var records: [String: FleetDeviceRecord] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT device, source, commandTopic, waypoints FROM fleetDevice")
+                {
+                    let list: String = row["waypoints"]
+                    records[row["device"]] = FleetDeviceRecord(
+                        source: row["source"], commandTopic: row["commandTopic"],
+                        waypoints: list.split(separator: "\n").map(String.init))
+                }
+                return (devices, records)
+            }
+        } catch {
+            throw StateStoreError(path: path, problem: Self.describe(error))
+        }
+        var kept: [String: (record: FleetDeviceRecord?, state: KeptState)] = [:]
+        for device in devices { kept[device] = (records[device], try self.kept(device: device)) }
+        return kept
+    }
+
     /// The kept rule and group counters and the day's notification count.
-    public func ruleState() throws -> RuleState {
+    public func ruleState(device: String = "") throws -> RuleState {
         do {
             return try database.read { db in
                 var state = RuleState()
-                for row in try Row.fetchAll(db, sql: "SELECT region, rule, count, fingerprint FROM ruleCounter") {
+                for row in try Row.fetchAll(
+                    db, sql: "SELECT region, rule, count, fingerprint FROM ruleCounter WHERE device = ?",
+                    arguments: [device])
+                {
                     state.rules[RuleKey(region: row["region"], rule: row["rule"])] = RuleCounter(
                         count: row["count"], fingerprint: row["fingerprint"])
                 }
-                for row in try Row.fetchAll(db, sql: "SELECT groupID, trigger, count, fingerprint FROM groupCounter") {
+                for row in try Row.fetchAll(
+                    db, sql: "SELECT groupID, trigger, count, fingerprint FROM groupCounter WHERE device = ?",
+                    arguments: [device])
+                {
                     state.groups[GroupKey(group: row["groupID"], trigger: row["trigger"])] = RuleCounter(
                         count: row["count"], fingerprint: row["fingerprint"])
                 }
-                if let row = try Row.fetchOne(db, sql: "SELECT date, count FROM notificationDay WHERE id = 1") {
+                if let row = try Row.fetchOne(
+                    db, sql: "SELECT date, count FROM notificationDay WHERE device = ?", arguments: [device])
+                {
                     state.day = DayCount(date: row["date"], count: row["count"])
                 }
                 return state
@@ -558,6 +665,47 @@ public struct StateStoreError: Error, Sendable, CustomStringConvertible {
     public init(path: String, problem: String) {
         self.path = path
         self.problem = problem
+    }
+}
+
+/// A fleet device's share of a transaction (SPEC 15): the state its steps change, kept apart from
+/// the daemon's own (which is device `""`), and what the daemon knows of the device.
+public struct DeviceChanges: Sendable {
+    public var device: String
+    public var outputs: [MonitorOutput]
+    public var changes: StateChanges
+    public var record: FleetDeviceRecord?
+
+    public init(device: String, outputs: [MonitorOutput], changes: StateChanges, record: FleetDeviceRecord? = nil) {
+        self.device = device
+        self.outputs = outputs
+        self.changes = changes
+        self.record = record
+    }
+
+    /// Whether it has anything to write.
+    var writes: Bool {
+        record != nil || !changes.isEmpty
+            || outputs.contains {
+                switch $0 {
+                case .location, .nearest: true
+                default: false
+                }
+            }
+    }
+}
+
+/// What the daemon knows of a fleet device beyond its engine's state: where it reports from,
+/// where its commands go, the regions its phone was last told to monitor (canonical).
+public struct FleetDeviceRecord: Sendable, Hashable {
+    public var source: String
+    public var commandTopic: String?
+    public var waypoints: [String]
+
+    public init(source: String, commandTopic: String?, waypoints: [String]) {
+        self.source = source
+        self.commandTopic = commandTopic
+        self.waypoints = waypoints
     }
 }
 

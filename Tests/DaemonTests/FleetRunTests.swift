@@ -259,6 +259,35 @@ import Testing
         handset.client.shutdown()
     }
 
+    /// A restart resumes every device (SPEC 15, 12): the class a tracker was reported at is not
+    /// reported again, and its beacon, no longer heard, goes `off` exitTimeout after the start.
+    @Test func aRestartResumesEveryDevice() async throws {
+        let broker = try Broker()
+        let folder = try scratchFolder("fleet")
+        try Self.ini(port: broker.port, both: false).write(
+            to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
+        let watcher = try await Subscriber(port: broker.port, filter: "beaconwatch/#")
+        let first = try Self.daemon(in: folder)
+        try await Subscriber.until("the daemon online") { watcher.payloads("hq/status").last == "online" }
+        _ = try watcher.client.publish(
+            topic: "home/cart-7/BTtoMQTT/x", payload: Array(Self.theengs(Self.estimote, 73, 10, rssi: -65).utf8),
+            qos: 1,
+            retain: false)
+        try await Subscriber.until("the tracker's event") { watcher.payloads("cart-7/event").count == 1 }
+        kill(first.processIdentifier, SIGTERM)
+        try await Subscriber.until("the daemon to stop") { !first.isRunning }
+        let second = try Self.daemon(in: folder)
+        try await Subscriber.until("the tracker's beacon off after the restart") {
+            watcher.payloads("cart-7/event").count == 2
+        }
+        let events = watcher.payloads("cart-7/event")
+        #expect(events[0].contains(#""distance":"near""#) && events[1].contains(#""distance":"off""#), "\(events)")
+        #expect(watcher.payloads("cart-7/beacon/1").last == "off")
+        kill(second.processIdentifier, SIGTERM)
+        try await Subscriber.until("the daemon to exit") { !second.isRunning }
+        watcher.client.shutdown()
+    }
+
     /// Two daemons sharing a broker split 200 trackers by `Fleet.shard`: every tracker's events
     /// come from exactly one of them (its session), and none is missing.
     @Test func twoShardsSplitTheFleetWithNoDeviceTwiceOrMissing() async throws {

@@ -11,6 +11,7 @@ import Testing
         "v1: last reported class per beacon", "v2: MQTT outbox",
         "v3: rule counters, the day's notifications, the rules cache",
         "v4: alert statuses, dwell per region and day", "v5: the nearest beacon", "v6: the --events journal",
+        "v7: state per fleet device",
     ]
 
     static func temporaryPath() -> String {
@@ -167,6 +168,66 @@ import Testing
         #expect(try store.appliedMigrations() == Self.migrations)
         #expect(try store.lastReported() == ["17081": .far])
         #expect(try store.pendingOutbox().isEmpty)
+    }
+
+    /// A single-device database of before the fleet (v6) upgrades in place: its counts, dwell,
+    /// alerts and reports are the daemon's own; a fleet device's state is kept beside them.
+    @Test func aSingleDeviceDatabaseUpgradesAndFleetDevicesKeepTheirOwnState() throws {
+        let path = Self.temporaryPath()
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let script = """
+            import sqlite3,sys; c=sqlite3.connect(sys.argv[1])
+            c.execute("CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
+            for m in sys.argv[2:]: c.execute("INSERT INTO grdb_migrations VALUES (?)", (m,))
+            c.execute("CREATE TABLE beaconReport (locationID TEXT PRIMARY KEY, proximity TEXT NOT NULL, reportedAt INTEGER NOT NULL)")
+            c.execute("INSERT INTO beaconReport VALUES ('17081', 'near', 1)")
+            c.execute("CREATE TABLE outbox (sequence INTEGER PRIMARY KEY AUTOINCREMENT, topic TEXT NOT NULL, payload TEXT NOT NULL, qos INTEGER NOT NULL)")
+            c.execute("CREATE TABLE ruleCounter (region TEXT NOT NULL, rule TEXT NOT NULL, count INTEGER NOT NULL, fingerprint TEXT NOT NULL, PRIMARY KEY (region, rule))")
+            c.execute("INSERT INTO ruleCounter VALUES ('r1', '11', 3, 'f')")
+            c.execute("CREATE TABLE groupCounter (groupID TEXT NOT NULL, trigger TEXT NOT NULL, count INTEGER NOT NULL, fingerprint TEXT NOT NULL, PRIMARY KEY (groupID, trigger))")
+            c.execute("CREATE TABLE notificationDay (id INTEGER PRIMARY KEY CHECK (id = 1), date TEXT NOT NULL, count INTEGER NOT NULL)")
+            c.execute("INSERT INTO notificationDay VALUES (1, '2026-11-22', 4)")
+            c.execute("CREATE TABLE rulesCache (source TEXT PRIMARY KEY, document BLOB NOT NULL, fetchedAt INTEGER NOT NULL)")
+            c.execute("CREATE TABLE alertRecord (locationID TEXT PRIMARY KEY, status TEXT NOT NULL, resetAt INTEGER)")
+            c.execute("CREATE TABLE dwell (region TEXT NOT NULL, date TEXT NOT NULL, seconds DOUBLE NOT NULL, PRIMARY KEY (region, date))")
+            c.execute("INSERT INTO dwell VALUES ('Z', '2026-11-22', 12.5)")
+            c.execute("CREATE TABLE nearestBeacon (id INTEGER PRIMARY KEY CHECK (id = 1), locationID TEXT)")
+            c.execute("INSERT INTO nearestBeacon VALUES (1, '17081')")
+            c.execute("CREATE TABLE eventsJournal (sequence INTEGER PRIMARY KEY AUTOINCREMENT, file TEXT NOT NULL, offset INTEGER NOT NULL, line TEXT NOT NULL)")
+            c.commit()
+            """
+        let sqlite = Process()
+        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        sqlite.arguments = ["python3", "-c", script, path] + Self.migrations.prefix(6)
+        try sqlite.run()
+        sqlite.waitUntilExit()
+        #expect(sqlite.terminationStatus == 0)
+        let store = try StateStore(path: path)
+        #expect(try store.appliedMigrations() == Self.migrations)
+        let own = try store.kept()
+        #expect(own.classes == ["17081": .near] && own.nearest == "17081")
+        #expect(own.rules.rules[RuleKey(region: "r1", rule: "11")]?.count == 3 && own.rules.day?.count == 4)
+        #expect(own.dwell == [DwellKey(region: "Z", date: "2026-11-22"): 12.5])
+        #expect(try store.keptDevices().isEmpty)
+
+        // A device's reports and record, in the same transaction as the daemon's own, apart.
+        let time = Timestamp(secondsSinceEpoch: 1_700_000_000)!
+        let event = LocationBeaconEvent(
+            session: "s", address: "a", userid: "cart-7", zone: "17081", distance: .far, background: false,
+            beacon: BeaconID(uuid: UUID(), major: 1, minor: 1), name: nil, area: "A", zoneName: "Z", rssi: -70,
+            meters: 3.2)
+        try store.record(
+            [],
+            devices: [
+                DeviceChanges(
+                    device: "cart-7", outputs: [.location(time, event)], changes: StateChanges(),
+                    record: FleetDeviceRecord(source: "theengs", commandTopic: nil, waypoints: []))
+            ])
+        #expect(try store.lastReported() == ["17081": .near])
+        let devices = try store.keptDevices()
+        #expect(devices.keys.sorted() == ["cart-7"])
+        #expect(devices["cart-7"]?.state.classes == ["17081": .far] && devices["cart-7"]?.record?.source == "theengs")
     }
 
     @Test func aDatabaseFromANewerVersionIsRefused() throws {

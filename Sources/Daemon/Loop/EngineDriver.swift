@@ -51,6 +51,10 @@ public struct EngineDriver {
     private var fleetActions: [FleetEngine.Action] = []
     private var deviceOutputs: [String: [MonitorOutput]] = [:]
     private var deviceCommands: [String: [OutboxMessage]] = [:]
+    /// What the store must keep of each device with its next step (its source, command topic and
+    /// phone regions), when it changed.
+    private var deviceRecords: [String: FleetDeviceRecord] = [:]
+    private var recordedDevices: Set<String> = []
     private var batch = StepBatch()
     /// Outputs delivered so far.
     public private(set) var delivered = 0
@@ -97,6 +101,12 @@ public struct EngineDriver {
         let refusal = fleet?.handle(message, at: time, into: &fleetActions)
         try performFleet()
         return refusal
+    }
+
+    /// Resumes the fleet's devices of an earlier run (``FleetEngine/start(at:)``).
+    public mutating func startFleet(at time: Timestamp) throws {
+        fleet?.start(at: time, into: &fleetActions)
+        try performFleet()
     }
 
     /// When a live shell must wake: the engine's next wake-up or any fleet device's.
@@ -173,11 +183,19 @@ public struct EngineDriver {
                 case .engine(let id, .output(let item)):
                     deviceOutputs[id, default: []].append(item)
                 case .engine(let id, .persist(let step)):
-                    let userid = fleet?.devices[id]?.declaration?.userid ?? id
+                    let device = fleet?.devices[id]
+                    let userid = device?.declaration?.userid ?? id
+                    var record = deviceRecords.removeValue(forKey: id)
+                    if record == nil, !recordedDevices.contains(id), let device {
+                        record = FleetDeviceRecord(
+                            source: device.source.rawValue, commandTopic: device.commandTopic,
+                            waypoints: device.waypoints.map(\.description))
+                    }
+                    if record != nil { recordedDevices.insert(id) }
                     batch.add(
-                        deviceOutputs.removeValue(forKey: id) ?? [], state: StateChanges(), sinks: sinks,
+                        deviceOutputs.removeValue(forKey: id) ?? [], state: step.changes, sinks: sinks,
                         whereabouts: step.whereabouts, device: FleetDevice(id: id, userid: userid),
-                        commands: deviceCommands.removeValue(forKey: id) ?? [])
+                        commands: deviceCommands.removeValue(forKey: id) ?? [], record: record)
                     if batch.isFull { try commit() }
                 case .engine(let id, .request(let request)):
                     let call: Int
@@ -187,8 +205,11 @@ public struct EngineDriver {
                     fleet?.handle(
                         .answer(.failed("server calls are not made for fleet devices yet"), call: call), for: id,
                         at: engine.now, into: &fleetActions)
-                case .waypoints(let id, let topic, let command, _):
+                case .waypoints(let id, let topic, let command, let regions):
                     deviceCommands[id, default: []].append(OutboxMessage(topic: topic, payload: command, qos: 1))
+                    deviceRecords[id] = FleetDeviceRecord(
+                        source: FleetSource.owntracks.rawValue, commandTopic: topic,
+                        waypoints: regions.map(\.description))
                 }
             }
         }

@@ -67,9 +67,18 @@ public struct LiveRun {
             var driver = EngineDriver(engine: engine, store: store, sinks: sinks, requests: requests, output: output)
             driver.warn = warn
             if configuration.fleet != nil {
+                // Every device of an earlier run goes on from its kept state.
+                var kept: [String: FleetEngine.Kept] = [:]
+                for (id, device) in try store.keptDevices() {
+                    kept[id] = FleetEngine.Kept(
+                        state: device.state,
+                        source: device.record.flatMap { FleetSource(rawValue: $0.source) } ?? .theengs,
+                        commandTopic: device.record?.commandTopic,
+                        waypoints: device.record?.waypoints.compactMap { Region($0) } ?? [])
+                }
                 driver.fleet = FleetEngine(
                     configuration: configuration, identity: engine.monitor.identity, rules: rules,
-                    ruleSettings: .resolve(configuration))
+                    ruleSettings: .resolve(configuration), kept: kept)
             }
             var decoder = AdvertisingReportDecoder()
             var last = (wall: now(), elapsed: elapsed())
@@ -92,6 +101,7 @@ public struct LiveRun {
                 return max(reading.wall, driver.engine.now)
             }
             try driver.start(at: last.wall)
+            try driver.startFleet(at: last.wall)
             try driver.commit()
             while !shouldStop(), control?.isStopping != true {
                 let current = clock()

@@ -12,8 +12,10 @@ public struct StepBatch: Sendable {
     public static let limit = 64
 
     private var outputs: [MonitorOutput] = []
-    /// The daemon's own outputs, whose state the store keeps (a fleet device's are not mixed in).
+    /// The daemon's own outputs, whose state the store keeps; each fleet device's share apart.
     private var recorded: [MonitorOutput] = []
+    private var devices: [String: DeviceChanges] = [:]
+    private var deviceOrder: [String] = []
     private var messages: [OutboxMessage] = []
     private var journal: [JournalLine] = []
     private var state = StateChanges()
@@ -31,12 +33,22 @@ public struct StepBatch: Sendable {
 
     public mutating func add(
         _ step: [MonitorOutput], state changes: StateChanges, sinks: [any OutputSink], whereabouts: Whereabouts,
-        device: FleetDevice? = nil, commands: [OutboxMessage] = []
+        device: FleetDevice? = nil, commands: [OutboxMessage] = [], record: FleetDeviceRecord? = nil
     ) {
         let context = StepContext(whereabouts: whereabouts, device: device, commands: commands)
         outputs += step
-        if device == nil { recorded += step }
-        if !changes.isEmpty { state.merge(changes) }
+        if let device {
+            if devices[device.id] == nil {
+                devices[device.id] = DeviceChanges(device: device.id, outputs: [], changes: StateChanges())
+                deviceOrder.append(device.id)
+            }
+            devices[device.id]?.outputs += step
+            if !changes.isEmpty { devices[device.id]?.changes.merge(changes) }
+            if let record { devices[device.id]?.record = record }
+        } else {
+            recorded += step
+            if !changes.isEmpty { state.merge(changes) }
+        }
         var ends: [Int] = []
         ends.reserveCapacity(sinks.count)
         for sink in sinks {
@@ -63,11 +75,15 @@ public struct StepBatch: Sendable {
             settled.removeAll(keepingCapacity: true)
             return 0
         }
-        let entries = try store.record(recorded, outbox: messages, settled: settled, changes: state, journal: journal)
+        let entries = try store.record(
+            recorded, outbox: messages, settled: settled, changes: state, journal: journal,
+            devices: deviceOrder.compactMap { devices[$0] })
         settled.removeAll(keepingCapacity: true)
         defer {
             outputs.removeAll(keepingCapacity: true)
             recorded.removeAll(keepingCapacity: true)
+            devices.removeAll(keepingCapacity: true)
+            deviceOrder.removeAll(keepingCapacity: true)
             messages.removeAll(keepingCapacity: true)
             journal.removeAll(keepingCapacity: true)
             steps.removeAll(keepingCapacity: true)
