@@ -32,12 +32,7 @@ struct Forward: AsyncParsableCommand {
     var skipBadLines = false
 
     func run() async throws {
-        let level = logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        bootstrapLogging(level: logLevel)
         var options = ForwardService.Options(config: config)
         options.source = source
         options.skipBadLines = skipBadLines

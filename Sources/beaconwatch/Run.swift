@@ -55,12 +55,7 @@ struct Run: AsyncParsableCommand {
     var skipBadLines = false
 
     func run() async throws {
-        let level = logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        bootstrapLogging(level: logLevel)
         var options = BeaconwatchService.Options(config: config)
         options.source = source
         options.events = events
@@ -73,3 +68,12 @@ struct Run: AsyncParsableCommand {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// Log lines to standard error at `level` and above: the daemons' (`run`, `forward`) logging.
+func bootstrapLogging(level: Logger.Level) {
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = level
+        return handler
+    }
+}
