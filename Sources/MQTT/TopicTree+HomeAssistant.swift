@@ -46,6 +46,38 @@ extension TopicTree {
         return messages
     }
 
+    /// Home Assistant discovery for a fleet device (SPEC 15), whose topics these are: a
+    /// `device_tracker` (state: its Area, `not_home` for `none`) and sensors for its Zone and
+    /// nearest beacon, available while the `daemon`'s status says `online`, and shown as a device
+    /// connected through the daemon's.
+    public func homeAssistantDevice(prefix: String, name: String, daemon: TopicTree) -> [MQTTMessage] {
+        let node = Self.objectID(base)
+        let availabilityTopic = daemon.statusTopic
+        let device =
+            #"{"identifiers":["beaconwatch_\#(node)"],"name":"\#(Self.escape(name))","manufacturer":"beaconwatch","model":"fleet device","via_device":"beaconwatch_\#(Self.objectID(daemon.base))"}"#
+        let availability =
+            #""availability_topic":"\#(Self.escape(availabilityTopic))","payload_available":"online","payload_not_available":"offline""#
+        func config(_ component: String, _ object: String, _ fields: String) -> MQTTMessage {
+            MQTTMessage(
+                topic: "\(prefix)/\(component)/\(node)/\(object)/config",
+                payload: "{\(fields),\(availability),\"device\":\(device)}", qos: 1, retain: true)
+        }
+        return [
+            config(
+                "device_tracker", "location",
+                #""name":"\#(Self.escape(name))","unique_id":"\#(node)_location","state_topic":"\#(Self.escape(base))/area","payload_not_home":"none","source_type":"bluetooth_le""#
+            ),
+            config(
+                "sensor", "zone",
+                #""name":"Zone","unique_id":"\#(node)_zone","state_topic":"\#(Self.escape(base))/zone","icon":"mdi:map-marker""#
+            ),
+            config(
+                "sensor", "nearest",
+                #""name":"Nearest beacon","unique_id":"\#(node)_nearest","state_topic":"\#(Self.escape(base))/nearest","icon":"mdi:bluetooth""#
+            ),
+        ]
+    }
+
     /// Home Assistant's object IDs: letters, digits, `_` and `-`.
     static func objectID(_ text: String) -> String {
         String(text.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") ? $0 : "_" })

@@ -21,7 +21,7 @@ import Testing
     /// machine's delays between two reports never to look like leaving (what a replay compares).
     static func ini(
         port: Int32, both: Bool = true, maxAge: Int = 0, userid: String = "hq", extra: String = "",
-        exitTimeout: Int = 10
+        exitTimeout: Int = 10, homeAssistant: Bool = false
     ) -> String {
         """
         LocationBaseBeacon.1 = \(estimote),73,10
@@ -36,7 +36,7 @@ import Testing
         MQTT.host = 127.0.0.1
         MQTT.port = \(port)
         MQTT.keepalive = 5
-        MQTT.homeassistant = false
+        MQTT.homeassistant = \(homeAssistant)
         State.database = state.sqlite
         Fleet.theengs = home/+/BTtoMQTT/#
         Fleet.forward = beaconwatch/+/sightings
@@ -267,9 +267,10 @@ import Testing
     @Test func aRestartResumesEveryDevice() async throws {
         let broker = try Broker()
         let folder = try scratchFolder("fleet")
-        try Self.ini(port: broker.port, both: false, exitTimeout: 2).write(
+        try Self.ini(port: broker.port, both: false, exitTimeout: 2, homeAssistant: true).write(
             to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
         let watcher = try await Subscriber(port: broker.port, filter: "beaconwatch/#")
+        let discovery = try await Subscriber(port: broker.port, filter: "homeassistant/device_tracker/#")
         let first = try Self.daemon(in: folder)
         try await Subscriber.until("the daemon online") { watcher.payloads("hq/status").last == "online" }
         _ = try watcher.client.publish(
@@ -277,6 +278,12 @@ import Testing
             qos: 1,
             retain: false)
         try await Subscriber.until("the tracker's event") { watcher.payloads("cart-7/event").count == 1 }
+        // Home Assistant hears of the tracker as a device of its own.
+        try await Subscriber.until("the tracker's discovery") {
+            discovery.messages.contains {
+                $0.topic == "homeassistant/device_tracker/beaconwatch_cart-7/location/config"
+            }
+        }
         kill(first.processIdentifier, SIGTERM)
         try await Subscriber.until("the daemon to stop") { !first.isRunning }
         let second = try Self.daemon(in: folder)
@@ -289,6 +296,7 @@ import Testing
         kill(second.processIdentifier, SIGTERM)
         try await Subscriber.until("the daemon to exit") { !second.isRunning }
         watcher.client.shutdown()
+        discovery.client.shutdown()
     }
 
     /// Two daemons sharing a broker split 200 trackers by `Fleet.shard`: every tracker's events

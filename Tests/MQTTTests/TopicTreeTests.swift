@@ -68,6 +68,28 @@ import Testing
         }
     }
 
+    /// A fleet device (SPEC 15): a tracker and its Zone and nearest beacon under its own topics,
+    /// available with the daemon, shown as connected through it.
+    @Test func homeAssistantDiscoveryOfAFleetDevice() throws {
+        let daemon = TopicTree(topic: "beaconwatch", userid: "hq", qos: 1)
+        let device = TopicTree(topic: "beaconwatch", userid: "cart-7", qos: 1, device: "cart-7")
+        let messages = device.homeAssistantDevice(prefix: "homeassistant", name: "Cart 7", daemon: daemon)
+        #expect(
+            messages.map(\.topic) == [
+                "homeassistant/device_tracker/beaconwatch_cart-7/location/config",
+                "homeassistant/sensor/beaconwatch_cart-7/zone/config",
+                "homeassistant/sensor/beaconwatch_cart-7/nearest/config",
+            ])
+        let configs = try messages.map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.payload.utf8)) as? [String: Any])
+        }
+        #expect(configs[0]["state_topic"] as? String == "beaconwatch/cart-7/area")
+        #expect(configs[0]["name"] as? String == "Cart 7")
+        #expect(configs.allSatisfy { $0["availability_topic"] as? String == "beaconwatch/hq/status" })
+        #expect((configs[0]["device"] as? [String: Any])?["via_device"] as? String == "beaconwatch_beaconwatch_hq")
+        #expect(messages.allSatisfy { $0.retain })
+    }
+
     @Test func homeAssistantDiscoveryDescribesTheUserAndEachBeacon() throws {
         let hierarchy = Hierarchy(beacons: [
             Hierarchy.Beacon(

@@ -194,7 +194,8 @@ public struct EngineDriver {
                     if record != nil { recordedDevices.insert(id) }
                     batch.add(
                         deviceOutputs.removeValue(forKey: id) ?? [], state: step.changes, sinks: sinks,
-                        whereabouts: step.whereabouts, device: FleetDevice(id: id, userid: userid),
+                        whereabouts: step.whereabouts,
+                        device: FleetDevice(id: id, userid: userid, name: device?.declaration?.name),
                         commands: deviceCommands.removeValue(forKey: id) ?? [], record: record)
                     if batch.isFull { try commit() }
                 case .engine(let id, .request(let request)):

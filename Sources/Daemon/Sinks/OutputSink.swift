@@ -46,10 +46,13 @@ public struct StepContext: Sendable {
 public struct FleetDevice: Sendable, Hashable {
     public var id: String
     public var userid: String
+    /// Its declared name (`Device.<id> = name`), for Home Assistant.
+    public var name: String?
 
-    public init(id: String, userid: String) {
+    public init(id: String, userid: String, name: String? = nil) {
         self.id = id
         self.userid = userid
+        self.name = name
     }
 }
 

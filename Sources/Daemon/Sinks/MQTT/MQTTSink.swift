@@ -25,6 +25,10 @@ public final class MQTTSink: OutputSink {
     public let tree: TopicTree
     /// The fleet's sources (SPEC 15): subscribed at every connect, their messages parsed here.
     let fleetSources: [(FleetSource, TopicFilter)]
+    /// `MQTT.discoveryPrefix` when Home Assistant discovery is on.
+    let discoveryPrefix: String?
+    /// The fleet devices whose discovery is published (once a run, retained).
+    private let announced = Mutex<Set<String>>([])
     /// `MQTT.topic`: fleet devices' topics are under it too.
     let topic: String
     private let client: MQTTClient
@@ -74,6 +78,7 @@ public final class MQTTSink: OutputSink {
         ].compactMap { source, text in text.flatMap(TopicFilter.init).map { (source, $0) } }
         tree = TopicTree(topic: settings.topic, userid: userid, qos: Int32(settings.qos))
         topic = settings.topic
+        discoveryPrefix = settings.homeAssistant ? settings.discoveryPrefix : nil
         self.store = store
         state = Mutex(Shared(outbox: Outbox(window: Self.window, confirmation: Self.seconds(Self.confirmation))))
         beacons = hierarchy.beacons.map(\.locationID)
@@ -317,6 +322,12 @@ public final class MQTTSink: OutputSink {
         let tree = tree(for: context)
         let whereabouts = context.whereabouts
         var retained: [MQTTMessage] = []
+        if let device = context.device, let prefix = discoveryPrefix,
+            announced.withLock({ $0.insert(device.id).inserted })
+        {
+            retained += tree.homeAssistantDevice(
+                prefix: prefix, name: device.name ?? device.id, daemon: self.tree)
+        }
         for output in outputs { retained += tree.retained(for: output) }
         retained += tree.current(area: whereabouts.area, zone: whereabouts.zone, nearest: whereabouts.nearest)
         retained += whereabouts.dwell.sorted { $0.key < $1.key }.map { tree.dwell(region: $0.key, seconds: $0.value) }
