@@ -114,7 +114,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "Daemon", "BeaconCore", "Configuration", "Engine", "MQTT", "Persistence", "RegionMonitor", "Rules", "Syscalls",
+                "Daemon", "BeaconCore", "Configuration", "Engine", "MQTT", "Persistence", "RegionMonitor", "Rules", "Syscalls", "Fleet",
                 "TestSupport",
                 "beaconwatch",
             ]

@@ -1,6 +1,13 @@
 import BeaconCore
+import Configuration
+import Daemon
+import Engine
+import Fleet
 import Foundation
 import MQTT
+import Persistence
+import Rules
+import Synchronization
 import RegionMonitor
 import TestSupport
 import Testing
@@ -401,5 +408,58 @@ import Testing
         kill(daemon.processIdentifier, SIGTERM)
         try await Subscriber.until("the daemon to exit") { !daemon.isRunning }
         watcher.client.shutdown()
+    }
+}
+
+/// A fleet device's rules call their server as the daemon's own do (SPEC 7.5, 15).
+@Suite struct FleetRuleTests {
+    /// Records each step's outputs with the device whose step it is.
+    final class Recorder: OutputSink {
+        let steps = Mutex<[(device: String?, types: [String])]>([])
+
+        func deliver(_ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, context: StepContext)
+            throws
+        {
+            steps.withLock { $0.append((context.device?.id, outputs.map(\.type))) }
+        }
+    }
+
+    @Test func aDevicesRuleRunsScriptServerAndNotifies() throws {
+        let folder = try scratchFolder("fleet-rules")
+        let rulesPath = folder.appendingPathComponent("rules.json")
+        try RuleRunTests.rules(server: "http://campaign.test/{id}/{udid}").write(
+            to: rulesPath, atomically: true, encoding: .utf8)
+        let seen = folder.appendingPathComponent("seen.json")
+        let script = try ScriptTests.script("server.sh", in: folder, "cat > '\(seen.path)'; exit 0")
+        let configuration = try RuleRunTests.configuration(
+            rulesSource: rulesPath.path,
+            extra: "Rules.autoServerNotify = false\nScript.server = \(script)\nMQTT.host = 127.0.0.1\n"
+                + "Fleet.theengs = home/+/BTtoMQTT/#\nFleet.maxAge = 0",
+            in: folder)
+        let rules = try RulesDocument.load(Array(Data(contentsOf: rulesPath)), name: "rules").get().regions
+        let recorder = Recorder()
+        let hook = ServerHook(configuration: configuration, logger: .silent)
+        var driver = EngineDriver(
+            engine: Engine(configuration: configuration, identity: .resolve(configuration.monitor)),
+            store: try StateStore(), sinks: [recorder], requests: .inline(hook))
+        driver.fleet = FleetEngine(
+            configuration: configuration, identity: .resolve(configuration.monitor), rules: rules,
+            ruleSettings: .resolve(configuration))
+        let start = Timestamp(secondsSinceEpoch: 1_383_555_600)!
+        try driver.start(at: start)
+        let sighting = Advertisement(
+            format: .ibeacon, beacon: BeaconID(uuid: UUID(uuidString: RuleRunTests.uuid)!, major: 42, minor: 1),
+            power: -59, rssi: -60, address: nil)
+        try driver.handle(
+            FleetMessage(
+                source: .theengs, device: "cart-7",
+                observations: [FleetObservation(time: nil, kind: .sighting(sighting, phoneProximity: nil))]),
+            at: start)
+        try driver.finish()
+        let types = recorder.steps.withLock { $0 }.filter { $0.device == "cart-7" }.flatMap(\.types)
+        #expect(types.contains("server") && types.contains("rule") && types.contains("notification"), "\(types)")
+        #expect(recorder.steps.withLock { $0 }.filter { $0.device == nil }.allSatisfy { !$0.types.contains("rule") })
+        let input = try String(contentsOf: seen, encoding: .utf8)
+        #expect(input.contains(#""type":"server","device":"cart-7""#), "\(input)")
     }
 }

@@ -17,9 +17,15 @@ public final class EngineControl: Sendable {
     /// What the shell tells the engine: an ``EngineInput`` other than a sighting.
     public typealias Order = EngineInput
 
+    /// What the shell tells the fleet: a device's message, or the answer to a device's server call.
+    public enum FleetOrder: Sendable {
+        case message(FleetMessage)
+        case answer(device: String, ServerAnswer, call: Int)
+    }
+
     private struct State {
         var orders: [Order] = []
-        var fleet: [FleetMessage] = []
+        var fleet: [FleetOrder] = []
         var droppedFleet = 0
         var stopping = false
     }
@@ -53,9 +59,12 @@ public final class EngineControl: Sendable {
     }
 
     /// A fleet message for the engine, taken at the daemon's clock when the loop gets to it.
-    public func post(_ message: FleetMessage) {
+    public func post(_ message: FleetMessage) { post(.message(message)) }
+
+    /// A fleet order: a message (bounded queue: the oldest are dropped beyond the limit) or an answer.
+    public func post(_ order: FleetOrder) {
         state.withLock { state in
-            state.fleet.append(message)
+            state.fleet.append(order)
             if state.fleet.count > Self.fleetQueueLimit {
                 state.fleet.removeFirst(state.fleet.count - Self.fleetQueueLimit)
                 state.droppedFleet += 1
@@ -83,8 +92,8 @@ public final class EngineControl: Sendable {
         }
     }
 
-    /// The fleet messages waiting, oldest first.
-    func takeFleet() -> [FleetMessage] {
+    /// The fleet orders waiting, oldest first.
+    func takeFleet() -> [FleetOrder] {
         state.withLock { state in
             if !state.stopping, state.orders.isEmpty { wakeup?.clear() }
             defer { state.fleet.removeAll(keepingCapacity: true) }

@@ -54,6 +54,9 @@ public struct EngineDriver {
     /// What the store must keep of each device with its next step (its source, command topic and
     /// phone regions), when it changed.
     private var deviceRecords: [String: FleetDeviceRecord] = [:]
+    /// Where a fleet device's server call answers go when calls run in the background (a live
+    /// run): back to whoever feeds the engine, to come in through ``answer(_:call:for:)``.
+    public var deviceAnswered: (@Sendable (String, ServerAnswer, Int) -> Void)?
     private var recordedDevices: Set<String> = []
     private var batch = StepBatch()
     /// Outputs delivered so far.
@@ -101,6 +104,12 @@ public struct EngineDriver {
         let refusal = fleet?.handle(message, at: time, into: &fleetActions)
         try performFleet()
         return refusal
+    }
+
+    /// The answer to fleet device `device`'s server call `call`, at the engine's clock.
+    public mutating func answer(_ answer: ServerAnswer, call: Int, for device: String) throws {
+        fleet?.handle(.answer(answer, call: call), for: device, at: engine.now, into: &fleetActions)
+        try performFleet()
     }
 
     /// Resumes the fleet's devices of an earlier run (``FleetEngine/start(at:)``).
@@ -172,8 +181,8 @@ public struct EngineDriver {
     }
 
     /// Carries out the fleet's actions in order: each device's outputs staged with its step, its
-    /// `setWaypoints` with the step that changed its monitored set. A device's server calls are
-    /// not made yet (answered as failed). Its state is not kept across restarts yet.
+    /// `setWaypoints` with the step that changed its monitored set; its server calls made as the
+    /// engine's own are.
     private mutating func performFleet() throws {
         while !fleetActions.isEmpty {
             let taken = fleetActions
@@ -199,13 +208,16 @@ public struct EngineDriver {
                         commands: deviceCommands.removeValue(forKey: id) ?? [], record: record)
                     if batch.isFull { try commit() }
                 case .engine(let id, .request(let request)):
-                    let call: Int
-                    switch request {
-                    case .fetch(let number, _, _), .runServerScript(let number, _): call = number
+                    // As the engine's own: inline (a file run's virtual clock waits), or in the
+                    // background with the answer routed back to the device.
+                    switch requests {
+                    case .background(let hook, _) where deviceAnswered != nil:
+                        let answered = deviceAnswered
+                        hook.performInBackground(request, device: id) { call, answer in answered?(id, answer, call) }
+                    case .inline(let hook), .background(let hook, _):
+                        let (call, answer) = hook.perform(request, device: id)
+                        fleet?.handle(.answer(answer, call: call), for: id, at: engine.now, into: &fleetActions)
                     }
-                    fleet?.handle(
-                        .answer(.failed("server calls are not made for fleet devices yet"), call: call), for: id,
-                        at: engine.now, into: &fleetActions)
                 case .waypoints(let id, let topic, let command, let regions):
                     deviceCommands[id, default: []].append(OutboxMessage(topic: topic, payload: command, qos: 1))
                     deviceRecords[id] = FleetDeviceRecord(

@@ -66,6 +66,11 @@ public struct LiveRun {
             }
             var driver = EngineDriver(engine: engine, store: store, sinks: sinks, requests: requests, output: output)
             driver.warn = warn
+            if configuration.fleet != nil, let control {
+                driver.deviceAnswered = { device, answer, call in
+                    control.post(.answer(device: device, answer, call: call))
+                }
+            }
             if configuration.fleet != nil {
                 // Every device of an earlier run goes on from its kept state.
                 var kept: [String: FleetEngine.Kept] = [:]
@@ -107,7 +112,12 @@ public struct LiveRun {
                 let current = clock()
                 try driver.advance(to: current)
                 for order in control?.take() ?? [] { try driver.handle(order, at: current) }
-                for message in control?.takeFleet() ?? [] { try driver.handle(message, at: current) }
+                for order in control?.takeFleet() ?? [] {
+                    switch order {
+                    case .message(let message): try driver.handle(message, at: current)
+                    case .answer(let device, let answer, let call): try driver.answer(answer, call: call, for: device)
+                    }
+                }
                 try driver.commit()
                 // Until the engine's next timer (a long while when none): a command, an answer or
                 // a stop wakes the wait at once.

@@ -34,8 +34,9 @@ public struct ServerHook: Sendable {
             runs: runs)
     }
 
-    /// Does `action` and waits for its answer.
-    public func perform(_ action: RuleEngine.Action) -> (call: Int, answer: ServerAnswer) {
+    /// Does `action` and waits for its answer; `device` is the fleet device whose rule it is
+    /// (`BW_DEVICE` and `"device"` for `Script.server`).
+    public func perform(_ action: RuleEngine.Action, device: String? = nil) -> (call: Int, answer: ServerAnswer) {
         switch action {
         case .fetch(let call, let text, let timeout):
             guard let url = URL(string: text) else { return (call, .failed("not a valid URL: \(text)")) }
@@ -49,7 +50,7 @@ public struct ServerHook: Sendable {
                 return (call, .failed(failure.description))
             }
         case .runServerScript(let call, let output):
-            guard let path = serverScript, let invocation = ScriptInvocation(for: output) else {
+            guard let path = serverScript, let invocation = ScriptInvocation(for: output, device: device) else {
                 return (call, .enable)
             }
             let name = "script \(path) (server)"
@@ -81,11 +82,12 @@ public struct ServerHook: Sendable {
 
     /// Does `action` on a thread of its own and hands the answer to `then`: the live daemon's
     /// way, so that the engine goes on with sightings while a server thinks.
-    public func performInBackground(_ action: RuleEngine.Action, then: @escaping @Sendable (Int, ServerAnswer) -> Void)
-    {
+    public func performInBackground(
+        _ action: RuleEngine.Action, device: String? = nil, then: @escaping @Sendable (Int, ServerAnswer) -> Void
+    ) {
         // A server call or a script blocks until its answer: its own thread, off the engine's.
         let thread = Thread { [self] in
-            let (call, answer) = perform(action)
+            let (call, answer) = perform(action, device: device)
             then(call, answer)
         }
         thread.name = "server hook"
