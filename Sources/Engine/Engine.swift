@@ -178,12 +178,16 @@ public struct Engine: Sendable {
     /// (which may renew them: SPEC 5.1) and before anything else.
     public mutating func handle(_ input: EngineInput, at time: Timestamp, into actions: inout [EngineAction]) {
         if case .advertisement(let advertisement) = input { return sighting(advertisement, at: time, into: &actions) }
+        if case .phoneSighting(let advertisement, let proximity) = input {
+            monitor.notePhoneProximity(proximity, of: advertisement.beacon)
+            return sighting(advertisement, at: time, into: &actions)
+        }
         let time = max(time, now)
         while let due = nextDeadline, due <= time { fire(due, into: &actions) }
         fireLatches(at: time)
         let start = pending.count
         switch input {
-        case .advertisement:
+        case .advertisement, .phoneSighting:
             break  // above
         case .mode(let mode):
             monitor.setMode(mode, at: time, into: &pending)

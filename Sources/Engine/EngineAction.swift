@@ -23,6 +23,8 @@ public enum EngineInput: Sendable {
     indirect case rules([RuleRegion])
     /// The device's own monitoring entered or left a region (an OwnTracks phone, SPEC 15.1).
     case deviceTransition(Region, entered: Bool)
+    /// An advertisement a phone ranged, with the class its own ranging gave (OwnTracks `prox`).
+    case phoneSighting(Advertisement, proximity: Proximity)
 
     /// The input a source event stands for, and its time.
     public init(_ event: SourceEvent) {

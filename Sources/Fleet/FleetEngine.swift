@@ -190,9 +190,11 @@ public struct FleetEngine {
         guard var device = devices[id] else { return }
         var engineActions: [EngineAction] = []
         switch kind {
-        case .sighting(let advertisement, _):
+        case .sighting(let advertisement, let phone):
             device.offline = false
-            device.engine.handle(.advertisement(advertisement), at: time, into: &engineActions)
+            let input: EngineInput =
+                phone.map { .phoneSighting(advertisement, proximity: $0) } ?? .advertisement(advertisement)
+            device.engine.handle(input, at: time, into: &engineActions)
         case .hci(let event):
             var decoder = AdvertisingReportDecoder()
             decoder.decode(event: event) { advertisement in

@@ -159,7 +159,7 @@ extension Monitor {
         let area = hierarchy.areas[Int(hierarchy.areaOfZone[Int(hierarchy.zoneOfBeacon[index])])]
         let slot = rangingSlot[index]
         let estimate = value == .off || slot < 0 ? nil : rangingPool[Int(slot)]
-        return LocationBeaconEvent(
+        var event = LocationBeaconEvent(
             session: identity.session,
             address: identity.address,
             userid: identity.userid,
@@ -173,5 +173,7 @@ extension Monitor {
             rssi: estimate.map { ($0.rssi * 10).rounded() / 10 },
             meters: estimate.map { ($0.meters * 100).rounded() / 100 }
         )
+        if value != .off { event.phoneProximity = phoneClass[beacon] }
+        return event
     }
 }

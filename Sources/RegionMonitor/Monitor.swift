@@ -46,6 +46,8 @@ public struct Monitor: Sendable {
     /// Monitored regions the device's own operating system says it is inside (an OwnTracks
     /// phone's `enter`, SPEC 15.1): inside while held, whatever the sightings say.
     var held: Set<RegionRef> = []
+    /// The class a phone's own ranging last gave each beacon (OwnTracks `prox`), by beacon index.
+    var phoneClass: [Int32: Proximity] = [:]
     /// After the device's own `enter` of an Area switched monitoring to its Zones (its waypoint is
     /// then deleted), the Area stays inside until a Zone enters, or exitTimeout passes without one.
     var areaHoldUntil: Int64?
@@ -281,6 +283,12 @@ public struct Monitor: Sendable {
         reconcileAll(into: &outputs)
         applyPolicy(into: &outputs)
         report(into: &outputs)
+    }
+
+    /// Notes the class a phone's own ranging gives `beacon` (reported as `phoneProximity`).
+    public mutating func notePhoneProximity(_ proximity: Proximity, of beacon: BeaconID) {
+        guard let index = hierarchy.index(of: beacon) else { return }
+        phoneClass[Int32(index)] = proximity
     }
 
     /// The monitored regions now, outside-in and in file order.

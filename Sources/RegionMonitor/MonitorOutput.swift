@@ -87,6 +87,9 @@ public struct LocationBeaconEvent: Sendable, Hashable {
     public var rssi: Double?
     /// The distance estimate, metres; `nil` for `off`.
     public var meters: Double?
+    /// The class the device's own operating system gave the beacon (an OwnTracks phone's `prox`,
+    /// SPEC 15.1); `nil` for other devices, and then not in the JSON.
+    public var phoneProximity: Proximity?
 
     public init(
         session: String, address: String, userid: String, zone: String, distance: Proximity, background: Bool,
@@ -196,6 +199,7 @@ public enum MonitorOutput: Sendable, Hashable {
             object.add("zoneName", event.zoneName)
             object.add("rssi", event.rssi)
             object.add("meters", event.meters)
+            if let phone = event.phoneProximity { object.add("phoneProximity", phone.rawValue) }
         case .rule(_, let evaluation):
             object.add("region", evaluation.region)
             object.add("rule", evaluation.rule)

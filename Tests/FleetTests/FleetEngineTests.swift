@@ -137,6 +137,30 @@ import Testing
         #expect(halves[0].devices.count + halves[1].devices.count == 200)
     }
 
+    /// A phone's ranging message is a sighting, and its own class is reported beside the
+    /// daemon's as `phoneProximity`; a tracker's sighting has none.
+    @Test func aPhonesOwnClassIsReportedAsPhoneProximity() throws {
+        var fleet = try Self.fleet()
+        var actions: [FleetEngine.Action] = []
+        let advertisement = Advertisement(
+            format: .ibeacon, beacon: BeaconID(uuid: Self.area1, major: 3, minor: 1), power: -59, rssi: -60,
+            address: nil)
+        for (device, phone) in [("alice-phone", Proximity.immediate), ("cart-1", nil)] {
+            fleet.handle(
+                FleetMessage(
+                    source: phone == nil ? .theengs : .owntracks, device: device,
+                    observations: [FleetObservation(time: nil, kind: .sighting(advertisement, phoneProximity: phone))]),
+                at: Self.time(1), into: &actions)
+        }
+        let locations = actions.compactMap { action -> (String, String)? in
+            guard case .engine(let device, .output(let output)) = action, output.type == "location" else { return nil }
+            return (device, output.json)
+        }
+        #expect(locations.count == 2)
+        #expect(locations.first { $0.0 == "alice-phone" }?.1.hasSuffix(#","phoneProximity":"immediate"}"#) == true)
+        #expect(locations.first { $0.0 == "cart-1" }?.1.contains("phoneProximity") == false)
+    }
+
     /// A device's outputs name it, after `type`; the daemon's own outputs do not.
     @Test func aDevicesOutputsCarryItsID() {
         let output = MonitorOutput.nearest(Self.time(0), NearestChange(locationID: "1001", name: "Desk"))
