@@ -47,11 +47,11 @@ public struct FleetEngine {
         public var stale = 0
     }
 
-    public let configuration: Configuration
-    public let settings: FleetSettings
+    public private(set) var configuration: Configuration
+    public private(set) var settings: FleetSettings
     let identity: MonitorIdentity
-    let rules: [RuleRegion]?
-    let ruleSettings: RuleSettings
+    private(set) var rules: [RuleRegion]?
+    private(set) var ruleSettings: RuleSettings
     public private(set) var devices: [String: Device] = [:]
     private let declared: [String: DeviceDeclaration]
     /// Each device's next wake-up, earliest first; an entry is stale when the device's own
@@ -152,6 +152,27 @@ public struct FleetEngine {
         device.engine.handle(input, at: time, into: &engineActions)
         devices[id] = device
         finish(id, engineActions, into: &actions)
+    }
+
+    /// A reloaded configuration or a fetched rules document, for every device (the daemon's own
+    /// engine takes it too): devices go on under it, and new devices start with it. The fleet's
+    /// sources stay those of the start.
+    public mutating func reconfigure(_ input: EngineInput, at time: Timestamp, into actions: inout [Action]) {
+        switch input {
+        case .reconfigure(let configuration, let rules, let settings):
+            let sources = self.settings
+            self.configuration = configuration
+            self.rules = rules
+            ruleSettings = settings
+            var fleet = configuration.fleet ?? sources
+            (fleet.owntracks, fleet.theengs, fleet.forward) = (sources.owntracks, sources.theengs, sources.forward)
+            self.settings = fleet
+        case .rules(let regions):
+            rules = regions
+        default:
+            return
+        }
+        for id in devices.keys.sorted() { handle(input, for: id, at: time, into: &actions) }
     }
 
     /// Fires every device's timers up to `time`, earliest first.

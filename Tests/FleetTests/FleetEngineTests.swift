@@ -4,6 +4,7 @@ import Engine
 import Fleet
 import Foundation
 import RegionMonitor
+import Rules
 import TestSupport
 import Testing
 
@@ -159,6 +160,32 @@ import Testing
         #expect(locations.count == 2)
         #expect(locations.first { $0.0 == "alice-phone" }?.1.hasSuffix(#","phoneProximity":"immediate"}"#) == true)
         #expect(locations.first { $0.0 == "cart-1" }?.1.contains("phoneProximity") == false)
+    }
+
+    /// A reload reaches every device: a name given meanwhile is on the device's next outputs.
+    @Test func aReloadReachesEveryDevice() throws {
+        var fleet = try Self.fleet()
+        var actions: [FleetEngine.Action] = []
+        let advertisement = Advertisement(
+            format: .ibeacon, beacon: BeaconID(uuid: Self.area1, major: 3, minor: 1), power: -59, rssi: -60,
+            address: nil)
+        fleet.handle(
+            FleetMessage(
+                source: .theengs, device: "cart-1",
+                observations: [FleetObservation(time: nil, kind: .sighting(advertisement, phoneProximity: nil))]),
+            at: Self.time(1), into: &actions)
+        let renamed = try Self.configuration("LocationAreaName.\(Self.area1) = Warehouse\n")
+        fleet.reconfigure(
+            .reconfigure(renamed, rules: nil, settings: RuleSettings()), at: Self.time(2), into: &actions)
+        actions = []
+        fleet.advance(to: Self.time(30), into: &actions)
+        let names = actions.compactMap { action -> String? in
+            guard case .engine("cart-1", .output(.transition(_, let transition))) = action,
+                transition.region == .area(Self.area1)
+            else { return nil }
+            return transition.name
+        }
+        #expect(names == ["Warehouse"])
     }
 
     /// A device's outputs name it, after `type`; the daemon's own outputs do not.

@@ -90,6 +90,15 @@ public struct EngineDriver {
     public mutating func handle(_ input: EngineInput, at time: Timestamp) throws {
         engine.handle(input, at: time, into: &actions)
         try perform()
+        // A reload or new rules reach every fleet device too.
+        switch input {
+        case .reconfigure, .rules:
+            guard fleet != nil else { return }
+            fleet?.reconfigure(input, at: time, into: &fleetActions)
+            try performFleet()
+        default:
+            return
+        }
     }
 
     /// One source event at its own time.
