@@ -147,11 +147,17 @@ public struct FleetEngine {
     public mutating func handle(
         _ input: EngineInput, for id: String, at time: Timestamp, into actions: inout [Action]
     ) {
-        guard var device = devices[id] else { return }
         var engineActions: [EngineAction] = []
-        device.engine.handle(input, at: time, into: &engineActions)
-        devices[id] = device
+        guard withDevice(id, { $0.engine.handle(input, at: time, into: &engineActions) }) else { return }
         finish(id, engineActions, into: &actions)
+    }
+
+    /// Runs `body` on device `id` where it is kept: its engine's state is changed in place, never
+    /// copied (a copy of every array of a large hierarchy per message). Returns whether it exists.
+    private mutating func withDevice(_ id: String, _ body: (inout Device) -> Void) -> Bool {
+        guard let index = devices.index(forKey: id) else { return false }
+        body(&devices.values[index])
+        return true
     }
 
     /// A reloaded configuration or a fetched rules document, for every device (the daemon's own
@@ -179,10 +185,10 @@ public struct FleetEngine {
     public mutating func advance(to time: Timestamp, into actions: inout [Action]) {
         while let next = wakeups.peek, next.time <= time.microseconds {
             wakeups.pop()
-            guard scheduled[next.device] == next.time, var device = devices[next.device] else { continue }
+            guard scheduled[next.device] == next.time else { continue }
             var engineActions: [EngineAction] = []
-            device.engine.advance(to: Timestamp(microseconds: next.time), into: &engineActions)
-            devices[next.device] = device
+            let due = Timestamp(microseconds: next.time)
+            guard withDevice(next.device, { $0.engine.advance(to: due, into: &engineActions) }) else { continue }
             finish(next.device, engineActions, into: &actions)
         }
     }
@@ -208,43 +214,43 @@ public struct FleetEngine {
     private mutating func feed(
         _ kind: FleetObservation.Kind, to id: String, at time: Timestamp, into actions: inout [Action]
     ) {
-        guard var device = devices[id] else { return }
         var engineActions: [EngineAction] = []
-        switch kind {
-        case .sighting(let advertisement, let phone):
-            device.offline = false
-            let input: EngineInput =
-                phone.map { .phoneSighting(advertisement, proximity: $0) } ?? .advertisement(advertisement)
-            device.engine.handle(input, at: time, into: &engineActions)
-        case .hci(let event):
-            var decoder = AdvertisingReportDecoder()
-            decoder.decode(event: event) { advertisement in
-                device.engine.handle(.advertisement(advertisement), at: time, into: &engineActions)
+        let found = withDevice(id) { device in
+            switch kind {
+            case .sighting(let advertisement, let phone):
+                device.offline = false
+                let input: EngineInput =
+                    phone.map { .phoneSighting(advertisement, proximity: $0) } ?? .advertisement(advertisement)
+                device.engine.handle(input, at: time, into: &engineActions)
+            case .hci(let event):
+                var decoder = AdvertisingReportDecoder()
+                decoder.decode(event: event) { advertisement in
+                    device.engine.handle(.advertisement(advertisement), at: time, into: &engineActions)
+                }
+            case .transition(let region, let entered):
+                device.offline = false
+                device.engine.handle(.deviceTransition(region, entered: entered), at: time, into: &engineActions)
+            case .position:
+                break  // kept for geofences (SPEC 17)
+            case .offline:
+                device.offline = true
             }
-        case .transition(let region, let entered):
-            device.offline = false
-            device.engine.handle(.deviceTransition(region, entered: entered), at: time, into: &engineActions)
-        case .position:
-            break  // kept for geofences (SPEC 17)
-        case .offline:
-            device.offline = true
         }
-        devices[id] = device
+        guard found else { return }
         finish(id, engineActions, into: &actions)
     }
 
     /// Hands the device's engine actions on, then the `setWaypoints` its monitored set calls for,
     /// and schedules its next wake-up.
     private mutating func finish(_ id: String, _ engineActions: [EngineAction], into actions: inout [Action]) {
-        guard var device = devices[id] else { return }
+        guard let device = devices[id] else { return }
         var waypoints: Action?
         if device.source == .owntracks, let topic = device.commandTopic {
             let regions = device.engine.monitor.monitoredRegions
             if regions != device.waypoints,
                 let command = Waypoints.command(from: Set(device.waypoints), to: regions)
             {
-                device.waypoints = regions
-                devices[id] = device
+                devices[id]?.waypoints = regions
                 waypoints = .waypoints(device: id, topic: topic, command: command, regions: regions)
             }
         }
