@@ -306,6 +306,34 @@ import Testing
         discovery.client.shutdown()
     }
 
+    /// With `Fleet.autoAdd` off, an undeclared device is said once, however often it reports,
+    /// and a declared one is tracked; past `Fleet.maxDevices`, the cap is said once.
+    @Test func undeclaredDevicesAndTheCapAreSaidOnce() async throws {
+        let broker = try Broker()
+        let folder = try scratchFolder("fleet")
+        try Self.ini(port: broker.port, both: false, extra: "Fleet.autoAdd = false\nDevice.cart-1 = Cart 1").write(
+            to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
+        let watcher = try await Subscriber(port: broker.port, filter: "beaconwatch/#")
+        let daemon = try Self.daemon(in: folder)
+        try await Subscriber.until("the daemon online") { watcher.payloads("hq/status").last == "online" }
+        let payload = Array(Self.theengs(Self.estimote, 73, 10, rssi: -65).utf8)
+        for device in ["cart-9", "cart-9", "cart-1", "cart-9"] {
+            _ = try watcher.client.publish(
+                topic: "home/\(device)/BTtoMQTT/x", payload: payload, qos: 1, retain: false)
+        }
+        try await Subscriber.until("the declared device's event") { watcher.payloads("cart-1/event").count == 1 }
+        let log = folder.appendingPathComponent("daemon.log")
+        try await Subscriber.until("the undeclared device said") {
+            ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("device cart-9 is not declared")
+        }
+        kill(daemon.processIdentifier, SIGTERM)
+        try await Subscriber.until("the daemon to exit") { !daemon.isRunning }
+        let text = try String(contentsOf: log, encoding: .utf8)
+        #expect(text.components(separatedBy: "device cart-9 is not declared").count == 2, "\(text)")
+        #expect(watcher.payloads("cart-9/event").isEmpty)
+        watcher.client.shutdown()
+    }
+
     /// Two daemons sharing a broker split 200 trackers by `Fleet.shard`: every tracker's events
     /// come from exactly one of them (its session), and none is missing.
     @Test func twoShardsSplitTheFleetWithNoDeviceTwiceOrMissing() async throws {

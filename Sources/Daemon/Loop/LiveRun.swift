@@ -86,6 +86,7 @@ public struct LiveRun {
                     ruleSettings: .resolve(configuration), kept: kept)
             }
             var decoder = AdvertisingReportDecoder()
+            var refusals = FleetRefusals(maxDevices: configuration.fleet?.maxDevices ?? 0)
             var last = (wall: now(), elapsed: elapsed())
             // The wall clock, with a step since the last reading taken out of the engine's
             // instants first: a step is not time passing.
@@ -114,7 +115,12 @@ public struct LiveRun {
                 for order in control?.take() ?? [] { try driver.handle(order, at: current) }
                 for order in control?.takeFleet() ?? [] {
                     switch order {
-                    case .message(let message): try driver.handle(message, at: current)
+                    case .message(let message):
+                        if let refusal = try driver.handle(message, at: current),
+                            let line = refusals.say(refusal, device: message.device)
+                        {
+                            warn(line)
+                        }
                     case .answer(let device, let answer, let call): try driver.answer(answer, call: call, for: device)
                     }
                 }
@@ -135,6 +141,33 @@ public struct LiveRun {
                 try driver.commit()
             }
             try driver.finish()
+        }
+    }
+}
+
+/// Says why fleet messages changed nothing, without flooding the log (SPEC 15): each undeclared
+/// device once (with `Fleet.autoAdd` off), the device cap once; another shard's devices and
+/// stale observations never (they are counted).
+struct FleetRefusals {
+    let maxDevices: Int
+    private var unknown: Set<String> = []
+    private var capSaid = false
+
+    init(maxDevices: Int) { self.maxDevices = maxDevices }
+
+    mutating func say(_ refusal: FleetEngine.Refusal, device: String) -> String? {
+        switch refusal {
+        case .unknownDevice:
+            guard unknown.count < 10_000, unknown.insert(device).inserted else { return nil }
+            return "fleet: device \(device) is not declared and Fleet.autoAdd is off; its messages are ignored "
+                + "(declare it with Device.\(device) = name)"
+        case .tooManyDevices:
+            guard !capSaid else { return nil }
+            capSaid = true
+            return "fleet: \(maxDevices) devices are tracked (Fleet.maxDevices); device \(device) and any further "
+                + "ones are ignored; raise Fleet.maxDevices or shard the fleet (Fleet.shard)"
+        case .otherShard, .stale:
+            return nil
         }
     }
 }
