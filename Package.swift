@@ -86,7 +86,7 @@ let package = Package(
         .executableTarget(
             name: "beaconwatch-bench",
             dependencies: [
-                "BeaconCore", "Configuration", "Daemon", "Engine", "MQTT", "Persistence", "RegionMonitor", "Rules", "Syscalls",
+                "BeaconCore", "Configuration", "Daemon", "Engine", "MQTT", "Persistence", "RegionMonitor", "Rules", "Syscalls", "Fleet",
                 "TestSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

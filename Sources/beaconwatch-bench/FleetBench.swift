@@ -3,6 +3,7 @@ import BeaconCore
 import Configuration
 import Daemon
 import Engine
+import Fleet
 import Foundation
 import Logging
 import MQTT
@@ -81,7 +82,27 @@ struct FleetBench: AsyncParsableCommand {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 
+    @Flag(help: "Only the parsing of reports: how many a second one core parses.")
+    var parseOnly = false
+
     func run() async throws {
+        if parseOnly {
+            let filter = TopicFilter("home/+/BTtoMQTT/#")!
+            let payload = Self.payload(rssi: -60)
+            let count = 200_000
+            let start = ContinuousClock.now
+            var parsed = 0
+            for n in 0..<count {
+                if case .success(let message?) = FleetMessage.parse(
+                    source: .theengs, filter: filter, topic: "home/tag-\(n % 100)/BTtoMQTT/x", payload: payload)
+                {
+                    parsed += message.observations.count
+                }
+            }
+            let elapsed = Self.seconds(ContinuousClock.now - start)
+            print("fleet: parsing: \(format(Double(parsed) / elapsed / 1e3, 1))k Theengs reports/s on one core")
+            return
+        }
         let broker = try Broker(persistent: false)
         defer { broker.kill(signal: SIGKILL, wait: false) }
         let total = devices * reports
