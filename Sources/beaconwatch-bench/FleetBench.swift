@@ -85,7 +85,57 @@ struct FleetBench: AsyncParsableCommand {
     @Flag(help: "Only the parsing of reports: how many a second one core parses.")
     var parseOnly = false
 
+    @Flag(help: "Only the engine side: parsed reports through the fleet engine and the store, no broker.")
+    var engineOnly = false
+
+    /// Parsed reports through `FleetEngine` and the driver (state database on disk, no sinks).
+    func engineRate() throws {
+        let folder = try scratchFolder("bench-fleet-engine")
+        let ini = """
+            LocationBaseBeacon.1 = \(Self.uuid),1,1
+            Monitor.userid = bench
+            Monitor.mode = foreground
+            Monitor.rssiFilter = none
+            Monitor.hysteresis = 0
+            Monitor.exitTimeout = 3600
+            MQTT.host = 127.0.0.1
+            Fleet.theengs = home/+/BTtoMQTT/#
+            Fleet.maxDevices = \(max(devices, 1))
+
+            """
+        let configuration = try Configuration.load(Array(ini.utf8), path: folder.path + "/bench.ini").get()
+        let store = try StateStore(path: folder.appendingPathComponent("state.sqlite").path)
+        var driver = EngineDriver(
+            engine: Engine(configuration: configuration, identity: .resolve(configuration.monitor)), store: store,
+            requests: .inline(ServerHook(configuration: configuration, logger: .silent)))
+        driver.fleet = FleetEngine(configuration: configuration, identity: .resolve(configuration.monitor))
+        let origin = Timestamp(secondsSinceEpoch: 1_700_000_000)!
+        try driver.start(at: origin)
+        let filter = TopicFilter("home/+/BTtoMQTT/#")!
+        let payloads = [Self.payload(rssi: -80), Self.payload(rssi: -50)]
+        let messages = (0..<max(devices, 1)).map { device in
+            (0..<2).map { round in
+                try! FleetMessage.parse(
+                    source: .theengs, filter: filter, topic: "home/tag-\(device)/BTtoMQTT/x", payload: payloads[round]
+                ).get()!
+            }
+        }
+        let total = devices * reports
+        let start = ContinuousClock.now
+        for n in 0..<total {
+            let time = Timestamp(microseconds: origin.microseconds + Int64(n) * 10)
+            try driver.handle(messages[n % devices][(n / devices) % 2], at: time)
+            if n % 64 == 63 { try driver.commit() }
+        }
+        try driver.finish()
+        let elapsed = Self.seconds(ContinuousClock.now - start)
+        print(
+            "fleet: engine side: \(format(Double(total) / elapsed / 1e3, 1))k reports/s over \(devices) devices "
+                + "(parsed beforehand; state on disk, commits of 64)")
+    }
+
     func run() async throws {
+        if engineOnly { return try engineRate() }
         if parseOnly {
             let filter = TopicFilter("home/+/BTtoMQTT/#")!
             let payload = Self.payload(rssi: -60)
