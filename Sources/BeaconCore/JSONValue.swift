@@ -63,6 +63,26 @@ public enum JSONValue: Sendable, Hashable, Decodable {
         if case .object(let object) = self { object[key] } else { nil }
     }
 
+    /// A whole number within `range`; `nil` for anything else (a string of digits included).
+    public func integer(in range: ClosedRange<Int>) -> Int? {
+        guard case .number(let value) = self, value.rounded() == value, value >= Double(range.lowerBound),
+            value <= Double(range.upperBound)
+        else { return nil }
+        return Int(value)
+    }
+
+    /// A finite number within `range`.
+    public func number(in range: ClosedRange<Double>) -> Double? {
+        guard case .number(let value) = self, value.isFinite, range.contains(value) else { return nil }
+        return value
+    }
+
+    /// The string, or `nil` for any other kind of value.
+    public var string: String? {
+        guard case .string(let text) = self else { return nil }
+        return text
+    }
+
     /// A number without a needless `.0`.
     static func numberText(_ value: Double) -> String {
         value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : String(value)

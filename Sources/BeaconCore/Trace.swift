@@ -130,18 +130,18 @@ public struct TraceParser {
         guard case .string(let text)? = fields["uuid"], let uuid = UUID(uuidString: text) else {
             return .failure(TraceLineError("\"uuid\" must be a UUID such as \"ACFD165E-C0C0-11E3-9BBE-1A514932AC01\""))
         }
-        guard let major = integer(fields["major"], in: 0...65535) else {
+        guard let major = fields["major"]?.integer(in: 0...65535) else {
             return .failure(TraceLineError("\"major\" must be an integer from 0 to 65535"))
         }
-        guard let minor = integer(fields["minor"], in: 0...65535) else {
+        guard let minor = fields["minor"]?.integer(in: 0...65535) else {
             return .failure(TraceLineError("\"minor\" must be an integer from 0 to 65535"))
         }
-        guard let rssi = integer(fields["rssi"], in: -128...126) else {
+        guard let rssi = fields["rssi"]?.integer(in: -128...126) else {
             return .failure(TraceLineError("\"rssi\" must be an integer dBm from -128 to 126"))
         }
         var power = Int(defaultPower)
         if let value = fields["power"], value != .null {
-            guard let p = integer(value, in: -128...127) else {
+            guard let p = value.integer(in: -128...127) else {
                 return .failure(TraceLineError("\"power\" must be an integer dBm from -128 to 127 (or left out: -59)"))
             }
             power = p
@@ -192,13 +192,6 @@ public struct TraceParser {
             if let text = value.argument { arguments[key] = text }
         }
         return .success(.command(TraceCommand(name: name, arguments: arguments)))
-    }
-
-    static func integer(_ value: JSONValue?, in range: ClosedRange<Int>) -> Int? {
-        guard case .number(let number)? = value, number.rounded() == number, number >= Double(range.lowerBound),
-            number <= Double(range.upperBound)
-        else { return nil }
-        return Int(number)
     }
 }
 

@@ -117,25 +117,3 @@ public struct FleetError: Error, Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "ignored a message on \(topic.excerpt): \(reason.printable)" }
 }
-
-extension JSONValue {
-    /// A whole number within `range`.
-    func integer(in range: ClosedRange<Int>) -> Int? {
-        guard case .number(let value) = self, value.rounded() == value, value >= Double(range.lowerBound),
-            value <= Double(range.upperBound)
-        else { return nil }
-        return Int(value)
-    }
-
-    /// A finite number within `range`.
-    func number(in range: ClosedRange<Double>) -> Double? {
-        guard case .number(let value) = self, value.isFinite, range.contains(value) else { return nil }
-        return value
-    }
-
-    /// A string, or `nil`.
-    var string: String? {
-        guard case .string(let text) = self else { return nil }
-        return text
-    }
-}
