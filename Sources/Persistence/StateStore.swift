@@ -224,16 +224,23 @@ public final class StateStore: Sendable {
 
     /// The last reported class of each beacon that was reported, by Location ID.
     public func lastReported(device: String = "") throws -> [String: Proximity] {
+        try reading { db in try Self.classes(in: db, device: device) }
+    }
+
+    private static func classes(in db: Database, device: String) throws -> [String: Proximity] {
+        var classes: [String: Proximity] = [:]
+        for row in try Row.fetchAll(
+            db, sql: "SELECT locationID, proximity FROM beaconReport WHERE device = ?", arguments: [device])
+        {
+            if let value = Proximity(rawValue: row["proximity"]) { classes[row["locationID"]] = value }
+        }
+        return classes
+    }
+
+    /// Runs `body` in one read transaction; a failure is a ``StateStoreError``.
+    private func reading<T>(_ body: (Database) throws -> T) throws -> T {
         do {
-            return try database.read { db in
-                var classes: [String: Proximity] = [:]
-                for row in try Row.fetchAll(
-                    db, sql: "SELECT locationID, proximity FROM beaconReport WHERE device = ?", arguments: [device])
-                {
-                    if let value = Proximity(rawValue: row["proximity"]) { classes[row["locationID"]] = value }
-                }
-                return classes
-            }
+            return try database.read { db in try body(db) }
         } catch {
             throw StateStoreError(path: path, problem: Self.describe(error))
         }
@@ -385,42 +392,35 @@ public final class StateStore: Sendable {
     /// Everything a restart starts from: the last reported classes, the rule state, the alert
     /// records, the dwell totals and the nearest beacon.
     public func kept(device: String = "") throws -> KeptState {
+        try reading { db in try Self.kept(in: db, device: device) }
+    }
+
+    private static func kept(in db: Database, device: String) throws -> KeptState {
         var state = KeptState()
-        state.classes = try lastReported(device: device)
-        state.rules = try ruleState(device: device)
-        do {
-            try database.read { db in
-                for row in try Row.fetchAll(
-                    db, sql: "SELECT locationID, status, resetAt FROM alertRecord WHERE device = ?", arguments: [device]
-                ) {
-                    guard let status = AlertStatus(rawValue: row["status"]) else { continue }
-                    let reset: Int64? = row["resetAt"]
-                    state.alerts[row["locationID"]] = AlertRecord(
-                        status: status, resetAt: reset.map { Timestamp(microseconds: $0) })
-                }
-                // The latest day's totals (a restart goes on with them) and every region's name (its
-                // `B/dwell` is set again); earlier days stay in the table, as history.
-                state.dwell = try Self.dwell(
-                    in: db, device: device, where: "date = (SELECT MAX(date) FROM dwell WHERE device = ?)")
-                state.dwellRegions = Set(
-                    try String.fetchAll(
-                        db, sql: "SELECT DISTINCT region FROM dwell WHERE device = ?", arguments: [device]))
-                state.nearest = try String.fetchOne(
-                    db, sql: "SELECT locationID FROM nearestBeacon WHERE device = ?", arguments: [device])
-            }
-        } catch {
-            throw StateStoreError(path: path, problem: Self.describe(error))
+        state.classes = try classes(in: db, device: device)
+        state.rules = try ruleState(in: db, device: device)
+        for row in try Row.fetchAll(
+            db, sql: "SELECT locationID, status, resetAt FROM alertRecord WHERE device = ?", arguments: [device])
+        {
+            guard let status = AlertStatus(rawValue: row["status"]) else { continue }
+            let reset: Int64? = row["resetAt"]
+            state.alerts[row["locationID"]] = AlertRecord(
+                status: status, resetAt: reset.map { Timestamp(microseconds: $0) })
         }
+        // The latest day's totals (a restart goes on with them) and every region's name (its
+        // `B/dwell` is set again); earlier days stay in the table, as history.
+        state.dwell = try dwell(
+            in: db, device: device, where: "date = (SELECT MAX(date) FROM dwell WHERE device = ?)")
+        state.dwellRegions = Set(
+            try String.fetchAll(db, sql: "SELECT DISTINCT region FROM dwell WHERE device = ?", arguments: [device]))
+        state.nearest = try String.fetchOne(
+            db, sql: "SELECT locationID FROM nearestBeacon WHERE device = ?", arguments: [device])
         return state
     }
 
     /// Every kept dwell total, per region and day: the history that restarts do not load.
     public func dwellHistory(device: String = "") throws -> [DwellKey: Double] {
-        do {
-            return try database.read { db in try Self.dwell(in: db, device: device) }
-        } catch {
-            throw StateStoreError(path: path, problem: Self.describe(error))
-        }
+        try reading { db in try Self.dwell(in: db, device: device) }
     }
 
     /// The dwell rows matching `condition`, per region and day.
@@ -438,64 +438,54 @@ public final class StateStore: Sendable {
 
     /// Every fleet device with kept state (SPEC 15): what the daemon knew of it, and its state.
     public func keptDevices() throws -> [String: (record: FleetDeviceRecord?, state: KeptState)] {
-        let devices: [String]
-        var records: [String: FleetDeviceRecord] = [:]
-        do {
-            (devices, records) = try database.read { db in
-                let devices = try String.fetchAll(
-                    db,
-                    sql: """
-                        SELECT device FROM beaconReport WHERE device != '' UNION SELECT device FROM ruleCounter
-                        WHERE device != '' UNION SELECT device FROM alertRecord WHERE device != ''
-                        UNION SELECT device FROM dwell WHERE device != '' UNION SELECT device FROM fleetDevice
-                        """)
-                var records: [String: FleetDeviceRecord] = [:]
-                for row in try Row.fetchAll(db, sql: "SELECT device, source, commandTopic, waypoints FROM fleetDevice")
-                {
-                    let list: String = row["waypoints"]
-                    records[row["device"]] = FleetDeviceRecord(
-                        source: row["source"], commandTopic: row["commandTopic"],
-                        waypoints: list.split(separator: "\n").map(String.init))
-                }
-                return (devices, records)
+        // One transaction for them all: a fleet of thousands starts without thousands of reads.
+        try reading { db in
+            var records: [String: FleetDeviceRecord] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT device, source, commandTopic, waypoints FROM fleetDevice") {
+                let list: String = row["waypoints"]
+                records[row["device"]] = FleetDeviceRecord(
+                    source: row["source"], commandTopic: row["commandTopic"],
+                    waypoints: list.split(separator: "\n").map(String.init))
             }
-        } catch {
-            throw StateStoreError(path: path, problem: Self.describe(error))
+            let tables = [
+                "beaconReport", "ruleCounter", "groupCounter", "notificationDay", "alertRecord", "dwell",
+                "nearestBeacon", "fleetDevice",
+            ]
+            let sql = tables.map { "SELECT device FROM \($0) WHERE device != ''" }.joined(separator: " UNION ")
+            var kept: [String: (record: FleetDeviceRecord?, state: KeptState)] = [:]
+            for device in try String.fetchAll(db, sql: sql) {
+                kept[device] = (records[device], try Self.kept(in: db, device: device))
+            }
+            return kept
         }
-        var kept: [String: (record: FleetDeviceRecord?, state: KeptState)] = [:]
-        for device in devices { kept[device] = (records[device], try self.kept(device: device)) }
-        return kept
     }
 
     /// The kept rule and group counters and the day's notification count.
     public func ruleState(device: String = "") throws -> RuleState {
-        do {
-            return try database.read { db in
-                var state = RuleState()
-                for row in try Row.fetchAll(
-                    db, sql: "SELECT region, rule, count, fingerprint FROM ruleCounter WHERE device = ?",
-                    arguments: [device])
-                {
-                    state.rules[RuleKey(region: row["region"], rule: row["rule"])] = RuleCounter(
-                        count: row["count"], fingerprint: row["fingerprint"])
-                }
-                for row in try Row.fetchAll(
-                    db, sql: "SELECT groupID, trigger, count, fingerprint FROM groupCounter WHERE device = ?",
-                    arguments: [device])
-                {
-                    state.groups[GroupKey(group: row["groupID"], trigger: row["trigger"])] = RuleCounter(
-                        count: row["count"], fingerprint: row["fingerprint"])
-                }
-                if let row = try Row.fetchOne(
-                    db, sql: "SELECT date, count FROM notificationDay WHERE device = ?", arguments: [device])
-                {
-                    state.day = DayCount(date: row["date"], count: row["count"])
-                }
-                return state
-            }
-        } catch {
-            throw StateStoreError(path: path, problem: Self.describe(error))
+        try reading { db in try Self.ruleState(in: db, device: device) }
+    }
+
+    private static func ruleState(in db: Database, device: String) throws -> RuleState {
+        var state = RuleState()
+        for row in try Row.fetchAll(
+            db, sql: "SELECT region, rule, count, fingerprint FROM ruleCounter WHERE device = ?", arguments: [device])
+        {
+            state.rules[RuleKey(region: row["region"], rule: row["rule"])] = RuleCounter(
+                count: row["count"], fingerprint: row["fingerprint"])
         }
+        for row in try Row.fetchAll(
+            db, sql: "SELECT groupID, trigger, count, fingerprint FROM groupCounter WHERE device = ?",
+            arguments: [device])
+        {
+            state.groups[GroupKey(group: row["groupID"], trigger: row["trigger"])] = RuleCounter(
+                count: row["count"], fingerprint: row["fingerprint"])
+        }
+        if let row = try Row.fetchOne(
+            db, sql: "SELECT date, count FROM notificationDay WHERE device = ?", arguments: [device])
+        {
+            state.day = DayCount(date: row["date"], count: row["count"])
+        }
+        return state
     }
 
     /// The last good rules document fetched from `source` (a URL), and when.
@@ -544,15 +534,10 @@ public final class StateStore: Sendable {
     /// The journal of the `--events` file at `path`, oldest first: the last
     /// ``journalLimit`` lines committed for it, each with the offset it goes at.
     public func journal(file path: String) throws -> [JournalLine] {
-        do {
-            return try database.read { db in
-                try Row.fetchAll(
-                    db, sql: "SELECT offset, line FROM eventsJournal WHERE file = ? ORDER BY sequence",
-                    arguments: [path]
-                ).map { JournalLine(file: path, offset: $0["offset"], text: $0["line"]) }
-            }
-        } catch {
-            throw StateStoreError(path: self.path, problem: Self.describe(error))
+        try reading { db in
+            try Row.fetchAll(
+                db, sql: "SELECT offset, line FROM eventsJournal WHERE file = ? ORDER BY sequence", arguments: [path]
+            ).map { JournalLine(file: path, offset: $0["offset"], text: $0["line"]) }
         }
     }
 
