@@ -1,5 +1,8 @@
 import ArgumentParser
 import BeaconCore
+import Daemon
+import MQTT
+import Synchronization
 
 /// `scripts/bench`: release-build benchmarks, each printing rates from one run.
 @main
@@ -139,4 +142,24 @@ func format(_ value: Double, _ decimals: Int) -> String {
     for _ in 0..<decimals { scale *= 10 }
     let rounded = (value * scale).rounded() / scale
     return "\(rounded)"
+}
+
+/// Starts `client` and waits (10 s at most) until it is connected and, with a filter, subscribed
+/// to it at `qos`; its events are handled on a task of their own until it shuts down.
+func connectBenchClient(_ client: MQTTClient, subscribing filter: String?, qos: Int32) async throws {
+    let ready = Mutex(false)
+    try client.start()
+    Task {
+        for await event in client.events {
+            switch event {
+            case .connected(0):
+                if let filter { _ = try? client.subscribe(filter, qos: qos) } else { ready.withLock { $0 = true } }
+            case .subscribed: ready.withLock { $0 = true }
+            default: break
+            }
+        }
+    }
+    guard try await E2EBench.until(within: .seconds(10), { ready.withLock { $0 } }) else {
+        throw RuntimeFailure("the bench's broker did not answer")
+    }
 }

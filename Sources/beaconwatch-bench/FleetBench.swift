@@ -162,9 +162,9 @@ struct FleetBench: AsyncParsableCommand {
         let subscriber = try MQTTClient(
             MQTTConnection(host: "127.0.0.1", port: broker.port, clientID: "bench-bare"),
             received: { _, _, _ in bare.add(1, ordering: .relaxed) })
-        try await connect(subscriber, filter: "home/+/BTtoMQTT/#")
+        try await connectBenchClient(subscriber, subscribing: "home/+/BTtoMQTT/#", qos: 0)
         let publisher = try MQTTClient(MQTTConnection(host: "127.0.0.1", port: broker.port, clientID: "bench-pub"))
-        try await connect(publisher, filter: nil)
+        try await connectBenchClient(publisher, subscribing: nil, qos: 0)
         let bareStart = ContinuousClock.now
         try publishAll(publisher, total: total) { _, _ in }
         guard try await E2EBench.until(within: .seconds(300), { bare.load(ordering: .relaxed) >= total }) else {
@@ -280,24 +280,6 @@ struct FleetBench: AsyncParsableCommand {
             _ = try client.publish(
                 topic: "home/tag-\(device)/BTtoMQTT/x", payload: Self.payload(rssi: round % 2 == 0 ? -80 : -50),
                 qos: 0, retain: false)
-        }
-    }
-
-    func connect(_ client: MQTTClient, filter: String?) async throws {
-        let ready = Mutex(false)
-        try client.start()
-        Task {
-            for await event in client.events {
-                switch event {
-                case .connected(0):
-                    if let filter { _ = try? client.subscribe(filter, qos: 0) } else { ready.withLock { $0 = true } }
-                case .subscribed: ready.withLock { $0 = true }
-                default: break
-                }
-            }
-        }
-        guard try await E2EBench.until(within: .seconds(10), { ready.withLock { $0 } }) else {
-            throw RuntimeFailure("the bench's broker did not answer")
         }
     }
 }

@@ -75,20 +75,7 @@ struct OutageBench: AsyncParsableCommand {
                 let text = String(decoding: payload, as: UTF8.self)
                 received.withLock { $0.append(text) }
             })
-        let subscribed = Mutex(false)
-        try subscriber.start()
-        async let receiving: Void = {
-            for await event in subscriber.events {
-                switch event {
-                case .connected(0): _ = try? subscriber.subscribe("beaconwatch/bench/event", qos: 1)
-                case .subscribed: subscribed.withLock { $0 = true }
-                default: break
-                }
-            }
-        }()
-        guard try await E2EBench.until(within: .seconds(30), { subscribed.withLock { $0 } }) else {
-            throw RuntimeFailure("the bench's broker did not answer")
-        }
+        try await connectBenchClient(subscriber, subscribing: "beaconwatch/bench/event", qos: 1)
         try broker.saved()
         try await broker.stop()
 
@@ -115,7 +102,7 @@ struct OutageBench: AsyncParsableCommand {
         let arrived = received.withLock { $0 }
         _ = await sink.finish(within: .seconds(5))
         subscriber.shutdown()
-        _ = await (receiving, running)
+        _ = await running
         // At-least-once: a resend after a reconnect may repeat an event; each first arrival must
         // follow the outbox order.
         var seen = 0
