@@ -178,10 +178,11 @@ public final class MQTTSink: OutputSink {
                 switch Self.command(topic: topic, payload: payload, retained: retained, tree: tree) {
                 case .success(let taken?): command(taken)
                 case .success(nil):
-                    for (source, filter) in fleetSources where filter.match(topic) != nil {
+                    // Each source's parser matches the topic itself: the first that takes it decides.
+                    sources: for (source, filter) in fleetSources {
                         switch FleetMessage.parse(source: source, filter: filter, topic: topic, payload: payload) {
                         case .success(let message?): fleet(message)
-                        case .success(nil): break
+                        case .success(nil): continue sources
                         case .failure(let error):
                             if let line = garbage.say(error.description, at: .now) { logger.warning("\(line)") }
                         }
