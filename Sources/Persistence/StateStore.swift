@@ -708,7 +708,11 @@ public struct JournalLine: Sendable, Hashable {
     }
 
     /// Where the line ends in the file, its newline included.
-    public var end: Int64 { offset + Int64(text.utf8.count) + 1 }
+    /// Saturating: a damaged database's offsets never trap.
+    public var end: Int64 {
+        let (sum, overflow) = offset.addingReportingOverflow(Int64(text.utf8.count) + 1)
+        return overflow ? .max : sum
+    }
 }
 
 /// A message that must reach the broker (an event, not retained state): written to the outbox

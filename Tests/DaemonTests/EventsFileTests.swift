@@ -107,6 +107,34 @@ import Testing
         #expect(Self.lines(url) == after)
         let journal = try store.journal(file: url.standardizedFileURL.path)
         #expect(journal.suffix(2).map(\.offset) == [0, Int64(after[0].utf8.count) + 1])
+
+        // Killed after the next commit but before its write: the truncated file is completed.
+        let lost = Self.outputs(1, from: 5).flatMap { $0 }.map(\.json)
+        let offset = Int64(try Data(contentsOf: url).count)
+        try store.record(
+            [], journal: [JournalLine(file: url.standardizedFileURL.path, offset: offset, text: lost[0])])
+        var said: [String] = []
+        _ = try EventsFile(path: url.path, store: store) { said.append($0) }
+        #expect(Self.lines(url) == after + lost, "\(said)")
+    }
+
+    /// A damaged journal (an offset no file has, one at the end of the 64-bit range) is said and
+    /// forgotten, never a trap.
+    @Test func aDamagedJournalIsForgottenWithoutATrap() throws {
+        let folder = try scratchFolder("events")
+        let url = folder.appendingPathComponent("events.jsonl")
+        let store = try StateStore(path: folder.appendingPathComponent("state.sqlite").path)
+        try "{}\n".write(to: url, atomically: false, encoding: .utf8)
+        let name = url.standardizedFileURL.path
+        try store.record(
+            [],
+            journal: [
+                JournalLine(file: name, offset: -5, text: "{}"), JournalLine(file: name, offset: .max - 1, text: "{}"),
+            ])
+        var said: [String] = []
+        _ = try EventsFile(path: url.path, store: store) { said.append($0) }
+        #expect(Self.lines(url) == ["{}"])
+        #expect(said.count == 1 && said[0].contains("does not end as the state database recorded"), "\(said)")
     }
 
     /// A file that is not the one the journal describes (rotated, edited) gets nothing appended,

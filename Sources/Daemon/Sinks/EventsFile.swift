@@ -147,26 +147,31 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
     /// Appends the journaled lines a crash left out of the file of `size` bytes, when the file
     /// ends as the journal says; else says so and forgets the journal.
     private func recover(store: StateStore, name: String, size: Int64) throws {
-        let rows = try store.journal(file: name)
+        let journal = try store.journal(file: name)
         end = size
         written = size
+        // The file as written since it last started again (truncated while running: copytruncate).
+        let restart = journal.indices.dropFirst().last { journal[$0].offset < journal[$0 - 1].end } ?? 0
+        let rows = journal[restart...]
         guard let missing = rows.firstIndex(where: { $0.end > size }) else { return }
         let cut = rows[missing]
-        var consistent = true
-        if missing > 0 {
+        // Offsets before the file's start are a damaged journal's, which describes no file.
+        var consistent = (rows.first?.offset ?? 0) >= 0
+        if consistent, missing > rows.startIndex {
             let before = rows[missing - 1]
             consistent =
-                read(at: before.offset, count: Int(before.end - before.offset)) == Array((before.text + "\n").utf8)
-        } else {
+                read(at: before.offset, count: before.text.utf8.count + 1) == Array((before.text + "\n").utf8)
+        } else if consistent {
             consistent = size >= cut.offset
         }
         if consistent, size > cut.offset {
             // A line cut short: it is written again whole.
-            let part = read(at: cut.offset, count: Int(size - cut.offset))
+            let part = read(
+                at: cut.offset, count: Int(clamping: size.subtractingReportingOverflow(cut.offset).partialValue))
             consistent =
                 Array((cut.text + "\n").utf8).starts(with: part) && ftruncate(descriptor, off_t(cut.offset)) == 0
         }
-        let lost = rows.count - missing
+        let lost = rows.endIndex - missing
         guard consistent else {
             warn(
                 "--events \(path) does not end as the state database recorded (rotated or edited?); "
@@ -180,7 +185,7 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
             buffer.append(contentsOf: row.text.utf8)
             buffer.append(0x0A)
         }
-        end = rows[rows.count - 1].end
+        end = rows.last?.end ?? cut.end
         write()
         warn("--events \(path): appended \(lost) outputs committed before the last stop but not yet written")
     }
