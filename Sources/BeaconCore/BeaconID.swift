@@ -14,5 +14,5 @@ public struct BeaconID: Hashable, Sendable, CustomStringConvertible {
         self.minor = minor
     }
 
-    public var description: String { "\(uuid.uuidString):\(major):\(minor)" }
+    public var description: String { "\(uuid.text):\(major):\(minor)" }
 }

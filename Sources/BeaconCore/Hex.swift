@@ -1,3 +1,5 @@
+import Foundation
+
 /// Hexadecimal text ↔ bytes.
 public enum Hex {
     /// Decodes an even number of hex digits (either case). `nil` for anything else.
@@ -31,6 +33,7 @@ public enum Hex {
 
     /// Lower-case hex digits, indexed by nibble.
     static let digits = Array("0123456789abcdef".utf8)
+    static let upperDigits = Array("0123456789ABCDEF".utf8)
 
     @inline(__always)
     static func value(of character: UInt8) -> UInt8? {
@@ -39,6 +42,28 @@ public enum Hex {
         case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
         case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
         default: nil
+        }
+    }
+}
+
+extension UUID {
+    /// `uuidString` (upper case, dashed), written here: Foundation's goes through `snprintf`,
+    /// which showed in the fleet profile (every output names its region's UUID).
+    public var text: String {
+        withUnsafeBytes(of: uuid) { bytes in
+            String(unsafeUninitializedCapacity: 36) { out in
+                var index = 0
+                for (position, byte) in bytes.enumerated() {
+                    if position == 4 || position == 6 || position == 8 || position == 10 {
+                        out[index] = UInt8(ascii: "-")
+                        index += 1
+                    }
+                    out[index] = Hex.upperDigits[Int(byte >> 4)]
+                    out[index + 1] = Hex.upperDigits[Int(byte & 0xF)]
+                    index += 2
+                }
+                return index
+            }
         }
     }
 }

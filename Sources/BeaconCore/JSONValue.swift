@@ -1,7 +1,7 @@
 import Foundation
 
-/// A JSON value, as trace lines, command payloads and rules documents hold it. Decoded with
-/// `JSONDecoder`, which keeps `true` and `1` apart.
+/// A JSON value, as trace lines, command payloads and rules documents hold it; `true` and `1`
+/// are kept apart. Read by ``JSONReader``; `Decodable` too, for documents read with `JSONDecoder`.
 public enum JSONValue: Sendable, Hashable, Decodable {
     case null
     case bool(Bool)
@@ -27,36 +27,16 @@ public enum JSONValue: Sendable, Hashable, Decodable {
         }
     }
 
-    /// Parses a whole document.
-    public static func parse(_ bytes: some Sequence<UInt8>) -> JSONValue? {
+    /// Parses a whole document (``JSONReader``).
+    public static func parse(_ bytes: some Sequence<UInt8>) -> JSONValue? { JSONReader.parse(bytes) }
+
+    /// Parses a document that must be an object, straight into its fields (``JSONReader``).
+    public static func object(_ bytes: some Sequence<UInt8>) -> [String: JSONValue]? { JSONReader.object(bytes) }
+
+    /// The document as `JSONDecoder` reads it: the reference ``JSONReader`` is held equal to
+    /// (tests and the `json` fuzz target).
+    public static func decodedByFoundation(_ bytes: some Sequence<UInt8>) -> JSONValue? {
         try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
-    }
-
-    /// Parses a document that must be an object, straight into its fields (no attempts at the
-    /// other kinds first: the trace reader does this for every line).
-    public static func object(_ bytes: some Collection<UInt8>, using decoder: JSONDecoder = JSONDecoder()) -> [String:
-        JSONValue]?
-    {
-        try? decoder.decode(Fields.self, from: Data(bytes)).fields
-    }
-
-    /// An object's fields through a keyed container: quicker than `[String: JSONValue]`'s own
-    /// decoding, which the trace reader feels on every line.
-    private struct Fields: Decodable {
-        var fields: [String: JSONValue] = [:]
-
-        struct Key: CodingKey {
-            var stringValue: String
-            var intValue: Int? { nil }
-            init(stringValue: String) { self.stringValue = stringValue }
-            init?(intValue: Int) { nil }
-        }
-
-        init(from decoder: Decoder) throws {
-            let container = try decoder.container(keyedBy: Key.self)
-            fields.reserveCapacity(container.allKeys.count)
-            for key in container.allKeys { fields[key.stringValue] = try container.decode(JSONValue.self, forKey: key) }
-        }
     }
 
     public subscript(key: String) -> JSONValue? {

@@ -18,7 +18,7 @@ extension Advertisement {
         var object = JSONObjectWriter()
         object.add("t", time.iso8601)
         object.add("format", format.rawValue)
-        object.add("uuid", beacon.uuid.uuidString)
+        object.add("uuid", beacon.uuid.text)
         object.add("major", Int(beacon.major))
         object.add("minor", Int(beacon.minor))
         object.add("power", Int(power))

@@ -46,7 +46,6 @@ public struct TraceParser {
 
     private var lastTime: Timestamp?
     private var lastTimeLine = 0
-    private let decoder = JSONDecoder()
 
     public init() {}
 
@@ -57,7 +56,7 @@ public struct TraceParser {
     > {
         guard line.count <= Self.maximumLineLength else { return .failure(Self.overlongLine) }
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return .success(nil) }
-        guard let fields = JSONValue.object(line, using: decoder) else {
+        guard let fields = JSONReader.object(line) else {
             return .failure(
                 TraceLineError("not a JSON object; each line is one object such as {\"t\": 1700000000.0, \"uuid\": …}"))
         }

@@ -38,7 +38,7 @@ public enum Waypoints {
         object.add("lon", 0)
         object.add("rad", 0)
         object.add("tst", Int(tst(of: region)))
-        object.add("uuid", region.uuid.uuidString)
+        object.add("uuid", region.uuid.text)
         switch region {
         case .area: break
         case .zone(_, let major): object.add("major", Int(major))

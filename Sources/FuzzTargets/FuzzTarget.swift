@@ -24,6 +24,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case engine
     /// A fleet message: the source in the first byte, the topic up to a NUL, the payload.
     case fleet
+    /// A JSON document through ``JSONReader``, held equal to `JSONDecoder`'s reading.
+    case json
 
     /// Runs the target on `bytes`.
     public func run(_ bytes: UnsafeRawBufferPointer) {
@@ -37,6 +39,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .command: DocumentTargets.command(Array(bytes))
         case .engine: EngineTarget.run(Array(bytes))
         case .fleet: FleetTarget.run(Array(bytes))
+        case .json: ParserTargets.json(Array(bytes))
         }
     }
 

@@ -51,4 +51,21 @@ enum ParserTargets {
             }
         }
     }
+
+    /// The hand-written reader against `JSONDecoder`: the same documents accepted, the same
+    /// values, but for the reader's two documented differences (``JSONReader``): UTF-16 and
+    /// UTF-32 documents are skipped, and a zero written with an exponent may be refused by
+    /// `JSONDecoder` alone.
+    static func json(_ bytes: [UInt8]) {
+        let ours = JSONReader.parse(bytes)
+        if let ours { _ = ours.jsonText }
+        guard !bytes.contains(0), !bytes.starts(with: [0xFE, 0xFF]), !bytes.starts(with: [0xFF, 0xFE]) else {
+            return
+        }
+        let reference = JSONValue.decodedByFoundation(bytes)
+        if reference == nil, let ours, JSONReader.mayBeZeroWithExponent(ours, bytes) { return }
+        precondition(
+            JSONValue.identical(ours, reference),
+            "JSONReader read \(ours?.jsonText ?? "nothing") where JSONDecoder read \(reference?.jsonText ?? "nothing")")
+    }
 }

@@ -169,7 +169,7 @@ public enum MonitorOutput: Sendable, Hashable {
         switch self {
         case .monitoring(_, let change):
             object.add("mode", change.mode.rawValue)
-            object.add("area", change.area?.uuidString)
+            object.add("area", change.area?.text)
             var list: [UInt8] = [UInt8(ascii: "[")]
             for (index, region) in change.regions.enumerated() {
                 if index > 0 { list.append(UInt8(ascii: ",")) }
@@ -191,7 +191,7 @@ public enum MonitorOutput: Sendable, Hashable {
             object.add("zone", event.zone)
             object.add("distance", event.distance.rawValue)
             object.add("background", event.background)
-            object.add("uuid", event.beacon.uuid.uuidString)
+            object.add("uuid", event.beacon.uuid.text)
             object.add("major", Int(event.beacon.major))
             object.add("minor", Int(event.beacon.minor))
             object.add("name", event.name)

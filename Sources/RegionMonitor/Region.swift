@@ -48,8 +48,8 @@ public enum Region: Hashable, Sendable, CustomStringConvertible, Comparable {
 
     public var description: String {
         switch self {
-        case .area(let uuid): uuid.uuidString
-        case .zone(let uuid, let major): "\(uuid.uuidString):\(major)"
+        case .area(let uuid): uuid.text
+        case .zone(let uuid, let major): "\(uuid.text):\(major)"
         case .beacon(let beacon): beacon.description
         }
     }

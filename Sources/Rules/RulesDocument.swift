@@ -50,7 +50,7 @@ public struct RuleRegion: Sendable, Hashable {
 
     /// `UUID`, `UUID:major` or `UUID:major:minor`: the configured region it attaches to.
     public var pattern: String {
-        var text = uuid.uuidString
+        var text = uuid.text
         if let major {
             text += ":\(major)"
             if let minor { text += ":\(minor)" }
