@@ -13,9 +13,11 @@
 ///   rounds to zero, is an error;
 /// - a key seen twice keeps its first value (keys compare as Swift strings do).
 ///
-/// Two differences, on purpose:
+/// Three differences, on purpose:
 /// - `JSONDecoder` guesses UTF-16 and UTF-32 from NUL bytes and byte order marks; this reader
 ///   takes UTF-8 only (RFC 8259 section 8.1), so a NUL byte outside a `\u0000` escape is an error.
+/// - `JSONDecoder` checks a string's UTF-8 only when it decodes it, so invalid UTF-8 in the value
+///   of a repeated key (which it skips) passes; this reader refuses it wherever it is.
 /// - `JSONDecoder` refuses some zeros written with an exponent (`0e1`, `-0.0e1`, while it reads
 ///   `0e0` and `0e+5`); this reader reads every one as 0, as the grammar says.
 public enum JSONReader {
