@@ -30,7 +30,8 @@ struct FleetBench: AsyncParsableCommand {
             subscribed to Fleet.theengs, the engine loop on its own thread, its outputs through the \
             outbox to the broker. Each report flips its beacon between near and far (no RSSI filter, \
             no hysteresis), so each makes one location event. The broker's own rate is the same \
-            messages to a bare subscriber, in the same run. Memory per device is the resident growth \
+            messages to a bare subscriber, in the same run. The latency run publishes each \
+            millisecond's reports together, asleep in between. Memory per device is the resident growth \
             over the devices' first reports, divided by their number. Latency runs from the \
             publish to the device's location event leaving the engine, at a steady rate.
             """
@@ -222,6 +223,7 @@ struct FleetBench: AsyncParsableCommand {
 
         // Ingest: every device reports `reports` times, flat out.
         let ingestStart = ContinuousClock.now
+        let (cpuBefore, brokerBefore) = (threadCPU(), threadCPU(pid: broker.pid))
         let base = arrivals.count.load(ordering: .relaxed)
         try publishAll(publisher, total: total) { _, _ in }
         guard
@@ -231,25 +233,36 @@ struct FleetBench: AsyncParsableCommand {
                 "the fleet took \(arrivals.count.load(ordering: .relaxed) - base) of \(total) reports (dropped: \(control.droppedFleetMessages))"
             )
         }
-        let ingestRate = Double(total) / Self.seconds(ContinuousClock.now - ingestStart)
+        let ingestWall = Self.seconds(ContinuousClock.now - ingestStart)
+        let ingestRate = Double(total) / ingestWall
+        let threads = threadUse(from: cpuBefore, to: threadCPU(), wall: ingestWall)
+        let brokerThreads = threadUse(from: brokerBefore, to: threadCPU(pid: broker.pid), wall: ingestWall)
 
         // Latency at a steady rate.
         arrivals.latencies.withLock { $0.removeAll() }
         let latencyRun = rate * seconds
         let latencyBase = arrivals.count.load(ordering: .relaxed)
         let wall = ContinuousClock.now
-        for n in 0..<latencyRun {
-            let due = wall.advanced(by: .microseconds(Int64(n) * 1_000_000 / Int64(max(rate, 1))))
-            // Asleep until just before the instant, so the publisher leaves the daemon its cores.
+        // A tracker fleet publishes independently; here, each millisecond's reports go out
+        // together, the publisher asleep in between (it must leave the daemon and the broker
+        // their two cores). Each report's latency runs from its own publish.
+        var n = 0
+        var tick = 0
+        while n < latencyRun {
+            tick += 1
+            let due = wall.advanced(by: .milliseconds(tick))
             let ahead = due - ContinuousClock.now
-            if ahead > .microseconds(300) { Syscall.sleep(ahead - .microseconds(200)) }
-            while ContinuousClock.now < due {}
-            let device = "tag-\(n % max(devices, 1))"
-            arrivals.sending(device, at: .now)
-            _ = try publisher.publish(
-                topic: "home/\(device)/BTtoMQTT/x",
-                payload: Self.payload(rssi: (reports + n / max(devices, 1)) % 2 == 0 ? -80 : -50),
-                qos: 0, retain: false)
+            if ahead > .zero { Syscall.sleep(ahead) }
+            let upTo = min(latencyRun, tick * rate / 1000)
+            while n < upTo {
+                let device = "tag-\(n % max(devices, 1))"
+                arrivals.sending(device, at: .now)
+                _ = try publisher.publish(
+                    topic: "home/\(device)/BTtoMQTT/x",
+                    payload: Self.payload(rssi: (reports + n / max(devices, 1)) % 2 == 0 ? -80 : -50),
+                    qos: 0, retain: false)
+                n += 1
+            }
         }
         _ = try await E2EBench.until(within: .seconds(120)) {
             arrivals.count.load(ordering: .relaxed) >= latencyBase + latencyRun
@@ -261,6 +274,7 @@ struct FleetBench: AsyncParsableCommand {
         print(
             "fleet: \(devices) devices, \(total) reports: ingest \(format(ingestRate / 1e3, 1))k reports/s, "
                 + "broker alone \(format(bareRate / 1e3, 1))k/s (ratio \(format(ingestRate / bareRate, 2)))")
+        print("fleet: CPU during the ingest, by thread: \(threads); broker: \(brokerThreads)")
         print("fleet: memory per device \(format(perDevice / 1024, 2)) KiB (resident growth over \(devices) devices)")
         print(
             "fleet: latency at \(rate) reports/s over \(devices) devices: p50 \(format(percentile(0.5) * 1e3, 2)) ms, "

@@ -185,3 +185,30 @@ func peakResidentMiB() -> String {
     else { return "?" }
     return format(kib / 1024, 1)
 }
+
+/// CPU seconds spent so far by each thread of process `pid` (`/proc/PID/task/*/stat`), by thread
+/// id, with the thread's name: where a pipeline's time goes, thread by thread.
+func threadCPU(pid: Int32 = getpid()) -> [Int: (name: String, seconds: Double)] {
+    let folder = "/proc/\(pid)/task"
+    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+    var result: [Int: (name: String, seconds: Double)] = [:]
+    for task in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+        guard let stat = try? String(contentsOfFile: "\(folder)/\(task)/stat", encoding: .utf8),
+            let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")"), let id = Int(task)
+        else { continue }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
+        result[id] = (String(stat[stat.index(after: open)..<close]), (user + system) / max(ticks, 1))
+    }
+    return result
+}
+
+/// The threads' CPU use between two ``threadCPU(pid:)`` readings over `wall` seconds, busiest
+/// first, as percentages of one core.
+func threadUse(from before: [Int: (name: String, seconds: Double)], to after: [Int: (name: String, seconds: Double)],
+    wall: Double) -> String
+{
+    after.map { id, thread in (thread.name, (thread.seconds - (before[id]?.seconds ?? 0)) / max(wall, 1e-9) * 100) }
+        .filter { $0.1 >= 1 }.sorted { $0.1 > $1.1 }
+        .map { "\($0.0) \(Int($0.1.rounded()))%" }.joined(separator: ", ")
+}

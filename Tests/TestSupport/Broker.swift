@@ -12,6 +12,8 @@ public final class Broker: @unchecked Sendable {
     /// Whether the broker keeps its state on disk across restarts.
     public let persistent: Bool
     private var process: Process?
+    /// The broker's process id while it runs (the wrapper execs mosquitto in place).
+    public var pid: Int32 { process?.processIdentifier ?? 0 }
     /// What the broker has said on standard error, and who waits for a line of it.
     private let said = BrokerLog()
 

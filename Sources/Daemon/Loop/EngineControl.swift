@@ -62,15 +62,21 @@ public final class EngineControl: Sendable {
     public func post(_ message: FleetMessage) { post(.message(message)) }
 
     /// A fleet order: a message (bounded queue: the oldest are dropped beyond the limit) or an answer.
+    ///
+    /// Wakes the loop only when the queue was empty: the loop clears the wake-up only when it
+    /// takes the last order, so a queue with orders in it always has one pending (a busy fleet
+    /// costs no system call per message).
     public func post(_ order: FleetOrder) {
-        state.withLock { state in
+        let wasEmpty = state.withLock { state in
+            let wasEmpty = state.fleet.isEmpty && state.orders.isEmpty
             state.fleet.append(order)
             if state.fleet.count > Self.fleetQueueLimit {
                 state.fleet.removeFirst(state.fleet.count - Self.fleetQueueLimit)
                 state.droppedFleet += 1
             }
+            return wasEmpty
         }
-        wakeup?.signal()
+        if wasEmpty { wakeup?.signal() }
     }
 
     /// Fleet messages dropped because the engine fell behind.

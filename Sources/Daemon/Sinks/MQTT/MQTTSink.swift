@@ -46,6 +46,7 @@ public final class MQTTSink: OutputSink {
 
     /// Told after every change of the machine: what ``wait(within:until:)`` waits on.
     private let changes = Awaitable()
+    private let inbound = Mutex(Inbound())
 
     /// The machine, and what the sink knows of the connection beside it.
     struct Shared {
@@ -95,9 +96,11 @@ public final class MQTTSink: OutputSink {
         connection.keepalive = Int32(settings.keepalive)
         let will = tree.status(online: false)
         connection.will = .init(topic: will.topic, payload: Array(will.payload.utf8), qos: will.qos, retain: true)
-        let acknowledgements = Acknowledgements()
-        client = try MQTTClient(connection, published: { acknowledgements.handle($0, generation: $1) })
-        acknowledgements.attach(self)
+        let callbacks = NetworkCallbacks()
+        client = try MQTTClient(
+            connection, published: { callbacks.acknowledged($0, generation: $1) },
+            received: { callbacks.received(topic: $0, payload: $1, retained: $2) })
+        callbacks.attach(self)
     }
 
     static func readPassword(_ path: String) throws -> String {
@@ -134,14 +137,25 @@ public final class MQTTSink: OutputSink {
     }
 
     /// Handles the client's events until it shuts down: on every connect, (re)publishes the
-    /// retained state, subscribes to `B/cmd/+` and resumes the outbox; an unclean disconnect
-    /// resets the client (on a thread of its own: stopping libmosquitto's thread blocks); valid
-    /// commands go to `command`, garbage is logged and ignored, through `logger`.
+    /// retained state, subscribes to `B/cmd/+` and the fleet's topics and resumes the outbox; an
+    /// unclean disconnect resets the client (on a thread of its own: stopping libmosquitto's
+    /// thread blocks); through `logger`.
+    ///
+    /// Incoming messages are taken on the network thread as they arrive (a hop to another thread
+    /// per message is what a fleet cannot afford): valid commands go to `command`, fleet messages
+    /// to `fleet`, garbage is logged (rate-limited) and ignored. Both must be quick and must not
+    /// block. Messages that came before this call are handled first.
     public func run(
-        logger: Logger, command: (DaemonCommand) -> Void = { _ in }, fleet: (FleetMessage) -> Void = { _ in }
+        logger: Logger, command: @escaping @Sendable (DaemonCommand) -> Void = { _ in },
+        fleet: @escaping @Sendable (FleetMessage) -> Void = { _ in }
     ) async {
+        let early = inbound.withLock { inbound in
+            inbound.handlers = Inbound.Handlers(logger: logger, command: command, fleet: fleet)
+            defer { inbound.early.removeAll() }
+            return inbound.early
+        }
+        for message in early { received(topic: message.topic, payload: message.payload, retained: message.retained) }
         var outage = false
-        var garbage = GarbageLog()
         for await event in client.events {
             switch event {
             case .connected(0):
@@ -172,27 +186,54 @@ public final class MQTTSink: OutputSink {
                         "MQTT broker connection lost; reconnecting (1 s, doubling to 60 s); events wait in the outbox")
                     outage = true
                 }
-            case .published:
-                break  // handled on the network thread: ``acknowledged(_:generation:)``
-            case .message(let topic, let payload, let retained):
-                switch Self.command(topic: topic, payload: payload, retained: retained, tree: tree) {
-                case .success(let taken?): command(taken)
-                case .success(nil):
-                    // Each source's parser matches the topic itself: the first that takes it decides.
-                    sources: for (source, filter) in fleetSources {
-                        switch FleetMessage.parse(source: source, filter: filter, topic: topic, payload: payload) {
-                        case .success(let message?): fleet(message)
-                        case .success(nil): continue sources
-                        case .failure(let error):
-                            if let line = garbage.say(error.description, at: .now) { logger.warning("\(line)") }
-                        }
-                        break
-                    }
-                case .failure(let error): logger.warning("ignored a message on \(topic.printable): \(error)")
-                }
+            case .published, .message:
+                break  // taken on the network thread: ``acknowledged(_:generation:)``, ``received(topic:payload:retained:)``
             case .subscribed:
                 break
             }
+        }
+    }
+
+    /// Where incoming messages go once ``run(logger:command:fleet:)`` says so; those that come
+    /// before wait (a broker keeping a session may deliver at once on connecting).
+    struct Inbound {
+        struct Handlers {
+            let logger: Logger
+            let command: @Sendable (DaemonCommand) -> Void
+            let fleet: @Sendable (FleetMessage) -> Void
+        }
+        var handlers: Handlers?
+        var early: [(topic: String, payload: [UInt8], retained: Bool)] = []
+        var garbage = GarbageLog()
+        /// Messages kept before ``run(logger:command:fleet:)`` at most.
+        static let earlyLimit = 10_000
+    }
+
+    /// An incoming message, on the network thread: a command, a fleet message, or garbage.
+    func received(topic: String, payload: [UInt8], retained: Bool) {
+        let handlers = inbound.withLock { inbound -> Inbound.Handlers? in
+            if inbound.handlers == nil, inbound.early.count < Inbound.earlyLimit {
+                inbound.early.append((topic, payload, retained))
+            }
+            return inbound.handlers
+        }
+        guard let handlers else { return }
+        switch Self.command(topic: topic, payload: payload, retained: retained, tree: tree) {
+        case .success(let taken?): handlers.command(taken)
+        case .success(nil):
+            // Each source's parser matches the topic itself: the first that takes it decides.
+            sources: for (source, filter) in fleetSources {
+                switch FleetMessage.parse(source: source, filter: filter, topic: topic, payload: payload) {
+                case .success(let message?): handlers.fleet(message)
+                case .success(nil): continue sources
+                case .failure(let error):
+                    if let line = inbound.withLock({ $0.garbage.say(error.description, at: .now) }) {
+                        handlers.logger.warning("\(line)")
+                    }
+                }
+                break
+            }
+        case .failure(let error): handlers.logger.warning("ignored a message on \(topic.printable): \(error)")
         }
     }
 
@@ -370,9 +411,9 @@ public final class MQTTSink: OutputSink {
     }
 }
 
-/// Hands acknowledgements from the network thread to the sink, which owns the client (and so
-/// cannot be named when the client is made).
-final class Acknowledgements: Sendable {
+/// Hands acknowledgements and incoming messages from the network thread to the sink, which owns
+/// the client (and so cannot be named when the client is made).
+final class NetworkCallbacks: Sendable {
     private struct Target {
         weak var sink: MQTTSink?
     }
@@ -381,8 +422,12 @@ final class Acknowledgements: Sendable {
 
     func attach(_ sink: MQTTSink) { target.withLock { $0.sink = sink } }
 
-    func handle(_ messageID: Int32, generation: UInt64) {
+    func acknowledged(_ messageID: Int32, generation: UInt64) {
         target.withLock { $0.sink }?.acknowledged(messageID, generation: generation)
+    }
+
+    func received(topic: String, payload: [UInt8], retained: Bool) {
+        target.withLock { $0.sink }?.received(topic: topic, payload: payload, retained: retained)
     }
 }
 
