@@ -31,9 +31,9 @@ public struct FleetEngine {
         case stale(Int)
     }
 
-    /// One device and what the daemon knows of it.
+    /// What the daemon knows of one device (its engine is in ``engines``, apart: reading this
+    /// copies no engine state).
     public struct Device: Sendable {
-        public var engine: Engine
         public var declaration: DeviceDeclaration?
         /// The source it reports through (the first message's).
         public var source: FleetSource
@@ -53,6 +53,8 @@ public struct FleetEngine {
     private(set) var rules: [RuleRegion]?
     private(set) var ruleSettings: RuleSettings
     public private(set) var devices: [String: Device] = [:]
+    /// Each device's engine, changed in place only (``withEngine(_:_:)``).
+    public private(set) var engines: [String: Engine] = [:]
     private let declared: [String: DeviceDeclaration]
     /// Each device's next wake-up, earliest first; an entry is stale when the device's own
     /// ``scheduled`` differs.
@@ -148,15 +150,15 @@ public struct FleetEngine {
         _ input: EngineInput, for id: String, at time: Timestamp, into actions: inout [Action]
     ) {
         var engineActions: [EngineAction] = []
-        guard withDevice(id, { $0.engine.handle(input, at: time, into: &engineActions) }) else { return }
+        guard withEngine(id, { $0.handle(input, at: time, into: &engineActions) }) else { return }
         finish(id, engineActions, into: &actions)
     }
 
-    /// Runs `body` on device `id` where it is kept: its engine's state is changed in place, never
-    /// copied (a copy of every array of a large hierarchy per message). Returns whether it exists.
-    private mutating func withDevice(_ id: String, _ body: (inout Device) -> Void) -> Bool {
-        guard let index = devices.index(forKey: id) else { return false }
-        body(&devices.values[index])
+    /// Runs `body` on device `id`'s engine where it is kept: changed in place, never copied (a
+    /// copy of every array of a large hierarchy per message). Returns whether it exists.
+    private mutating func withEngine(_ id: String, _ body: (inout Engine) -> Void) -> Bool {
+        guard let index = engines.index(forKey: id) else { return false }
+        body(&engines.values[index])
         return true
     }
 
@@ -188,7 +190,7 @@ public struct FleetEngine {
             guard scheduled[next.device] == next.time else { continue }
             var engineActions: [EngineAction] = []
             let due = Timestamp(microseconds: next.time)
-            guard withDevice(next.device, { $0.engine.advance(to: due, into: &engineActions) }) else { continue }
+            guard withEngine(next.device, { $0.advance(to: due, into: &engineActions) }) else { continue }
             finish(next.device, engineActions, into: &actions)
         }
     }
@@ -206,8 +208,8 @@ public struct FleetEngine {
             ruleSettings: ruleSettings)
         var engineActions: [EngineAction] = []
         engine.start(at: time, into: &engineActions)
-        devices[id] = Device(
-            engine: engine, declaration: declaration, source: source, commandTopic: commandTopic, waypoints: waypoints)
+        devices[id] = Device(declaration: declaration, source: source, commandTopic: commandTopic, waypoints: waypoints)
+        engines[id] = engine
         finish(id, engineActions, into: &actions)
     }
 
@@ -215,25 +217,26 @@ public struct FleetEngine {
         _ kind: FleetObservation.Kind, to id: String, at time: Timestamp, into actions: inout [Action]
     ) {
         var engineActions: [EngineAction] = []
-        let found = withDevice(id) { device in
+        switch kind {
+        case .sighting, .transition: devices[id]?.offline = false
+        case .offline: devices[id]?.offline = true
+        case .hci, .position: break
+        }
+        let found = withEngine(id) { engine in
             switch kind {
             case .sighting(let advertisement, let phone):
-                device.offline = false
                 let input: EngineInput =
                     phone.map { .phoneSighting(advertisement, proximity: $0) } ?? .advertisement(advertisement)
-                device.engine.handle(input, at: time, into: &engineActions)
+                engine.handle(input, at: time, into: &engineActions)
             case .hci(let event):
                 var decoder = AdvertisingReportDecoder()
                 decoder.decode(event: event) { advertisement in
-                    device.engine.handle(.advertisement(advertisement), at: time, into: &engineActions)
+                    engine.handle(.advertisement(advertisement), at: time, into: &engineActions)
                 }
             case .transition(let region, let entered):
-                device.offline = false
-                device.engine.handle(.deviceTransition(region, entered: entered), at: time, into: &engineActions)
-            case .position:
-                break  // kept for geofences (SPEC 17)
-            case .offline:
-                device.offline = true
+                engine.handle(.deviceTransition(region, entered: entered), at: time, into: &engineActions)
+            case .position, .offline:
+                break  // positions are kept for geofences (SPEC 17)
             }
         }
         guard found else { return }
@@ -243,16 +246,20 @@ public struct FleetEngine {
     /// Hands the device's engine actions on, then the `setWaypoints` its monitored set calls for,
     /// and schedules its next wake-up.
     private mutating func finish(_ id: String, _ engineActions: [EngineAction], into actions: inout [Action]) {
-        guard let device = devices[id] else { return }
+        guard let index = devices.index(forKey: id) else { return }
+        let (source, commandTopic) = (devices.values[index].source, devices.values[index].commandTopic)
+        var regions: [Region]?
+        var wake: Int64?
+        _ = withEngine(id) { engine in
+            if source == .owntracks, commandTopic != nil { regions = engine.monitor.monitoredRegions }
+            wake = engine.nextWake?.microseconds
+        }
         var waypoints: Action?
-        if device.source == .owntracks, let topic = device.commandTopic {
-            let regions = device.engine.monitor.monitoredRegions
-            if regions != device.waypoints,
-                let command = Waypoints.command(from: Set(device.waypoints), to: regions)
-            {
-                devices[id]?.waypoints = regions
-                waypoints = .waypoints(device: id, topic: topic, command: command, regions: regions)
-            }
+        if let topic = commandTopic, let regions, regions != devices.values[index].waypoints,
+            let command = Waypoints.command(from: Set(devices.values[index].waypoints), to: regions)
+        {
+            devices.values[index].waypoints = regions
+            waypoints = .waypoints(device: id, topic: topic, command: command, regions: regions)
         }
         // The command goes with the step that changed the set: before its persist.
         var persist: EngineAction?
@@ -266,7 +273,6 @@ public struct FleetEngine {
             for action in body { actions.append(.engine(device: id, action)) }
             if let waypoints { actions.append(waypoints) }
         }
-        let wake = device.engine.nextWake?.microseconds
         guard scheduled[id] != wake else { return }
         scheduled[id] = wake
         if let wake { wakeups.push(time: wake, device: id) }

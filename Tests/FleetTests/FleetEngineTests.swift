@@ -75,7 +75,7 @@ import Testing
     @Test func aPhoneHoldsExactlyTheHSYCOSetThroughAWalk() throws {
         var fleet = try Self.fleet()
         var phone = SimulatedPhone()
-        let monitored = { (fleet: FleetEngine) in fleet.devices["alice-phone"]?.engine.monitor.monitoredRegions ?? [] }
+        let monitored = { (fleet: FleetEngine) in fleet.engines["alice-phone"]?.monitor.monitoredRegions ?? [] }
         func place(_ area: UUID, _ major: UInt16) -> Set<Region> {
             [.area(area), .zone(area, major: major), .beacon(BeaconID(uuid: area, major: major, minor: 1))]
         }
@@ -222,6 +222,6 @@ import Testing
         }
         #expect(exits == ["a 10.0"])
         fleet.advance(to: Self.time(11), into: &actions)
-        #expect(fleet.devices.values.allSatisfy { $0.engine.monitor.insideRegions.isEmpty })
+        #expect(fleet.engines.values.allSatisfy { $0.monitor.insideRegions.isEmpty })
     }
 }
