@@ -166,6 +166,9 @@ public final class MQTTClient: Sendable {
         // the twentieth wait in its queue for a PUBACK. The caller bounds what it hands over.
         try check(
             "in-flight limit", mosquitto_int_option(mosq, MOSQ_OPT_SEND_MAXIMUM, Int32(connection.maximumInflight)))
+        // Each event leaves at once: with Nagle's algorithm a small message waits for the
+        // acknowledgement of the one before, which the broker may delay by up to 40 ms.
+        try check("TCP_NODELAY", mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1))
         // Reconnect after 1 s, doubling to 60 s (SPEC 10.1).
         try check("reconnect delay", mosquitto_reconnect_delay_set(mosq, 1, 60, true))
         mosquitto_connect_callback_set(mosq) { _, userdata, code in

@@ -28,8 +28,9 @@ struct FleetBench: AsyncParsableCommand {
             Trackers publish Theengs iBeacon reports (QoS 0) to a mosquitto on loopback; the daemon's \
             pipeline runs in this process as in `run` with Monitor.source = none: the MQTT sink \
             subscribed to Fleet.theengs, the engine loop on its own thread, its outputs through the \
-            outbox to the broker. Each report flips its beacon between near and far (no RSSI filter, \
-            no hysteresis), so each makes one location event. The broker's own rate is the same \
+            outbox to the broker. Two ingest runs: in the first each report moves its beacon between \
+            immediate and far (no RSSI filter, no hysteresis), so each makes one location event; in \
+            the second one report in ten does (trackers mostly repeat their class). The broker's own rate is the same \
             messages to a bare subscriber, in the same run. The latency run publishes each \
             millisecond's reports together, asleep in between. Memory per device is the resident growth \
             over the devices' first reports, divided by their number. Latency runs from the \
@@ -57,23 +58,30 @@ struct FleetBench: AsyncParsableCommand {
                 .utf8)
     }
 
-    /// Counts what arrives, per device, with the instant.
+    /// Counts what arrives, per device, with the instant. A device has at most one event under
+    /// way (each reports once a second or less): its send instant is kept by device number, so
+    /// that counting costs the engine's thread next to nothing.
     final class Arrivals: Sendable {
         let count = Atomic<Int>(0)
         let latencies = Mutex<[Double]>([])
-        let sent = Mutex<[String: [ContinuousClock.Instant]]>([:])
+        let sent: Mutex<[ContinuousClock.Instant?]>
 
-        func sending(_ device: String, at instant: ContinuousClock.Instant) {
-            sent.withLock { $0[device, default: []].append(instant) }
+        init(devices: Int) { sent = Mutex(Array(repeating: nil, count: max(devices, 1))) }
+
+        /// The number of device `tag-N`.
+        static func number(_ device: String) -> Int? { Int(device.utf8.dropFirst(4).reduce(0) { $0 &* 10 &+ Int($1) - 48 }) }
+
+        func sending(_ device: Int, at instant: ContinuousClock.Instant) {
+            sent.withLock { $0[device] = instant }
         }
 
         func arrived(_ device: String, at instant: ContinuousClock.Instant) {
             count.add(1, ordering: .relaxed)
+            guard let number = Self.number(device) else { return }
             let start = sent.withLock { sent -> ContinuousClock.Instant? in
-                guard var list = sent[device], !list.isEmpty else { return nil }
-                let first = list.removeFirst()
-                sent[device] = list
-                return first
+                guard sent.indices.contains(number) else { return nil }
+                defer { sent[number] = nil }
+                return sent[number]
             }
             if let start { latencies.withLock { $0.append(FleetBench.seconds(instant - start)) } }
         }
@@ -167,7 +175,8 @@ struct FleetBench: AsyncParsableCommand {
         let publisher = try MQTTClient(MQTTConnection(host: "127.0.0.1", port: broker.port, clientID: "bench-pub"))
         try await connectBenchClient(publisher, subscribing: nil, qos: 0)
         let bareStart = ContinuousClock.now
-        try publishAll(publisher, total: total) { _, _ in }
+        var bareClasses = Classes(devices: devices)
+        _ = try publishAll(publisher, total: total, changeEvery: 1, classes: &bareClasses)
         guard try await E2EBench.until(within: .seconds(300), { bare.load(ordering: .relaxed) >= total }) else {
             throw RuntimeFailure("the bare subscriber got \(bare.load(ordering: .relaxed)) of \(total)")
         }
@@ -175,7 +184,7 @@ struct FleetBench: AsyncParsableCommand {
         subscriber.shutdown()
 
         // The fleet daemon's pipeline.
-        let arrivals = Arrivals()
+        let arrivals = Arrivals(devices: devices)
         let folder = try scratchFolder("bench-fleet")
         let ini = """
             LocationBaseBeacon.1 = \(Self.uuid),1,1
@@ -221,64 +230,101 @@ struct FleetBench: AsyncParsableCommand {
         else { throw RuntimeFailure("only \(arrivals.count.load(ordering: .relaxed)) of \(devices) devices arrived") }
         let perDevice = Double(heapInUse() - before) / Double(max(devices, 1))
 
-        // Ingest: every device reports `reports` times, flat out.
-        let ingestStart = ContinuousClock.now
-        let (cpuBefore, brokerBefore) = (threadCPU(), threadCPU(pid: broker.pid))
-        let base = arrivals.count.load(ordering: .relaxed)
-        try publishAll(publisher, total: total) { _, _ in }
-        guard
-            try await E2EBench.until(within: .seconds(600), { arrivals.count.load(ordering: .relaxed) >= base + total })
-        else {
-            throw RuntimeFailure(
-                "the fleet took \(arrivals.count.load(ordering: .relaxed) - base) of \(total) reports (dropped: \(control.droppedFleetMessages))"
-            )
+        // Ingest: every device reports `reports` times, flat out; first each report moving its
+        // beacon to the other class (an event per report: the worst case), then one report in
+        // ten (trackers mostly repeat the class they are in).
+        var classes = Classes(devices: devices)
+        var ingests: [(changeEvery: Int, rate: Double, threads: String, broker: String)] = []
+        for changeEvery in [1, 10] {
+            let start = ContinuousClock.now
+            let (cpuBefore, brokerBefore) = (threadCPU(), threadCPU(pid: broker.pid))
+            let base = arrivals.count.load(ordering: .relaxed)
+            let events = try publishAll(publisher, total: total, changeEvery: changeEvery, classes: &classes)
+            guard
+                try await E2EBench.until(
+                    within: .seconds(600), { arrivals.count.load(ordering: .relaxed) >= base + events })
+            else {
+                throw RuntimeFailure(
+                    "the fleet made \(arrivals.count.load(ordering: .relaxed) - base) of \(events) events "
+                        + "(dropped: \(control.droppedFleetMessages))")
+            }
+            let wall = Self.seconds(ContinuousClock.now - start)
+            ingests.append(
+                (changeEvery, Double(total) / wall, threadUse(from: cpuBefore, to: threadCPU(), wall: wall),
+                 threadUse(from: brokerBefore, to: threadCPU(pid: broker.pid), wall: wall)))
         }
-        let ingestWall = Self.seconds(ContinuousClock.now - ingestStart)
-        let ingestRate = Double(total) / ingestWall
-        let threads = threadUse(from: cpuBefore, to: threadCPU(), wall: ingestWall)
-        let brokerThreads = threadUse(from: brokerBefore, to: threadCPU(pid: broker.pid), wall: ingestWall)
 
-        // Latency at a steady rate.
-        arrivals.latencies.withLock { $0.removeAll() }
-        let latencyRun = rate * seconds
-        let latencyBase = arrivals.count.load(ordering: .relaxed)
-        let wall = ContinuousClock.now
+        // Latency at a steady rate, once the ingest's events are all with the broker (a backlog
+        // being published is not the steady state).
+        guard try await E2EBench.until(within: .seconds(300), { sink.waiting == 0 && sink.retainedWaiting == 0 }) else {
+            throw RuntimeFailure("the outbox still held \(sink.waiting) events after the ingest")
+        }
         // A tracker fleet publishes independently; here, each millisecond's reports go out
         // together, the publisher asleep in between (it must leave the daemon and the broker
-        // their two cores). Each report's latency runs from its own publish.
-        var n = 0
-        var tick = 0
-        while n < latencyRun {
-            tick += 1
-            let due = wall.advanced(by: .milliseconds(tick))
-            let ahead = due - ContinuousClock.now
-            if ahead > .zero { Syscall.sleep(ahead) }
-            let upTo = min(latencyRun, tick * rate / 1000)
-            while n < upTo {
-                let device = "tag-\(n % max(devices, 1))"
-                arrivals.sending(device, at: .now)
-                _ = try publisher.publish(
-                    topic: "home/\(device)/BTtoMQTT/x",
-                    payload: Self.payload(rssi: (reports + n / max(devices, 1)) % 2 == 0 ? -80 : -50),
-                    qos: 0, retain: false)
-                n += 1
+        // their two cores). Each event's latency runs from the publish of the report that made it.
+        // As the ingest: one report in ten an event, then every report. Each run's first second
+        // is not measured.
+        var runs: [(changeEvery: Int, latencies: [Double], threads: String, broker: String)] = []
+        for changeEvery in [10, 1] {
+            arrivals.latencies.withLock { $0.removeAll() }
+            // A first second unmeasured: the daemon settles after the run before (the database
+            // copying its log, the allocator giving back memory).
+            let warmup = rate
+            let reportsSent = rate * seconds + warmup
+            let base = arrivals.count.load(ordering: .relaxed)
+            let (cpuBefore, brokerBefore) = (threadCPU(), threadCPU(pid: broker.pid))
+            let wall = ContinuousClock.now
+            var (n, tick, events) = (0, 0, 0)
+            while n < reportsSent {
+                tick += 1
+                let due = wall.advanced(by: .milliseconds(tick))
+                let ahead = due - ContinuousClock.now
+                if ahead > .zero { Syscall.sleep(ahead) }
+                let upTo = min(reportsSent, tick * rate / 1000)
+                while n < upTo {
+                    let device = n % max(devices, 1)
+                    let changes = n % changeEvery == changeEvery - 1
+                    if changes {
+                        if n >= warmup { arrivals.sending(device, at: .now) }
+                        events += 1
+                    }
+                    _ = try publisher.publish(
+                        topic: "home/tag-\(device)/BTtoMQTT/x", payload: Self.payload(rssi: classes.rssi(device, changes: changes)),
+                        qos: 0, retain: false)
+                    n += 1
+                }
             }
+            _ = try await E2EBench.until(within: .seconds(120)) {
+                arrivals.count.load(ordering: .relaxed) >= base + events
+            }
+            let wallTime = Self.seconds(ContinuousClock.now - wall)
+            runs.append(
+                (changeEvery, arrivals.latencies.withLock { $0 }.sorted(),
+                 threadUse(from: cpuBefore, to: threadCPU(), wall: wallTime),
+                 threadUse(from: brokerBefore, to: threadCPU(pid: broker.pid), wall: wallTime)))
+            // The next run starts from the steady state again.
+            _ = try await E2EBench.until(within: .seconds(300)) { sink.waiting == 0 && sink.retainedWaiting == 0 }
         }
-        _ = try await E2EBench.until(within: .seconds(120)) {
-            arrivals.count.load(ordering: .relaxed) >= latencyBase + latencyRun
-        }
-        let latencies = arrivals.latencies.withLock { $0 }.sorted()
-        func percentile(_ p: Double) -> Double {
+        func percentile(_ latencies: [Double], _ p: Double) -> Double {
             latencies.isEmpty ? .nan : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
         }
-        print(
-            "fleet: \(devices) devices, \(total) reports: ingest \(format(ingestRate / 1e3, 1))k reports/s, "
-                + "broker alone \(format(bareRate / 1e3, 1))k/s (ratio \(format(ingestRate / bareRate, 2)))")
-        print("fleet: CPU during the ingest, by thread: \(threads); broker: \(brokerThreads)")
+        for ingest in ingests {
+            let share = ingest.changeEvery == 1 ? "every report" : "one report in \(ingest.changeEvery)"
+            print(
+                "fleet: \(devices) devices, \(total) reports, \(share) an event: ingest "
+                    + "\(format(ingest.rate / 1e3, 1))k reports/s, broker alone \(format(bareRate / 1e3, 1))k/s "
+                    + "(ratio \(format(ingest.rate / bareRate, 2)))")
+            print("fleet:   CPU by thread: \(ingest.threads); broker: \(ingest.broker)")
+        }
         print("fleet: memory per device \(format(perDevice / 1024, 2)) KiB (resident growth over \(devices) devices)")
-        print(
-            "fleet: latency at \(rate) reports/s over \(devices) devices: p50 \(format(percentile(0.5) * 1e3, 2)) ms, "
-                + "p99 \(format(percentile(0.99) * 1e3, 2)) ms (\(latencies.count) events)")
+        for run in runs {
+            let share = run.changeEvery == 1 ? "every report" : "one report in \(run.changeEvery)"
+            print(
+                "fleet: latency at \(rate) reports/s over \(devices) devices, \(share) an event: "
+                    + "p50 \(format(percentile(run.latencies, 0.5) * 1e3, 2)) ms, "
+                    + "p99 \(format(percentile(run.latencies, 0.99) * 1e3, 2)) ms (\(run.latencies.count) events)")
+            print("fleet:   CPU by thread: \(run.threads); broker: \(run.broker)")
+        }
         control.stop()
         _ = try await engineThread.value
         _ = await sink.finish(within: .seconds(5))
@@ -286,15 +332,36 @@ struct FleetBench: AsyncParsableCommand {
         _ = await listening
     }
 
-    /// Publishes `total` reports round-robin over the devices, each flipping its class.
-    func publishAll(_ client: MQTTClient, total: Int, _ each: (String, Int) -> Void) throws {
+    /// The class each device's beacon is in: `immediate` at -50 dBm or `far` at -80 dBm, each
+    /// report a dBm apart from the last within its class.
+    struct Classes {
+        var far: [Bool]
+        /// Reports published so far, every device's.
+        var reports = 0
+
+        init(devices: Int) { far = Array(repeating: false, count: max(devices, 1)) }
+
+        /// The next report of `device`: moved to the other class when `changes`.
+        mutating func rssi(_ device: Int, changes: Bool) -> Int {
+            reports += 1
+            if changes { far[device].toggle() }
+            return (far[device] ? -80 : -50) - reports % 2
+        }
+    }
+
+    /// Publishes `total` reports round-robin over the devices; each `changeEvery`-th round moves
+    /// every beacon to the other class. Returns how many location events that makes.
+    func publishAll(_ client: MQTTClient, total: Int, changeEvery: Int, classes: inout Classes) throws -> Int {
+        var events = 0
         for n in 0..<total {
             let device = n % max(devices, 1)
-            let round = n / max(devices, 1)
+            let changes = (n / max(devices, 1) + 1) % max(changeEvery, 1) == 0
+            if changes { events += 1 }
             _ = try client.publish(
-                topic: "home/tag-\(device)/BTtoMQTT/x", payload: Self.payload(rssi: round % 2 == 0 ? -80 : -50),
+                topic: "home/tag-\(device)/BTtoMQTT/x", payload: Self.payload(rssi: classes.rssi(device, changes: changes)),
                 qos: 0, retain: false)
         }
+        return events
     }
 }
 

@@ -41,6 +41,7 @@ public final class Broker: @unchecked Sendable {
         user \(String(cString: getpwuid(getuid()).pointee.pw_name))
         max_queued_messages 0
         max_inflight_messages 0
+        set_tcp_nodelay true
         log_dest stderr
         log_type error
         log_type warning

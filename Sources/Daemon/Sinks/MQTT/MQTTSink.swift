@@ -340,6 +340,9 @@ public final class MQTTSink: OutputSink {
     /// How many events are waiting to be acknowledged (in the backlog or with libmosquitto).
     public var waiting: Int { state.withLock { $0.outbox.waiting } }
 
+    /// How many retained messages are waiting to be published or acknowledged.
+    public var retainedWaiting: Int { state.withLock { $0.outbox.retainedWaiting } }
+
     public func outbox(for outputs: [MonitorOutput], context: StepContext) -> [OutboxMessage] {
         let tree = tree(for: context)
         return context.commands
