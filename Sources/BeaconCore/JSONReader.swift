@@ -16,8 +16,10 @@
 /// Three differences, on purpose:
 /// - `JSONDecoder` guesses UTF-16 and UTF-32 from NUL bytes and byte order marks; this reader
 ///   takes UTF-8 only (RFC 8259 section 8.1), so a NUL byte outside a `\u0000` escape is an error.
-/// - `JSONDecoder` checks a string's UTF-8 only when it decodes it, so invalid UTF-8 in the value
-///   of a repeated key (which it skips) passes; this reader refuses it wherever it is.
+/// - `JSONDecoder` checks a value only when it decodes it, and it skips the value of a key given a
+///   second time: there, invalid UTF-8, a raw tab, `"\x"` or `01` pass. This reader refuses them
+///   wherever they are (``parse(_:skippingRepeatedValues:)`` reads as `JSONDecoder` does, to
+///   compare the two).
 /// - `JSONDecoder` refuses some zeros written with an exponent (`0e1`, `-0.0e1`, while it reads
 ///   `0e0` and `0e+5`); this reader reads every one as 0, as the grammar says.
 public enum JSONReader {
@@ -30,14 +32,22 @@ public enum JSONReader {
         return Array(bytes).withUnsafeBufferPointer { parse(buffer: $0) }
     }
 
+    /// The document as `JSONDecoder` reads it: the value of a key given a second time is skipped
+    /// as its scanner skips it (to the end of the string, the brackets, or the run of other
+    /// bytes), unchecked. Only for comparing the two readers (the third difference).
+    public static func parse(_ bytes: [UInt8], skippingRepeatedValues: Bool) -> JSONValue? {
+        bytes.withUnsafeBufferPointer { parse(buffer: $0, skippingRepeatedValues: skippingRepeatedValues) }
+    }
+
     /// The document's fields when it is an object; `nil` for anything else.
     public static func object(_ bytes: some Sequence<UInt8>) -> [String: JSONValue]? {
         guard case .object(let fields)? = parse(bytes) else { return nil }
         return fields
     }
 
-    static func parse(buffer: UnsafeBufferPointer<UInt8>) -> JSONValue? {
+    static func parse(buffer: UnsafeBufferPointer<UInt8>, skippingRepeatedValues: Bool = false) -> JSONValue? {
         var cursor = Cursor(buffer)
+        cursor.skippingRepeatedValues = skippingRepeatedValues
         if cursor.remaining >= 3, cursor.peek(0) == 0xEF, cursor.peek(1) == 0xBB, cursor.peek(2) == 0xBF {
             cursor.position += 3
         }
@@ -49,6 +59,7 @@ public enum JSONReader {
     private struct Cursor {
         let bytes: UnsafeBufferPointer<UInt8>
         var position = 0
+        var skippingRepeatedValues = false
 
         init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
@@ -84,6 +95,52 @@ public enum JSONReader {
             }
         }
 
+        /// Skips a value unchecked, as `JSONDecoder`'s scanner does: a string to its closing quote
+        /// (a backslash takes the next byte, `\u` the next four), brackets to their match, anything
+        /// else to the next `,`, `]`, `}` or whitespace.
+        mutating func skip(depth: Int) -> Bool {
+            skipWhitespace()
+            switch peek() {
+            case UInt8(ascii: "\""):
+                position += 1
+                while position < bytes.count {
+                    switch bytes[position] {
+                    case UInt8(ascii: "\""):
+                        position += 1
+                        return true
+                    case UInt8(ascii: "\\"): position += peek(1) == UInt8(ascii: "u") ? 6 : 2
+                    default: position += 1
+                    }
+                }
+                return false
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                guard depth + 1 <= JSONReader.maximumDepth else { return false }
+                let close = peek() == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
+                position += 1
+                while true {
+                    skipWhitespace()
+                    switch peek() {
+                    case close:
+                        position += 1
+                        return true
+                    case UInt8(ascii: ","), UInt8(ascii: ":"): position += 1
+                    case 0 where atEnd: return false
+                    default: guard skip(depth: depth + 1) else { return false }
+                    }
+                }
+            default:
+                let start = position
+                while position < bytes.count {
+                    switch bytes[position] {
+                    case UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"), 0x20, 0x09, 0x0A, 0x0D:
+                        return position > start
+                    default: position += 1
+                    }
+                }
+                return position > start
+            }
+        }
+
         mutating func literal(_ word: StaticString) -> Bool {
             let count = word.utf8CodeUnitCount
             guard remaining >= count else { return false }
@@ -105,20 +162,8 @@ public enum JSONReader {
             while true {
                 guard let item = value(depth: depth) else { return nil }
                 items.append(item)
-                skipWhitespace()
-                switch peek() {
-                case UInt8(ascii: "]"):
-                    position += 1
-                    return .array(items)
-                case UInt8(ascii: ","):
-                    position += 1
-                    skipWhitespace()
-                    if peek() == UInt8(ascii: "]") {  // one trailing comma, as JSONDecoder allows
-                        position += 1
-                        return .array(items)
-                    }
-                default: return nil
-                }
+                guard let closed = endOfMember(UInt8(ascii: "]")) else { return nil }
+                if closed { return .array(items) }
             }
         }
 
@@ -137,22 +182,34 @@ public enum JSONReader {
                 skipWhitespace()
                 guard peek() == UInt8(ascii: ":") else { return nil }
                 position += 1
-                guard let item = value(depth: depth) else { return nil }
-                if fields[key] == nil { fields[key] = item }  // the first of a repeated key wins
-                skipWhitespace()
-                switch peek() {
-                case UInt8(ascii: "}"):
-                    position += 1
-                    return .object(fields)
-                case UInt8(ascii: ","):
-                    position += 1
-                    skipWhitespace()
-                    if peek() == UInt8(ascii: "}") {
-                        position += 1
-                        return .object(fields)
-                    }
-                default: return nil
+                if skippingRepeatedValues, fields[key] != nil {
+                    guard skip(depth: depth) else { return nil }
+                } else {
+                    guard let item = value(depth: depth) else { return nil }
+                    if fields[key] == nil { fields[key] = item }  // the first of a repeated key wins
                 }
+                guard let closed = endOfMember(UInt8(ascii: "}")) else { return nil }
+                if closed { return .object(fields) }
+            }
+        }
+
+        /// After an array's or object's member: `true` at its `close` (taken), `false` after a
+        /// comma with more to come, `nil` for anything else. One trailing comma before `close` is
+        /// taken, as `JSONDecoder` takes it.
+        mutating func endOfMember(_ close: UInt8) -> Bool? {
+            skipWhitespace()
+            switch peek() {
+            case close:
+                position += 1
+                return true
+            case UInt8(ascii: ","):
+                position += 1
+                skipWhitespace()
+                guard peek() == close else { return false }
+                position += 1
+                return true
+            default:
+                return nil
             }
         }
 

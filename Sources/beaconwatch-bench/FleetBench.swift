@@ -308,19 +308,20 @@ struct FleetBench: AsyncParsableCommand {
         func percentile(_ latencies: [Double], _ p: Double) -> Double {
             latencies.isEmpty ? .nan : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
         }
+        func share(_ changeEvery: Int) -> String {
+            (changeEvery == 1 ? "every report" : "one report in \(changeEvery)") + " an event"
+        }
         for ingest in ingests {
-            let share = ingest.changeEvery == 1 ? "every report" : "one report in \(ingest.changeEvery)"
             print(
-                "fleet: \(devices) devices, \(total) reports, \(share) an event: ingest "
+                "fleet: \(devices) devices, \(total) reports, \(share(ingest.changeEvery)): ingest "
                     + "\(format(ingest.rate / 1e3, 1))k reports/s, broker alone \(format(bareRate / 1e3, 1))k/s "
                     + "(ratio \(format(ingest.rate / bareRate, 2)))")
             print("fleet:   CPU by thread: \(ingest.threads); broker: \(ingest.broker)")
         }
         print("fleet: memory per device \(format(perDevice / 1024, 2)) KiB (resident growth over \(devices) devices)")
         for run in runs {
-            let share = run.changeEvery == 1 ? "every report" : "one report in \(run.changeEvery)"
             print(
-                "fleet: latency at \(rate) reports/s over \(devices) devices, \(share) an event: "
+                "fleet: latency at \(rate) reports/s over \(devices) devices, \(share(run.changeEvery)): "
                     + "p50 \(format(percentile(run.latencies, 0.5) * 1e3, 2)) ms, "
                     + "p99 \(format(percentile(run.latencies, 0.99) * 1e3, 2)) ms (\(run.latencies.count) events)")
             print("fleet:   CPU by thread: \(run.threads); broker: \(run.broker)")
