@@ -69,7 +69,9 @@ struct FleetBench: AsyncParsableCommand {
         init(devices: Int) { sent = Mutex(Array(repeating: nil, count: max(devices, 1))) }
 
         /// The number of device `tag-N`.
-        static func number(_ device: String) -> Int? { Int(device.utf8.dropFirst(4).reduce(0) { $0 &* 10 &+ Int($1) - 48 }) }
+        static func number(_ device: String) -> Int? {
+            Int(device.utf8.dropFirst(4).reduce(0) { $0 &* 10 &+ Int($1) - 48 })
+        }
 
         func sending(_ device: Int, at instant: ContinuousClock.Instant) {
             sent.withLock { $0[device] = instant }
@@ -250,8 +252,10 @@ struct FleetBench: AsyncParsableCommand {
             }
             let wall = Self.seconds(ContinuousClock.now - start)
             ingests.append(
-                (changeEvery, Double(total) / wall, threadUse(from: cpuBefore, to: threadCPU(), wall: wall),
-                 threadUse(from: brokerBefore, to: threadCPU(pid: broker.pid), wall: wall)))
+                (
+                    changeEvery, Double(total) / wall, threadUse(from: cpuBefore, to: threadCPU(), wall: wall),
+                    threadUse(from: brokerBefore, to: threadCPU(pid: broker.pid), wall: wall)
+                ))
         }
 
         // Latency at a steady rate, once the ingest's events are all with the broker (a backlog
@@ -289,7 +293,8 @@ struct FleetBench: AsyncParsableCommand {
                         events += 1
                     }
                     _ = try publisher.publish(
-                        topic: "home/tag-\(device)/BTtoMQTT/x", payload: Self.payload(rssi: classes.rssi(device, changes: changes)),
+                        topic: "home/tag-\(device)/BTtoMQTT/x",
+                        payload: Self.payload(rssi: classes.rssi(device, changes: changes)),
                         qos: 0, retain: false)
                     n += 1
                 }
@@ -299,9 +304,11 @@ struct FleetBench: AsyncParsableCommand {
             }
             let wallTime = Self.seconds(ContinuousClock.now - wall)
             runs.append(
-                (changeEvery, arrivals.latencies.withLock { $0 }.sorted(),
-                 threadUse(from: cpuBefore, to: threadCPU(), wall: wallTime),
-                 threadUse(from: brokerBefore, to: threadCPU(pid: broker.pid), wall: wallTime)))
+                (
+                    changeEvery, arrivals.latencies.withLock { $0 }.sorted(),
+                    threadUse(from: cpuBefore, to: threadCPU(), wall: wallTime),
+                    threadUse(from: brokerBefore, to: threadCPU(pid: broker.pid), wall: wallTime)
+                ))
             // The next run starts from the steady state again.
             _ = try await E2EBench.until(within: .seconds(300)) { sink.waiting == 0 && sink.retainedWaiting == 0 }
         }
@@ -359,7 +366,8 @@ struct FleetBench: AsyncParsableCommand {
             let changes = (n / max(devices, 1) + 1) % max(changeEvery, 1) == 0
             if changes { events += 1 }
             _ = try client.publish(
-                topic: "home/tag-\(device)/BTtoMQTT/x", payload: Self.payload(rssi: classes.rssi(device, changes: changes)),
+                topic: "home/tag-\(device)/BTtoMQTT/x",
+                payload: Self.payload(rssi: classes.rssi(device, changes: changes)),
                 qos: 0, retain: false)
         }
         return events

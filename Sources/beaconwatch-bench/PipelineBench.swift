@@ -205,9 +205,10 @@ func threadCPU(pid: Int32 = getpid()) -> [Int: (name: String, seconds: Double)] 
 
 /// The threads' CPU use between two ``threadCPU(pid:)`` readings over `wall` seconds, busiest
 /// first, as percentages of one core.
-func threadUse(from before: [Int: (name: String, seconds: Double)], to after: [Int: (name: String, seconds: Double)],
-    wall: Double) -> String
-{
+func threadUse(
+    from before: [Int: (name: String, seconds: Double)], to after: [Int: (name: String, seconds: Double)],
+    wall: Double
+) -> String {
     after.map { id, thread in (thread.name, (thread.seconds - (before[id]?.seconds ?? 0)) / max(wall, 1e-9) * 100) }
         .filter { $0.1 >= 1 }.sorted { $0.1 > $1.1 }
         .map { "\($0.0) \(Int($0.1.rounded()))%" }.joined(separator: ", ")

@@ -6,8 +6,12 @@ import Testing
 /// is checked against both, so a change in either shows.
 @Suite struct JSONReaderTests {
     static let cases: [(String, JSONValue?)] = [
-        (#"{"a":1,"b":"x","c":[true,false,null],"d":{}}"#,
-         .object(["a": .number(1), "b": .string("x"), "c": .array([.bool(true), .bool(false), .null]), "d": .object([:])])),
+        (
+            #"{"a":1,"b":"x","c":[true,false,null],"d":{}}"#,
+            .object([
+                "a": .number(1), "b": .string("x"), "c": .array([.bool(true), .bool(false), .null]), "d": .object([:]),
+            ])
+        ),
         (" \t\r\n 1 ", .number(1)),
         ("[1,]", .array([.number(1)])),
         (#"{"a":1 , }"#, .object(["a": .number(1)])),
@@ -17,7 +21,8 @@ import Testing
         ("01", nil), ("-01", nil), ("1.", nil), (".5", nil), ("+1", nil), ("-", nil), ("1e", nil), ("1.0e+", nil),
         ("NaN", nil), ("Infinity", nil), ("tru", nil), ("true1", nil), ("nul", nil), ("\u{0B}1", nil),
         ("-0", .number(-0.0)), ("0e-400", .number(0)), ("1E5", .number(100_000)), ("1e+5", .number(100_000)),
-        ("1e400", nil), ("-1e400", nil), ("1e-400", nil), ("2e-324", nil), ("4.9e-324", .number(.leastNonzeroMagnitude)),
+        ("1e400", nil), ("-1e400", nil), ("1e-400", nil), ("2e-324", nil),
+        ("4.9e-324", .number(.leastNonzeroMagnitude)),
         ("1e-320", .number(Double(bitPattern: 2024))), ("1.7976931348623157e308", .number(.greatestFiniteMagnitude)),
         ("1.7976931348623159e308", nil), ("0.1", .number(0.1)), ("-59.5", .number(-59.5)),
         ("123456789012345678901234567890", .number(1.2345678901234568e29)),
@@ -56,9 +61,10 @@ import Testing
     }
 
     @Test func invalidUTF8AndNULBytesAreRefused() {
-        for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0xFF, 0x31], [0x22, 0xED, 0xA0, 0x80, 0x22],
-            [0x31, 0x00], [0x00, 0x31], [0x22, 0x61, 0x00, 0x22], [0x7B, 0x7D, 0x00]]
-        {
+        for bytes: [UInt8] in [
+            [0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0xFF, 0x31], [0x22, 0xED, 0xA0, 0x80, 0x22],
+            [0x31, 0x00], [0x00, 0x31], [0x22, 0x61, 0x00, 0x22], [0x7B, 0x7D, 0x00],
+        ] {
             #expect(JSONReader.parse(bytes) == nil, "\(bytes)")
         }
         // Also in the value of a repeated key, which JSONDecoder skips unchecked (as the reader
@@ -84,7 +90,8 @@ import Testing
             #expect(value == .number(0) || value == .array([.number(0)]), "\(text)")
             if let value { #expect(JSONReader.mayBeZeroWithExponent(value, Array(text.utf8))) }
         }
-        #expect(JSONValue.decodedByFoundation(Array("0e1".utf8)) == nil, "JSONDecoder now reads 0e1: drop the exception")
+        #expect(
+            JSONValue.decodedByFoundation(Array("0e1".utf8)) == nil, "JSONDecoder now reads 0e1: drop the exception")
     }
 
     @Test func onlyObjectsAreObjects() {
@@ -103,9 +110,11 @@ import Testing
             let integer = digits.drop { $0 == "0" }
             var text = (Bool.random(using: &random) ? "-" : "") + (integer.isEmpty ? "0" : String(integer))
             if Bool.random(using: &random) {
-                text += "." + (0..<Int.random(in: 1...20, using: &random)).map { _ in
-                    String(Int.random(in: 0...9, using: &random))
-                }.joined()
+                text +=
+                    "."
+                    + (0..<Int.random(in: 1...20, using: &random)).map { _ in
+                        String(Int.random(in: 0...9, using: &random))
+                    }.joined()
             }
             if Bool.random(using: &random) { text += "e\(Int.random(in: -330...310, using: &random))" }
             let bytes = Array(text.utf8)

@@ -53,7 +53,9 @@ import Testing
     }
 
     @Test func uuidTextIsFoundationsUUIDString() {
-        #expect(UUID(uuid: (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 255)).text == "00010203-0405-0607-0809-0A0B0C0D0EFF")
+        #expect(
+            UUID(uuid: (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 255)).text
+                == "00010203-0405-0607-0809-0A0B0C0D0EFF")
         for _ in 0..<1_000 {
             let uuid = UUID()
             #expect(uuid.text == uuid.uuidString)

@@ -187,7 +187,9 @@ public final class MQTTSink: OutputSink {
                     outage = true
                 }
             case .published, .message:
-                break  // taken on the network thread: ``acknowledged(_:generation:)``, ``received(topic:payload:retained:)``
+                // Taken on the network thread: ``acknowledged(_:generation:)``,
+                // ``received(topic:payload:retained:)``.
+                break
             case .subscribed:
                 break
             }
