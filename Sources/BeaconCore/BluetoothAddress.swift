@@ -23,16 +23,21 @@ public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        let digits = Self.digits
         var out = [UInt8]()
         out.reserveCapacity(17)
+        appendDescription(to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// ``description`` appended to `out`.
+    public func appendDescription(to out: inout [UInt8]) {
+        let digits = Self.digits
         for index in stride(from: 5, through: 0, by: -1) {
             let byte = Int((value >> (UInt64(index) * 8)) & 0xFF)
             out.append(digits[byte >> 4])
             out.append(digits[byte & 0xF])
             if index > 0 { out.append(UInt8(ascii: ":")) }
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Upper-case hex digits, indexed by nibble.

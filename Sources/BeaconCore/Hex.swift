@@ -50,19 +50,19 @@ extension UUID {
     /// `uuidString` (upper case, dashed), written here: Foundation's goes through `snprintf`,
     /// which showed in the fleet profile (every output names its region's UUID).
     public var text: String {
+        var out = [UInt8]()
+        out.reserveCapacity(36)
+        appendText(to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// ``text`` appended to `out`.
+    public func appendText(to out: inout [UInt8]) {
         withUnsafeBytes(of: uuid) { bytes in
-            String(unsafeUninitializedCapacity: 36) { out in
-                var index = 0
-                for (position, byte) in bytes.enumerated() {
-                    if position == 4 || position == 6 || position == 8 || position == 10 {
-                        out[index] = UInt8(ascii: "-")
-                        index += 1
-                    }
-                    out[index] = Hex.upperDigits[Int(byte >> 4)]
-                    out[index + 1] = Hex.upperDigits[Int(byte & 0xF)]
-                    index += 2
-                }
-                return index
+            for (position, byte) in bytes.enumerated() {
+                if position == 4 || position == 6 || position == 8 || position == 10 { out.append(UInt8(ascii: "-")) }
+                out.append(Hex.upperDigits[Int(byte >> 4)])
+                out.append(Hex.upperDigits[Int(byte & 0xF)])
             }
         }
     }

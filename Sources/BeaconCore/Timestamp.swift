@@ -69,6 +69,16 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     /// conversion is a few integer divisions (H. Hinnant's days-from-civil inverse).
     /// Total: an instant outside years 0001–9999 is written as the nearest end of that span.
     static func formatISO8601(_ instant: Int64) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity(24)
+        appendISO8601(instant, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// ``iso8601``'s text appended to `out`: no allocation on an output path.
+    public func appendISO8601(to out: inout [UInt8]) { Self.appendISO8601(microseconds, to: &out) }
+
+    static func appendISO8601(_ instant: Int64, to out: inout [UInt8]) {
         let micros = min(max(instant, Int64(earliestSeconds) * 1_000_000), Int64(latestSeconds) * 1_000_000 + 999_999)
         let millis = micros >= 0 ? micros / 1000 : (micros - 999) / 1000
         var days = millis >= 0 ? millis / 86_400_000 : (millis - 86_399_999) / 86_400_000
@@ -83,8 +93,6 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         let month = mp < 10 ? mp + 3 : mp - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
 
-        var out = [UInt8]()
-        out.reserveCapacity(24)
         func put(_ value: Int64, width: Int) {
             var divisor: Int64 = 1
             for _ in 1..<width { divisor *= 10 }
@@ -109,7 +117,6 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         out.append(UInt8(ascii: "."))
         put(msOfDay % 1000, width: 3)
         out.append(UInt8(ascii: "Z"))
-        return String(decoding: out, as: UTF8.self)
     }
 }
 

@@ -33,10 +33,10 @@ struct Decode: AsyncParsableCommand {
         if case .adapter = source {
             // A radio runs until SIGINT or SIGTERM, which the service group turns into a stop.
             report = try await runUntilStopped(logger: Logger(label: "beaconwatch")) { control in
-                try job.run(output: output.write(line:), warn: warn, control: control)
+                try job.run(lines: output, warn: warn, control: control)
             }
         } else {
-            report = try job.run(output: output.write(line:), warn: warn)
+            report = try job.run(lines: output, warn: warn)
         }
         output.flush()
         if !quiet {

@@ -43,6 +43,13 @@ public final class LineWriter: @unchecked Sendable {
         if buffer.count >= 1 << 16 { flush() }
     }
 
+    /// A line that `build` appends to the buffer itself (no string made for it), then a newline.
+    public func write(_ build: (inout [UInt8]) -> Void) {
+        build(&buffer)
+        buffer.append(0x0A)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
     public func flush() {
         var written = 0
         while written < buffer.count {

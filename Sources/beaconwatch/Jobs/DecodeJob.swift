@@ -20,6 +20,23 @@ struct DecodeJob: Sendable {
     func run(output: (String) -> Void, warn: @escaping (String) -> Void, control: EngineControl? = nil) throws
         -> FileSource.Report
     {
+        try run(advertisement: { output($1.jsonLine(at: $0)) }, warn: warn, control: control)
+    }
+
+    /// Runs the job, writing lines into `lines`'s buffer (no string made for a line).
+    func run(lines: LineWriter, warn: @escaping (String) -> Void, control: EngineControl? = nil) throws
+        -> FileSource.Report
+    {
+        try run(
+            advertisement: { time, advertisement in lines.write { advertisement.appendJSONLine(at: time, to: &$0) } },
+            warn: warn, control: control)
+    }
+
+    /// Runs the job, handing each advertisement with its time to `advertisement`.
+    private func run(
+        advertisement emit: (Timestamp, Advertisement) -> Void, warn: @escaping (String) -> Void,
+        control: EngineControl?
+    ) throws -> FileSource.Report {
         if case .adapter(let name) = source {
             // Live: every advertisement the adapter hears, stamped on the real clock, until stopped.
             let scanner = try LiveScanner(adapter: name, say: warn)
@@ -29,7 +46,7 @@ struct DecodeJob: Sendable {
                     continue
                 }
                 let time = Timestamp(.now)!
-                decoder.decode(event: event) { output($0.jsonLine(at: time)) }
+                decoder.decode(event: event) { emit(time, $0) }
             }
             scanner.stop()
             var report = FileSource.Report()
@@ -38,9 +55,7 @@ struct DecodeJob: Sendable {
         }
         let file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)
         return try file.read { event in
-            if case .advertisement(let time, let advertisement) = event {
-                output(advertisement.jsonLine(at: time))
-            }
+            if case .advertisement(let time, let advertisement) = event { emit(time, advertisement) }
         }
     }
 }
