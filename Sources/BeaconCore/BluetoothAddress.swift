@@ -31,15 +31,15 @@ public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// ``description`` appended to `out`.
     public func appendDescription(to out: inout [UInt8]) {
-        let digits = Self.digits
+        TextCursor.appending(to: &out, atMost: 17) { writeDescription(to: &$0) }
+    }
+
+    /// ``description`` (17 bytes) through `cursor`.
+    public func writeDescription(to cursor: inout TextCursor) {
         for index in stride(from: 5, through: 0, by: -1) {
-            let byte = Int((value >> (UInt64(index) * 8)) & 0xFF)
-            out.append(digits[byte >> 4])
-            out.append(digits[byte & 0xF])
-            if index > 0 { out.append(UInt8(ascii: ":")) }
+            cursor.putHex(UInt8(truncatingIfNeeded: value >> (UInt64(index) * 8)))
+            if index > 0 { cursor.put(UInt8(ascii: ":")) }
         }
     }
 
-    /// Upper-case hex digits, indexed by nibble.
-    private static let digits = Array("0123456789ABCDEF".utf8)
 }

@@ -58,11 +58,15 @@ extension UUID {
 
     /// ``text`` appended to `out`.
     public func appendText(to out: inout [UInt8]) {
+        TextCursor.appending(to: &out, atMost: 36) { writeText(to: &$0) }
+    }
+
+    /// ``text`` (36 bytes) through `cursor`.
+    public func writeText(to cursor: inout TextCursor) {
         withUnsafeBytes(of: uuid) { bytes in
-            for (position, byte) in bytes.enumerated() {
-                if position == 4 || position == 6 || position == 8 || position == 10 { out.append(UInt8(ascii: "-")) }
-                out.append(Hex.upperDigits[Int(byte >> 4)])
-                out.append(Hex.upperDigits[Int(byte & 0xF)])
+            for position in 0..<16 {
+                if position == 4 || position == 6 || position == 8 || position == 10 { cursor.put(UInt8(ascii: "-")) }
+                cursor.putHex(bytes[position])
             }
         }
     }

@@ -21,65 +21,37 @@ extension Advertisement {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// ``jsonLine(at:)``'s text appended to `out`, with no allocation of its own: `decode` writes
-    /// hundreds of thousands a second into one buffer. Every field but the address is ASCII that
-    /// needs no escaping (a time, a format name, a UUID, numbers).
+    /// ``jsonLine(at:)``'s text appended to `out` in one piece: `decode` writes hundreds of
+    /// thousands a second into one buffer. Every field but the address is ASCII that needs no
+    /// escaping (a time, a format name, a UUID, numbers), and the whole has at most 200 bytes.
     public func appendJSONLine(at time: Timestamp, to out: inout [UInt8]) {
-        JSONBytes.append(#"{"t":""#, to: &out)
-        time.appendISO8601(to: &out)
-        JSONBytes.append(#"","format":""#, to: &out)
-        switch format {
-        case .ibeacon: JSONBytes.append("ibeacon", to: &out)
-        case .altbeacon: JSONBytes.append("altbeacon", to: &out)
-        }
-        JSONBytes.append(#"","uuid":""#, to: &out)
-        beacon.uuid.appendText(to: &out)
-        JSONBytes.append(#"","major":"#, to: &out)
-        JSONBytes.append(Int(beacon.major), to: &out)
-        JSONBytes.append(#","minor":"#, to: &out)
-        JSONBytes.append(Int(beacon.minor), to: &out)
-        JSONBytes.append(#","power":"#, to: &out)
-        JSONBytes.append(Int(power), to: &out)
-        JSONBytes.append(#","rssi":"#, to: &out)
-        JSONBytes.append(Int(rssi), to: &out)
-        JSONBytes.append(#","address":"#, to: &out)
-        if let address {
-            out.append(UInt8(ascii: "\""))
-            address.appendDescription(to: &out)
-            out.append(UInt8(ascii: "\""))
-        } else {
-            JSONBytes.append("null", to: &out)
-        }
-        out.append(UInt8(ascii: "}"))
-    }
-}
-
-/// Pieces of JSON text appended to a byte buffer, formatted by hand as `String` would.
-public enum JSONBytes {
-    /// Literal text.
-    @inlinable
-    public static func append(_ text: StaticString, to out: inout [UInt8]) {
-        out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-    }
-
-    /// A whole number in decimal, as `String(value)` writes it.
-    public static func append(_ value: Int, to out: inout [UInt8]) {
-        if value < 0 { out.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        var digits:
-            (
-                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
-            ) =
-                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0
-            for index in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[index]) }
+        TextCursor.appending(to: &out, atMost: 200) { line in
+            line.put(#"{"t":""#)
+            time.writeISO8601(to: &line)
+            line.put(#"","format":""#)
+            switch format {
+            case .ibeacon: line.put("ibeacon")
+            case .altbeacon: line.put("altbeacon")
+            }
+            line.put(#"","uuid":""#)
+            beacon.uuid.writeText(to: &line)
+            line.put(#"","major":"#)
+            line.put(Int(beacon.major))
+            line.put(#","minor":"#)
+            line.put(Int(beacon.minor))
+            line.put(#","power":"#)
+            line.put(Int(power))
+            line.put(#","rssi":"#)
+            line.put(Int(rssi))
+            line.put(#","address":"#)
+            if let address {
+                line.put(UInt8(ascii: "\""))
+                address.writeDescription(to: &line)
+                line.put(UInt8(ascii: "\""))
+            } else {
+                line.put("null")
+            }
+            line.put(UInt8(ascii: "}"))
         }
     }
 }

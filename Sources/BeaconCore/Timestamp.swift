@@ -75,11 +75,17 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// ``iso8601``'s text appended to `out`: no allocation on an output path.
+    /// ``iso8601``'s text appended to `out`.
     public func appendISO8601(to out: inout [UInt8]) { Self.appendISO8601(microseconds, to: &out) }
 
     static func appendISO8601(_ instant: Int64, to out: inout [UInt8]) {
-        let micros = min(max(instant, Int64(earliestSeconds) * 1_000_000), Int64(latestSeconds) * 1_000_000 + 999_999)
+        TextCursor.appending(to: &out, atMost: 24) { Timestamp(microseconds: instant).writeISO8601(to: &$0) }
+    }
+
+    /// ``iso8601``'s text (24 bytes) through `cursor`.
+    public func writeISO8601(to cursor: inout TextCursor) {
+        let micros = min(
+            max(microseconds, Int64(Self.earliestSeconds) * 1_000_000), Int64(Self.latestSeconds) * 1_000_000 + 999_999)
         let millis = micros >= 0 ? micros / 1000 : (micros - 999) / 1000
         var days = millis >= 0 ? millis / 86_400_000 : (millis - 86_399_999) / 86_400_000
         let msOfDay = millis - days * 86_400_000
@@ -92,31 +98,20 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         let day = dayOfYear - (153 * mp + 2) / 5 + 1
         let month = mp < 10 ? mp + 3 : mp - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-
-        func put(_ value: Int64, width: Int) {
-            var divisor: Int64 = 1
-            for _ in 1..<width { divisor *= 10 }
-            var v = value
-            while divisor > 0 {
-                out.append(UInt8(ascii: "0") + UInt8(v / divisor))
-                v %= divisor
-                divisor /= 10
-            }
-        }
-        put(year, width: 4)
-        out.append(UInt8(ascii: "-"))
-        put(month, width: 2)
-        out.append(UInt8(ascii: "-"))
-        put(day, width: 2)
-        out.append(UInt8(ascii: "T"))
-        put(msOfDay / 3_600_000, width: 2)
-        out.append(UInt8(ascii: ":"))
-        put(msOfDay / 60_000 % 60, width: 2)
-        out.append(UInt8(ascii: ":"))
-        put(msOfDay / 1000 % 60, width: 2)
-        out.append(UInt8(ascii: "."))
-        put(msOfDay % 1000, width: 3)
-        out.append(UInt8(ascii: "Z"))
+        cursor.put(year, width: 4)
+        cursor.put(UInt8(ascii: "-"))
+        cursor.put(month, width: 2)
+        cursor.put(UInt8(ascii: "-"))
+        cursor.put(day, width: 2)
+        cursor.put(UInt8(ascii: "T"))
+        cursor.put(msOfDay / 3_600_000, width: 2)
+        cursor.put(UInt8(ascii: ":"))
+        cursor.put(msOfDay / 60_000 % 60, width: 2)
+        cursor.put(UInt8(ascii: ":"))
+        cursor.put(msOfDay / 1000 % 60, width: 2)
+        cursor.put(UInt8(ascii: "."))
+        cursor.put(msOfDay % 1000, width: 3)
+        cursor.put(UInt8(ascii: "Z"))
     }
 }
 

@@ -47,7 +47,7 @@ import Testing
         var out: [UInt8] = []
         for value in [0, 1, -1, 9, 10, -10, 65_535, Int.max, Int.min, 1_000_000_007, -987_654_321] {
             out.removeAll()
-            JSONBytes.append(value, to: &out)
+            TextCursor.appending(to: &out, atMost: 20) { $0.put(value) }
             #expect(String(decoding: out, as: UTF8.self) == String(value))
         }
     }
