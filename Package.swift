@@ -14,6 +14,10 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // Pure: identifiers, HCI advertising report decoding, btsnoop and trace readers.
@@ -24,10 +28,10 @@ let package = Package(
         // Pure: Ubudu rules documents, opening-hours schedules, the rule engine.
         .target(name: "Rules", dependencies: ["BeaconCore", "RegionMonitor"]),
         // hsyco-style ini to typed configuration, with line-numbered diagnostics.
-        .target(name: "Configuration", dependencies: ["BeaconCore", "RegionMonitor", "Syscalls"]),
+        .target(name: "BeaconConfiguration", dependencies: ["BeaconCore", "RegionMonitor", "Syscalls"]),
         // Pure: the per-device engine (monitor, ranging, nearest, rules, alerts, dwell) behind one
         // entry point, inputs in, ordered actions out; no database, no network, no threads.
-        .target(name: "Engine", dependencies: ["BeaconCore", "Configuration", "RegionMonitor", "Rules"]),
+        .target(name: "Engine", dependencies: ["BeaconCore", "BeaconConfiguration", "RegionMonitor", "Rules"]),
 
         // SQLite through GRDB: last reported classes, rule counters, the outbox, the rules cache;
         // WAL, versioned migrations.
@@ -53,24 +57,32 @@ let package = Package(
         // descriptor, and a condition async code awaits (woken, never polled).
         .target(name: "Syscalls"),
         // Pure: fleet payloads (OwnTracks, Theengs, forward) to observations, waypoint commands.
-        .target(name: "Fleet", dependencies: ["BeaconCore", "Configuration", "Engine", "RegionMonitor", "Rules"]),
+        .target(name: "Fleet", dependencies: ["BeaconCore", "BeaconConfiguration", "Engine", "RegionMonitor", "Rules"]),
         .target(name: "BlueZ", dependencies: ["BeaconCore", "CBluetooth", "Syscalls"]),
         .target(name: "MQTT", dependencies: ["BeaconCore", "CMosquitto", "RegionMonitor"]),
+        // Pure: what the web view shows (devices, their regions, dwell, transitions) as values,
+        // rendered to HTML and JSON; fed by outputs and engine snapshots.
+        .target(name: "WebView", dependencies: ["BeaconCore", "BeaconConfiguration", "Engine", "RegionMonitor", "Rules"]),
 
         // Wiring: file and live sources, the jobs behind each command.
         .target(
             name: "Daemon",
             dependencies: [
-                "BeaconCore", "BlueZ", "Configuration", "Engine", "Fleet", "MQTT", "Persistence", "RegionMonitor", "Rules",
-                "Syscalls", .product(name: "Logging", package: "swift-log"),
+                "BeaconCore", "BlueZ", "BeaconConfiguration", "Engine", "Fleet", "MQTT", "Persistence", "RegionMonitor", "Rules",
+                "Syscalls", "WebView", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
 
         .executableTarget(
             name: "beaconwatch",
             dependencies: [
-                "BeaconCore", "BlueZ", "Configuration", "Daemon", "Engine", "MQTT", "Persistence", "RegionMonitor",
+                "BeaconCore", "BlueZ", "BeaconConfiguration", "Daemon", "Engine", "MQTT", "Persistence", "RegionMonitor",
                 "Rules",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -80,13 +92,13 @@ let package = Package(
         // Every parser and the engine behind one entry each, for libFuzzer (scripts/fuzz) and
         // the tests that replay what it found.
         .target(
-            name: "FuzzTargets", dependencies: ["BeaconCore", "Configuration", "Engine", "Fleet", "RegionMonitor", "Rules"]),
+            name: "FuzzTargets", dependencies: ["BeaconCore", "BeaconConfiguration", "Engine", "Fleet", "RegionMonitor", "Rules"]),
         .target(name: "CFuzzerDriver"),
         .executableTarget(name: "beaconwatch-fuzz", dependencies: ["CFuzzerDriver", "FuzzTargets", "Syscalls"]),
         .executableTarget(
             name: "beaconwatch-bench",
             dependencies: [
-                "BeaconCore", "Configuration", "Daemon", "Engine", "MQTT", "Persistence", "RegionMonitor", "Rules", "Syscalls", "Fleet",
+                "BeaconCore", "BeaconConfiguration", "Daemon", "Engine", "MQTT", "Persistence", "RegionMonitor", "Rules", "Syscalls", "Fleet",
                 "TestSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -98,23 +110,23 @@ let package = Package(
             dependencies: ["BeaconCore", "RegionMonitor", "Syscalls", .product(name: "Logging", package: "swift-log")],
             path: "Tests/TestSupport"),
         .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "TestSupport"]),
-        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "BeaconCore", "Configuration", "Rules"]),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "BeaconCore", "BeaconConfiguration", "Rules"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore", "Syscalls"]),
         .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore"]),
-        .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "RegionMonitor", "BeaconCore", "TestSupport"]),
+        .testTarget(name: "ConfigurationTests", dependencies: ["BeaconConfiguration", "RegionMonitor", "BeaconCore", "TestSupport"]),
         .testTarget(name: "RulesTests", dependencies: ["Rules", "BeaconCore", "RegionMonitor", "TestSupport"]),
         .testTarget(
             name: "FleetTests",
-            dependencies: ["Fleet", "BeaconCore", "Configuration", "Engine", "RegionMonitor", "Rules", "TestSupport"]),
+            dependencies: ["Fleet", "BeaconCore", "BeaconConfiguration", "Engine", "RegionMonitor", "Rules", "TestSupport"]),
         .testTarget(
             name: "EngineTests",
-            dependencies: ["Engine", "BeaconCore", "Configuration", "RegionMonitor", "Rules", "TestSupport"]),
+            dependencies: ["Engine", "BeaconCore", "BeaconConfiguration", "RegionMonitor", "Rules", "TestSupport"]),
         .testTarget(name: "PersistenceTests", dependencies: ["Persistence", "Engine", "RegionMonitor", "Rules"]),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "BeaconCore", "RegionMonitor", "TestSupport"]),
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "Daemon", "BeaconCore", "Configuration", "Engine", "MQTT", "Persistence", "RegionMonitor", "Rules", "Syscalls", "Fleet",
+                "Daemon", "BeaconCore", "BeaconConfiguration", "Engine", "MQTT", "Persistence", "RegionMonitor", "Rules", "Syscalls", "Fleet",
                 "TestSupport",
                 "beaconwatch",
             ]

@@ -1,4 +1,4 @@
-import Configuration
+import BeaconConfiguration
 import Rules
 
 extension RuleSettings {

@@ -1,5 +1,5 @@
 import BeaconCore
-import Configuration
+import BeaconConfiguration
 import RegionMonitor
 
 /// Where a fleet message came from (SPEC 15): which `Fleet.*` filter it matched.

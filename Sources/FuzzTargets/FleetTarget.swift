@@ -1,5 +1,5 @@
 import BeaconCore
-import Configuration
+import BeaconConfiguration
 import Fleet
 
 /// A fleet message (SPEC 15): the first byte picks the source (OwnTracks, Theengs, forward), then

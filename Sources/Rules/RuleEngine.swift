@@ -79,7 +79,7 @@ public struct RuleEngine: Sendable {
     private var inside: Set<Region> = []
     private var classes: [BeaconID: Proximity] = [:]
     private var qualified: Set<RuleRef> = []
-    private var latches: [RuleRef: Latch] = [:] {
+    private(set) var latches: [RuleRef: Latch] = [:] {
         didSet { nextDeadline = latches.isEmpty ? nil : latches.values.lazy.map(\.due).min() }
     }
     private var counted: [GroupKey: Int] = [:]
@@ -303,7 +303,7 @@ public struct RuleEngine: Sendable {
     }
 
     /// The day's notification count at `time`: zero on a new local day.
-    private func notificationsToday(at time: Timestamp) -> DayCount {
+    func notificationsToday(at time: Timestamp) -> DayCount {
         let date = LocalDay(containing: time, in: settings.timeZone).date.description
         if let day = state.day, day.date == date { return day }
         return DayCount(date: date, count: 0)
@@ -416,4 +416,36 @@ public struct RuleEngine: Sendable {
         next.calls = calls
         return next
     }
+}
+
+/// An event held in a rule's latch (SPEC 7.3), read for a person.
+public struct PendingLatch: Sendable, Hashable {
+    public var region: String
+    public var rule: String
+    public var direction: Transition.Direction
+    /// When it is accepted, unless the opposite event comes first.
+    public var due: Timestamp
+
+    public init(region: String, rule: String, direction: Transition.Direction, due: Timestamp) {
+        self.region = region
+        self.rule = rule
+        self.direction = direction
+        self.due = due
+    }
+}
+
+extension RuleEngine {
+    /// The events held in latches now, soonest first.
+    public var pendingLatches: [PendingLatch] {
+        latches.sorted { ($0.value.due, $0.key) < ($1.value.due, $1.key) }.map { ref, latch in
+            PendingLatch(
+                region: regions[ref.region].id, rule: regions[ref.region].rules[ref.rule].id,
+                direction: latch.direction, due: latch.due)
+        }
+    }
+}
+
+extension RuleEngine {
+    /// Notifications sent on the local day (`Monitor.timezone`) of `time`.
+    public func notificationCount(at time: Timestamp) -> Int { notificationsToday(at: time).count }
 }

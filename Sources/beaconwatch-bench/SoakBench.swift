@@ -1,6 +1,6 @@
 import ArgumentParser
 import BeaconCore
-import Configuration
+import BeaconConfiguration
 import Daemon
 import Engine
 import Foundation

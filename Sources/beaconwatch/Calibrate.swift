@@ -1,7 +1,7 @@
 import ArgumentParser
 import BeaconCore
 import BlueZ
-import Configuration
+import BeaconConfiguration
 import Daemon
 import Logging
 import Foundation

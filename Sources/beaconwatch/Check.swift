@@ -1,5 +1,5 @@
 import ArgumentParser
-import Configuration
+import BeaconConfiguration
 import Daemon
 
 /// `beaconwatch check [--config PATH]`.

@@ -1,6 +1,6 @@
 import ArgumentParser
 import BeaconCore
-import Configuration
+import BeaconConfiguration
 import Daemon
 import Persistence
 import Rules

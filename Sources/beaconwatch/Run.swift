@@ -1,7 +1,7 @@
 import ArgumentParser
 import BeaconCore
 import BlueZ
-import Configuration
+import BeaconConfiguration
 import Daemon
 import Logging
 import MQTT
@@ -54,6 +54,12 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Skip malformed trace lines (counted, and each reported on stderr) instead of stopping.")
     var skipBadLines = false
 
+    @Option(help: "Serve the web view and HTTP API on HOST:PORT, overriding Web.listen; empty for none.")
+    var webListen: String?
+
+    @Option(help: "After a file source ends, keep the daemon up (web view, broker) for SECONDS more.")
+    var linger: Double = 0
+
     func run() async throws {
         bootstrapLogging(level: logLevel)
         var options = BeaconwatchService.Options(config: config)
@@ -63,6 +69,11 @@ struct Run: AsyncParsableCommand {
         options.active = active
         options.realtime = realtime
         options.skipBadLines = skipBadLines
+        options.webListen = webListen
+        guard linger.isFinite, (0...86_400).contains(linger) else {
+            throw ValidationError("--linger takes seconds from 0 to 86400")
+        }
+        options.linger = .milliseconds(Int64((linger * 1000).rounded()))
         try await BeaconwatchService(options: options, logger: Logger(label: "beaconwatch")).run()
     }
 }

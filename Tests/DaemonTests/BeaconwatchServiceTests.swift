@@ -18,6 +18,7 @@ import Testing
         options.source = .trace(path: scenario.trace.path)
         options.events = events.path
         options.noMQTT = true
+        options.webListen = ""
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         try await BeaconwatchService(options: options, logger: logger).run()

@@ -1,5 +1,5 @@
 import BeaconCore
-import Configuration
+import BeaconConfiguration
 import Daemon
 import Engine
 import Fleet
@@ -58,7 +58,7 @@ import Testing
         let process = Process()
         process.currentDirectoryURL = folder
         process.executableURL = DecodeCommandTests.productsDirectory.appendingPathComponent("beaconwatch")
-        process.arguments = ["run", "--config", "hsyco.ini", "--events", "events.jsonl"]
+        process.arguments = ["run", "--web-listen", "", "--config", "hsyco.ini", "--events", "events.jsonl"]
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         try Eventually.start(process, loggingTo: folder.appendingPathComponent("daemon.log"))

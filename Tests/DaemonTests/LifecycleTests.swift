@@ -25,7 +25,8 @@ import Testing
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             process.executableURL = DecodeCommandTests.productsDirectory.appendingPathComponent("beaconwatch")
             process.arguments =
-                ["run", "--config", "hsyco.ini", "--source", "trace:-", "--events", "events.jsonl"] + extra
+                ["run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:-", "--events", "events.jsonl"]
+                + extra
             input = Pipe()
             process.standardInput = input
             process.standardOutput = FileHandle.nullDevice

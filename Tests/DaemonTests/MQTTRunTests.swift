@@ -100,7 +100,10 @@ import Testing
         let folder = try Self.folder(port: broker.port, userid: "dave")
         let live = try await Subscriber(port: broker.port, filter: "beaconwatch/dave/#")
         let run = try DecodeCommandTests.beaconwatch(
-            ["run", "--config", "hsyco.ini", "--source", "trace:trace.jsonl", "--log-level", "error"], in: folder)
+            [
+                "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:trace.jsonl", "--log-level",
+                "error",
+            ], in: folder)
         #expect(run.status == 0, "\(run.stderr)")
         try await Subscriber.until("offline") { live.payloads("/status").last == "offline" }
 
@@ -175,7 +178,10 @@ import Testing
         try #"{"t": 1700172800.0, "uuid": "22A17B43-552A-4482-865F-597D4C10BACC", "major": 7, "minor": 1, "rssi": -59}"#
             .write(to: folder.appendingPathComponent("later.jsonl"), atomically: true, encoding: .utf8)
         let second = try DecodeCommandTests.beaconwatch(
-            ["run", "--config", "hsyco.ini", "--source", "trace:later.jsonl", "--log-level", "error"], in: folder)
+            [
+                "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:later.jsonl", "--log-level",
+                "error",
+            ], in: folder)
         #expect(second.status == 0, "\(second.stderr)")
         try await Subscriber.until("the new day's dwell") {
             live.payloads("/dwell/\(area)").last == "0" && live.payloads("/dwell/\(area):3").last == "0"
@@ -191,7 +197,10 @@ import Testing
         let broker = try Broker()
         let folder = try Self.folder(port: broker.port, userid: "fay")
         let first = try DecodeCommandTests.beaconwatch(
-            ["run", "--config", "hsyco.ini", "--source", "trace:trace.jsonl", "--log-level", "error"], in: folder)
+            [
+                "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:trace.jsonl", "--log-level",
+                "error",
+            ], in: folder)
         #expect(first.status == 0, "\(first.stderr)")
         try await broker.stop(signal: SIGKILL)
         try FileManager.default.removeItem(at: broker.folder.appendingPathComponent("mosquitto.db"), ifExists: true)
@@ -200,7 +209,10 @@ import Testing
         try #"{"t": 1700000100.0, "uuid": "0FF1CE00-0000-4000-8000-000000000009", "major": 1, "minor": 1, "rssi": -59}"#
             .write(to: folder.appendingPathComponent("stranger.jsonl"), atomically: true, encoding: .utf8)
         let second = try DecodeCommandTests.beaconwatch(
-            ["run", "--config", "hsyco.ini", "--source", "trace:stranger.jsonl", "--log-level", "error"], in: folder)
+            [
+                "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:stranger.jsonl", "--log-level",
+                "error",
+            ], in: folder)
         #expect(second.status == 0, "\(second.stderr)")
         let retained = try await Subscriber(port: broker.port, filter: "beaconwatch/fay/beacon/+")
         try await Subscriber.until("the kept classes") { retained.messages.count >= 2 }
@@ -223,7 +235,7 @@ import Testing
         let process = Process()
         process.currentDirectoryURL = folder
         process.executableURL = DecodeCommandTests.productsDirectory.appendingPathComponent("beaconwatch")
-        process.arguments = ["run", "--config", "hsyco.ini", "--source", "trace:-"]
+        process.arguments = ["run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:-"]
         let input = Pipe()
         let logFile = folder.appendingPathComponent("stderr.log")
         process.standardInput = input
@@ -244,7 +256,8 @@ import Testing
         let folder = try Self.folder(port: broker.port, userid: "erin")
         let watcher = try await Subscriber(port: broker.port, filter: "beaconwatch/erin/#")
         let (daemon, input) = try Self.daemon(
-            ["run", "--config", "hsyco.ini", "--source", "trace:-", "--log-level", "error"], in: folder)
+            ["run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:-", "--log-level", "error"],
+            in: folder)
         input.fileHandleForWriting.write(
             Data(
                 #"{"t": 1700000000, "uuid": "112EBB9D-B8C9-4ABD-9EB3-43578BF86A41", "major": 3, "minor": 1, "rssi": -59}"#

@@ -111,7 +111,7 @@ import Testing
         try broker.saved()
         let daemon = try Self.start(
             [
-                "run", "--config", "hsyco.ini", "--source", "trace:trace.jsonl", "--realtime",
+                "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:trace.jsonl", "--realtime",
                 "--events", "events.jsonl", "--log-level", "error",
             ], in: folder, log: "daemon.log")
         try await faults(broker, subscriber, daemon)
@@ -169,7 +169,7 @@ import Testing
         try broker.saved()
         let first = try Self.start(
             [
-                "run", "--config", "hsyco.ini", "--source", "trace:first.jsonl", "--realtime",
+                "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:first.jsonl", "--realtime",
                 "--events", "first-events.jsonl", "--log-level", "error",
             ], in: folder, log: "first.log")
         try await Subscriber.until("the first events", within: 20) { subscriber.payloads("/event").count >= 2000 }
@@ -200,7 +200,8 @@ import Testing
         try broker.start()
         let second = try Self.start(
             [
-                "run", "--config", "hsyco.ini", "--source", "trace:second.jsonl", "--events", "second-events.jsonl",
+                "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:second.jsonl", "--events",
+                "second-events.jsonl",
                 "--log-level", "error",
             ], in: folder, log: "second.log")
         let status = try await Self.exit(of: second, within: 30)
@@ -242,7 +243,10 @@ import Testing
             port: broker.port, filter: "beaconwatch/kim/rule", persistentAs: "kim-watcher")
         try broker.saved()
         let first = try Self.start(
-            ["run", "--config", "hsyco.ini", "--source", "trace:first.jsonl", "--realtime", "--log-level", "error"],
+            [
+                "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:first.jsonl", "--realtime",
+                "--log-level", "error",
+            ],
             in: folder, log: "first.log")
         try await Subscriber.until("the first rule outputs", within: 20) { subscriber.payloads("/rule").count >= 300 }
         kill(first.processIdentifier, SIGKILL)
@@ -254,7 +258,10 @@ import Testing
         try visits(0..<10, start: 1_700_001_000).write(
             to: folder.appendingPathComponent("second.jsonl"), atomically: true, encoding: .utf8)
         let second = try Self.start(
-            ["run", "--config", "hsyco.ini", "--source", "trace:second.jsonl", "--log-level", "error"],
+            [
+                "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:second.jsonl", "--log-level",
+                "error",
+            ],
             in: folder, log: "second.log")
         #expect(try await Self.exit(of: second, within: 30) == 0)
         func counts() -> [Int] {

@@ -1,5 +1,5 @@
 import BeaconCore
-import Configuration
+import BeaconConfiguration
 import Daemon
 import Foundation
 import TestSupport
@@ -83,7 +83,9 @@ import Testing
             to: folder.appendingPathComponent("a.jsonl"), atomically: true, encoding: .utf8)
         try Self.sightings(2, from: 25, to: 40).write(
             to: folder.appendingPathComponent("b.jsonl"), atomically: true, encoding: .utf8)
-        let common = ["run", "--config", "hsyco.ini", "--no-mqtt", "--events", "-", "--log-level", "error"]
+        let common = [
+            "run", "--web-listen", "", "--config", "hsyco.ini", "--no-mqtt", "--events", "-", "--log-level", "error",
+        ]
         let first = try DecodeCommandTests.beaconwatch(common + ["--source", "trace:a.jsonl"], in: folder)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.contains(#""zone":"101","distance":"near""#))

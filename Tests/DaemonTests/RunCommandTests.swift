@@ -14,7 +14,10 @@ import Testing
         let line =
             #"{"t": 1700000000, "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1, "minor": 1, "rssi": -59}"#
         let run = try DecodeCommandTests.beaconwatch(
-            ["run", "--config", "hsyco.ini", "--source", "trace:-", "--events", "-", "--log-level", "warning"],
+            [
+                "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:-", "--events", "-",
+                "--log-level", "warning",
+            ],
             stdin: line + "\n", in: Self.folder("MQTT.host = 127.0.0.1\nMQTT.port = 9\n"))
         #expect(run.status == 0)
         #expect(run.stderr.contains("MQTT broker 127.0.0.1:9 is not reachable yet"))
@@ -25,7 +28,7 @@ import Testing
     @Test func runOnAnAdapterWithoutKernelSupportExits3() throws {
         guard !FileManager.default.fileExists(atPath: "/sys/class/bluetooth") else { return }
         let run = try DecodeCommandTests.beaconwatch(
-            ["run", "--config", "hsyco.ini", "--source", "hci0", "--no-mqtt"], in: Self.folder(""))
+            ["run", "--web-listen", "", "--config", "hsyco.ini", "--source", "hci0", "--no-mqtt"], in: Self.folder(""))
         #expect(run.status == 3)
         #expect(run.stderr.contains("AF_BLUETOOTH"))
     }
@@ -37,7 +40,8 @@ import Testing
         for _ in 0..<2 {
             let run = try DecodeCommandTests.beaconwatch(
                 [
-                    "run", "--config", "hsyco.ini", "--source", "trace:-", "--events", "out.jsonl", "--log-level",
+                    "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:-", "--events", "out.jsonl",
+                    "--log-level",
                     "error",
                 ],
                 stdin: line + "\n", in: folder)

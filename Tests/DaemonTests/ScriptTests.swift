@@ -1,5 +1,5 @@
 import BeaconCore
-import Configuration
+import BeaconConfiguration
 import Daemon
 import Engine
 import Foundation
@@ -197,7 +197,7 @@ import Testing
         let text = Self.ini(zoneName: name, extra: "Script.enter = on-enter\nState.database = state.sqlite\n")
         try text.write(to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
         let run = try DecodeCommandTests.beaconwatch(
-            ["run", "--config", "hsyco.ini", "--source", "trace:-", "--log-level", "warning"],
+            ["run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:-", "--log-level", "warning"],
             stdin: Self.walk(hops: 1),
             in: folder)
         #expect(run.status == 0, "\(run.stderr)")
@@ -269,7 +269,7 @@ import Testing
         #expect(reader >= 0)
         defer { close(reader) }
         let (daemon, input) = try MQTTRunTests.daemon(
-            ["run", "--config", "hsyco.ini", "--source", "trace:-"], in: folder)
+            ["run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:-"], in: folder)
         input.fileHandleForWriting.write(Data(Self.walk(hops: 1).utf8))
         // Woken by the script's write, not by polling.
         let revents = try Syscall.waitReadable([reader], timeout: .seconds(Eventually.patience))

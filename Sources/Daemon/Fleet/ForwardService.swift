@@ -1,5 +1,5 @@
 import BeaconCore
-import Configuration
+import BeaconConfiguration
 import Fleet
 import Logging
 import MQTT

@@ -1,5 +1,5 @@
 import BeaconCore
-import Configuration
+import BeaconConfiguration
 import Engine
 import Fleet
 import Persistence
@@ -21,13 +21,22 @@ public final class EngineControl: Sendable {
     public enum FleetOrder: Sendable {
         case message(FleetMessage)
         case answer(device: String, ServerAnswer, call: Int)
+        /// A command for one device (the web API's `cmd/mode`, `cmd/alert`).
+        case input(device: String, EngineInput)
     }
+
+    /// A look at the engine between two events, on its thread (the web view's readings): given
+    /// the driver, or `nil` once the run loop has ended.
+    public typealias Query = @Sendable (EngineDriver?) -> Void
 
     private struct State {
         var orders: [Order] = []
         var fleet: [FleetOrder] = []
+        var queries: [Query] = []
         var droppedFleet = 0
         var stopping = false
+        /// The run loop has ended: queries are answered with `nil` at once.
+        var ended = false
     }
 
     /// Fleet messages waiting for the engine at most; beyond, the oldest are dropped (counted).
@@ -90,9 +99,58 @@ public final class EngineControl: Sendable {
 
     public var isStopping: Bool { state.withLock { $0.stopping } }
 
+    /// Runs `body` on the engine's thread between two events, with the driver (`nil` when the
+    /// run loop has ended or ends before it gets to it).
+    public func query(_ body: @escaping Query) {
+        let ended = state.withLock { state in
+            if !state.ended { state.queries.append(body) }
+            return state.ended
+        }
+        if ended { body(nil) } else { wakeup?.signal() }
+    }
+
+    /// `body`'s answer on the engine's thread; `nil` when the run loop has ended, or has not
+    /// answered within `limit` (a loop that is stuck: the answer is dropped when it comes).
+    public func read<T: Sendable>(
+        within limit: Duration = .seconds(2), _ body: @escaping @Sendable (EngineDriver) -> T
+    ) async -> T? {
+        let answer = Mutex<(done: Bool, value: T?)>((false, nil))
+        let answered = Awaitable()
+        query { driver in
+            let value = driver.map(body)
+            answer.withLock { $0 = (true, value) }
+            answered.changed()
+        }
+        guard await answered.wait(within: limit, until: { answer.withLock { $0.done } }) else { return nil }
+        return answer.withLock { $0.value }
+    }
+
+    /// Answers the waiting queries with `driver` (the run loop, between events).
+    func answerQueries(_ driver: EngineDriver) {
+        let queries = state.withLock { state in
+            if !state.stopping, state.orders.isEmpty, state.fleet.isEmpty { wakeup?.clear() }
+            defer { state.queries.removeAll() }
+            return state.queries
+        }
+        for query in queries { query(driver) }
+    }
+
+    /// Whether the run loop has ended.
+    public var hasEnded: Bool { state.withLock { $0.ended } }
+
+    /// The run loop has ended: waiting and later queries are answered with `nil`.
+    public func endQueries() {
+        let queries = state.withLock { state in
+            state.ended = true
+            defer { state.queries.removeAll() }
+            return state.queries
+        }
+        for query in queries { query(nil) }
+    }
+
     func take() -> [Order] {
         state.withLock { state in
-            if !state.stopping, state.fleet.isEmpty { wakeup?.clear() }
+            if !state.stopping, state.fleet.isEmpty, state.queries.isEmpty { wakeup?.clear() }
             defer { state.orders.removeAll() }
             return state.orders
         }
@@ -101,7 +159,7 @@ public final class EngineControl: Sendable {
     /// The fleet orders waiting, oldest first.
     func takeFleet() -> [FleetOrder] {
         state.withLock { state in
-            if !state.stopping, state.orders.isEmpty { wakeup?.clear() }
+            if !state.stopping, state.orders.isEmpty, state.queries.isEmpty { wakeup?.clear() }
             defer { state.fleet.removeAll(keepingCapacity: true) }
             return state.fleet
         }

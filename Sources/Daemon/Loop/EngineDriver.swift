@@ -1,5 +1,5 @@
 import BeaconCore
-import Configuration
+import BeaconConfiguration
 import Engine
 import Fleet
 import Persistence
@@ -61,6 +61,8 @@ public struct EngineDriver {
     private var batch = StepBatch()
     /// Outputs delivered so far.
     public private(set) var delivered = 0
+    /// Advertisements handed to the engine so far (every decoded report of the radio or file).
+    public private(set) var reports = 0
     /// Why the last commit failed, while commits fail: the staged steps wait in memory (the
     /// engine goes on) and ``commit()`` tries again at most every ``retryInterval``.
     public private(set) var failing: StateStoreError?
@@ -88,6 +90,7 @@ public struct EngineDriver {
 
     /// One input at `time`.
     public mutating func handle(_ input: EngineInput, at time: Timestamp) throws {
+        if case .advertisement = input { reports &+= 1 }
         engine.handle(input, at: time, into: &actions)
         try perform()
         // A reload or new rules reach every fleet device too.
@@ -103,6 +106,7 @@ public struct EngineDriver {
 
     /// One source event at its own time.
     public mutating func handle(_ event: SourceEvent) throws {
+        if case .advertisement = event { reports &+= 1 }
         engine.handle(event, into: &actions)
         try perform()
     }
@@ -118,6 +122,12 @@ public struct EngineDriver {
     /// The answer to fleet device `device`'s server call `call`, at the engine's clock.
     public mutating func answer(_ answer: ServerAnswer, call: Int, for device: String) throws {
         fleet?.handle(.answer(answer, call: call), for: device, at: engine.now, into: &fleetActions)
+        try performFleet()
+    }
+
+    /// An input for fleet device `device` (a command), at the engine's clock.
+    public mutating func handle(_ input: EngineInput, for device: String) throws {
+        fleet?.handle(input, for: device, at: engine.now, into: &fleetActions)
         try performFleet()
     }
 

@@ -1,5 +1,5 @@
 import BeaconCore
-import Configuration
+import BeaconConfiguration
 import Syscalls
 import Engine
 import Foundation
@@ -20,6 +20,9 @@ public struct FileRun {
     public var drainAtEnd = true
     /// Pace events by their timestamps on the real clock (`run --realtime`).
     public var realtime = false
+    /// After the end of input, go on taking the shell's orders and queries (the web view) for
+    /// this long before returning (`run --linger`); a stop ends it.
+    public var linger = Duration.zero
     /// The regions of `Rules.source` (``RulesSource``); `nil` without one.
     public var rules: [RuleRegion]?
     /// Carries out the rules' server calls and `Script.server` runs; the run waits for each, on
@@ -73,12 +76,18 @@ public struct FileRun {
             func obey() throws {
                 guard let control else { return }
                 if control.isStopping { throw Stopped() }
-                guard let time = clock else { return }
-                let orders = control.take()
-                guard !orders.isEmpty else { return }
-                try driver.commit()
-                for order in orders { try driver.handle(order, at: time) }
-                try driver.commit()
+                // A file runs on its own clock: fleet messages are not taken (said at the start).
+                _ = control.takeFleet()
+                if let time = clock {
+                    let orders = control.take()
+                    if !orders.isEmpty {
+                        try driver.commit()
+                        for order in orders { try driver.handle(order, at: time) }
+                        try driver.commit()
+                    }
+                }
+                // After the orders: a query posted after a command sees what it did.
+                control.answerQueries(driver)
             }
             do {
                 // Steps are committed in groups while input is waiting, and at once when it is not
@@ -94,8 +103,14 @@ public struct FileRun {
                             let delay = wall.advanced(by: offset) - ContinuousClock.now
                             if delay > .zero {
                                 try driver.commit()
-                                // `--realtime` paces a file by its timestamps: waiting is the point.
-                                Syscall.sleep(delay)
+                                // `--realtime` paces a file by its timestamps: waiting is the point;
+                                // the shell's orders and queries are taken meanwhile.
+                                let due = ContinuousClock.now.advanced(by: delay)
+                                while let wake = control?.wakeDescriptor, ContinuousClock.now < due {
+                                    _ = try? Syscall.waitReadable([wake], timeout: due - ContinuousClock.now)
+                                    try obey()
+                                }
+                                if control?.wakeDescriptor == nil { Syscall.sleep(delay) }
                             }
                         } else {
                             pace = (event.time, ContinuousClock.now)
@@ -114,6 +129,16 @@ public struct FileRun {
                 try driver.drain(notAfter: drainAtEnd ? nil : summary.read.lastTime)
             }
             try driver.finish()
+            if linger > .zero, let wake = control?.wakeDescriptor, !summary.stopped {
+                let due = ContinuousClock.now.advanced(by: linger)
+                do {
+                    while ContinuousClock.now < due {
+                        _ = try? Syscall.waitReadable([wake], timeout: due - ContinuousClock.now)
+                        try obey()
+                    }
+                } catch is Stopped {}
+                try driver.finish()
+            }
             summary.outputs = driver.delivered
             summary.sightings = driver.engine.sightings
             summary.unconfiguredSightings = driver.engine.unconfiguredSightings

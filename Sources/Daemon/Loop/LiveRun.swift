@@ -1,5 +1,5 @@
 import BeaconCore
-import Configuration
+import BeaconConfiguration
 import Engine
 import Fleet
 import Foundation
@@ -122,9 +122,11 @@ public struct LiveRun {
                             warn(line)
                         }
                     case .answer(let device, let answer, let call): try driver.answer(answer, call: call, for: device)
+                    case .input(let device, let input): try driver.handle(input, for: device)
                     }
                 }
                 try driver.commit()
+                control?.answerQueries(driver)
                 // Until the engine's next timer (a long while when none): a command, an answer or
                 // a stop wakes the wait at once.
                 var wait = Self.longestWait

@@ -1,4 +1,4 @@
-import Configuration
+import BeaconConfiguration
 import Foundation
 import Logging
 import RegionMonitor

@@ -1,6 +1,6 @@
 import BeaconCore
 import BlueZ
-import Configuration
+import BeaconConfiguration
 import Engine
 import Logging
 import MQTT
@@ -27,6 +27,12 @@ public struct BeaconwatchService: Service {
         public var active = false
         public var realtime = false
         public var skipBadLines = false
+        /// Overrides `Web.listen`: `HOST:PORT`, or empty for no web view.
+        public var webListen: String?
+        /// After a file source ends, keep serving (web view, broker) this long.
+        public var linger = Duration.zero
+        /// Told the web view's port once it listens (tests ask for port 0).
+        public var webBound: (@Sendable (Int) -> Void)?
 
         public init(config: String) { self.config = config }
     }
@@ -45,6 +51,9 @@ public struct BeaconwatchService: Service {
         )
         var configuration = try Configuration.load(contentsOf: config).get()
         for warning in configuration.warnings { logger.warning("\(warning)") }
+        if let listen = options.webListen {
+            configuration.web = try Self.web(listen, token: configuration.web?.token ?? configuration.webToken)
+        }
         // One identity for the engine and the topics, kept across reloads.
         let identity = MonitorIdentity.resolve(configuration.monitor)
         configuration = configuration.adopting(identity)
@@ -79,6 +88,29 @@ public struct BeaconwatchService: Service {
         let control = EngineControl()
         let scripts = ScriptSink(scripts: configuration.scripts, timeout: configuration.scriptTimeout, logger: logger)
         var sinks: [any OutputSink] = [scripts]
+        var web: WebService?
+        if var settings = configuration.web {
+            if let problem = WebService.bindProblem(settings) {
+                guard !settings.explicit else {
+                    throw RuntimeFailure(
+                        "Web.listen \(settings.authority) cannot be listened on: \(problem); free the port or set another Web.listen (empty turns the web view off)"
+                    )
+                }
+                logger.warning(
+                    "web view not started: \(settings.authority) \(problem); set Web.listen to another address (empty turns it off)"
+                )
+                settings.port = -1
+            }
+            if settings.port >= 0 {
+                let state = WebState(configuration: configuration, ownID: identity.userid, control: control)
+                sinks.append(state)
+                let bound = options.webBound ?? { _ in }
+                web = WebService(
+                    settings: settings,
+                    responder: WebResponder(state: state, token: settings.token, mqtt: mqtt, scripts: scripts),
+                    logger: logger, bound: bound)
+            }
+        }
         if let mqtt { sinks.insert(mqtt, at: 0) }
         if let eventsFile { sinks.insert(eventsFile, at: 0) }
         let reloader = Reloader(
@@ -86,7 +118,8 @@ public struct BeaconwatchService: Service {
             logger: logger)
         let job = Job(
             configuration: configuration, source: source, store: store, sinks: sinks, logger: logger,
-            active: active, realtime: realtime, skipBadLines: skipBadLines, rules: rules?.regions, scripts: scripts)
+            active: active, realtime: realtime, skipBadLines: skipBadLines, rules: rules?.regions, scripts: scripts,
+            linger: options.linger)
         // Shut down in reverse: the engine stops first, then the sinks flush what it committed.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: reloader, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)
@@ -97,6 +130,12 @@ public struct BeaconwatchService: Service {
             let refresher = RulesRefresher(
                 source: rulesSource, store: store, control: control, expires: expires, logger: logger)
             services.append(.init(service: refresher, successTerminationBehavior: .ignore))
+        }
+        if let web {
+            services.append(
+                .init(
+                    service: web, successTerminationBehavior: .ignore,
+                    failureTerminationBehavior: .gracefullyShutdownGroup))
         }
         if let mqtt, let settings = mqttSettings {
             let service = MQTTService(
@@ -116,6 +155,25 @@ public struct BeaconwatchService: Service {
         try await group.run()
     }
 
+    /// `--web-listen`: an address (the token stays the configuration's), or empty for none.
+    static func web(_ listen: String, token: String?) throws -> WebSettings? {
+        guard !listen.isEmpty else { return nil }
+        switch WebSettings.parseListen(listen) {
+        case .failure(let problem):
+            throw InputError(file: "--web-listen", message: "'\(listen)': \(problem.reason)")
+        case .success(let (host, port)):
+            let settings = WebSettings(host: host, port: port, explicit: true, token: token)
+            if !settings.isLoopback, token == nil {
+                throw InputError(
+                    file: "--web-listen",
+                    message:
+                        "\(listen) is reachable from other machines; set Web.token = <a long random secret> in the configuration, or listen on 127.0.0.1"
+                )
+            }
+            return settings
+        }
+    }
+
     /// The blocking part, run on its own thread.
     struct Job: Sendable {
         var configuration: Configuration
@@ -128,6 +186,7 @@ public struct BeaconwatchService: Service {
         var skipBadLines: Bool
         var rules: [RuleRegion]?
         var scripts: ScriptSink
+        var linger: Duration
 
         var hook: ServerHook {
             ServerHook(configuration: configuration, logger: logger, runs: scripts.runs)
@@ -174,6 +233,7 @@ public struct BeaconwatchService: Service {
             job.skipBadLines = skipBadLines
             job.drainAtEnd = false
             job.realtime = realtime
+            job.linger = linger
             job.rules = rules
             job.hook = hook
             let summary = try job.run(

@@ -1,4 +1,4 @@
-import Configuration
+import BeaconConfiguration
 import Foundation
 import Logging
 import BeaconCore
@@ -28,7 +28,11 @@ public struct EngineService: Service {
         let body = body
         try await withGracefulShutdownHandler {
             // The loop blocks (file reads, the radio's poll, SQLite commits): a thread of its own.
-            try await onDedicatedThread { try body(control) }
+            try await onDedicatedThread {
+                // Whatever way the loop ends, nobody waits for it to answer a query again.
+                defer { control.endQueries() }
+                try body(control)
+            }
         } onGracefulShutdown: {
             control.stop()
         }

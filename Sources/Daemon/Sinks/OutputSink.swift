@@ -1,4 +1,4 @@
-import Configuration
+import BeaconConfiguration
 import Engine
 import Persistence
 import RegionMonitor
@@ -33,11 +33,18 @@ public struct StepContext: Sendable {
     /// Messages for the broker beside the step's outputs (an OwnTracks `setWaypoints`), kept in
     /// the outbox by the MQTT sink.
     public var commands: [OutboxMessage]
+    /// When the step was staged, right after the engine handled its input (only for a step with
+    /// outputs): the start of the event latency the metrics show.
+    public var staged: ContinuousClock.Instant?
 
-    public init(whereabouts: Whereabouts, device: FleetDevice? = nil, commands: [OutboxMessage] = []) {
+    public init(
+        whereabouts: Whereabouts, device: FleetDevice? = nil, commands: [OutboxMessage] = [],
+        staged: ContinuousClock.Instant? = nil
+    ) {
         self.whereabouts = whereabouts
         self.device = device
         self.commands = commands
+        self.staged = staged
     }
 }
 

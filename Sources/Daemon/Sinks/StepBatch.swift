@@ -35,7 +35,8 @@ public struct StepBatch: Sendable {
         _ step: [MonitorOutput], state changes: StateChanges, sinks: [any OutputSink], whereabouts: Whereabouts,
         device: FleetDevice? = nil, commands: [OutboxMessage] = [], record: FleetDeviceRecord? = nil
     ) {
-        let context = StepContext(whereabouts: whereabouts, device: device, commands: commands)
+        let context = StepContext(
+            whereabouts: whereabouts, device: device, commands: commands, staged: step.isEmpty ? nil : .now)
         outputs += step
         if let device {
             if devices[device.id] == nil {

@@ -1,5 +1,5 @@
 import BeaconCore
-import Configuration
+import BeaconConfiguration
 import Engine
 import Fleet
 import Foundation
@@ -341,6 +341,9 @@ public final class MQTTSink: OutputSink {
 
     /// How many events are waiting to be acknowledged (in the backlog or with libmosquitto).
     public var waiting: Int { state.withLock { $0.outbox.waiting } }
+
+    /// The broker has acknowledged the current connection.
+    public var isConnected: Bool { state.withLock { $0.outbox.isConnected } }
 
     /// How many retained messages are waiting to be published or acknowledged.
     public var retainedWaiting: Int { state.withLock { $0.outbox.retainedWaiting } }

@@ -1,4 +1,4 @@
-import Configuration
+import BeaconConfiguration
 import Engine
 import Foundation
 import Logging

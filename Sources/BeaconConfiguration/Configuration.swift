@@ -22,6 +22,10 @@ public struct Configuration: Sendable {
     public var stateDatabase: String?
     /// `State.keepDays`: days of dwell history the state database keeps; older days are pruned.
     public var keepDays = 400
+    /// `Web.*`: the web view and HTTP API; `nil` when `Web.listen` is empty (off).
+    public var web: WebSettings? = WebSettings()
+    /// `Web.token`, also when `Web.listen` is empty (`run --web-listen` may turn the view on).
+    public var webToken: String?
     /// Keys that beaconwatch does not know, kept so that a full HSYCO hsyco.ini loads.
     public var unknownKeys: [IniFile.Entry] = []
     /// Unknown keys and doubtful settings, each with its line.

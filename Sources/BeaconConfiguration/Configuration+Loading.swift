@@ -50,7 +50,7 @@ extension Configuration {
         "Rules.source", "Rules.namespace", "Rules.refresh", "Rules.maxNotificationsPerDay",
         "Rules.autoServerNotify", "Rules.autoUserNotify", "Rules.serverTimeout", "Alert.resetAfter",
         "Script.timeout", "State.database", "State.keepDays", "Fleet.owntracks", "Fleet.theengs", "Fleet.forward",
-        "Fleet.autoAdd", "Fleet.maxDevices", "Fleet.maxAge", "Fleet.shard",
+        "Fleet.autoAdd", "Fleet.maxDevices", "Fleet.maxAge", "Fleet.shard", "Web.listen", "Web.token",
     ]
 
     /// Key prefixes followed by an id or a name (`LocationBaseBeacon.<id>`, `Script.enter`).
@@ -98,6 +98,7 @@ struct Loader {
         var zoneNames: [Region: String] = [:]
         var mqtt: [String: IniFile.Entry] = [:]
         var fleet: [String: IniFile.Entry] = [:]
+        var web: [String: IniFile.Entry] = [:]
         var devices: [IniFile.Entry] = []
         var alerts: [IniFile.Entry] = []
         var named = beacons.list
@@ -147,6 +148,8 @@ struct Loader {
                 if !Configuration.knownKeys.contains(key) { unknown(entry) }
             } else if key.hasPrefix("Fleet."), Configuration.knownKeys.contains(key) {
                 fleet[key] = entry
+            } else if key == "Web.listen" || key == "Web.token" {
+                web[key] = entry
             } else if key.hasPrefix("Device.") {
                 devices.append(entry)
             } else if key == "Script.timeout" {
@@ -167,6 +170,7 @@ struct Loader {
         for entry in alerts { loadAlert(entry, beacons: beacons.index) }
         loadMQTT(mqtt)
         loadFleet(fleet, devices: devices, file: file)
+        loadWeb(web)
         checkConsistency(file)
     }
 
@@ -453,6 +457,53 @@ struct Loader {
     }
 
     /// Checks across keys: class boundaries in order, the region cap against the hierarchy.
+    /// `Web.listen` and `Web.token` (SPEC 16): off when the address is empty; an address other
+    /// machines can reach needs a token.
+    mutating func loadWeb(_ entries: [String: IniFile.Entry]) {
+        var settings = WebSettings()
+        if let entry = entries["Web.token"] {
+            if entry.value.isEmpty {
+                error(entry, "Web.token is empty; give a long random secret (openssl rand -hex 24) or remove the line")
+            } else if !entry.value.unicodeScalars.allSatisfy({
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-._~+/=".unicodeScalars.contains($0))
+            }) {
+                error(
+                    entry,
+                    "Web.token may hold letters, digits and - . _ ~ + / = only (it travels in a header and a cookie); openssl rand -hex 24 makes one"
+                )
+            } else if entry.value.count < 16 {
+                warn(entry, "Web.token is shorter than 16 characters; a guessable token guards nothing")
+                settings.token = entry.value
+            } else {
+                settings.token = entry.value
+            }
+        }
+        configuration.webToken = settings.token
+        if let entry = entries["Web.listen"] {
+            if entry.value.isEmpty {
+                configuration.web = nil
+                return
+            }
+            switch WebSettings.parseListen(entry.value) {
+            case .failure(let problem):
+                error(entry, "Web.listen = '\(entry.value.excerpt)': \(problem.reason)")
+                return
+            case .success(let (host, port)):
+                settings.host = host
+                settings.port = port
+                settings.explicit = true
+            }
+            if !settings.isLoopback, settings.token == nil {
+                error(
+                    entry,
+                    "Web.listen = \(entry.value.excerpt) is reachable from other machines; set Web.token = <a long random secret> (requests then send Authorization: Bearer <token>), or listen on 127.0.0.1"
+                )
+                return
+            }
+        }
+        configuration.web = settings
+    }
+
     mutating func checkConsistency(_ file: IniFile) {
         let monitor = configuration.monitor
         if monitor.near <= monitor.immediate {

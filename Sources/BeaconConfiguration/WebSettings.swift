@@ -1,0 +1,73 @@
+/// `Web.*` (SPEC 16): where the web view and HTTP API listen, and the token that guards them.
+/// The token never appears in ``description``.
+public struct WebSettings: Sendable, Hashable, CustomStringConvertible {
+    /// A host name or an IP address (IPv6 without brackets).
+    public var host: String
+    /// 0 asks the system for a free port (tests).
+    public var port: Int
+    /// `Web.listen` was given: an address that cannot be bound is an error then, where the
+    /// default only warns.
+    public var explicit: Bool
+    /// `Web.token`: with it every request needs `Authorization: Bearer <token>`; POSTs always do.
+    public var token: String?
+
+    public static let defaultHost = "127.0.0.1"
+    public static let defaultPort = 8080
+
+    public init(
+        host: String = Self.defaultHost, port: Int = Self.defaultPort, explicit: Bool = false, token: String? = nil
+    ) {
+        self.host = host
+        self.port = port
+        self.explicit = explicit
+        self.token = token
+    }
+
+    /// The address only this machine reaches: 127.0.0.0/8, `::1`, `localhost`.
+    public var isLoopback: Bool { Self.isLoopback(host) }
+
+    public static func isLoopback(_ host: String) -> Bool {
+        if host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+    }
+
+    /// `HOST:PORT` as a URL's authority (IPv6 in brackets).
+    public var authority: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    public var description: String { "\(authority)\(token == nil ? "" : " (token set)")" }
+
+    /// Reads `HOST:PORT` (`[IPv6]:PORT`); `nil` with the reason when it is not one.
+    public static func parseListen(_ text: String) -> Result<(host: String, port: Int), ListenError> {
+        let host: Substring
+        let portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                return .failure(ListenError(reason: "an IPv6 address is written [ADDRESS]:PORT"))
+            }
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":") else {
+                return .failure(ListenError(reason: "give HOST:PORT, such as 127.0.0.1:8080"))
+            }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+            if host.contains(":") {
+                return .failure(ListenError(reason: "an IPv6 address is written [ADDRESS]:PORT"))
+            }
+        }
+        guard !host.isEmpty, host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:_".contains($0)) })
+        else {
+            return .failure(ListenError(reason: "the host is not a host name or an IP address"))
+        }
+        guard let port = Int(portText), (0...65_535).contains(port) else {
+            return .failure(ListenError(reason: "the port is not a number from 0 to 65535"))
+        }
+        return .success((String(host), port))
+    }
+
+    public struct ListenError: Error, Sendable {
+        public var reason: String
+    }
+}

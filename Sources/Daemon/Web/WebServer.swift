@@ -1,0 +1,259 @@
+import BeaconConfiguration
+import BeaconCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+import WebView
+
+/// Answers the web view's and the API's requests (SPEC 16, README "Web view and HTTP API"): one
+/// responder for every path, so that every error is the same one-line JSON.
+public struct WebResponder: HTTPResponder {
+    public typealias Context = BasicRequestContext
+
+    let state: WebState
+    let token: String?
+    /// The broker connection and the script runner, for `/metrics`.
+    let mqtt: MQTTSink?
+    let scripts: ScriptSink?
+
+    /// Request bodies over this are refused (413).
+    public static let bodyLimit = 4096
+    /// Batches of events per client at most this often: a burst goes out in one write.
+    static let eventPause = Duration.milliseconds(20)
+    static let cookie = "beaconwatch_token"
+
+    public init(state: WebState, token: String?, mqtt: MQTTSink? = nil, scripts: ScriptSink? = nil) {
+        self.state = state
+        self.token = token
+        self.mqtt = mqtt
+        self.scripts = scripts
+    }
+
+    public func respond(to request: Request, context: Context) async throws -> Response {
+        let path = request.uri.path
+        var setCookie: Cookie?
+        if let token {
+            switch authorize(request, token: token) {
+            case .refused:
+                return Self.error(
+                    .unauthorized,
+                    "send Authorization: Bearer <Web.token> (or open the page once with ?token=<Web.token>)",
+                    bearer: true)
+            case .byQuery:
+                // The page's own requests (its script, its events) then carry it.
+                setCookie = Cookie(name: Self.cookie, value: token, path: "/", httpOnly: true, sameSite: .strict)
+            case .byHeader, .byCookie: break
+            }
+        }
+        var response = try await route(request, path: path)
+        if let setCookie { response.setCookie(setCookie) }
+        return response
+    }
+
+    private func route(_ request: Request, path: String) async throws -> Response {
+        let query = request.uri.queryParameters
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map {
+            String($0).removingPercentEncoding ?? String($0)
+        }
+        if request.method == .post {
+            guard segments.count == 6, segments[0] == "api", segments[1] == "v1", segments[2] == "devices",
+                segments[4] == "cmd"
+            else {
+                return Self.error(
+                    .methodNotAllowed,
+                    "POST is taken only on /api/v1/devices/<id>/cmd/mode and /api/v1/devices/<id>/cmd/alert")
+            }
+            return try await command(request, id: segments[3], name: segments[5])
+        }
+        guard request.method == .get || request.method == .head else {
+            return Self.error(
+                .methodNotAllowed,
+                "\(request.method) is not served here; the API takes GET, and POST on /api/v1/devices/<id>/cmd/mode|alert"
+            )
+        }
+        switch segments.first {
+        case "":
+            guard segments.count == 1 else { break }
+            let model = await state.current()
+            if query["fragment"] == "main" { return Self.html(Pages.building(model)) }
+            return Self.html(Pages.page(title: "Building", device: nil, main: Pages.building(model)))
+        case "devices":
+            guard segments.count == 2, !segments[1].isEmpty else { break }
+            let id = segments[1]
+            let model = await state.current()
+            guard let main = Pages.device(model, id: id) else {
+                return Self.html(
+                    Pages.page(title: "Unknown device", device: nil, main: Pages.unknownDevice(id)), status: .notFound)
+            }
+            if query["fragment"] == "main" { return Self.html(main) }
+            return Self.html(Pages.page(title: model.devices[id]?.label ?? id, device: id, main: main))
+        case "assets":
+            if segments.count == 2, segments[1] == "live.js" {
+                return Self.text(Assets.liveJS, type: "text/javascript; charset=utf-8")
+            }
+            if segments.count == 2, segments[1] == "style.css" {
+                return Self.text(Assets.styleCSS, type: "text/css; charset=utf-8")
+            }
+        case "healthz":
+            guard segments.count == 1 else { break }
+            if let reason = await state.health() { return Self.text("\(reason)\n", status: .serviceUnavailable) }
+            return Self.text("ok\n")
+        case "metrics":
+            guard segments.count == 1 else { break }
+            _ = await state.current()
+            state.metrics.take(
+                outbox: mqtt?.waiting, connected: mqtt?.isConnected, scripts: scripts?.pending ?? 0,
+                slowClients: state.hub.slowClientsDisconnected)
+            return Self.text(state.metrics.text(), type: "text/plain; version=0.0.4; charset=utf-8")
+        case "api":
+            guard segments.count >= 3, segments[1] == "v1" else { break }
+            switch (segments[2], segments.count) {
+            case ("state", 3):
+                return Self.json(StateJSON.state(await state.current()))
+            case ("devices", 4):
+                guard let json = StateJSON.device(await state.current(), id: segments[3]) else {
+                    return Self.error(
+                        .notFound, "no device \(Self.quoted(segments[3])); /api/v1/state lists the devices")
+                }
+                return Self.json(json)
+            case ("events", 3):
+                return await events(device: query["device"].map(String.init))
+            default: break
+            }
+        default: break
+        }
+        return Self.error(
+            .notFound, "no such path \(Self.quoted(path)); see /, /api/v1/state, /api/v1/events, /healthz, /metrics")
+    }
+
+    /// `POST /api/v1/devices/<id>/cmd/mode|alert`: the payloads of `B/cmd/*` (SPEC 10.1).
+    private func command(_ request: Request, id: String, name: String) async throws -> Response {
+        guard let token else {
+            return Self.error(
+                .forbidden,
+                "commands need Web.token: set it in the configuration and send Authorization: Bearer <token>")
+        }
+        // A cookie is not enough for a command: a page elsewhere could make the browser send it.
+        guard case .byHeader = authorize(request, token: token, headerOnly: true) else {
+            return Self.error(.unauthorized, "commands need Authorization: Bearer <Web.token>", bearer: true)
+        }
+        guard name == "mode" || name == "alert" else {
+            return Self.error(.notFound, "no command \(Self.quoted(name)); the commands are mode and alert")
+        }
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > Self.bodyLimit {
+            return Self.error(.contentTooLarge, "the request body is over \(Self.bodyLimit) bytes")
+        }
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: Self.bodyLimit)
+        } catch {
+            return Self.error(.contentTooLarge, "the request body is over \(Self.bodyLimit) bytes")
+        }
+        let model = await state.current(maxAge: .seconds(3600))
+        guard model.devices[id] != nil else {
+            return Self.error(.notFound, "no device \(Self.quoted(id)); /api/v1/state lists the devices")
+        }
+        switch DaemonCommand.parse(name: name, payload: Array(body.readableBytesView)) {
+        case .failure(let problem):
+            return Self.error(.badRequest, "\(problem)")
+        case .success(let command):
+            guard state.post(command, device: id) else {
+                return Self.error(.conflict, "device \(Self.quoted(id)) takes no commands now (the engine has stopped)")
+            }
+            return Self.json(#"{"accepted":true}"#, status: .accepted)
+        }
+    }
+
+    /// `/api/v1/events`: every output as it is delivered, as server-sent events.
+    private func events(device: String?) async -> Response {
+        if let device {
+            let known = await state.current(maxAge: .seconds(3600)).devices[device] != nil
+            guard known else {
+                return Self.error(.notFound, "no device \(Self.quoted(device)); /api/v1/state lists the devices")
+            }
+        }
+        guard let id = state.hub.subscribe(device: device) else {
+            return Self.error(.serviceUnavailable, "the daemon is stopping")
+        }
+        let hub = state.hub
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream"
+        headers[.cacheControl] = "no-store"
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { writer in
+                defer { hub.unsubscribe(id) }
+                try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
+                while let bytes = await hub.next(id) {
+                    try await writer.write(ByteBuffer(bytes: bytes))
+                    try await Task.sleep(for: Self.eventPause)
+                }
+                try await writer.finish(nil)
+            })
+    }
+
+    // MARK: - Authorisation
+
+    enum Authorisation { case refused, byHeader, byCookie, byQuery }
+
+    func authorize(_ request: Request, token: String, headerOnly: Bool = false) -> Authorisation {
+        if let header = request.headers[.authorization], header.hasPrefix("Bearer "),
+            Self.same(String(header.dropFirst(7)), token)
+        {
+            return .byHeader
+        }
+        if headerOnly { return .refused }
+        if let cookie = request.cookies[Self.cookie], Self.same(cookie.value, token) { return .byCookie }
+        if let given = request.uri.queryParameters["token"], Self.same(String(given), token) { return .byQuery }
+        return .refused
+    }
+
+    /// Compares in time that depends on the expected token's length only, not on where the
+    /// given one differs.
+    static func same(_ given: String, _ expected: String) -> Bool {
+        let a = Array(given.utf8)
+        let b = Array(expected.utf8)
+        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
+        if a.count != b.count { difference |= 1 }
+        for index in 0..<b.count { difference |= b[index] ^ (index < a.count ? a[index] : 0) }
+        return difference == 0
+    }
+
+    // MARK: - Responses
+
+    static func quoted(_ value: String) -> String {
+        var bytes: [UInt8] = []
+        JSONObjectWriter.appendString(String(value.prefix(80)), to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func error(_ status: HTTPResponse.Status, _ message: String, bearer: Bool = false) -> Response {
+        var object = JSONObjectWriter()
+        object.add("error", message)
+        var response = json(object.text, status: status)
+        if bearer { response.headers[.wwwAuthenticate] = "Bearer realm=\"beaconwatch\"" }
+        return response
+    }
+
+    static func json(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
+        Self.text(text + "\n", status: status, type: "application/json")
+    }
+
+    static func html(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
+        Self.text(text, status: status, type: "text/html; charset=utf-8")
+    }
+
+    static func text(_ text: String, status: HTTPResponse.Status = .ok, type: String = "text/plain; charset=utf-8")
+        -> Response
+    {
+        var headers = HTTPFields()
+        headers[.contentType] = type
+        headers[.cacheControl] = "no-store"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+}

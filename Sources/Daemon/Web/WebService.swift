@@ -1,0 +1,97 @@
+import BeaconConfiguration
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// The web view and HTTP API as a service of the daemon's group (SPEC 16): a Hummingbird
+/// server, a reading of the engines every second (the RSSI charts), and a keep-alive to every
+/// event client every 15 s (which finds the ones that vanished). A graceful shutdown ends every
+/// event stream first, so the server's own shutdown does not wait for them.
+public struct WebService: Service {
+    let settings: WebSettings
+    let responder: WebResponder
+    let logger: Logger
+    let bound: @Sendable (Int) -> Void
+
+    /// Serves `responder` where `settings` say; `bound` is told the port once it listens (the one
+    /// the system chose for port 0).
+    public init(
+        settings: WebSettings, responder: WebResponder, logger: Logger,
+        bound: @escaping @Sendable (Int) -> Void = { _ in }
+    ) {
+        self.settings = settings
+        self.responder = responder
+        self.logger = logger
+        self.bound = bound
+    }
+
+    static let samplePeriod = Duration.seconds(1)
+    static let keepAlivePeriod = Duration.seconds(15)
+
+    public func run() async throws {
+        let (settings, logger, bound, state) = (settings, logger, bound, responder.state)
+        var quiet = logger
+        quiet.logLevel = max(logger.logLevel, .warning)
+        let app = Application(
+            responder: responder,
+            configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: nil),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? settings.port
+                var shown = settings
+                shown.port = port
+                logger.notice("web view at http://\(shown.authority)/")
+                bound(port)
+            },
+            logger: quiet)
+        try await withGracefulShutdownHandler {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await app.run() }
+                // Child task: readings for the charts and the keep-alives, until cancelled.
+                group.addTask {
+                    var sinceKeepAlive = Duration.zero
+                    while !Task.isCancelled, !state.engineEnded {
+                        try await Task.sleep(for: Self.samplePeriod)
+                        _ = await state.current(maxAge: Self.samplePeriod / 2)
+                        sinceKeepAlive += Self.samplePeriod
+                        if sinceKeepAlive >= Self.keepAlivePeriod {
+                            state.hub.keepAlive()
+                            sinceKeepAlive = .zero
+                        }
+                    }
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        } onGracefulShutdown: {
+            state.hub.close()
+        }
+    }
+
+    /// Whether `settings`' address can be bound now; the reason when not. The daemon asks before
+    /// it starts, so that an explicit address that is taken stops it at once (exit 1) and the
+    /// default one is given up with one warning.
+    public static func bindProblem(_ settings: WebSettings) -> String? {
+        var hints = addrinfo()
+        hints.ai_flags = AI_PASSIVE
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(settings.host, String(settings.port), &hints, &list)
+        guard status == 0, let first = list else {
+            return "cannot resolve \(settings.host): \(String(cString: gai_strerror(status)))"
+        }
+        defer { freeaddrinfo(list) }
+        let descriptor = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+        guard descriptor >= 0 else { return String(cString: strerror(errno)) }
+        defer { close(descriptor) }
+        var yes: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        guard bind(descriptor, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
+            return String(cString: strerror(errno))
+        }
+        guard listen(descriptor, 1) == 0 else { return String(cString: strerror(errno)) }
+        return nil
+    }
+}

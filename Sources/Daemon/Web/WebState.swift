@@ -1,0 +1,193 @@
+import BeaconConfiguration
+import BeaconCore
+import Engine
+import Fleet
+import Metrics
+import Persistence
+import Prometheus
+import RegionMonitor
+import Synchronization
+import WebView
+
+/// The web view's side of the daemon: a sink that takes every output as it is delivered (the
+/// latest transitions, server-sent events, counts), and the ``BuildingModel`` refreshed from
+/// readings of the engines, taken on the engine's thread between two events.
+public final class WebState: OutputSink, Sendable {
+    public let hub = EventHub()
+    public let metrics: WebMetrics
+    let control: EngineControl
+    /// The daemon's own device id: its userid.
+    let ownID: String
+    private let model: Mutex<BuildingModel>
+    /// Changes so far: outputs delivered (on the engine's thread) and commands posted; a reading
+    /// older than the latest is refreshed before it is shown.
+    private let delivered = Atomic<Int>(0)
+    private let refreshing = Mutex<Refresh>(Refresh())
+
+    private struct Refresh {
+        var readAt: ContinuousClock.Instant?
+        var readGeneration = -1
+        var inFlight: Task<Void, Never>?
+        var ended = false
+    }
+
+    /// Readings at most this often, however many requests and outputs come.
+    static let minimumInterval = Duration.milliseconds(40)
+
+    public init(configuration: Configuration, ownID: String, control: EngineControl) {
+        self.control = control
+        self.ownID = ownID
+        metrics = WebMetrics()
+        var model = BuildingModel(hierarchy: configuration.hierarchy, maxRegions: configuration.monitor.maxRegions)
+        model.declare(.init(id: ownID, name: nil, own: true))
+        for declaration in configuration.fleet?.devices ?? [] {
+            model.declare(.init(id: declaration.id, name: declaration.name))
+        }
+        self.model = Mutex(model)
+    }
+
+    // MARK: - OutputSink (the engine's thread)
+
+    public func deliver(_ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, context: StepContext) {
+        guard !outputs.isEmpty else { return }
+        let device = context.device?.id ?? ownID
+        let hasClients = hub.clientCount > 0
+        var transitions = false
+        for output in outputs {
+            metrics.output(output.type)
+            if case .transition = output { transitions = true }
+            if hasClients { hub.publish(json: output.json(device: context.device?.id), device: device) }
+        }
+        if transitions {
+            model.withLock { model in
+                for output in outputs { model.record(output, device: device) }
+            }
+        }
+        if let staged = context.staged { metrics.latency(ContinuousClock.now - staged) }
+        delivered.add(outputs.count, ordering: .releasing)
+    }
+
+    public func reconfigure(_ configuration: Configuration) {
+        model.withLock { model in
+            for declaration in configuration.fleet?.devices ?? [] {
+                model.declare(.init(id: declaration.id, name: declaration.name))
+            }
+        }
+    }
+
+    // MARK: - Readings
+
+    /// The model, refreshed first when outputs were delivered since its last reading or it is
+    /// older than `maxAge` (at most every ``minimumInterval``); as it is when the engine does
+    /// not answer.
+    public func current(maxAge: Duration = .seconds(1)) async -> BuildingModel {
+        await refresh(maxAge: maxAge)
+        return model.withLock { $0 }
+    }
+
+    /// Whether the engine's loop has ended (a file source's end, a stop).
+    public var engineEnded: Bool { refreshing.withLock { $0.ended } }
+
+    func refresh(maxAge: Duration) async {
+        while true {
+            let wanted = delivered.load(ordering: .acquiring)
+            let task: Task<Void, Never>? = refreshing.withLock { state in
+                if state.ended { return nil }
+                if let inFlight = state.inFlight { return inFlight }
+                let fresh =
+                    state.readGeneration >= wanted && state.readAt.map { ContinuousClock.now - $0 < maxAge } == true
+                if fresh { return nil }
+                let wait = state.readAt.map { Self.minimumInterval - (ContinuousClock.now - $0) } ?? .zero
+                let task = Task { [self] in
+                    if wait > .zero { try? await Task.sleep(for: wait) }
+                    await read()
+                }
+                state.inFlight = task
+                return task
+            }
+            guard let task else { return }
+            await task.value
+            // A reading that began before this request's outputs were delivered: once more.
+            if refreshing.withLock({ $0.ended || $0.readGeneration >= wanted }) { return }
+        }
+    }
+
+    /// Reads every engine once (the engine's thread), then takes the readings into the model.
+    private func read() async {
+        let ownID = ownID
+        let snapshot = await control.read { [self] driver -> Snapshot in
+            var devices: [(id: String, name: String?, reading: DeviceReading)] = []
+            devices.append((ownID, nil, driver.engine.reading))
+            if let fleet = driver.fleet {
+                devices.reserveCapacity(fleet.engines.count + 1)
+                for (id, engine) in fleet.engines {
+                    devices.append((id, fleet.devices[id]?.declaration?.name, engine.reading))
+                }
+            }
+            return Snapshot(
+                generation: self.delivered.load(ordering: .acquiring), devices: devices, reports: driver.reports,
+                sightings: driver.engine.sightings
+                    + (driver.fleet?.engines.values.reduce(0) { $0 + $1.sightings } ?? 0),
+                failing: driver.failing.map { "\($0)" })
+        }
+        refreshing.withLock { state in
+            state.inFlight = nil
+            if let snapshot {
+                state.readAt = .now
+                state.readGeneration = snapshot.generation
+            } else if control.hasEnded {
+                state.ended = true
+            }
+        }
+        guard let snapshot else { return }
+        metrics.take(snapshot)
+        model.withLock { model in
+            for device in snapshot.devices {
+                if model.devices[device.id] == nil || device.name != nil {
+                    model.declare(.init(id: device.id, name: device.name, own: device.id == ownID))
+                }
+                model.update(device.id, reading: device.reading)
+            }
+        }
+    }
+
+    /// What one reading of the engines brings back.
+    struct Snapshot: Sendable {
+        var generation: Int
+        var devices: [(id: String, name: String?, reading: DeviceReading)]
+        var reports: Int
+        var sightings: Int
+        var failing: String?
+    }
+
+    /// Hands `command` to device `id`'s engine; false once the engine's loop has ended.
+    func post(_ command: DaemonCommand, device id: String) -> Bool {
+        guard !control.hasEnded else { return false }
+        // The next reading is taken after the command (the loop takes orders before queries):
+        // a request that follows sees what it did, outputs or not.
+        defer { delivered.add(1, ordering: .releasing) }
+        if id == ownID {
+            control.post(command)
+            return true
+        }
+        switch command {
+        case .mode(let mode): control.post(.input(device: id, .mode(mode)))
+        case .alert: command.traceCommand.map { control.post(.input(device: id, .command($0))) }
+        case .reload: return false
+        }
+        return true
+    }
+
+    /// Whether the engine runs and can keep what it does: `nil` when healthy, else why not.
+    public func health(within limit: Duration = .seconds(2)) async -> String? {
+        let answer = await control.read(within: limit) { driver in driver.failing.map { "\($0)" } }
+        switch answer {
+        case .some(nil): return nil
+        case .some(let failing?): return "the state database cannot be written: \(failing)"
+        case nil:
+            return control.hasEnded
+                ? "the engine has stopped (end of input or shutting down)"
+                : "the engine did not answer within \(limit)"
+        }
+    }
+}

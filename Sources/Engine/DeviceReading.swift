@@ -1,0 +1,51 @@
+import BeaconCore
+import RegionMonitor
+import Rules
+
+/// What one device's engine knows now, read for a person (the web view and its API, SPEC 16):
+/// the monitor's reading, alerts, rule counts, pending latches, the day's notifications, dwell.
+public struct DeviceReading: Sendable, Hashable {
+    public var monitor: MonitorReading
+    /// Each alerted beacon's status, by Location ID.
+    public var alerts: [String: AlertStatus]
+    /// Accepted events per rule (SPEC 7.3), by region and rule id.
+    public var ruleCounts: [RuleKey: Int]
+    public var latches: [PendingLatch]
+    /// Notifications sent on the engine's local day (the `Rules.maxNotificationsPerDay` count).
+    public var notificationsToday: Int
+    /// Seconds inside today per canonical region: finished visits plus the current one.
+    public var dwellToday: [String: Double]
+
+    public init(
+        monitor: MonitorReading, alerts: [String: AlertStatus] = [:], ruleCounts: [RuleKey: Int] = [:],
+        latches: [PendingLatch] = [], notificationsToday: Int = 0, dwellToday: [String: Double] = [:]
+    ) {
+        self.monitor = monitor
+        self.alerts = alerts
+        self.ruleCounts = ruleCounts
+        self.latches = latches
+        self.notificationsToday = notificationsToday
+        self.dwellToday = dwellToday
+    }
+}
+
+extension Engine {
+    /// The engine now, read without changing it.
+    public var reading: DeviceReading {
+        let monitor = monitor.reading
+        let now = monitor.time
+        var dwellToday: [String: Double] = [:]
+        for presence in monitor.inside where presence.region.kind != .beacon {
+            let current = Double(max(0, now.microseconds &- presence.since.microseconds)) / 1_000_000
+            dwellToday[presence.region.description] = dwell.today(presence.region, at: now) + current
+        }
+        let date = LocalDay(containing: now, in: dwell.timeZone).date.description
+        for (key, seconds) in dwell.totals where key.date == date && dwellToday[key.region] == nil {
+            dwellToday[key.region] = seconds
+        }
+        return DeviceReading(
+            monitor: monitor, alerts: alerts?.statuses ?? [:],
+            ruleCounts: rules?.state.rules.mapValues(\.count) ?? [:], latches: rules?.pendingLatches ?? [],
+            notificationsToday: rules?.notificationCount(at: now) ?? 0, dwellToday: dwellToday)
+    }
+}

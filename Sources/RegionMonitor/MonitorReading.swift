@@ -1,0 +1,88 @@
+import BeaconCore
+
+/// What a monitor knows now, read for a person (the web view, SPEC 16): the monitored set, the
+/// regions inside, and every beacon that is ranged or was last reported as not `off`.
+public struct MonitorReading: Sendable, Hashable {
+    /// One beacon's ranging now.
+    public struct Beacon: Sendable, Hashable {
+        public var locationID: String
+        /// The class computed from its filtered RSSI (what rules and alerts see).
+        public var computed: Proximity
+        /// The class last reported in a `location` output.
+        public var reported: Proximity
+        /// Filtered RSSI, dBm; `nil` while `off`.
+        public var rssi: Double?
+        /// Estimated distance, metres; `nil` while `off`.
+        public var meters: Double?
+
+        public init(locationID: String, computed: Proximity, reported: Proximity, rssi: Double?, meters: Double?) {
+            self.locationID = locationID
+            self.computed = computed
+            self.reported = reported
+            self.rssi = rssi
+            self.meters = meters
+        }
+    }
+
+    /// A region inside, and since when (its current visit).
+    public struct Presence: Sendable, Hashable {
+        public var region: Region
+        public var since: Timestamp
+
+        public init(region: Region, since: Timestamp) {
+            self.region = region
+            self.since = since
+        }
+    }
+
+    public var time: Timestamp
+    /// What the monitored set holds: Beacons, Zones, or Areas (then the Zones of one Area).
+    public var mode: MonitoringChange.Mode
+    /// The monitored regions, at most `Monitor.maxRegions`.
+    public var monitored: [Region]
+    /// Every region inside now: Areas, Zones and Beacons, in hierarchy order.
+    public var inside: [Presence]
+    /// Ranged or last reported not `off`, in hierarchy order.
+    public var beacons: [Beacon]
+    /// The nearest beacon's Location ID.
+    public var nearest: String?
+    public var ranging: RangingMode
+
+    public init(
+        time: Timestamp, mode: MonitoringChange.Mode, monitored: [Region], inside: [Presence], beacons: [Beacon],
+        nearest: String?, ranging: RangingMode
+    ) {
+        self.time = time
+        self.mode = mode
+        self.monitored = monitored
+        self.inside = inside
+        self.beacons = beacons
+        self.nearest = nearest
+        self.ranging = ranging
+    }
+}
+
+extension Monitor {
+    /// The monitor now, read without changing it (cost: the regions inside and the beacons
+    /// watched, never the whole hierarchy).
+    public var reading: MonitorReading {
+        let inside = tracked.filter(\.value.inside).sorted { $0.key < $1.key }.map {
+            MonitorReading.Presence(region: region($0.key), since: Timestamp(microseconds: $0.value.enteredAt))
+        }
+        var beacons: [MonitorReading.Beacon] = []
+        beacons.reserveCapacity(watchList.count)
+        for index in watchList.sorted() {
+            let beacon = Int(index)
+            let slot = Int(rangingSlot[beacon])
+            let ranged = slot >= 0 && proximity[beacon] != .off
+            beacons.append(
+                MonitorReading.Beacon(
+                    locationID: hierarchy.beacons[beacon].locationID, computed: proximity[beacon],
+                    reported: reported[beacon], rssi: ranged ? rangingPool[slot].rssi : nil,
+                    meters: ranged ? rangingPool[slot].meters : nil))
+        }
+        return MonitorReading(
+            time: clock, mode: monitoredMode, monitored: monitoredRegions, inside: inside, beacons: beacons,
+            nearest: nearest >= 0 ? hierarchy.beacons[Int(nearest)].locationID : nil, ranging: mode)
+    }
+}

@@ -1,0 +1,145 @@
+import BeaconCore
+import Engine
+import RegionMonitor
+
+/// What the web view shows (SPEC 16), as a value: every device with its latest reading, each
+/// beacon's filtered RSSI over the last five minutes, and the latest transitions of all devices.
+///
+/// Fed two ways by the shell: ``update(_:reading:)`` with readings of the engines (taken on the
+/// engine's thread, so always consistent), and ``record(_:device:)`` with each output as it is
+/// delivered. Rendering (``BuildingPage``, ``DevicePage``, ``StateJSON``) reads it; nothing here
+/// does I/O.
+public struct BuildingModel: Sendable {
+    /// A device as the view names it.
+    public struct Device: Sendable, Hashable {
+        /// Its id: the daemon's own userid, or the fleet device's id (SPEC 15).
+        public var id: String
+        /// `Device.<id> = name`, or `nil`.
+        public var name: String?
+        /// The daemon's own radio (not a fleet device).
+        public var own: Bool
+        public var reading: DeviceReading?
+
+        public init(id: String, name: String? = nil, own: Bool = false, reading: DeviceReading? = nil) {
+            self.id = id
+            self.name = name
+            self.own = own
+            self.reading = reading
+        }
+
+        /// What a person reads: the name, else the id.
+        public var label: String { name ?? id }
+    }
+
+    /// One transition of one device, for the list of the latest.
+    public struct TransitionEntry: Sendable, Hashable {
+        public var time: Timestamp
+        public var device: String
+        public var transition: Transition
+    }
+
+    /// One RSSI reading of a beacon; `nil` while `off`.
+    public struct Sample: Sendable, Hashable {
+        public var time: Timestamp
+        public var rssi: Double?
+        public var proximity: Proximity
+    }
+
+    public let hierarchy: Hierarchy
+    public let maxRegions: Int
+    public private(set) var devices: [String: Device] = [:]
+    /// Newest last, at most ``transitionLimit``.
+    public private(set) var transitions: [TransitionEntry] = []
+    /// Per device, per Location ID: samples of the last ``historySeconds``, oldest first.
+    public private(set) var history: [String: [String: [Sample]]] = [:]
+
+    public static let transitionLimit = 50
+    public static let historySeconds: Int64 = 300
+    /// Samples kept per beacon at most (two a second over five minutes).
+    static let sampleLimit = 600
+
+    public init(hierarchy: Hierarchy, maxRegions: Int) {
+        self.hierarchy = hierarchy
+        self.maxRegions = maxRegions
+    }
+
+    /// Makes `device` known (its name may change with a reload); keeps its reading.
+    public mutating func declare(_ device: Device) {
+        var entry = devices[device.id] ?? device
+        entry.name = device.name
+        entry.own = device.own
+        if let reading = device.reading { entry.reading = reading }
+        devices[device.id] = entry
+    }
+
+    /// Devices in a stable order: the own radio first, then by label.
+    public var orderedDevices: [Device] {
+        devices.values.sorted { ($0.own ? 0 : 1, $0.label, $0.id) < ($1.own ? 0 : 1, $1.label, $1.id) }
+    }
+
+    /// A device's newest reading: taken as its state, and its beacons' RSSI sampled.
+    public mutating func update(_ id: String, reading: DeviceReading) {
+        devices[id, default: Device(id: id)].reading = reading
+        let now = reading.monitor.time
+        let oldest = now.microseconds &- Self.historySeconds * 1_000_000
+        var beacons = history[id] ?? [:]
+        var seen: Set<String> = []
+        for beacon in reading.monitor.beacons {
+            seen.insert(beacon.locationID)
+            var samples = beacons[beacon.locationID] ?? []
+            // A reading at the same instant replaces the last (on-demand and periodic readings).
+            if let last = samples.last, last.time >= now { samples.removeLast() }
+            samples.append(Sample(time: now, rssi: beacon.rssi, proximity: beacon.computed))
+            beacons[beacon.locationID] = samples
+        }
+        for (locationID, samples) in beacons {
+            var kept = samples
+            if !seen.contains(locationID), let last = kept.last, last.rssi != nil, last.time < now {
+                // No longer watched: it went `off`.
+                kept.append(Sample(time: now, rssi: nil, proximity: .off))
+            }
+            let drop = kept.firstIndex { $0.time.microseconds >= oldest } ?? kept.count
+            kept.removeFirst(max(drop, kept.count - Self.sampleLimit))
+            beacons[locationID] = kept.isEmpty || kept.allSatisfy({ $0.rssi == nil }) ? nil : kept
+        }
+        history[id] = beacons.isEmpty ? nil : beacons
+    }
+
+    /// An output of `device` as it is delivered: transitions go to the latest.
+    public mutating func record(_ output: MonitorOutput, device: String) {
+        guard case .transition(let time, let transition) = output else { return }
+        transitions.append(TransitionEntry(time: time, device: device, transition: transition))
+        if transitions.count > Self.transitionLimit {
+            transitions.removeFirst(transitions.count - Self.transitionLimit)
+        }
+    }
+
+    /// The devices inside `region` now, in ``orderedDevices`` order.
+    public func devices(inside region: Region) -> [Device] {
+        orderedDevices.filter { device in
+            device.reading?.monitor.inside.contains { $0.region == region } == true
+        }
+    }
+
+    /// Today's longest stays in `region`, longest first (the party's bar score): at most `limit`.
+    public func leaderboard(_ region: Region, limit: Int = 5) -> [(device: Device, seconds: Double)] {
+        let key = region.description
+        var rows: [(device: Device, seconds: Double)] = []
+        for device in devices.values {
+            guard let seconds = device.reading?.dwellToday[key], seconds > 0 else { continue }
+            rows.append((device, seconds))
+        }
+        rows.sort { ($0.seconds, $1.device.label) > ($1.seconds, $0.device.label) }
+        return Array(rows.prefix(limit))
+    }
+
+    /// The name a person reads for `region`: its configured name, else its canonical form.
+    public func name(of region: Region) -> String { hierarchy.name(of: region) ?? region.description }
+
+    /// The latest instant any reading or transition knows: "now" for the view.
+    public var latestTime: Timestamp? {
+        let readings = devices.values.compactMap { $0.reading?.monitor.time }.max()
+        guard let last = transitions.last?.time else { return readings }
+        return readings.map { max($0, last) } ?? last
+    }
+}

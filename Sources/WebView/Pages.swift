@@ -1,0 +1,352 @@
+import BeaconCore
+import Engine
+import RegionMonitor
+
+/// The web view's pages (SPEC 16), rendered on the server so that they show the state with
+/// JavaScript off. Each page is a frame around a `<main id="main">` whose content the page's
+/// script fetches again (`?fragment=main`) when an output arrives over server-sent events.
+public enum Pages {
+    /// The whole page: the frame and `main`.
+    public static func page(title: String, device: String?, main: String) -> String {
+        var html = HTML(capacity: main.utf8.count + 1024)
+        html.raw("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">")
+        html.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")
+        html.element("title", [], "\(title) · beaconwatch")
+        html.raw("<link rel=\"stylesheet\" href=\"/assets/style.css\"></head>")
+        html.open("body", device.map { [("data-device", $0)] } ?? [])
+        html.raw("<header><a class=\"home\" href=\"/\">beaconwatch</a>")
+        html.element("h1", [], title)
+        html.raw("<span id=\"live\" class=\"live\">static</span></header>")
+        html.raw("<main id=\"main\">")
+        html.raw(main)
+        html.raw("</main><script src=\"/assets/live.js\"></script></body></html>")
+        return html.text
+    }
+
+    // MARK: - The building
+
+    /// `/`'s main: the hierarchy with who is inside each Area and Zone, today's leaderboard per
+    /// Zone, the devices, and the latest transitions.
+    public static func building(_ model: BuildingModel) -> String {
+        var html = HTML()
+        let devices = model.orderedDevices
+        var inside: [Region: [BuildingModel.Device]] = [:]
+        for device in devices {
+            for presence in device.reading?.monitor.inside ?? [] where presence.region.kind != .beacon {
+                inside[presence.region, default: []].append(device)
+            }
+        }
+        html.raw("<p class=\"now\">")
+        html.escaped(model.latestTime.map { "as of \(HTML.clock($0)) UTC" } ?? "waiting for the engine")
+        html.escaped(" · \(devices.count) device\(devices.count == 1 ? "" : "s")")
+        html.raw("</p><div class=\"building\">")
+        for area in model.hierarchy.areas {
+            let here = inside[area.region] ?? []
+            html.open("section", [("class", "area"), ("data-region", area.region.description)])
+            html.open("h2")
+            html.escaped(area.name ?? area.region.description)
+            html.element("span", [("class", "count")], "\(here.count)")
+            html.close("h2")
+            chips(here, into: &html)
+            html.raw("<div class=\"zones\">")
+            for index in area.zones {
+                let zone = model.hierarchy.zones[index]
+                let present = inside[zone.region] ?? []
+                html.open(
+                    "div",
+                    [("class", present.isEmpty ? "zone" : "zone occupied"), ("data-region", zone.region.description)])
+                html.open("h3")
+                html.escaped(zone.name ?? zone.region.description)
+                html.element("span", [("class", "count")], "\(present.count)")
+                html.close("h3")
+                chips(present, into: &html)
+                let board = model.leaderboard(zone.region)
+                if !board.isEmpty {
+                    html.raw("<ol class=\"leaderboard\" title=\"today's longest stays\">")
+                    for row in board {
+                        html.open("li", [("data-device", row.device.id)])
+                        html.element("span", [("class", "who")], row.device.label)
+                        html.element("span", [("class", "dwell")], HTML.duration(row.seconds))
+                        html.close("li")
+                    }
+                    html.close("ol")
+                }
+                html.open("p", [("class", "beacons")])
+                if zone.beacons.count <= 12 {
+                    html.escaped(
+                        zone.beacons.map { index in
+                            let beacon = model.hierarchy.beacons[Int(index)]
+                            return beacon.name.map { "\($0) (\(beacon.locationID))" } ?? beacon.locationID
+                        }.joined(separator: " · "))
+                } else {
+                    html.escaped("\(zone.beacons.count) beacons")
+                }
+                html.close("p")
+                html.close("div")
+            }
+            html.raw("</div></section>")
+        }
+        html.raw("</div>")
+        deviceTable(devices, model, into: &html)
+        transitions(model, into: &html)
+        return html.text
+    }
+
+    private static func chips(_ devices: [BuildingModel.Device], into html: inout HTML) {
+        html.raw("<ul class=\"devices\">")
+        for device in devices.prefix(100) {
+            html.open("li", [("class", "device"), ("data-device", device.id)])
+            html.element("a", [("href", "/devices/\(percentEncoded(device.id))")], device.label)
+            html.close("li")
+        }
+        if devices.count > 100 { html.element("li", [("class", "more")], "and \(devices.count - 100) more") }
+        html.raw("</ul>")
+    }
+
+    private static func deviceTable(_ devices: [BuildingModel.Device], _ model: BuildingModel, into html: inout HTML) {
+        html.raw("<section class=\"device-list\"><h2>Devices</h2><table><thead><tr>")
+        html.raw("<th>device</th><th>area</th><th>zone</th><th>nearest</th><th>ranging</th></tr></thead><tbody>")
+        for device in devices {
+            let monitor = device.reading?.monitor
+            let inside = monitor?.inside.map(\.region) ?? []
+            html.open("tr", [("data-device", device.id)])
+            html.raw("<td>")
+            html.element("a", [("href", "/devices/\(percentEncoded(device.id))")], device.label)
+            html.raw("</td>")
+            html.element("td", [("class", "area")], inside.first { $0.kind == .area }.map(model.name(of:)) ?? "—")
+            html.element("td", [("class", "zone")], inside.first { $0.kind == .zone }.map(model.name(of:)) ?? "—")
+            html.element("td", [("class", "nearest")], monitor?.nearest.map { beaconLabel($0, model) } ?? "—")
+            html.element("td", [], monitor?.ranging.rawValue ?? "—")
+            html.close("tr")
+        }
+        html.raw("</tbody></table></section>")
+    }
+
+    private static func transitions(_ model: BuildingModel, device: String? = nil, into html: inout HTML) {
+        html.raw("<section class=\"transitions\"><h2>Latest transitions</h2><ol>")
+        var any = false
+        for entry in model.transitions.reversed() where device == nil || entry.device == device {
+            any = true
+            let transition = entry.transition
+            html.open("li", [("class", transition.direction.rawValue), ("data-device", entry.device)])
+            html.element("time", [("datetime", entry.time.iso8601)], HTML.clock(entry.time))
+            html.escaped(" ")
+            html.element("span", [("class", "who")], model.devices[entry.device]?.label ?? entry.device)
+            html.escaped(" \(transition.direction == .enter ? "entered" : "left") \(transition.region.kind.rawValue) ")
+            html.element("span", [("class", "where")], transition.name ?? transition.region.description)
+            if let dwell = transition.dwell { html.escaped(" after \(HTML.duration(dwell))") }
+            html.close("li")
+        }
+        if !any { html.raw("<li class=\"none\">none yet</li>") }
+        html.raw("</ol></section>")
+    }
+
+    // MARK: - A device
+
+    /// `/devices/<id>`'s main; `nil` for an unknown device.
+    public static func device(_ model: BuildingModel, id: String) -> String? {
+        guard let device = model.devices[id] else { return nil }
+        var html = HTML()
+        guard let reading = device.reading else {
+            html.raw("<p class=\"now\">waiting for the engine</p>")
+            return html.text
+        }
+        let monitor = reading.monitor
+        html.open("p", [("class", "now")])
+        html.escaped(
+            "as of \(HTML.clock(monitor.time)) UTC · \(device.own ? "this daemon's radio" : "fleet device \(device.id)")"
+                + " · ranging \(monitor.ranging.rawValue)")
+        html.close("p")
+        // The monitored set, as the phone's slots.
+        html.open(
+            "section", [("class", "slots-section"), ("data-mode", monitor.mode.rawValue)])
+        html.open("h2")
+        html.escaped(
+            "Monitored regions: \(monitor.monitored.count) of \(model.maxRegions) slots, \(monitor.mode.rawValue)")
+        html.close("h2")
+        html.raw("<ol class=\"slots\">")
+        let insideRegions = Set(monitor.inside.map(\.region))
+        for slot in 0..<max(model.maxRegions, monitor.monitored.count) {
+            if slot < monitor.monitored.count {
+                let region = monitor.monitored[slot]
+                let inside = insideRegions.contains(region)
+                html.open(
+                    "li",
+                    [
+                        ("class", "slot filled \(region.kind.rawValue)\(inside ? " inside" : "")"),
+                        ("data-region", region.description), ("title", region.description),
+                    ])
+                html.element("span", [("class", "kind")], region.kind.rawValue)
+                html.element("span", [("class", "name")], model.name(of: region))
+                html.close("li")
+            } else {
+                html.raw("<li class=\"slot empty\"><span class=\"kind\">free</span></li>")
+            }
+        }
+        html.raw("</ol></section>")
+        // Where it is.
+        html.raw("<section class=\"inside\"><h2>Inside</h2><ul>")
+        for presence in monitor.inside where presence.region.kind != .beacon {
+            html.open("li", [("class", presence.region.kind.rawValue), ("data-region", presence.region.description)])
+            html.escaped("\(presence.region.kind.rawValue) ")
+            html.element("span", [("class", "where")], model.name(of: presence.region))
+            html.escaped(" since \(HTML.clock(presence.since)) UTC")
+            html.close("li")
+        }
+        if !monitor.inside.contains(where: { $0.region.kind != .beacon }) {
+            html.raw("<li class=\"none\">nowhere</li>")
+        }
+        html.raw("</ul>")
+        html.open("p", [("class", "nearest")])
+        html.escaped("Nearest beacon: \(monitor.nearest.map { beaconLabel($0, model) } ?? "none")")
+        html.close("p")
+        html.raw("</section>")
+        beacons(device, monitor, model, into: &html)
+        extras(reading, model, into: &html)
+        transitions(model, device: device.id, into: &html)
+        return html.text
+    }
+
+    private static func beacons(
+        _ device: BuildingModel.Device, _ monitor: MonitorReading, _ model: BuildingModel, into html: inout HTML
+    ) {
+        html.raw("<section class=\"beacons\"><h2>Beacons heard (last 5 minutes)</h2><table><thead><tr>")
+        html.raw("<th>beacon</th><th>class</th><th>reported</th><th>RSSI</th><th>distance</th><th>RSSI, 5 min</th>")
+        html.raw("</tr></thead><tbody>")
+        let history = model.history[device.id] ?? [:]
+        var rows: [(String, MonitorReading.Beacon?)] = monitor.beacons.map { ($0.locationID, $0) }
+        let listed = Set(rows.map(\.0))
+        rows += history.keys.filter { !listed.contains($0) }.sorted().map { ($0, nil) }
+        for (locationID, beacon) in rows {
+            let computed = beacon?.computed ?? .off
+            html.open("tr", [("data-beacon", locationID), ("class", computed.rawValue)])
+            html.element("td", [], beaconLabel(locationID, model))
+            html.element("td", [("class", "class")], computed.rawValue)
+            html.element("td", [], (beacon?.reported ?? .off).rawValue)
+            html.element("td", [], beacon?.rssi.map { "\(Int($0.rounded())) dBm" } ?? "—")
+            html.element("td", [], beacon?.meters.map { "\(Chart.oneDecimal($0)) m" } ?? "—")
+            html.raw("<td>")
+            html.raw(Chart.rssi(history[locationID] ?? [], end: monitor.time))
+            html.raw("</td>")
+            html.close("tr")
+        }
+        if rows.isEmpty { html.raw("<tr><td colspan=\"6\" class=\"none\">none</td></tr>") }
+        html.raw("</tbody></table></section>")
+    }
+
+    private static func extras(_ reading: DeviceReading, _ model: BuildingModel, into html: inout HTML) {
+        html.raw("<section class=\"alerts\"><h2>Alerts</h2><ul>")
+        for (id, status) in reading.alerts.sorted(by: { $0.key < $1.key }) {
+            html.open("li", [("data-alert", id), ("class", status.rawValue)])
+            html.escaped("\(beaconLabel(id, model)): \(status.rawValue)")
+            html.close("li")
+        }
+        if reading.alerts.isEmpty { html.raw("<li class=\"none\">no alerts configured</li>") }
+        html.raw("</ul></section><section class=\"rules\"><h2>Rules</h2>")
+        html.open("p", [("class", "notifications")])
+        html.escaped("Notifications today: \(reading.notificationsToday)")
+        html.close("p")
+        html.raw("<table><thead><tr><th>region</th><th>rule</th><th>events counted</th></tr></thead><tbody>")
+        let counts = reading.ruleCounts.sorted { ($0.key.region, $0.key.rule) < ($1.key.region, $1.key.rule) }
+        for (key, count) in counts {
+            html.raw("<tr>")
+            html.element("td", [], key.region)
+            html.element("td", [], key.rule)
+            html.element("td", [], "\(count)")
+            html.raw("</tr>")
+        }
+        if counts.isEmpty { html.raw("<tr><td colspan=\"3\" class=\"none\">no rule has counted an event</td></tr>") }
+        html.raw("</tbody></table><h3>Pending latches</h3><ul class=\"latches\">")
+        for latch in reading.latches {
+            html.open("li")
+            html.escaped(
+                "region \(latch.region), rule \(latch.rule): \(latch.direction.rawValue) at \(HTML.clock(latch.due)) UTC"
+            )
+            html.close("li")
+        }
+        if reading.latches.isEmpty { html.raw("<li class=\"none\">none</li>") }
+        html.raw("</ul></section>")
+    }
+
+    static func beaconLabel(_ locationID: String, _ model: BuildingModel) -> String {
+        guard let index = model.hierarchy.index(ofLocation: locationID), let name = model.hierarchy.beacons[index].name
+        else { return locationID }
+        return "\(name) (\(locationID))"
+    }
+
+    /// A path segment: everything but unreserved characters percent-encoded.
+    public static func percentEncoded(_ segment: String) -> String {
+        var out = ""
+        for byte in segment.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return out
+    }
+
+    /// The main of a page for an unknown device.
+    public static func unknownDevice(_ id: String) -> String {
+        var html = HTML()
+        html.open("p", [("class", "error")])
+        html.escaped("No device \(id). ")
+        html.element("a", [("href", "/")], "Back to the building")
+        html.close("p")
+        return html.text
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+/// Small inline SVG charts, drawn on the server (no script, no library).
+enum Chart {
+    static let width = 240.0
+    static let height = 40.0
+    /// The RSSI range drawn, dBm: weaker is at the bottom.
+    static let floor = -100.0
+    static let ceiling = -30.0
+
+    /// A beacon's filtered RSSI over the five minutes before `end`; gaps where it was `off`.
+    static func rssi(_ samples: [BuildingModel.Sample], end: Timestamp) -> String {
+        let span = Double(BuildingModel.historySeconds)
+        var svg =
+            "<svg class=\"chart\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" width=\"\(Int(width))\" height=\"\(Int(height))\" role=\"img\">"
+        svg += "<title>filtered RSSI, last 5 minutes</title>"
+        svg += "<rect class=\"frame\" x=\"0\" y=\"0\" width=\"\(Int(width))\" height=\"\(Int(height))\"/>"
+        var line = ""
+        func flush() {
+            if !line.isEmpty { svg += "<polyline class=\"rssi\" points=\"\(line)\"/>" }
+            line = ""
+        }
+        for sample in samples {
+            guard let rssi = sample.rssi else {
+                flush()
+                continue
+            }
+            let age = Double(end.microseconds &- sample.time.microseconds) / 1_000_000
+            let x = max(0, min(width, width * (1 - age / span)))
+            let clamped = max(floor, min(ceiling, rssi))
+            let y = height * (ceiling - clamped) / (ceiling - floor)
+            if !line.isEmpty { line += " " }
+            line += "\(oneDecimal(x)),\(oneDecimal(y))"
+        }
+        flush()
+        return svg + "</svg>"
+    }
+
+    /// `value` with one decimal (`-3.5`, `0.0`), for finite values of a sensible size.
+    static func oneDecimal(_ value: Double) -> String {
+        guard value.isFinite, value.magnitude < 1e12 else { return "0.0" }
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths < 0 && tenths > -10 ? "-" : "")\(tenths / 10).\(abs(tenths % 10))"
+    }
+}
