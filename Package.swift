@@ -121,6 +121,8 @@ let package = Package(
         .testTarget(
             name: "EngineTests",
             dependencies: ["Engine", "BeaconCore", "BeaconConfiguration", "RegionMonitor", "Rules", "TestSupport"]),
+        .testTarget(
+            name: "WebViewTests", dependencies: ["WebView", "BeaconCore", "Engine", "RegionMonitor"]),
         .testTarget(name: "PersistenceTests", dependencies: ["Persistence", "Engine", "RegionMonitor", "Rules"]),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "BeaconCore", "RegionMonitor", "TestSupport"]),
         .testTarget(

@@ -54,6 +54,12 @@ public struct JSONObjectWriter: Sendable {
     /// A JSON string literal: quotes, backslashes and control characters escaped.
     public static func appendString(_ string: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Most strings need no escape: copied in one go.
+        if string.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            out.append(contentsOf: string.utf8)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in string.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]

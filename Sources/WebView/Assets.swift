@@ -57,9 +57,9 @@ public enum Assets {
           background: var(--line); font-size: .8rem; text-align: center; }
         section { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .8rem 1rem; margin-bottom: 1rem; }
         .zones { display: grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: .6rem; margin-top: .5rem; }
-        .zone { border: 1px solid var(--line); border-radius: 6px; padding: .5rem .6rem; }
-        .zone.occupied { background: var(--inside); border-color: #86efac; }
-        .zone.occupied .count { background: #86efac; }
+        .zones > .zone { border: 1px solid var(--line); border-radius: 6px; padding: .5rem .6rem; }
+        .zones > .zone.occupied { background: var(--inside); border-color: #86efac; }
+        .zones > .zone.occupied .count { background: #86efac; }
         ul.devices { list-style: none; padding: 0; margin: .2rem 0; display: flex; flex-wrap: wrap; gap: .3rem; min-height: 1.6rem; }
         li.device a { display: inline-block; padding: .1rem .5rem; border-radius: 1rem; background: var(--accent); color: #fff;
           text-decoration: none; font-size: .85rem; }
@@ -80,6 +80,7 @@ public enum Assets {
         tr.immediate td.class { color: #166534; font-weight: 700; } tr.near td.class { color: #15803d; }
         tr.far td.class { color: #a16207; } tr.off td.class { color: var(--muted); }
         svg.chart .frame { fill: #f8fafc; stroke: var(--line); } svg.chart .rssi { fill: none; stroke: var(--accent); stroke-width: 1.5; }
+        svg.chart .rssi-dot { fill: var(--accent); }
         .none { color: var(--muted); }
         """#
 }

@@ -18,17 +18,39 @@ public struct BuildingModel: Sendable {
         public var name: String?
         /// The daemon's own radio (not a fleet device).
         public var own: Bool
-        public var reading: DeviceReading?
+        /// Kept in a box: a device is copied in every sort and filter of a page, and a reading
+        /// holds many arrays (one retain instead of dozens).
+        private var box: ReadingBox?
+        public var reading: DeviceReading? {
+            get { box?.reading }
+            set { box = newValue.map(ReadingBox.init) }
+        }
 
         public init(id: String, name: String? = nil, own: Bool = false, reading: DeviceReading? = nil) {
             self.id = id
             self.name = name
             self.own = own
-            self.reading = reading
+            self.box = reading.map(ReadingBox.init)
+        }
+
+        public static func == (lhs: Device, rhs: Device) -> Bool {
+            (lhs.id, lhs.name, lhs.own) == (rhs.id, rhs.name, rhs.own) && lhs.reading == rhs.reading
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(id)
+            hasher.combine(name)
+            hasher.combine(own)
         }
 
         /// What a person reads: the name, else the id.
         public var label: String { name ?? id }
+    }
+
+    /// An immutable reading, shared by the copies of a model.
+    final class ReadingBox: Sendable {
+        let reading: DeviceReading
+        init(_ reading: DeviceReading) { self.reading = reading }
     }
 
     /// One transition of one device, for the list of the latest.
@@ -53,6 +75,10 @@ public struct BuildingModel: Sendable {
     /// Per device, per Location ID: samples of the last ``historySeconds``, oldest first.
     public private(set) var history: [String: [String: [Sample]]] = [:]
 
+    /// Changes with every change of the model: a page rendered at one version is valid until
+    /// the next.
+    public private(set) var version = 0
+
     public static let transitionLimit = 50
     public static let historySeconds: Int64 = 300
     /// Samples kept per beacon at most (two a second over five minutes).
@@ -65,6 +91,7 @@ public struct BuildingModel: Sendable {
 
     /// Makes `device` known (its name may change with a reload); keeps its reading.
     public mutating func declare(_ device: Device) {
+        version &+= 1
         var entry = devices[device.id] ?? device
         entry.name = device.name
         entry.own = device.own
@@ -79,6 +106,7 @@ public struct BuildingModel: Sendable {
 
     /// A device's newest reading: taken as its state, and its beacons' RSSI sampled.
     public mutating func update(_ id: String, reading: DeviceReading) {
+        version &+= 1
         devices[id, default: Device(id: id)].reading = reading
         let now = reading.monitor.time
         let oldest = now.microseconds &- Self.historySeconds * 1_000_000
@@ -108,6 +136,7 @@ public struct BuildingModel: Sendable {
     /// An output of `device` as it is delivered: transitions go to the latest.
     public mutating func record(_ output: MonitorOutput, device: String) {
         guard case .transition(let time, let transition) = output else { return }
+        version &+= 1
         transitions.append(TransitionEntry(time: time, device: device, transition: transition))
         if transitions.count > Self.transitionLimit {
             transitions.removeFirst(transitions.count - Self.transitionLimit)
@@ -123,14 +152,21 @@ public struct BuildingModel: Sendable {
 
     /// Today's longest stays in `region`, longest first (the party's bar score): at most `limit`.
     public func leaderboard(_ region: Region, limit: Int = 5) -> [(device: Device, seconds: Double)] {
-        let key = region.description
-        var rows: [(device: Device, seconds: Double)] = []
+        leaderboards(limit: limit)[region.description] ?? []
+    }
+
+    /// Every Zone's and Area's leaderboard, by canonical region, in one pass over the devices.
+    public func leaderboards(limit: Int = 5) -> [String: [(device: Device, seconds: Double)]] {
+        var rows: [String: [(device: Device, seconds: Double)]] = [:]
         for device in devices.values {
-            guard let seconds = device.reading?.dwellToday[key], seconds > 0 else { continue }
-            rows.append((device, seconds))
+            guard let dwell = device.reading?.dwellToday else { continue }
+            for (region, seconds) in dwell where seconds > 0 { rows[region, default: []].append((device, seconds)) }
         }
-        rows.sort { ($0.seconds, $1.device.label) > ($1.seconds, $0.device.label) }
-        return Array(rows.prefix(limit))
+        for (region, list) in rows {
+            rows[region] = Array(
+                list.sorted { ($0.seconds, $1.device.label) > ($1.seconds, $0.device.label) }.prefix(limit))
+        }
+        return rows
     }
 
     /// The name a person reads for `region`: its configured name, else its canonical form.

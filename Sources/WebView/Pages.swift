@@ -40,6 +40,7 @@ public enum Pages {
         html.escaped(model.latestTime.map { "as of \(HTML.clock($0)) UTC" } ?? "waiting for the engine")
         html.escaped(" · \(devices.count) device\(devices.count == 1 ? "" : "s")")
         html.raw("</p><div class=\"building\">")
+        let boards = model.leaderboards()
         for area in model.hierarchy.areas {
             let here = inside[area.region] ?? []
             html.open("section", [("class", "area"), ("data-region", area.region.description)])
@@ -60,7 +61,7 @@ public enum Pages {
                 html.element("span", [("class", "count")], "\(present.count)")
                 html.close("h3")
                 chips(present, into: &html)
-                let board = model.leaderboard(zone.region)
+                let board = boards[zone.region.description] ?? []
                 if !board.isEmpty {
                     html.raw("<ol class=\"leaderboard\" title=\"today's longest stays\">")
                     for row in board {
@@ -323,9 +324,17 @@ enum Chart {
         svg += "<title>filtered RSSI, last 5 minutes</title>"
         svg += "<rect class=\"frame\" x=\"0\" y=\"0\" width=\"\(Int(width))\" height=\"\(Int(height))\"/>"
         var line = ""
+        var points = 0
+        var last = (x: 0.0, y: 0.0)
         func flush() {
-            if !line.isEmpty { svg += "<polyline class=\"rssi\" points=\"\(line)\"/>" }
+            if points == 1 {
+                // One reading alone is a dot, not an invisible line.
+                svg += "<circle class=\"rssi-dot\" cx=\"\(oneDecimal(last.x))\" cy=\"\(oneDecimal(last.y))\" r=\"2\"/>"
+            } else if points > 1 {
+                svg += "<polyline class=\"rssi\" points=\"\(line)\"/>"
+            }
             line = ""
+            points = 0
         }
         for sample in samples {
             guard let rssi = sample.rssi else {
@@ -338,6 +347,8 @@ enum Chart {
             let y = height * (ceiling - clamped) / (ceiling - floor)
             if !line.isEmpty { line += " " }
             line += "\(oneDecimal(x)),\(oneDecimal(y))"
+            points += 1
+            last = (x, y)
         }
         flush()
         return svg + "</svg>"

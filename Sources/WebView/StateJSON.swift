@@ -106,6 +106,7 @@ public enum StateJSON {
                 inside[presence.region, default: []].append(device.id)
             }
         }
+        let boards = model.leaderboards()
         json.object { json in
             json.field("t", time: model.latestTime)
             json.key("devices")
@@ -144,7 +145,7 @@ public enum StateJSON {
                                     json.array { json in for id in inside[zone.region] ?? [] { json.string(id) } }
                                     json.key("leaderboard")
                                     json.array { json in
-                                        for row in model.leaderboard(zone.region) {
+                                        for row in boards[zone.region.description] ?? [] {
                                             json.object { json in
                                                 json.field("device", row.device.id)
                                                 json.field("seconds", row.seconds)

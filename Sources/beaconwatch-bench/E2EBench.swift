@@ -66,7 +66,9 @@ struct E2EBench: AsyncParsableCommand {
 
     /// Runs `count` sightings (at `paced` per second, or flat out) and returns each event's
     /// latency in seconds, in order; throws if one is missing.
-    func measure(broker: Broker, count: Int, paced: Int?) async throws -> [Double] {
+    func measure(broker: Broker, count: Int, paced: Int?, alongside extra: [any OutputSink] = []) async throws
+        -> [Double]
+    {
         let folder = try scratchFolder("bench-e2e")
         let ini = """
             LocationBaseBeacon.1 = \(Self.uuid),1,1
@@ -116,7 +118,7 @@ struct E2EBench: AsyncParsableCommand {
         let sent = try await onDedicatedThread { () -> [ContinuousClock.Instant] in
             var driver = EngineDriver(
                 engine: Engine(configuration: configuration, identity: .resolve(configuration.monitor)),
-                store: store, sinks: [sink],
+                store: store, sinks: [sink] + extra,
                 requests: .inline(ServerHook(configuration: configuration, logger: .silent)))
             let origin = Timestamp(secondsSinceEpoch: 1_700_000_000)!
             try driver.start(at: origin)

@@ -33,6 +33,9 @@ public final class EventHub: Sendable {
     /// Clients connected now.
     public var clientCount: Int { state.withLock { $0.clients.count } }
 
+    /// Events published to at least one client so far.
+    public var published: Int { state.withLock { $0.sequence } }
+
     /// Clients disconnected because they fell behind.
     public var slowClientsDisconnected: Int { state.withLock { $0.disconnectedSlow } }
 
@@ -62,9 +65,14 @@ public final class EventHub: Sendable {
             frame += "id: \(state.sequence)\ndata: ".utf8
             frame += json.utf8
             frame += "\n\n".utf8
-            for id in state.clients.keys {
-                guard state.clients[id]?.device.map({ $0 == device }) ?? true else { continue }
-                Self.append(frame, to: id, in: &state, woken: &woken)
+            // By index, not over `keys`: iterating holds the storage, and every buffer would be
+            // copied by the append it then makes.
+            var index = state.clients.startIndex
+            while index != state.clients.endIndex {
+                if state.clients.values[index].device.map({ $0 == device }) ?? true {
+                    Self.append(frame, at: index, in: &state, woken: &woken)
+                }
+                state.clients.formIndex(after: &index)
             }
         }
         for waiter in woken { waiter.resume() }
@@ -74,29 +82,32 @@ public final class EventHub: Sendable {
     public func keepAlive() {
         var woken: [CheckedContinuation<Void, Never>] = []
         state.withLock { state in
-            for id in state.clients.keys {
-                Self.append(Array(": keep-alive\n\n".utf8), to: id, in: &state, woken: &woken)
+            var index = state.clients.startIndex
+            while index != state.clients.endIndex {
+                Self.append(Array(": keep-alive\n\n".utf8), at: index, in: &state, woken: &woken)
+                state.clients.formIndex(after: &index)
             }
         }
         for waiter in woken { waiter.resume() }
     }
 
     private static func append(
-        _ frame: [UInt8], to id: Int, in state: inout State, woken: inout [CheckedContinuation<Void, Never>]
+        _ frame: [UInt8], at index: Dictionary<Int, Client>.Index, in state: inout State,
+        woken: inout [CheckedContinuation<Void, Never>]
     ) {
-        guard var client = state.clients[id], !client.closed else { return }
-        if client.buffer.count + frame.count > bufferLimit {
-            client.closed = true
-            client.buffer = []
+        // In place: a copy of the client would copy its whole buffer at every event.
+        guard !state.clients.values[index].closed else { return }
+        if state.clients.values[index].buffer.count + frame.count > bufferLimit {
+            state.clients.values[index].closed = true
+            state.clients.values[index].buffer = []
             state.disconnectedSlow += 1
         } else {
-            client.buffer += frame
+            state.clients.values[index].buffer.append(contentsOf: frame)
         }
-        if let waiter = client.waiter {
+        if let waiter = state.clients.values[index].waiter {
             woken.append(waiter)
-            client.waiter = nil
+            state.clients.values[index].waiter = nil
         }
-        state.clients[id] = client
     }
 
     /// The bytes waiting for client `id`, once there are some; `nil` when it must be
@@ -104,12 +115,13 @@ public final class EventHub: Sendable {
     public func next(_ id: Int) async -> [UInt8]? {
         while true {
             let taken: [UInt8]?? = state.withLock { state in
-                guard var client = state.clients[id], !client.closed else { return .some(nil) }
-                guard !client.buffer.isEmpty else { return nil }
-                let bytes = client.buffer
-                client.buffer = []
-                client.buffer.reserveCapacity(min(bytes.count, 64 * 1024))
-                state.clients[id] = client
+                guard let index = state.clients.index(forKey: id), !state.clients.values[index].closed else {
+                    return .some(nil)
+                }
+                guard !state.clients.values[index].buffer.isEmpty else { return nil }
+                var bytes: [UInt8] = []
+                bytes.reserveCapacity(state.clients.values[index].buffer.count)
+                swap(&bytes, &state.clients.values[index].buffer)
                 return .some(bytes)
             }
             if let taken { return taken }

@@ -23,11 +23,18 @@ public struct WebResponder: HTTPResponder {
 
     /// Request bodies over this are refused (413).
     public static let bodyLimit = 4096
-    /// Batches of events per client at most this often: a burst goes out in one write.
-    static let eventPause = Duration.milliseconds(20)
+    /// After each write to an event client, its writer waits this long: what comes meanwhile
+    /// goes out in one write (a burst, or a busy fleet, costs a write per client per pause,
+    /// not per output). Well inside the 250 ms a page has to show an output.
+    public static let defaultEventPause = Duration.milliseconds(100)
+    let eventPause: Duration
     static let cookie = "beaconwatch_token"
 
-    public init(state: WebState, token: String?, mqtt: MQTTSink? = nil, scripts: ScriptSink? = nil) {
+    public init(
+        state: WebState, token: String?, mqtt: MQTTSink? = nil, scripts: ScriptSink? = nil,
+        eventPause: Duration = Self.defaultEventPause
+    ) {
+        self.eventPause = eventPause
         self.state = state
         self.token = token
         self.mqtt = mqtt
@@ -79,9 +86,9 @@ public struct WebResponder: HTTPResponder {
         switch segments.first {
         case "":
             guard segments.count == 1 else { break }
-            let model = await state.current()
-            if query["fragment"] == "main" { return Self.html(Pages.building(model)) }
-            return Self.html(Pages.page(title: "Building", device: nil, main: Pages.building(model)))
+            let main = await state.rendered("building") { Pages.building($0) }
+            if query["fragment"] == "main" { return Self.html(main) }
+            return Self.html(Pages.page(title: "Building", device: nil, main: main))
         case "devices":
             guard segments.count == 2, !segments[1].isEmpty else { break }
             let id = segments[1]
@@ -114,7 +121,7 @@ public struct WebResponder: HTTPResponder {
             guard segments.count >= 3, segments[1] == "v1" else { break }
             switch (segments[2], segments.count) {
             case ("state", 3):
-                return Self.json(StateJSON.state(await state.current()))
+                return Self.json(await state.rendered("state") { StateJSON.state($0) })
             case ("devices", 4):
                 guard let json = StateJSON.device(await state.current(), id: segments[3]) else {
                     return Self.error(
@@ -180,7 +187,7 @@ public struct WebResponder: HTTPResponder {
         guard let id = state.hub.subscribe(device: device) else {
             return Self.error(.serviceUnavailable, "the daemon is stopping")
         }
-        let hub = state.hub
+        let (hub, pause) = (state.hub, eventPause)
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-store"
@@ -191,7 +198,9 @@ public struct WebResponder: HTTPResponder {
                 try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
                 while let bytes = await hub.next(id) {
                     try await writer.write(ByteBuffer(bytes: bytes))
-                    try await Task.sleep(for: Self.eventPause)
+                    // Between half and one and a half pauses: clients woken by the same output do
+                    // not stay in step (a hundred writes at once delay the engine's next event).
+                    try await Task.sleep(for: pause * Double.random(in: 0.5...1.5))
                 }
                 try await writer.finish(nil)
             })

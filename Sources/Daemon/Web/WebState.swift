@@ -23,6 +23,9 @@ public final class WebState: OutputSink, Sendable {
     /// older than the latest is refreshed before it is shown.
     private let delivered = Atomic<Int>(0)
     private let refreshing = Mutex<Refresh>(Refresh())
+    /// Pages and documents rendered from the model, with the model version they show: many
+    /// clients asking at once cost one rendering per change.
+    private let rendered = Mutex<[String: (version: Int, text: String)]>([:])
 
     private struct Refresh {
         var readAt: ContinuousClock.Instant?
@@ -83,6 +86,17 @@ public final class WebState: OutputSink, Sendable {
     public func current(maxAge: Duration = .seconds(1)) async -> BuildingModel {
         await refresh(maxAge: maxAge)
         return model.withLock { $0 }
+    }
+
+    /// `render(model)` of the current model, rendered once per model version under `key`.
+    public func rendered(_ key: String, maxAge: Duration = .seconds(1), _ render: (BuildingModel) -> String) async
+        -> String
+    {
+        let model = await current(maxAge: maxAge)
+        if let cached = rendered.withLock({ $0[key] }), cached.version == model.version { return cached.text }
+        let text = render(model)
+        rendered.withLock { $0[key] = (model.version, text) }
+        return text
     }
 
     /// Whether the engine's loop has ended (a file source's end, a stop).

@@ -1,0 +1,38 @@
+import Daemon
+import Testing
+
+/// Server-sent events fan-out: filters, order, and a client that falls behind.
+@Suite struct EventHubTests {
+    @Test func eachClientGetsWhatItAskedForInOrder() async throws {
+        let hub = EventHub()
+        let all = try #require(hub.subscribe(device: nil))
+        let bob = try #require(hub.subscribe(device: "bob"))
+        hub.publish(json: #"{"n":1}"#, device: "alice")
+        hub.publish(json: #"{"n":2}"#, device: "bob")
+        let everything = String(decoding: await hub.next(all) ?? [], as: UTF8.self)
+        #expect(everything == "id: 1\ndata: {\"n\":1}\n\nid: 2\ndata: {\"n\":2}\n\n")
+        let bobs = String(decoding: await hub.next(bob) ?? [], as: UTF8.self)
+        #expect(bobs == "id: 2\ndata: {\"n\":2}\n\n")
+        #expect(hub.published == 2)
+        hub.close()
+        #expect(await hub.next(all) == nil)
+        #expect(hub.subscribe(device: nil) == nil)
+    }
+
+    @Test func aClientThatFallsBehindIsDisconnectedAndCountedWithoutHoldingThePublisher() async throws {
+        let hub = EventHub()
+        let slow = try #require(hub.subscribe(device: nil))
+        let fast = try #require(hub.subscribe(device: nil))
+        let payload = "{\"pad\":\"" + String(repeating: "x", count: 1000) + "\"}"
+        var taken = 0
+        for _ in 0..<(EventHub.bufferLimit / 1000 + 10) {
+            hub.publish(json: payload, device: "alice")
+            taken += (await hub.next(fast))?.count ?? 0
+        }
+        #expect(await hub.next(slow) == nil)
+        #expect(hub.slowClientsDisconnected == 1)
+        #expect(taken > EventHub.bufferLimit)
+        hub.unsubscribe(slow)
+        #expect(hub.clientCount == 1)
+    }
+}

@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+"""The web view as a person sees it (SPEC 16, issue 18), in headless Chromium.
+
+Starts `beaconwatch run` on a trace it feeds through a FIFO (so the walk moves when this script
+says), opens `/` and `/devices/alice` in Chromium through chromedriver, and checks what is on the
+screen: the walker appears in the Zone it entered, moves to the next Zone after that Zone's enter,
+and the device page shows its monitored set as Monitor.maxRegions slots. Screenshots go to the
+folder given with --artefacts. Exit status 0 when every check holds, 1 when one fails, 77 when
+Chromium or Selenium is missing (the caller says so and skips).
+
+Usage: web_view.py BEACONWATCH_BINARY --artefacts DIR
+"""
+import argparse
+import json
+import os
+import re
+import select
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+except ImportError:
+    print("web view tests skipped: python3-selenium is not installed (apt-get install python3-selenium)")
+    sys.exit(77)
+
+UUID = "74278BDA-B644-4520-8F0C-720EAF059935"
+INI = f"""Monitor.userid = alice
+Monitor.exitTimeout = 5
+LocationBaseBeacon.1001 = {UUID},1,1
+LocationBaseBeacon.2001 = {UUID},2,1
+LocationAreaName.{UUID} = Office
+LocationZoneName.{UUID}:1 = Reception
+LocationZoneName.{UUID}:2 = Kitchen
+LocationBeaconName.1001 = Desk
+LocationBeaconName.2001 = Fridge
+"""
+PATIENCE = 30  # seconds: generous for a loaded 2-core machine; a passing run never waits it out
+
+
+def fail(message):
+    print(f"web view test failed: {message}")
+    sys.exit(1)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("binary")
+    parser.add_argument("--artefacts", required=True)
+    args = parser.parse_args()
+    chromium = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser") if os.path.exists(p)), None)
+    driver_path = next((p for p in ("/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver") if os.path.exists(p)), None)
+    if chromium is None or driver_path is None:
+        print("web view tests skipped: Chromium or chromedriver is not installed (apt-get install chromium chromium-driver)")
+        sys.exit(77)
+    os.makedirs(args.artefacts, exist_ok=True)
+
+    with tempfile.TemporaryDirectory(prefix="bw-browser-") as folder:
+        ini = os.path.join(folder, "hsyco.ini")
+        with open(ini, "w") as out:
+            out.write(INI + f"State.database = {folder}/state.sqlite\n")
+        fifo = os.path.join(folder, "trace.fifo")
+        os.mkfifo(fifo)
+        # Read and write: opening does not wait for the daemon; closing it ends the daemon's input.
+        writer = os.open(fifo, os.O_RDWR)
+        daemon = subprocess.Popen(
+            [args.binary, "run", "--config", ini, "--source", f"trace:{fifo}", "--no-mqtt",
+             "--web-listen", "127.0.0.1:0", "--log-level", "notice"],
+            stderr=subprocess.PIPE, text=True)
+        base = None
+        deadline = time.monotonic() + PATIENCE
+        while base is None and time.monotonic() < deadline:
+            ready, _, _ = select.select([daemon.stderr], [], [], deadline - time.monotonic())
+            if not ready:
+                break
+            line = daemon.stderr.readline()
+            if not line:
+                break
+            found = re.search(r"web view at (http://\S+/)", line)
+            if found:
+                base = found.group(1)
+        if base is None:
+            daemon.kill()
+            fail("the daemon never said where its web view is")
+
+        start = time.time()
+
+        def sight(zone, seconds):
+            lines = "".join(
+                json.dumps({"t": start + s, "uuid": UUID, "major": zone, "minor": 1, "rssi": -60, "power": -59}) + "\n"
+                for s in seconds)
+            os.write(writer, lines.encode())
+
+        options = webdriver.ChromeOptions()
+        options.binary_location = chromium
+        for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900",
+                     "--disable-gpu"):
+            options.add_argument(flag)
+        browser = webdriver.Chrome(service=Service(driver_path), options=options)
+        try:
+            wait = WebDriverWait(browser, PATIENCE, poll_frequency=0.02)
+
+            def chips(zone):
+                return [e.text for e in browser.find_elements(
+                    By.CSS_SELECTOR, f'.zone[data-region="{UUID}:{zone}"] li.device')]
+
+            browser.get(base)
+            wait.until(lambda b: b.find_element(By.ID, "live").text == "live")
+            if chips(1) or chips(2):
+                fail("alice is in a Zone before any sighting")
+
+            # The walker comes into the Reception: the page shows it there without a reload.
+            sent = time.monotonic()
+            sight(1, range(0, 3))
+            wait.until(lambda b: chips(1) == ["alice"])
+            shown = time.monotonic() - sent
+            browser.save_screenshot(os.path.join(args.artefacts, "web-building-reception.png"))
+            if chips(2):
+                fail("alice shows in the Kitchen while in the Reception")
+            print(f"alice shown in the Reception {shown * 1000:.0f} ms after the sighting was written")
+
+            # The walk goes on into the Kitchen; Reception's silence passes exitTimeout.
+            sight(2, range(3, 12))
+            wait.until(lambda b: chips(2) == ["alice"] and chips(1) == [])
+            transitions = browser.find_element(By.CSS_SELECTOR, ".transitions").text
+            if "alice entered zone Kitchen" not in transitions or "alice left zone Reception" not in transitions:
+                fail(f"the latest transitions do not tell the walk: {transitions!r}")
+            browser.save_screenshot(os.path.join(args.artefacts, "web-building-kitchen.png"))
+
+            # The device page: the monitored set as its 20 slots.
+            browser.get(base + "devices/alice")
+            wait.until(lambda b: b.find_element(By.ID, "live").text == "live")
+            slots = browser.find_elements(By.CSS_SELECTOR, "ol.slots li.slot")
+            filled = [e.find_element(By.CSS_SELECTOR, ".name").text
+                      for e in browser.find_elements(By.CSS_SELECTOR, "ol.slots li.slot.filled")]
+            if len(slots) != 20:
+                fail(f"{len(slots)} slots shown; Monitor.maxRegions is 20")
+            if sorted(filled) != ["Desk", "Fridge"]:
+                fail(f"the filled slots are {filled}; the monitored set is Desk and Fridge")
+            inside = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "ol.slots li.slot.inside .name")]
+            if inside != ["Fridge"]:
+                fail(f"the slots show inside {inside}; alice is at the Fridge")
+            # The Fridge's RSSI chart has something drawn (a line, or a dot for one reading).
+            wait.until(lambda b: b.find_elements(
+                By.CSS_SELECTOR, 'section.beacons tr[data-beacon="2001"] svg.chart :is(polyline, circle)'))
+            browser.save_screenshot(os.path.join(args.artefacts, "web-device-alice.png"))
+        finally:
+            browser.quit()
+            os.close(writer)
+            try:
+                daemon.wait(timeout=PATIENCE)
+            except subprocess.TimeoutExpired:
+                daemon.kill()
+                fail("the daemon did not stop at the end of its input")
+        if daemon.returncode != 0:
+            fail(f"the daemon exited with status {daemon.returncode}")
+    print(f"web view test passed; screenshots in {args.artefacts}")
+
+
+if __name__ == "__main__":
+    main()
