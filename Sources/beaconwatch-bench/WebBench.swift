@@ -111,17 +111,7 @@ struct WebBench: AsyncParsableCommand {
         var events: Int { count.load(ordering: .relaxed) }
 
         init(port: Int) throws {
-            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            guard socket >= 0, connected == 0 else { throw RuntimeFailure("cannot connect to the web server") }
+            let socket = try HTTPProbe.connect(port: port)
             let request = Array("GET /api/v1/events HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
             _ = request.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             Thread.detachNewThread { [self] in

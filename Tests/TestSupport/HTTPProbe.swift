@@ -49,7 +49,8 @@ public enum HTTPProbe {
         return try parse(received)
     }
 
-    static func connect(port: Int) throws -> Int32 {
+    /// A socket connected to 127.0.0.1:`port`.
+    public static func connect(port: Int) throws -> Int32 {
         let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure("socket: \(errno)") }
         var address = sockaddr_in()
