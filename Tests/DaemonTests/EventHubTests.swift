@@ -1,3 +1,4 @@
+import BeaconConfiguration
 import Daemon
 import Testing
 
@@ -34,5 +35,20 @@ import Testing
         #expect(taken > EventHub.bufferLimit)
         hub.unsubscribe(slow)
         #expect(hub.clientCount == 1)
+    }
+}
+
+/// `/healthz`'s verdict: the engine's loop answers, or why not.
+@Suite struct HealthTests {
+    static let configuration = try! Configuration.load(
+        Array("LocationBaseBeacon.1 = 74278BDA-B644-4520-8F0C-720EAF059935,1,1\n".utf8), path: "health.ini"
+    ).get()
+
+    @Test func anEngineThatHasStoppedOrDoesNotAnswerIsUnhealthyAndSaysWhy() async {
+        let silent = EngineControl()
+        let waiting = WebState(configuration: Self.configuration, ownID: "alice", control: silent)
+        #expect(await waiting.health(within: .milliseconds(50))?.contains("did not answer") == true)
+        silent.endQueries()
+        #expect(await waiting.health(within: .milliseconds(50))?.contains("stopped") == true)
     }
 }
