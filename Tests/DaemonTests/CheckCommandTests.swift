@@ -13,7 +13,23 @@ import TestSupport
         #expect(run.stdout.contains("4 beacons in 3 zones in 1 area"))
         #expect(run.stdout.contains("zone ACFD165E-C0C0-11E3-9BBE-1A514932AC01:2 \"Kitchen\""))
         #expect(run.stdout.contains("monitoring plan: beacons"))
+        #expect(run.stdout.contains("  web: http://127.0.0.1:8080/\n"))
         #expect(run.stdout.contains("no warnings"))
+    }
+
+    @Test func checkShowsTheWebViewWithoutItsTokenAndRefusesAnOpenAddressWithoutOne() throws {
+        let beacon = "LocationBaseBeacon.1 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1\n"
+        let guarded = try TemporaryFile(
+            contents: Data((beacon + "Web.listen = 0.0.0.0:9090\nWeb.token = 5ecret5ecret5ecret\n").utf8))
+        let shown = try DecodeCommandTests.beaconwatch(["check", "--config", guarded.path])
+        #expect(shown.status == 0, "\(shown.stderr)")
+        #expect(shown.stdout.contains("  web: http://0.0.0.0:9090/ (token required)"), "\(shown.stdout)")
+        #expect(!shown.stdout.contains("5ecret"))
+        let open = try TemporaryFile(contents: Data((beacon + "Web.listen = 0.0.0.0:9090\n").utf8))
+        let refused = try DecodeCommandTests.beaconwatch(["check", "--config", open.path])
+        #expect(refused.status == 2)
+        #expect(
+            refused.stderr.contains(":2: Web.listen = 0.0.0.0:9090 is reachable from other machines; set Web.token"))
     }
 
     @Test func checkListsEachRuleRegionAndWhereItAttaches() throws {

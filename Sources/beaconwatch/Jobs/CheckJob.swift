@@ -33,12 +33,14 @@ struct CheckJob {
                 warnings.append("MQTT.passwordFile \(file) does not exist")
             }
         }
-        if configuration.mqtt?.password != nil,
+        if configuration.mqtt?.password != nil || configuration.webToken != nil,
             let attributes = try? files.attributesOfItem(atPath: configuration.path),
             let mode = attributes[.posixPermissions] as? Int, mode & 0o004 != 0
         {
             warnings.append(
-                "\(configuration.path) holds MQTT.password and is readable by every user; chmod o-r it, or use MQTT.passwordFile"
+                configuration.mqtt?.password != nil
+                    ? "\(configuration.path) holds MQTT.password and is readable by every user; chmod o-r it, or use MQTT.passwordFile"
+                    : "\(configuration.path) holds Web.token and is readable by every user; chmod o-r it"
             )
         }
         return warnings
@@ -100,6 +102,9 @@ struct CheckJob {
                 + "immediate < \(monitor.immediate) m, near < \(monitor.near) m, hysteresis \(monitor.hysteresis)"
         )
         lines.append("  mqtt: \(configuration.mqtt.map { "\($0)" } ?? "off (no MQTT.host)")")
+        lines.append(
+            "  web: \(configuration.web.map { "http://\($0.authority)/\($0.token == nil ? "" : " (token required)")" } ?? "off (Web.listen is empty)")"
+        )
         if let fleet = configuration.fleet {
             let sources = [("owntracks", fleet.owntracks), ("theengs", fleet.theengs), ("forward", fleet.forward)]
                 .compactMap { name, filter in filter.map { "\(name) \($0.excerpt)" } }
