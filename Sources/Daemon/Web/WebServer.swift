@@ -28,6 +28,8 @@ public struct WebResponder: HTTPResponder {
     /// not per output). Well inside the 250 ms a page has to show an output.
     public static let defaultEventPause = Duration.milliseconds(100)
     let eventPause: Duration
+    /// A write this large is followed by the next without a pause.
+    static let largeWrite = 64 << 10
     static let cookie = "beaconwatch_token"
 
     public init(
@@ -198,6 +200,8 @@ public struct WebResponder: HTTPResponder {
                 try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
                 while let bytes = await hub.next(id) {
                     try await writer.write(ByteBuffer(bytes: bytes))
+                    // A large write means outputs come fast: the client takes the next at once.
+                    if bytes.count >= Self.largeWrite { continue }
                     // Between half and one and a half pauses: clients woken by the same output do
                     // not stay in step (a hundred writes at once delay the engine's next event).
                     try await Task.sleep(for: pause * Double.random(in: 0.5...1.5))
