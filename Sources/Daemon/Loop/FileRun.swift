@@ -23,6 +23,8 @@ public struct FileRun {
     /// After the end of input, go on taking the shell's orders and queries (the web view) for
     /// this long before returning (`run --linger`); a stop ends it.
     public var linger = Duration.zero
+    /// Called at the end of input, before lingering.
+    public var atEnd: () -> Void = {}
     /// The regions of `Rules.source` (``RulesSource``); `nil` without one.
     public var rules: [RuleRegion]?
     /// Carries out the rules' server calls and `Script.server` runs; the run waits for each, on
@@ -130,6 +132,7 @@ public struct FileRun {
             }
             try driver.finish()
             if linger > .zero, let wake = control?.wakeDescriptor, !summary.stopped {
+                atEnd()
                 let due = ContinuousClock.now.advanced(by: linger)
                 do {
                     while ContinuousClock.now < due {

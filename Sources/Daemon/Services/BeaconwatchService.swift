@@ -234,6 +234,9 @@ public struct BeaconwatchService: Service {
             job.drainAtEnd = false
             job.realtime = realtime
             job.linger = linger
+            job.atEnd = { [logger] in
+                logger.notice("end of input; the daemon stays up \(linger) (--linger), then stops")
+            }
             job.rules = rules
             job.hook = hook
             let summary = try job.run(
