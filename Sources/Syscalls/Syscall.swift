@@ -24,8 +24,10 @@ public enum Syscall {
         var pollers = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         let milliseconds: Int32 =
             timeout.map { duration in
+                // A deadline already passed: do not wait (a negative poll timeout waits forever,
+                // and a negative fraction of a second has seconds 0).
+                guard duration > .zero else { return 0 }
                 let (seconds, attoseconds) = duration.components
-                guard seconds >= 0 else { return 0 }
                 // Rounded up, so a deadline is never woken for early.
                 let total = seconds.multipliedReportingOverflow(by: 1000)
                 let part = (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000

@@ -1,5 +1,7 @@
 import BeaconConfiguration
 import Daemon
+import Foundation
+import Syscalls
 import Testing
 
 /// Server-sent events fan-out: filters, order, and a client that falls behind.
@@ -50,5 +52,22 @@ import Testing
         #expect(await waiting.health(within: .milliseconds(50))?.contains("did not answer") == true)
         silent.endQueries()
         #expect(await waiting.health(within: .milliseconds(50))?.contains("stopped") == true)
+    }
+}
+
+/// A wait whose deadline has just passed returns at once: poll(2) takes a negative timeout as
+/// "forever", and a deadline missed by a fraction of a second is such a timeout (a `--realtime`
+/// run under load hung in it).
+@Suite struct WaitTests {
+    @Test(.timeLimit(.minutes(1)), arguments: [-2_500, -999, -1, 0])
+    func aWaitPastItsDeadlineReturnsAtOnce(microseconds: Int64) throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer {
+            close(ends[0])
+            close(ends[1])
+        }
+        let revents = try Syscall.waitReadable([ends[0]], timeout: .microseconds(microseconds))
+        #expect(revents == [0])
     }
 }

@@ -108,8 +108,10 @@ public struct FileRun {
                                 // `--realtime` paces a file by its timestamps: waiting is the point;
                                 // the shell's orders and queries are taken meanwhile.
                                 let due = ContinuousClock.now.advanced(by: delay)
-                                while let wake = control?.wakeDescriptor, ContinuousClock.now < due {
-                                    _ = try? Syscall.waitReadable([wake], timeout: due - ContinuousClock.now)
+                                while let wake = control?.wakeDescriptor {
+                                    let left = due - ContinuousClock.now
+                                    guard left > .zero else { break }
+                                    _ = try? Syscall.waitReadable([wake], timeout: left)
                                     try obey()
                                 }
                                 if control?.wakeDescriptor == nil { Syscall.sleep(delay) }
@@ -135,8 +137,10 @@ public struct FileRun {
                 atEnd()
                 let due = ContinuousClock.now.advanced(by: linger)
                 do {
-                    while ContinuousClock.now < due {
-                        _ = try? Syscall.waitReadable([wake], timeout: due - ContinuousClock.now)
+                    while true {
+                        let left = due - ContinuousClock.now
+                        guard left > .zero else { break }
+                        _ = try? Syscall.waitReadable([wake], timeout: left)
                         try obey()
                     }
                 } catch is Stopped {}
