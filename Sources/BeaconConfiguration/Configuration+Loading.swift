@@ -484,21 +484,12 @@ struct Loader {
                 configuration.web = nil
                 return
             }
-            switch WebSettings.parseListen(entry.value) {
+            switch WebSettings.listening(on: entry.value, token: settings.token) {
             case .failure(let problem):
-                error(entry, "Web.listen = '\(entry.value.excerpt)': \(problem.reason)")
+                error(entry, problem.message("Web.listen", entry.value))
                 return
-            case .success(let (host, port)):
-                settings.host = host
-                settings.port = port
-                settings.explicit = true
-            }
-            if !settings.isLoopback, settings.token == nil {
-                error(
-                    entry,
-                    "Web.listen = \(entry.value.excerpt) is reachable from other machines; set Web.token = <a long random secret> (requests then send Authorization: Bearer <token>), or listen on 127.0.0.1"
-                )
-                return
+            case .success(let listening):
+                settings = listening
             }
         }
         configuration.web = settings

@@ -1,3 +1,5 @@
+import BeaconCore
+
 /// `Web.*` (SPEC 16): where the web view and HTTP API listen, and the token that guards them.
 /// The token never appears in ``description``.
 public struct WebSettings: Sendable, Hashable, CustomStringConvertible {
@@ -67,7 +69,30 @@ public struct WebSettings: Sendable, Hashable, CustomStringConvertible {
         return .success((String(host), port))
     }
 
+    /// `Web.listen`'s value with the token in force: the settings, or why they cannot be (not an
+    /// address, or one other machines reach without a token).
+    public static func listening(on text: String, token: String?) -> Result<WebSettings, ListenError> {
+        parseListen(text).flatMap { host, port in
+            let settings = WebSettings(host: host, port: port, explicit: true, token: token)
+            guard settings.isLoopback || token != nil else {
+                return .failure(
+                    ListenError(
+                        reason:
+                            "is reachable from other machines; set Web.token = <a long random secret> (requests then send Authorization: Bearer <token>), or listen on 127.0.0.1",
+                        reachable: true))
+            }
+            return .success(settings)
+        }
+    }
+
     public struct ListenError: Error, Sendable {
         public var reason: String
+        /// An address other machines reach, given without a token (not a malformed one).
+        public var reachable = false
+
+        /// The one line that says it of `value` given as `key`.
+        public func message(_ key: String, _ value: String) -> String {
+            reachable ? "\(key) = \(value.excerpt) \(reason)" : "\(key) = '\(value.excerpt)': \(reason)"
+        }
     }
 }

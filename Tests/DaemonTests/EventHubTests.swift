@@ -53,6 +53,14 @@ import Testing
         silent.endQueries()
         #expect(await waiting.health(within: .milliseconds(50))?.contains("stopped") == true)
     }
+
+    /// A page asked of a stuck engine shows the model as it is once the engine's limit has
+    /// passed, instead of asking again and again.
+    @Test(.timeLimit(.minutes(1))) func aStuckEngineDoesNotHoldARequestForever() async {
+        let stuck = WebState(configuration: Self.configuration, ownID: "alice", control: EngineControl())
+        let model = await stuck.current(maxAge: .zero)
+        #expect(model.devices["alice"]?.reading == nil)
+    }
 }
 
 /// A wait whose deadline has just passed returns at once: poll(2) takes a negative timeout as

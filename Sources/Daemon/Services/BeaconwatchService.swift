@@ -158,19 +158,12 @@ public struct BeaconwatchService: Service {
     /// `--web-listen`: an address (the token stays the configuration's), or empty for none.
     static func web(_ listen: String, token: String?) throws -> WebSettings? {
         guard !listen.isEmpty else { return nil }
-        switch WebSettings.parseListen(listen) {
+        switch WebSettings.listening(on: listen, token: token) {
         case .failure(let problem):
-            throw InputError(file: "--web-listen", message: "'\(listen)': \(problem.reason)")
-        case .success(let (host, port)):
-            let settings = WebSettings(host: host, port: port, explicit: true, token: token)
-            if !settings.isLoopback, token == nil {
-                throw InputError(
-                    file: "--web-listen",
-                    message:
-                        "\(listen) is reachable from other machines; set Web.token = <a long random secret> in the configuration, or listen on 127.0.0.1"
-                )
-            }
-            return settings
+            throw InputError(
+                file: "--web-listen",
+                message: problem.reachable ? "\(listen) \(problem.reason)" : "'\(listen)': \(problem.reason)")
+        case .success(let settings): return settings
         }
     }
 

@@ -32,6 +32,8 @@ public final class WebState: OutputSink, Sendable {
         var readGeneration = -1
         var inFlight: Task<Void, Never>?
         var ended = false
+        /// The last reading got no answer (a stuck engine): requests show the model as it is.
+        var unanswered = false
     }
 
     /// Readings at most this often, however many requests and outputs come.
@@ -121,8 +123,9 @@ public final class WebState: OutputSink, Sendable {
             }
             guard let task else { return }
             await task.value
-            // A reading that began before this request's outputs were delivered: once more.
-            if refreshing.withLock({ $0.ended || $0.readGeneration >= wanted }) { return }
+            // A reading that began before this request's outputs were delivered: once more; but
+            // never again after one that got no answer (each waits for the engine's limit).
+            if refreshing.withLock({ $0.ended || $0.unanswered || $0.readGeneration >= wanted }) { return }
         }
     }
 
@@ -146,6 +149,7 @@ public final class WebState: OutputSink, Sendable {
         }
         refreshing.withLock { state in
             state.inFlight = nil
+            state.unanswered = snapshot == nil
             if let snapshot {
                 state.readAt = .now
                 state.readGeneration = snapshot.generation
