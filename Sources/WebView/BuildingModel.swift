@@ -65,6 +65,12 @@ public struct BuildingModel: Sendable {
         public var time: Timestamp
         public var rssi: Double?
         public var proximity: Proximity
+
+        public init(time: Timestamp, rssi: Double?, proximity: Proximity) {
+            self.time = time
+            self.rssi = rssi
+            self.proximity = proximity
+        }
     }
 
     public let hierarchy: Hierarchy

@@ -309,7 +309,7 @@ extension String {
 }
 
 /// Small inline SVG charts, drawn on the server (no script, no library).
-enum Chart {
+public enum Chart {
     static let width = 240.0
     static let height = 40.0
     /// The RSSI range drawn, dBm: weaker is at the bottom.
@@ -317,7 +317,7 @@ enum Chart {
     static let ceiling = -30.0
 
     /// A beacon's filtered RSSI over the five minutes before `end`; gaps where it was `off`.
-    static func rssi(_ samples: [BuildingModel.Sample], end: Timestamp) -> String {
+    public static func rssi(_ samples: [BuildingModel.Sample], end: Timestamp) -> String {
         let span = Double(BuildingModel.historySeconds)
         var svg =
             "<svg class=\"chart\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" width=\"\(Int(width))\" height=\"\(Int(height))\" role=\"img\">"
@@ -355,7 +355,7 @@ enum Chart {
     }
 
     /// `value` with one decimal (`-3.5`, `0.0`), for finite values of a sensible size.
-    static func oneDecimal(_ value: Double) -> String {
+    public static func oneDecimal(_ value: Double) -> String {
         guard value.isFinite, value.magnitude < 1e12 else { return "0.0" }
         let tenths = Int((value * 10).rounded())
         return "\(tenths < 0 && tenths > -10 ? "-" : "")\(tenths / 10).\(abs(tenths % 10))"

@@ -4,7 +4,7 @@ import Foundation
 import RegionMonitor
 import Testing
 
-@testable import WebView
+import WebView
 
 /// The web view's model and rendering, pure: readings and outputs in, HTML and JSON out.
 @Suite struct WebViewTests {
