@@ -47,6 +47,26 @@ import WebView
             dwellToday: dwell)
     }
 
+    @Test func zonesAreNamedByTheirOwnRegion() {
+        let text = Self.uuid.uuidString
+        let direct = Region.zone(Self.uuid, major: 2)
+        #expect(direct.description == "\(text):2")
+        #expect("\(direct)" == "\(text):2")
+        let zone = Self.hierarchy.zones[1]
+        #expect(zone.region.description == "\(text):2")
+        let copied = zone.region
+        #expect(copied == direct)
+        #expect(copied.description == "\(text):2")
+        #expect(Self.hierarchy.zones.map(\.region.description) == ["\(text):1", "\(text):2"])
+        #expect(Self.hierarchy.zones.map(\.region) == [.zone(Self.uuid, major: 1), .zone(Self.uuid, major: 2)])
+        var model = BuildingModel(hierarchy: Self.hierarchy, maxRegions: 20)
+        model.declare(.init(id: "alice", own: true))
+        model.update("alice", reading: Self.reading(zone: 2, at: 10))
+        let page = Pages.building(model)
+        #expect(page.contains("data-region=\"\(text):2\""))
+        #expect(page.contains("Kitchen<span class=\"count\">1</span>"))
+    }
+
     @Test func devicesShowInTheZoneTheyAreInAndTheLeaderboardRanksTodaysStays() {
         var model = BuildingModel(hierarchy: Self.hierarchy, maxRegions: 20)
         model.declare(.init(id: "alice", own: true))
