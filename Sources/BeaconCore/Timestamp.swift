@@ -119,6 +119,13 @@ extension Timestamp {
     /// Parses an ISO-8601 date-time that carries an offset (`Z`, `+01:00`), with or without
     /// fractional seconds. A time without an offset is ambiguous and is rejected.
     public init?(iso8601 text: String) {
+        // The usual form exactly, by hand (Foundation's parser, through a `Date`, is a
+        // microsecond off for some times: "2047-09-07T11:08:13.890Z" read as .890001).
+        var text = text
+        if let exact = text.withUTF8({ Self.quickISO8601($0) }) {
+            self = exact
+            return
+        }
         if let date = try? Self.withFraction.parse(text) {
             self.init(date)
         } else if let date = try? Self.plain.parse(text) {

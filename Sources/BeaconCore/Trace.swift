@@ -55,6 +55,9 @@ public struct TraceParser {
         (Timestamp, TraceRecord)?, TraceLineError
     > {
         guard line.count <= Self.maximumLineLength else { return .failure(Self.overlongLine) }
+        if let quick = line.withContiguousStorageIfAvailable({ Self.quickRecord($0) }) ?? nil {
+            return ordered(quick, number: number)
+        }
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return .success(nil) }
         guard let fields = JSONReader.object(line) else {
             return .failure(
@@ -63,19 +66,27 @@ public struct TraceParser {
         switch Self.record(from: fields) {
         case .failure(let error):
             return .failure(error)
-        case .success(let (time, record)):
-            if let lastTime, time < lastTime {
-                return .failure(
-                    TraceLineError(
-                        "t \(time.iso8601) is earlier than line \(lastTimeLine)'s \(lastTime.iso8601); "
-                            + "a trace must be in time order: sort it by t"
-                    )
-                )
-            }
-            lastTime = time
-            lastTimeLine = number
-            return .success((time, record))
+        case .success(let parsed):
+            return ordered(parsed, number: number)
         }
+    }
+
+    /// `parsed` when it is not earlier than the last line's time (which it then becomes).
+    private mutating func ordered(_ parsed: (Timestamp, TraceRecord), number: Int) -> Result<
+        (Timestamp, TraceRecord)?, TraceLineError
+    > {
+        let time = parsed.0
+        if let lastTime, time < lastTime {
+            return .failure(
+                TraceLineError(
+                    "t \(time.iso8601) is earlier than line \(lastTimeLine)'s \(lastTime.iso8601); "
+                        + "a trace must be in time order: sort it by t"
+                )
+            )
+        }
+        lastTime = time
+        lastTimeLine = number
+        return .success(parsed)
     }
 
     static func record(from fields: [String: JSONValue]) -> Result<(Timestamp, TraceRecord), TraceLineError> {

@@ -32,12 +32,19 @@ enum ParserTargets {
     }
 
     /// Every line through one ``TraceParser``: accepted lines are in time order and inside
-    /// ``Timestamp/inputRange``; HCI lines decode.
+    /// ``Timestamp/inputRange``; HCI lines decode; a line the quick path reads is read the same
+    /// by the general way.
     static func trace(_ bytes: [UInt8]) {
         var parser = TraceParser()
         var decoder = AdvertisingReportDecoder()
         var last: Timestamp?
         for (index, line) in bytes.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() {
+            // The quick path reads only what the general way reads the same.
+            if let quick = line.withContiguousStorageIfAvailable({ TraceParser.quickRecord($0) }) ?? nil {
+                let general = TraceParser.generalRecord(line)
+                precondition(
+                    general?.0 == quick.0 && general?.1 == quick.1, "line \(index + 1): the quick path differs")
+            }
             let parsed = parser.parse(line, number: index + 1)
             if case .failure(let error) = parsed { Message.check(error.description) }
             guard case .success(let (time, record)?) = parsed else { continue }

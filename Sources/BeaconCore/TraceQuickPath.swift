@@ -1,0 +1,272 @@
+import Foundation
+
+/// The quick path of ``TraceParser``: the lines `simulate` and `decode` write, read straight from
+/// their bytes (issue 19: the dictionary of every line, Foundation's UUID and ISO-8601 parsers
+/// were nine tenths of `replay`).
+///
+/// It gives a record only for a line it is sure of: one object of known keys with numbers, plain
+/// ASCII strings and `null`, each key once, a UUID in its 36-character form, a time in seconds or
+/// `YYYY-MM-DDTHH:MM:SS[.ffffff]Z`, values within their ranges. Any other line, right or wrong,
+/// goes the general way (``JSONReader`` and ``TraceParser/record(from:)``), which keeps every
+/// message: both read a line the quick path takes the same (`TraceQuickPathTests`, and the
+/// `trace` fuzz target compares them on every input).
+extension TraceParser {
+    private enum Key {
+        case t, uuid, major, minor, rssi, power, address, format, hci, mode
+    }
+
+    /// The known keys' values, without an allocation per line.
+    private struct Fields {
+        var t, uuid, major, minor, rssi, power, address, format, hci, mode: JSONReader.FlatValue?
+
+        subscript(key: Key) -> JSONReader.FlatValue? {
+            get {
+                switch key {
+                case .t: t
+                case .uuid: uuid
+                case .major: major
+                case .minor: minor
+                case .rssi: rssi
+                case .power: power
+                case .address: address
+                case .format: format
+                case .hci: hci
+                case .mode: mode
+                }
+            }
+            set {
+                switch key {
+                case .t: t = newValue
+                case .uuid: uuid = newValue
+                case .major: major = newValue
+                case .minor: minor = newValue
+                case .rssi: rssi = newValue
+                case .power: power = newValue
+                case .address: address = newValue
+                case .format: format = newValue
+                case .hci: hci = newValue
+                case .mode: mode = newValue
+                }
+            }
+        }
+    }
+
+    /// The line's record by the general way alone, `nil` for any error: what the quick path must
+    /// agree with (tests and the fuzz target compare the two).
+    public static func generalRecord(_ line: some Collection<UInt8>) -> (Timestamp, TraceRecord)? {
+        guard let fields = JSONReader.object(line), case .success(let parsed) = record(from: fields) else { return nil }
+        return parsed
+    }
+
+    /// The line's record by the quick path; `nil` when it is not a line the quick path is sure of.
+    public static func quickRecord(_ line: UnsafeBufferPointer<UInt8>) -> (Timestamp, TraceRecord)? {
+        var fields = Fields()
+        let flat = JSONReader.flatObject(line) { key, value in
+            guard let found = Self.key(line, key), fields[found] == nil else { return false }
+            fields[found] = value
+            return true
+        }
+        guard flat else { return nil }
+        func value(_ key: Key) -> JSONReader.FlatValue? { fields[key] }
+        func string(_ range: Range<Int>) -> String {
+            String(decoding: UnsafeBufferPointer(rebasing: line[range]), as: UTF8.self)
+        }
+        func integer(_ key: Key, _ range: ClosedRange<Int>) -> Int? {
+            guard case .number(let number)? = value(key) else { return nil }
+            return JSONValue.number(number).integer(in: range)
+        }
+
+        let time: Timestamp
+        switch value(.t) {
+        case .number(let seconds)?:
+            guard let t = Timestamp(secondsSinceEpoch: seconds) else { return nil }
+            time = t
+        case .text(let range)?:
+            guard let t = Timestamp.quickISO8601(UnsafeBufferPointer(rebasing: line[range])) else { return nil }
+            time = t
+        default: return nil
+        }
+        guard Timestamp.inputRange.contains(time) else { return nil }
+
+        let kinds = (value(.uuid) != nil ? 1 : 0) + (value(.hci) != nil ? 1 : 0) + (value(.mode) != nil ? 1 : 0)
+        guard kinds == 1 else { return nil }
+        if value(.uuid) != nil {
+            guard case .text(let text)? = value(.uuid),
+                let uuid = UUID.quick(UnsafeBufferPointer(rebasing: line[text])),
+                let major = integer(.major, 0...65535), let minor = integer(.minor, 0...65535),
+                let rssi = integer(.rssi, -128...126)
+            else { return nil }
+            var power = Int(defaultPower)
+            switch value(.power) {
+            case nil, .null?: break
+            case .number?:
+                guard let p = integer(.power, -128...127) else { return nil }
+                power = p
+            case .text?: return nil
+            }
+            var address: BluetoothAddress?
+            switch value(.address) {
+            case nil, .null?: break
+            case .text(let text)?:
+                guard let parsed = BluetoothAddress(string(text))
+                else { return nil }
+                address = parsed
+            case .number?: return nil
+            }
+            var format = BeaconFormat.ibeacon
+            switch value(.format) {
+            case nil, .null?: break
+            case .text(let text)?:
+                let name = UnsafeBufferPointer(rebasing: line[text])
+                if name.elementsEqual("ibeacon".utf8) {
+                    format = .ibeacon
+                } else if name.elementsEqual("altbeacon".utf8) {
+                    format = .altbeacon
+                } else {
+                    return nil
+                }
+            case .number?: return nil
+            }
+            let beacon = BeaconID(uuid: uuid, major: UInt16(major), minor: UInt16(minor))
+            return (
+                time,
+                .sighting(
+                    Advertisement(
+                        format: format, beacon: beacon, power: Int8(power), rssi: Int8(rssi), address: address))
+            )
+        } else if value(.hci) != nil {
+            guard case .text(let text)? = value(.hci),
+                let bytes = Hex.decode(string(text)),
+                bytes.count >= 2
+            else { return nil }
+            return (time, .hci(bytes))
+        } else {
+            guard case .text(let text)? = value(.mode),
+                let mode = RangingMode(rawValue: string(text))
+            else { return nil }
+            return (time, .mode(mode))
+        }
+    }
+
+    private static func key(_ line: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Key? {
+        func matches(_ name: StaticString) -> Bool {
+            let count = name.utf8CodeUnitCount
+            guard range.count == count else { return false }
+            let text = name.utf8Start
+            for offset in 1..<count where line[range.lowerBound + offset] != text[offset] { return false }
+            return true
+        }
+        guard !range.isEmpty else { return nil }
+        switch line[range.lowerBound] {
+        case UInt8(ascii: "t"): return range.count == 1 ? .t : nil
+        case UInt8(ascii: "u"): return matches("uuid") ? .uuid : nil
+        case UInt8(ascii: "m"):
+            if matches("major") { return .major }
+            if matches("minor") { return .minor }
+            return matches("mode") ? .mode : nil
+        case UInt8(ascii: "r"): return matches("rssi") ? .rssi : nil
+        case UInt8(ascii: "p"): return matches("power") ? .power : nil
+        case UInt8(ascii: "a"): return matches("address") ? .address : nil
+        case UInt8(ascii: "f"): return matches("format") ? .format : nil
+        case UInt8(ascii: "h"): return matches("hci") ? .hci : nil
+        default: return nil
+        }
+    }
+}
+
+extension UUID {
+    /// The canonical 36-character form (`8-4-4-4-12` hexadecimal digits, either case), as
+    /// `UUID(uuidString:)` reads it; `nil` for anything else.
+    static func quick(_ text: UnsafeBufferPointer<UInt8>) -> UUID? {
+        guard text.count == 36 else { return nil }
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let complete = withUnsafeMutableBytes(of: &bytes) { out -> Bool in
+            var position = 0
+            for index in 0..<16 {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    guard text[position] == UInt8(ascii: "-") else { return false }
+                    position += 1
+                }
+                guard let high = Hex.value(of: text[position]), let low = Hex.value(of: text[position + 1]) else {
+                    return false
+                }
+                out[index] = high << 4 | low
+                position += 2
+            }
+            return true
+        }
+        return complete ? UUID(uuid: bytes) : nil
+    }
+}
+
+extension Timestamp {
+    /// `YYYY-MM-DDTHH:MM:SS`, up to six fractional digits, and `Z` or an offset `±HH:MM`, read
+    /// exactly by hand; `nil` for any other form (which ``init(iso8601:)`` gives to Foundation).
+    static func quickISO8601(_ text: UnsafeBufferPointer<UInt8>) -> Timestamp? {
+        guard text.count >= 20 else { return nil }
+        func number(_ start: Int, _ count: Int) -> Int? {
+            guard start + count <= text.count else { return nil }
+            var value = 0
+            for position in start..<(start + count) {
+                let digit = Int(text[position]) - 48
+                guard digit >= 0, digit <= 9 else { return nil }
+                value = value * 10 + digit
+            }
+            return value
+        }
+        guard text[4] == UInt8(ascii: "-"), text[7] == UInt8(ascii: "-"), text[10] == UInt8(ascii: "T"),
+            text[13] == UInt8(ascii: ":"), text[16] == UInt8(ascii: ":"),
+            let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+            let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
+            (1...12).contains(month), day >= 1, day <= Self.days(inMonth: month, of: year),
+            hour < 24, minute < 60, second < 60
+        else { return nil }
+        var position = 19
+        var micro = 0
+        if text[position] == UInt8(ascii: ".") {
+            position += 1
+            var digits = 0
+            while position < text.count, text[position] >= 48, text[position] <= 57 {
+                digits += 1
+                guard digits <= 6 else { return nil }
+                micro = micro * 10 + Int(text[position] - 48)
+                position += 1
+            }
+            guard digits >= 1 else { return nil }
+            for _ in digits..<6 { micro *= 10 }
+        }
+        var offsetMinutes = 0
+        guard position < text.count else { return nil }
+        switch text[position] {
+        case UInt8(ascii: "Z"):
+            position += 1
+        case UInt8(ascii: "+"), UInt8(ascii: "-"):
+            guard let hours = number(position + 1, 2), position + 3 < text.count,
+                text[position + 3] == UInt8(ascii: ":"),
+                let minutes = number(position + 4, 2), hours < 24, minutes < 60
+            else { return nil }
+            offsetMinutes = (hours * 60 + minutes) * (text[position] == UInt8(ascii: "-") ? -1 : 1)
+            position += 6
+        default:
+            return nil
+        }
+        guard position == text.count else { return nil }
+        // Days from 1970-01-01 of a proleptic Gregorian date (the inverse of civil-from-days).
+        let y = month <= 2 ? year - 1 : year
+        let era = y / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        let seconds = ((days * 24 + hour) * 60 + minute - offsetMinutes) * 60 + second
+        return Timestamp(microseconds: Int64(seconds) * 1_000_000 + Int64(micro))
+    }
+
+    private static func days(inMonth month: Int, of year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+}
