@@ -458,7 +458,7 @@ extension JSONReader {
                     guard cursor.literal("null") else { return false }
                     value = .null
                 case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                    guard let number = cursor.number() else { return false }
+                    guard let number = cursor.shortInteger() ?? cursor.number() else { return false }
                     value = .number(number)
                 default:
                     return false
@@ -480,6 +480,30 @@ extension JSONReader {
 }
 
 extension JSONReader.Cursor {
+    /// An integer of one to nine digits at the position, the value ``number()`` reads; `nil`
+    /// (the position unmoved) for any other number.
+    fileprivate mutating func shortInteger() -> Double? {
+        var index = position
+        let negative = peek() == UInt8(ascii: "-")
+        if negative { index += 1 }
+        let first = index
+        var value = 0
+        while index < bytes.count, index - first < 10, bytes[index] >= 48, bytes[index] <= 57 {
+            value = value * 10 + Int(bytes[index] - 48)
+            index += 1
+        }
+        let digits = index - first
+        guard digits >= 1, digits <= 9, !(digits > 1 && bytes[first] == 48) else { return nil }
+        if index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), 48...57: return nil
+            default: break
+            }
+        }
+        position = index
+        return negative ? -Double(value) : Double(value)
+    }
+
     /// A string of printable ASCII without escapes at the position (its opening quote): the
     /// positions of its bytes; `nil` for any other string.
     fileprivate mutating func plainString() -> Range<Int>? {

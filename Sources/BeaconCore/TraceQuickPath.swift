@@ -117,10 +117,9 @@ extension TraceParser {
             switch value(.format) {
             case nil, .null?: break
             case .text(let text)?:
-                let name = UnsafeBufferPointer(rebasing: line[text])
-                if name.elementsEqual("ibeacon".utf8) {
+                if Self.same(line, text, "ibeacon") {
                     format = .ibeacon
-                } else if name.elementsEqual("altbeacon".utf8) {
+                } else if Self.same(line, text, "altbeacon") {
                     format = .altbeacon
                 } else {
                     return nil
@@ -148,14 +147,17 @@ extension TraceParser {
         }
     }
 
+    /// Whether the bytes of `line` at `range` are `name`.
+    private static func same(_ line: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ name: StaticString) -> Bool {
+        let count = name.utf8CodeUnitCount
+        guard range.count == count else { return false }
+        let text = name.utf8Start
+        for offset in 0..<count where line[range.lowerBound + offset] != text[offset] { return false }
+        return true
+    }
+
     private static func key(_ line: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Key? {
-        func matches(_ name: StaticString) -> Bool {
-            let count = name.utf8CodeUnitCount
-            guard range.count == count else { return false }
-            let text = name.utf8Start
-            for offset in 1..<count where line[range.lowerBound + offset] != text[offset] { return false }
-            return true
-        }
+        func matches(_ name: StaticString) -> Bool { same(line, range, name) }
         guard !range.isEmpty else { return nil }
         switch line[range.lowerBound] {
         case UInt8(ascii: "t"): return range.count == 1 ? .t : nil

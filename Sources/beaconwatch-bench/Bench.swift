@@ -12,7 +12,7 @@ struct Bench: AsyncParsableCommand {
         abstract: "beaconwatch benchmarks (run them through scripts/bench, in a release build).",
         subcommands: [
             DecodeBench.self, PipelineBench.self, E2EBench.self, QualityBench.self, SoakBench.self, OutageBench.self,
-            FleetBench.self, WebBench.self, StateBench.self,
+            FleetBench.self, WebBench.self, StateBench.self, DecodeCommandBench.self, ReplayCommandBench.self,
         ]
     )
 }
@@ -135,6 +135,11 @@ struct DecodeCorpus: CustomStringConvertible {
         parameters += [0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, UInt8(data.count)] + data
         return [0x3E, UInt8(parameters.count)] + parameters
     }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
 }
 
 func format(_ value: Double, _ decimals: Int) -> String {

@@ -85,12 +85,8 @@ struct FleetBench: AsyncParsableCommand {
                 defer { sent[number] = nil }
                 return sent[number]
             }
-            if let start { latencies.withLock { $0.append(FleetBench.seconds(instant - start)) } }
+            if let start { latencies.withLock { $0.append((instant - start).inSeconds) } }
         }
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 
     @Flag(help: "Only the parsing of reports: how many a second one core parses.")
@@ -139,7 +135,7 @@ struct FleetBench: AsyncParsableCommand {
             if n % 64 == 63 { try driver.commit() }
         }
         try driver.finish()
-        let elapsed = Self.seconds(ContinuousClock.now - start)
+        let elapsed = (ContinuousClock.now - start).inSeconds
         print(
             "fleet: engine side: \(format(Double(total) / elapsed / 1e3, 1))k reports/s over \(devices) devices "
                 + "(parsed beforehand; state on disk, commits of 64)")
@@ -160,7 +156,7 @@ struct FleetBench: AsyncParsableCommand {
                     parsed += message.observations.count
                 }
             }
-            let elapsed = Self.seconds(ContinuousClock.now - start)
+            let elapsed = (ContinuousClock.now - start).inSeconds
             print("fleet: parsing: \(format(Double(parsed) / elapsed / 1e3, 1))k Theengs reports/s on one core")
             return
         }
@@ -182,7 +178,7 @@ struct FleetBench: AsyncParsableCommand {
         guard try await E2EBench.until(within: .seconds(300), { bare.load(ordering: .relaxed) >= total }) else {
             throw RuntimeFailure("the bare subscriber got \(bare.load(ordering: .relaxed)) of \(total)")
         }
-        let bareRate = Double(total) / Self.seconds(ContinuousClock.now - bareStart)
+        let bareRate = Double(total) / (ContinuousClock.now - bareStart).inSeconds
         subscriber.shutdown()
 
         // The fleet daemon's pipeline.
@@ -250,7 +246,7 @@ struct FleetBench: AsyncParsableCommand {
                     "the fleet made \(arrivals.count.load(ordering: .relaxed) - base) of \(events) events "
                         + "(dropped: \(control.droppedFleetMessages))")
             }
-            let wall = Self.seconds(ContinuousClock.now - start)
+            let wall = (ContinuousClock.now - start).inSeconds
             ingests.append(
                 (
                     changeEvery, Double(total) / wall, threadUse(from: cpuBefore, to: threadCPU(), wall: wall),
@@ -302,7 +298,7 @@ struct FleetBench: AsyncParsableCommand {
             _ = try await E2EBench.until(within: .seconds(120)) {
                 arrivals.count.load(ordering: .relaxed) >= base + events
             }
-            let wallTime = Self.seconds(ContinuousClock.now - wall)
+            let wallTime = (ContinuousClock.now - wall).inSeconds
             runs.append(
                 (
                     changeEvery, arrivals.latencies.withLock { $0 }.sorted(),

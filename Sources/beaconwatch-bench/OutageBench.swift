@@ -85,7 +85,7 @@ struct OutageBench: AsyncParsableCommand {
         async let running: Void = sink.run(logger: Logger(label: "outage"))
         let clock = ContinuousClock.now
         try await feed(configuration: configuration, store: store, sinks: [sink])
-        let fed = Self.seconds(ContinuousClock.now - clock)
+        let fed = (ContinuousClock.now - clock).inSeconds
         let queued = sink.waiting
         print(
             "outage: \(events) events \(label): RSS \(Self.resident()) MiB (peak \(peakResidentMiB()) MiB), "
@@ -98,7 +98,7 @@ struct OutageBench: AsyncParsableCommand {
         let complete = try await E2EBench.until(within: .seconds(600)) {
             received.withLock { $0.count } >= expected.count
         }
-        let drained = Self.seconds(ContinuousClock.now - back)
+        let drained = (ContinuousClock.now - back).inSeconds
         let arrived = received.withLock { $0 }
         _ = await sink.finish(within: .seconds(5))
         subscriber.shutdown()
@@ -148,10 +148,6 @@ struct OutageBench: AsyncParsableCommand {
                 if n + 1 == count { try driver.commit() }
             }
         }
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 
     /// The resident memory now, MiB.

@@ -90,18 +90,26 @@ struct PipelineBench: ParsableCommand {
 
     /// Two rules on every Zone of `hierarchy`, its Area's UUID as their group.
     static func rules(for hierarchy: Hierarchy) -> [RuleRegion] {
+        let document = rulesDocument(for: hierarchy, server: "http://bench.test/{id}/{udid}")
+        return (try? RulesDocument.load(Array(document.utf8), name: "bench").get().regions) ?? []
+    }
+
+    /// A u_beacons document with two rules on every Zone of `hierarchy`: an on_entry one (latch
+    /// 2 s, from the 2nd entry, a notification, and a server call to `server` when given) and an
+    /// on_exit one.
+    static func rulesDocument(for hierarchy: Hierarchy, server: String?) -> String {
+        let call = server.map { #", "notify_server": "\#($0)""# } ?? ""
         let regions = hierarchy.zones.enumerated().map { index, zone in
             """
             {"id": "\(index)", "group_id": "\(zone.uuid.uuidString)", "name": "Zone \(index)",
              "proximity_uid": "\(zone.uuid.uuidString)", "major": \(zone.major), "minor": "",
              "rules_actions": [
               {"id": "\(index)-in", "rule": {"trigger": "on_entry", "latch_time": 2, "min_events": 2, "max_group_events": 100000},
-               "action": {"notify_user": "Welcome", "notify_server": "http://bench.test/{id}/{udid}"}},
+               "action": {"notify_user": "Welcome"\(call)}},
               {"id": "\(index)-out", "rule": {"trigger": "on_exit", "latch_time": 0}, "action": {"notify_user": ""}}]}
             """
         }
-        let document = #"{"u_beacons": ["# + regions.joined(separator: ",") + "]}"
-        return (try? RulesDocument.load(Array(document.utf8), name: "bench").get().regions) ?? []
+        return #"{"u_beacons": ["# + regions.joined(separator: ",") + "]}"
     }
 
     /// `beacons` beacons, 10 to a Zone, at most 20 Zones to an Area, in file order.

@@ -55,7 +55,7 @@ struct WebBench: AsyncParsableCommand {
         func flatOut(alongside sinks: [any OutputSink]) async throws -> Double {
             let start = ContinuousClock.now
             let delivered = try await e2e.measure(broker: broker, count: events, paced: nil, alongside: sinks)
-            return Double(delivered.count) / Self.seconds(ContinuousClock.now - start)
+            return Double(delivered.count) / (ContinuousClock.now - start).inSeconds
         }
 
         // The web view's sink, its server and the clients.
@@ -118,10 +118,6 @@ struct WebBench: AsyncParsableCommand {
                 + "(fewest \(received.min() ?? 0), most \(received.max() ?? 0)); "
                 + "clients dropped for falling behind: \(state.hub.slowClientsDisconnected)")
         if !complete { throw RuntimeFailure("a client missed events") }
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 
     /// One `/api/v1/events` client on a thread of its own, counting the events it reads.
