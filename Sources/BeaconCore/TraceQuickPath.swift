@@ -11,42 +11,34 @@ import Foundation
 /// message: both read a line the quick path takes the same (`TraceQuickPathTests`, and the
 /// `trace` fuzz target compares them on every input).
 extension TraceParser {
-    private enum Key {
-        case t, uuid, major, minor, rssi, power, address, format, hci, mode
-    }
-
     /// The known keys' values, without an allocation per line.
     private struct Fields {
         var t, uuid, major, minor, rssi, power, address, format, hci, mode: JSONReader.FlatValue?
 
-        subscript(key: Key) -> JSONReader.FlatValue? {
-            get {
-                switch key {
-                case .t: t
-                case .uuid: uuid
-                case .major: major
-                case .minor: minor
-                case .rssi: rssi
-                case .power: power
-                case .address: address
-                case .format: format
-                case .hci: hci
-                case .mode: mode
-                }
+        /// Takes `value` for the key whose bytes are `key` in `line`; `false` for an unknown or
+        /// repeated key. A key of up to eight bytes is compared as one number.
+        mutating func take(_ line: UnsafeBufferPointer<UInt8>, _ key: Range<Int>, _ value: JSONReader.FlatValue) -> Bool
+        {
+            guard key.count <= 8 else { return false }
+            var packed: UInt64 = 0
+            for (shift, position) in key.enumerated() { packed |= UInt64(line[position]) << (8 * UInt64(shift)) }
+            func put(_ slot: inout JSONReader.FlatValue?) -> Bool {
+                guard slot == nil else { return false }
+                slot = value
+                return true
             }
-            set {
-                switch key {
-                case .t: t = newValue
-                case .uuid: uuid = newValue
-                case .major: major = newValue
-                case .minor: minor = newValue
-                case .rssi: rssi = newValue
-                case .power: power = newValue
-                case .address: address = newValue
-                case .format: format = newValue
-                case .hci: hci = newValue
-                case .mode: mode = newValue
-                }
+            switch packed {
+            case 0x74: return put(&t)  // "t"
+            case 0x6469_7575: return put(&uuid)
+            case 0x72_6f6a_616d: return put(&major)
+            case 0x72_6f6e_696d: return put(&minor)
+            case 0x6973_7372: return put(&rssi)
+            case 0x72_6577_6f70: return put(&power)
+            case 0x73_7365_7264_6461: return put(&address)
+            case 0x7461_6d72_6f66: return put(&format)
+            case 0x69_6368: return put(&hci)
+            case 0x6564_6f6d: return put(&mode)
+            default: return false
             }
         }
     }
@@ -61,23 +53,17 @@ extension TraceParser {
     /// The line's record by the quick path; `nil` when it is not a line the quick path is sure of.
     public static func quickRecord(_ line: UnsafeBufferPointer<UInt8>) -> (Timestamp, TraceRecord)? {
         var fields = Fields()
-        let flat = JSONReader.flatObject(line) { key, value in
-            guard let found = Self.key(line, key), fields[found] == nil else { return false }
-            fields[found] = value
-            return true
-        }
-        guard flat else { return nil }
-        func value(_ key: Key) -> JSONReader.FlatValue? { fields[key] }
+        guard JSONReader.flatObject(line, { fields.take(line, $0, $1) }) else { return nil }
         func string(_ range: Range<Int>) -> String {
             String(decoding: UnsafeBufferPointer(rebasing: line[range]), as: UTF8.self)
         }
-        func integer(_ key: Key, _ range: ClosedRange<Int>) -> Int? {
-            guard case .number(let number)? = value(key) else { return nil }
+        func integer(_ field: JSONReader.FlatValue?, _ range: ClosedRange<Int>) -> Int? {
+            guard case .number(let number)? = field else { return nil }
             return JSONValue.number(number).integer(in: range)
         }
 
         let time: Timestamp
-        switch value(.t) {
+        switch fields.t {
         case .number(let seconds)?:
             guard let t = Timestamp(secondsSinceEpoch: seconds) else { return nil }
             time = t
@@ -88,24 +74,24 @@ extension TraceParser {
         }
         guard Timestamp.inputRange.contains(time) else { return nil }
 
-        let kinds = (value(.uuid) != nil ? 1 : 0) + (value(.hci) != nil ? 1 : 0) + (value(.mode) != nil ? 1 : 0)
+        let kinds = (fields.uuid != nil ? 1 : 0) + (fields.hci != nil ? 1 : 0) + (fields.mode != nil ? 1 : 0)
         guard kinds == 1 else { return nil }
-        if value(.uuid) != nil {
-            guard case .text(let text)? = value(.uuid),
+        if fields.uuid != nil {
+            guard case .text(let text)? = fields.uuid,
                 let uuid = UUID.quick(UnsafeBufferPointer(rebasing: line[text])),
-                let major = integer(.major, 0...65535), let minor = integer(.minor, 0...65535),
-                let rssi = integer(.rssi, -128...126)
+                let major = integer(fields.major, 0...65535), let minor = integer(fields.minor, 0...65535),
+                let rssi = integer(fields.rssi, -128...126)
             else { return nil }
             var power = Int(defaultPower)
-            switch value(.power) {
+            switch fields.power {
             case nil, .null?: break
             case .number?:
-                guard let p = integer(.power, -128...127) else { return nil }
+                guard let p = integer(fields.power, -128...127) else { return nil }
                 power = p
             case .text?: return nil
             }
             var address: BluetoothAddress?
-            switch value(.address) {
+            switch fields.address {
             case nil, .null?: break
             case .text(let text)?:
                 guard let parsed = BluetoothAddress(string(text))
@@ -114,7 +100,7 @@ extension TraceParser {
             case .number?: return nil
             }
             var format = BeaconFormat.ibeacon
-            switch value(.format) {
+            switch fields.format {
             case nil, .null?: break
             case .text(let text)?:
                 if Self.same(line, text, "ibeacon") {
@@ -133,14 +119,14 @@ extension TraceParser {
                     Advertisement(
                         format: format, beacon: beacon, power: Int8(power), rssi: Int8(rssi), address: address))
             )
-        } else if value(.hci) != nil {
-            guard case .text(let text)? = value(.hci),
+        } else if fields.hci != nil {
+            guard case .text(let text)? = fields.hci,
                 let bytes = Hex.decode(string(text)),
                 bytes.count >= 2
             else { return nil }
             return (time, .hci(bytes))
         } else {
-            guard case .text(let text)? = value(.mode),
+            guard case .text(let text)? = fields.mode,
                 let mode = RangingMode(rawValue: string(text))
             else { return nil }
             return (time, .mode(mode))
@@ -156,24 +142,6 @@ extension TraceParser {
         return true
     }
 
-    private static func key(_ line: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Key? {
-        func matches(_ name: StaticString) -> Bool { same(line, range, name) }
-        guard !range.isEmpty else { return nil }
-        switch line[range.lowerBound] {
-        case UInt8(ascii: "t"): return range.count == 1 ? .t : nil
-        case UInt8(ascii: "u"): return matches("uuid") ? .uuid : nil
-        case UInt8(ascii: "m"):
-            if matches("major") { return .major }
-            if matches("minor") { return .minor }
-            return matches("mode") ? .mode : nil
-        case UInt8(ascii: "r"): return matches("rssi") ? .rssi : nil
-        case UInt8(ascii: "p"): return matches("power") ? .power : nil
-        case UInt8(ascii: "a"): return matches("address") ? .address : nil
-        case UInt8(ascii: "f"): return matches("format") ? .format : nil
-        case UInt8(ascii: "h"): return matches("hci") ? .hci : nil
-        default: return nil
-        }
-    }
 }
 
 extension UUID {

@@ -61,7 +61,9 @@ struct DecodeCommandBench: ParsableCommand {
     func run() throws {
         let times = try CommandRuns.time(binary, ["decode", "--quiet", "btsnoop:\(capture)"], runs: runs)
         let rates = times.map { Double(reports) / $0 }
-        print("decode-cli: \(reports) reports (70% iBeacon, 10% AltBeacon, 20% other devices) to JSON lines on /dev/null, \(runs) runs: \(CommandRuns.summary(rates)) reports")
+        print(
+            "decode-cli: \(reports) reports (70% iBeacon, 10% AltBeacon, 20% other devices) to JSON lines on /dev/null, \(runs) runs: \(CommandRuns.summary(rates)) reports"
+        )
     }
 }
 
@@ -116,11 +118,15 @@ struct ReplayCommandBench: ParsableCommand {
         simulate.standardOutput = FileHandle(forWritingAtPath: trace)
         try simulate.run()
         simulate.waitUntilExit()
-        guard simulate.terminationStatus == 0 else { throw RuntimeFailure("simulate exited \(simulate.terminationStatus)") }
+        guard simulate.terminationStatus == 0 else {
+            throw RuntimeFailure("simulate exited \(simulate.terminationStatus)")
+        }
         let lines = try Data(contentsOf: URL(fileURLWithPath: trace)).reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
 
         let times = try CommandRuns.time(binary, ["replay", "\(folder)/replay.ini", "trace:\(trace)"], runs: runs)
         let rates = times.map { Double(lines) / $0 }
-        print("replay: \(lines) trace lines through etc/hsyco.ini with rules on every zone, output to /dev/null, \(runs) runs: \(CommandRuns.summary(rates)) lines")
+        print(
+            "replay: \(lines) trace lines through etc/hsyco.ini with rules on every zone, output to /dev/null, \(runs) runs: \(CommandRuns.summary(rates)) lines"
+        )
     }
 }
