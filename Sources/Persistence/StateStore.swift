@@ -48,7 +48,11 @@ public final class StateStore: Sendable {
             database = try DatabaseQueue(path: path, configuration: writer)
             try Self.migrate(database, path: path)
             try Self.check(database, path: path)
-            checkpointer = try Checkpointer(path: path, configuration: configuration)
+            let checkpointer = try Checkpointer(path: path, configuration: configuration)
+            self.checkpointer = checkpointer
+            try database.write { db in
+                db.add(transactionObserver: Checkpointer.CommitObserver(checkpointer), extent: .databaseLifetime)
+            }
         } catch let error as StateStoreError {
             throw error
         } catch {
@@ -741,32 +745,66 @@ public struct OutboxEntry: Sendable, Hashable {
     }
 }
 
-/// Copies the WAL into the database file from its own connection and thread, every ``period``:
-/// a passive checkpoint never blocks the writer, so most of the copying and syncing is off the
-/// engine's path. It cannot reset the WAL while writes go on; the writer's own checkpoint (every
-/// 4,000 pages) does, finding little left to copy.
+/// Copies the WAL into the database file from its own connection and thread, every ``period``
+/// while commits come: a passive checkpoint never blocks the writer, so most of the copying and
+/// syncing is off the engine's path. It cannot reset the WAL while writes go on; the writer's own
+/// checkpoint (every 4,000 pages) does, finding little left to copy. With no commit since its last
+/// round it sleeps until the next (an idle daemon's CPU time: `scripts/bench idle`).
 final class Checkpointer: Sendable {
     static let period = 0.1
     private let wake = DispatchSemaphore(value: 0)
     private let stopped = Mutex(false)
+    /// A commit came since the last checkpoint.
+    private let dirty = Atomic<Bool>(true)
+    /// The thread waits for a commit, without a timeout: an idle daemon does not wake for it.
+    private let sleeping = Atomic<Bool>(false)
 
     init(path: String, configuration: GRDB.Configuration) throws {
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         // Checkpoints block on the disk: a thread of their own, which holds this object until ``stop()``.
         let thread = Thread { [self] in
+            var paced = true
             while true {
-                _ = wake.wait(timeout: .now() + Self.period)
-                // Failures (a busy file) only delay the copy to the next round.
-                _ = try? queue.writeWithoutTransaction { try $0.checkpoint(.passive) }
-                if stopped.withLock({ $0 }) { return }
+                if paced { _ = wake.wait(timeout: .now() + Self.period) }
+                paced = true
+                let stopping = stopped.withLock { $0 }
+                if dirty.exchange(false, ordering: .sequentiallyConsistent) || stopping {
+                    // Failures (a busy file) only delay the copy to the next round.
+                    _ = try? queue.writeWithoutTransaction { try $0.checkpoint(.passive) }
+                    if stopping { return }
+                } else {
+                    // Nothing written since the last round: sleep until a commit (or the stop).
+                    sleeping.store(true, ordering: .sequentiallyConsistent)
+                    if !dirty.load(ordering: .sequentiallyConsistent), !stopped.withLock({ $0 }) { wake.wait() }
+                    sleeping.store(false, ordering: .sequentiallyConsistent)
+                    paced = false
+                }
             }
         }
         thread.name = "checkpoint"
         thread.start()
     }
 
+    /// The writer committed: the next round copies the WAL.
+    func committed() {
+        dirty.store(true, ordering: .sequentiallyConsistent)
+        if sleeping.load(ordering: .sequentiallyConsistent) { wake.signal() }
+    }
+
     func stop() {
         stopped.withLock { $0 = true }
         wake.signal()
+    }
+
+    /// Tells the checkpointer of the writer connection's commits.
+    final class CommitObserver: TransactionObserver {
+        let checkpointer: Checkpointer
+
+        init(_ checkpointer: Checkpointer) { self.checkpointer = checkpointer }
+
+        func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
+        func databaseDidChange(with event: DatabaseEvent) {}
+        func databaseDidCommit(_ db: Database) { checkpointer.committed() }
+        func databaseDidRollback(_ db: Database) {}
     }
 }

@@ -7,8 +7,8 @@ import ServiceLifecycle
 import Synchronization
 
 /// The web view and HTTP API as a service of the daemon's group (SPEC 16): a Hummingbird
-/// server, a reading of the engines every second (the RSSI charts), and a keep-alive to every
-/// event client every 15 s (which finds the ones that vanished). A graceful shutdown ends every
+/// server, a reading of the engines every second while advertisements or outputs come (the RSSI
+/// charts; less often when nothing happens), and a keep-alive to every event client every 15 s (which finds the ones that vanished). A graceful shutdown ends every
 /// event stream first, so the server's own shutdown does not wait for them.
 public struct WebService: Service {
     let settings: WebSettings
@@ -53,9 +53,12 @@ public struct WebService: Service {
                 group.addTask {
                     var sinceKeepAlive = Duration.zero
                     while !Task.isCancelled, !state.engineEnded {
-                        try await Task.sleep(for: Self.samplePeriod)
+                        // Every second while anything happens; when nothing did, less and less
+                        // often, down to every 15 s (outputs and page requests read at once anyway).
+                        let period = min(Self.samplePeriod * (1 << min(state.quietReadings, 4)), Self.keepAlivePeriod)
+                        try await Task.sleep(for: period)
                         _ = await state.current(maxAge: Self.samplePeriod / 2)
-                        sinceKeepAlive += Self.samplePeriod
+                        sinceKeepAlive += period
                         if sinceKeepAlive >= Self.keepAlivePeriod {
                             state.hub.keepAlive()
                             sinceKeepAlive = .zero

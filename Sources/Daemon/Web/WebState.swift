@@ -34,7 +34,15 @@ public final class WebState: OutputSink, Sendable {
         var ended = false
         /// The last reading got no answer (a stuck engine): requests show the model as it is.
         var unanswered = false
+        /// Advertisements and outputs counted at the last reading, and how many readings in a
+        /// row found them unchanged.
+        var activity = -1
+        var quietReadings = 0
     }
+
+    /// Readings in a row that found no advertisement and no output since the one before: the
+    /// sampler then reads less often (an idle daemon stays idle).
+    public var quietReadings: Int { refreshing.withLock { $0.quietReadings } }
 
     /// Readings at most this often, however many requests and outputs come.
     static let minimumInterval = Duration.milliseconds(40)
@@ -153,6 +161,9 @@ public final class WebState: OutputSink, Sendable {
             if let snapshot {
                 state.readAt = .now
                 state.readGeneration = snapshot.generation
+                let activity = snapshot.reports &+ snapshot.sightings &+ snapshot.generation
+                state.quietReadings = activity == state.activity ? state.quietReadings + 1 : 0
+                state.activity = activity
             } else if control.hasEnded {
                 state.ended = true
             }
