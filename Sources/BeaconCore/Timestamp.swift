@@ -139,3 +139,76 @@ extension Timestamp {
     private static let withFraction = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
     private static let plain = Date.ISO8601FormatStyle()
 }
+
+extension Timestamp {
+    /// `YYYY-MM-DDTHH:MM:SS`, up to six fractional digits, and `Z` or an offset `±HH:MM`, read
+    /// exactly by hand; `nil` for any other form (which ``init(iso8601:)`` gives to Foundation).
+    /// Also the quick path of trace lines (``TraceParser``), which takes the time's bytes as they are.
+    static func quickISO8601(_ text: UnsafeBufferPointer<UInt8>) -> Timestamp? {
+        guard text.count >= 20 else { return nil }
+        func number(_ start: Int, _ count: Int) -> Int? {
+            guard start + count <= text.count else { return nil }
+            var value = 0
+            for position in start..<(start + count) {
+                let digit = Int(text[position]) - 48
+                guard digit >= 0, digit <= 9 else { return nil }
+                value = value * 10 + digit
+            }
+            return value
+        }
+        guard text[4] == UInt8(ascii: "-"), text[7] == UInt8(ascii: "-"), text[10] == UInt8(ascii: "T"),
+            text[13] == UInt8(ascii: ":"), text[16] == UInt8(ascii: ":"),
+            let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+            let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
+            (1...12).contains(month), day >= 1, day <= Self.days(inMonth: month, of: year),
+            hour < 24, minute < 60, second < 60
+        else { return nil }
+        var position = 19
+        var micro = 0
+        if text[position] == UInt8(ascii: ".") {
+            position += 1
+            var digits = 0
+            while position < text.count, text[position] >= 48, text[position] <= 57 {
+                digits += 1
+                guard digits <= 6 else { return nil }
+                micro = micro * 10 + Int(text[position] - 48)
+                position += 1
+            }
+            guard digits >= 1 else { return nil }
+            for _ in digits..<6 { micro *= 10 }
+        }
+        var offsetMinutes = 0
+        guard position < text.count else { return nil }
+        switch text[position] {
+        case UInt8(ascii: "Z"):
+            position += 1
+        case UInt8(ascii: "+"), UInt8(ascii: "-"):
+            guard let hours = number(position + 1, 2), position + 3 < text.count,
+                text[position + 3] == UInt8(ascii: ":"),
+                let minutes = number(position + 4, 2), hours < 24, minutes < 60
+            else { return nil }
+            offsetMinutes = (hours * 60 + minutes) * (text[position] == UInt8(ascii: "-") ? -1 : 1)
+            position += 6
+        default:
+            return nil
+        }
+        guard position == text.count else { return nil }
+        // Days from 1970-01-01 of a proleptic Gregorian date (the inverse of civil-from-days).
+        let y = month <= 2 ? year - 1 : year
+        let era = y / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        let seconds = ((days * 24 + hour) * 60 + minute - offsetMinutes) * 60 + second
+        return Timestamp(microseconds: Int64(seconds) * 1_000_000 + Int64(micro))
+    }
+
+    private static func days(inMonth month: Int, of year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+}
