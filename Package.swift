@@ -59,7 +59,7 @@ let package = Package(
         // Pure: fleet payloads (OwnTracks, Theengs, forward) to observations, waypoint commands.
         .target(name: "Fleet", dependencies: ["BeaconCore", "BeaconConfiguration", "Engine", "RegionMonitor", "Rules"]),
         .target(name: "BlueZ", dependencies: ["BeaconCore", "CBluetooth", "Syscalls"]),
-        .target(name: "MQTT", dependencies: ["BeaconCore", "CMosquitto", "RegionMonitor"]),
+        .target(name: "MQTT", dependencies: ["BeaconCore", "CMosquitto", "RegionMonitor", "Syscalls"]),
         // Pure: what the web view shows (devices, their regions, dwell, transitions) as values,
         // rendered to HTML and JSON; fed by outputs and engine snapshots.
         .target(name: "WebView", dependencies: ["BeaconCore", "BeaconConfiguration", "Engine", "RegionMonitor", "Rules"]),

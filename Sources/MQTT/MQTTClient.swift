@@ -68,7 +68,8 @@ public struct MQTTError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// One libmosquitto client: it owns the handle and the library's network thread.
+/// One libmosquitto client: it owns the handle and its network thread (a ``NetworkLoop`` of
+/// ours, not libmosquitto's: it reconnects as SPEC 10.1 says and writes bursts in one turn).
 ///
 /// The C callbacks capture nothing; they find their way back through the `userdata` pointer
 /// (``Relay``, retained by the client) and only yield an ``MQTTEvent`` to ``events``. Publishing is
@@ -76,8 +77,9 @@ public struct MQTTError: Error, Sendable, Hashable, CustomStringConvertible {
 /// disconnects, stops the loop, destroys the handle and finishes the stream, once.
 public final class MQTTClient: Sendable {
     public let events: AsyncStream<MQTTEvent>
-    /// The libmosquitto handle and the relay its callbacks find us through (one per generation).
-    private let handle: Mutex<(mosq: OpaquePointer?, relay: Relay)>
+    /// The libmosquitto handle, the relay its callbacks find us through and the thread that
+    /// drives it (one of each per generation; no thread before ``start()``).
+    private let handle: Mutex<(mosq: OpaquePointer?, relay: Relay, loop: NetworkLoop?)>
     private let connection: MQTTConnection
 
     /// Carries events from the network thread to Swift: one per libmosquitto handle, so that an
@@ -87,6 +89,8 @@ public final class MQTTClient: Sendable {
         let published: (@Sendable (Int32, UInt64) -> Void)?
         let received: (@Sendable (String, [UInt8], Bool) -> Void)?
         let generation: UInt64
+        /// The broker accepted a connection (CONNACK 0) since the network thread last looked.
+        let accepted = Atomic<Bool>(false)
         init(
             _ continuation: AsyncStream<MQTTEvent>.Continuation, published: (@Sendable (Int32, UInt64) -> Void)?,
             received: (@Sendable (String, [UInt8], Bool) -> Void)?, generation: UInt64
@@ -138,7 +142,7 @@ public final class MQTTClient: Sendable {
             continuation.finish()
             throw error
         }
-        handle = Mutex((created, relay))
+        handle = Mutex((created, relay, nil))
     }
 
     deinit { shutdown() }
@@ -169,10 +173,12 @@ public final class MQTTClient: Sendable {
         // Each event leaves at once: with Nagle's algorithm a small message waits for the
         // acknowledgement of the one before, which the broker may delay by up to 40 ms.
         try check("TCP_NODELAY", mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1))
-        // Reconnect after 1 s, doubling to 60 s (SPEC 10.1).
-        try check("reconnect delay", mosquitto_reconnect_delay_set(mosq, 1, 60, true))
+        // Publications from other threads are queued for the network thread to write.
+        try check("threaded use", mosquitto_threaded_set(mosq, true))
         mosquitto_connect_callback_set(mosq) { _, userdata, code in
-            MQTTClient.relay(userdata)?.continuation.yield(.connected(code: code))
+            guard let relay = MQTTClient.relay(userdata) else { return }
+            if code == 0 { relay.accepted.store(true, ordering: .relaxed) }
+            relay.continuation.yield(.connected(code: code))
         }
         mosquitto_disconnect_callback_set(mosq) { _, userdata, code in
             MQTTClient.relay(userdata)?.continuation.yield(.disconnected(code: code))
@@ -211,58 +217,59 @@ public final class MQTTClient: Sendable {
     /// Starts the network thread and connects in the background; it reconnects by itself.
     public func start() throws {
         try handle.withLock { current in
-            guard let mosq = current.mosq else { throw MQTTError(operation: "start", code: MOSQ_ERR_INVAL.rawValue) }
-            try connect(mosq, relay: current.relay)
+            guard let mosq = current.mosq, current.loop == nil else {
+                throw MQTTError(operation: "start", code: MOSQ_ERR_INVAL.rawValue)
+            }
+            current.loop = try connect(mosq, relay: current.relay)
         }
     }
 
-    /// Connects `mosq` and starts its network thread. libmosquitto's thread reconnects by itself
-    /// only after a first connection succeeded, so a broker that is not there yet is retried
-    /// here (1 s, doubling to 60 s) until it is, or until the handle is replaced or shut down.
-    private func connect(_ mosq: OpaquePointer, relay: Relay) throws {
+    /// Makes the first attempt to connect `mosq` and starts its network thread, which retries
+    /// (1 s, doubling to 60 s) while the broker is not there. An attempt that fails for another
+    /// reason than the network (a bad address) throws, and no thread is started.
+    private func connect(_ mosq: OpaquePointer, relay: Relay) throws -> NetworkLoop {
         let code = mosquitto_connect_async(mosq, connection.host, connection.port, connection.keepalive)
-        if code == MOSQ_ERR_SUCCESS.rawValue {
-            let loop = mosquitto_loop_start(mosq)
-            guard loop == MOSQ_ERR_SUCCESS.rawValue else { throw MQTTError(operation: "network thread", code: loop) }
-            return
-        }
-        guard code == MOSQ_ERR_ERRNO.rawValue else {
+        guard code == MOSQ_ERR_SUCCESS.rawValue || code == MOSQ_ERR_ERRNO.rawValue else {
             throw MQTTError(operation: "connect to \(connection.host):\(connection.port)", code: code)
         }
-        relay.continuation.yield(.disconnected(code: code))
-        let generation = relay.generation
-        // libmosquitto has no thread yet to retry a first connect: a blocking retry loop of our own.
-        Thread { [weak self] in
-            var delay = 1.0
-            while true {
-                Thread.sleep(forTimeInterval: delay)  // the backoff between attempts (SPEC 10.1)
-                guard let self else { return }
-                let done = self.handle.withLock { current -> Bool in
-                    guard let mosq = current.mosq, current.relay.generation == generation else { return true }
-                    guard mosquitto_reconnect_async(mosq) == MOSQ_ERR_SUCCESS.rawValue else { return false }
-                    _ = mosquitto_loop_start(mosq)
-                    return true
-                }
-                if done { return }
-                delay = min(delay * 2, 60)
-            }
-        }.start()
+        let loop: NetworkLoop
+        do {
+            loop = try NetworkLoop(mosq, relay: relay)
+        } catch {
+            throw MQTTError(operation: "network thread (\(error))", code: MOSQ_ERR_ERRNO.rawValue)
+        }
+        if code != MOSQ_ERR_SUCCESS.rawValue { relay.continuation.yield(.disconnected(code: code)) }
+        loop.start(connected: code == MOSQ_ERR_SUCCESS.rawValue)
+        return loop
     }
 
-    /// The handle, taken out from under the lock (the caller owns it now), and its relay.
-    private func takeHandle() -> (OpaquePointer, Relay)? {
-        let taken = handle.withLock { current -> TakenHandle? in
+    /// The handle, taken out from under the lock (the caller owns it now), its relay and thread.
+    private func takeHandle() -> TakenHandle? {
+        handle.withLock { current -> TakenHandle? in
             guard let mosq = current.mosq else { return nil }
             current.mosq = nil
-            return TakenHandle(pointer: mosq, relay: current.relay)
+            defer { current.loop = nil }
+            return TakenHandle(pointer: mosq, relay: current.relay, loop: current.loop)
         }
-        return taken.map { ($0.pointer, $0.relay) }
     }
 
     /// A handle on its way out of the lock: only its taker uses it from then on.
     private struct TakenHandle: @unchecked Sendable {
         let pointer: OpaquePointer
         let relay: Relay
+        let loop: NetworkLoop?
+
+        /// Disconnects and ends the handle: its thread writes the `DISCONNECT`, destroys the
+        /// handle and ends (waited for here), or, never started, it is destroyed here.
+        func end() {
+            mosquitto_disconnect(pointer)
+            if let loop {
+                loop.stop()
+            } else {
+                mosquitto_destroy(pointer)
+                Unmanaged.passUnretained(relay).release()
+            }
+        }
     }
 
     /// Drops the connection and everything libmosquitto holds for it (messages not yet
@@ -274,13 +281,11 @@ public final class MQTTClient: Sendable {
     /// callbacks may publish or take the caller's locks. Meanwhile ``publish(topic:payload:qos:retain:)``
     /// throws (no handle). Call it from a thread that may block, never from a callback.
     public func reset() throws {
-        guard let (mosq, relay) = takeHandle() else {
+        guard let taken = takeHandle() else {
             throw MQTTError(operation: "reset", code: MOSQ_ERR_INVAL.rawValue)
         }
-        mosquitto_disconnect(mosq)
-        mosquitto_loop_stop(mosq, false)
-        mosquitto_destroy(mosq)
-        Unmanaged.passUnretained(relay).release()
+        let relay = taken.relay
+        taken.end()
         let next = relay.next()
         let userdata = Unmanaged.passRetained(next).toOpaque()
         guard let created = mosquitto_new(connection.clientID, connection.cleanSession, userdata) else {
@@ -295,8 +300,8 @@ public final class MQTTClient: Sendable {
             throw error
         }
         try handle.withLock { current in
-            current = (created, next)
-            try connect(created, relay: next)
+            current = (created, next, nil)
+            current.loop = try connect(created, relay: next)
         }
     }
 
@@ -321,6 +326,7 @@ public final class MQTTClient: Sendable {
             guard code == MOSQ_ERR_SUCCESS.rawValue || (code == MOSQ_ERR_NO_CONN.rawValue && qos > 0) else {
                 throw MQTTError(operation: "publish to \(topic)", code: code)
             }
+            current.loop?.wake()
             return (messageID, current.relay.generation)
         }
     }
@@ -336,6 +342,7 @@ public final class MQTTClient: Sendable {
             guard code == MOSQ_ERR_SUCCESS.rawValue else {
                 throw MQTTError(operation: "subscribe to \(pattern)", code: code)
             }
+            current.loop?.wake()
             return messageID
         }
     }
@@ -343,11 +350,8 @@ public final class MQTTClient: Sendable {
     /// Disconnects cleanly (no will), stops the network thread, destroys the handle, and ends
     /// ``events``. Safe to call more than once.
     public func shutdown() {
-        guard let (mosq, relay) = takeHandle() else { return }
-        mosquitto_disconnect(mosq)
-        mosquitto_loop_stop(mosq, false)
-        mosquitto_destroy(mosq)
-        Unmanaged.passUnretained(relay).release()
-        relay.continuation.finish()
+        guard let taken = takeHandle() else { return }
+        taken.end()
+        taken.relay.continuation.finish()
     }
 }

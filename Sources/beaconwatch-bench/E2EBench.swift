@@ -59,10 +59,53 @@ struct E2EBench: AsyncParsableCommand {
         let flat = try await measure(broker: broker, count: events, paced: nil)
         let elapsed = ContinuousClock.now - start
         let total = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        let rate = Double(flat.count) / total
         print(
             "e2e: \(flat.count) of \(events) events delivered, none lost, in \(format(total, 2)) s: "
-                + "\(format(Double(flat.count) / total / 1e3, 1))k events/s sustained "
+                + "\(format(rate / 1e3, 1))k events/s sustained "
                 + "(p50 \(format(flat.sorted()[flat.count / 2] * 1e3, 1)) ms behind)")
+
+        let ceiling = try await Self.ceiling(broker: broker, count: events, payload: Self.lastPayload.withLock { $0 })
+        print(
+            "e2e: mosquitto's ceiling for the same \(events) messages (a bare libmosquitto publisher, QoS 1, "
+                + "\(MQTTSink.window) in flight, no engine and no disk): \(format(ceiling / 1e3, 1))k messages/s; "
+                + "beaconwatch reaches \(format(rate / ceiling * 100, 0))% of it")
+    }
+
+    /// The last event's payload the subscriber received: the ceiling run sends the same bytes.
+    static let lastPayload = Mutex<[UInt8]>([])
+
+    static let topic = "beaconwatch/bench/event"
+
+    /// The rate at which the broker carries `count` messages of `payload` on the bench's topic from
+    /// a publisher that does nothing else (the next message is published from the acknowledgement
+    /// of one before, as the daemon's sink does, with as many in flight as it allows) to the same
+    /// subscriber: what mosquitto and libmosquitto allow on this machine, in messages per second.
+    static func ceiling(broker: Broker, count: Int, payload: [UInt8]) async throws -> Double {
+        let received = Atomic<Int>(0)
+        let subscriber = try MQTTClient(
+            MQTTConnection(host: "127.0.0.1", port: broker.port, clientID: "bench-ceiling-sub"),
+            received: { _, _, _ in received.add(1, ordering: .relaxed) })
+        try await connectBenchClient(subscriber, subscribing: topic, qos: 1)
+        let sent = Atomic<Int>(0)
+        let publisher = Mutex<MQTTClient?>(nil)
+        let next: @Sendable () -> Void = {
+            guard sent.add(1, ordering: .relaxed).newValue <= count else { return }
+            _ = try? publisher.withLock { $0 }?.publish(topic: topic, payload: payload, qos: 1, retain: false)
+        }
+        var connection = MQTTConnection(host: "127.0.0.1", port: broker.port, clientID: "bench-ceiling-pub")
+        connection.maximumInflight = MQTTSink.window
+        let client = try MQTTClient(connection, published: { _, _ in next() })
+        publisher.withLock { $0 = client }
+        try await connectBenchClient(client, subscribing: nil, qos: 1)
+        let start = ContinuousClock.now
+        for _ in 0..<MQTTSink.window { next() }
+        let complete = try await until(within: .seconds(120)) { received.load(ordering: .relaxed) >= count }
+        let elapsed = (ContinuousClock.now - start).inSeconds
+        client.shutdown()
+        subscriber.shutdown()
+        guard complete else { throw RuntimeFailure("the ceiling run lost messages") }
+        return Double(count) / elapsed
     }
 
     /// Runs `count` sightings (at `paced` per second, or flat out) and returns each event's
@@ -99,14 +142,17 @@ struct E2EBench: AsyncParsableCommand {
         let arrivals = Arrivals(capacity: count)
         let subscriber = try MQTTClient(
             MQTTConnection(host: "127.0.0.1", port: broker.port, clientID: "bench-sub"),
-            received: { _, _, _ in arrivals.stamp() })
+            received: { _, payload, _ in
+                arrivals.stamp()
+                if arrivals.count == count { Self.lastPayload.withLock { $0 = payload } }
+            })
         let subscribed = Mutex(false)
         try subscriber.start()
         // Child tasks (async let): they end when their clients shut down below.
         async let receiving: Void = {
             for await event in subscriber.events {
                 switch event {
-                case .connected(0): _ = try? subscriber.subscribe("beaconwatch/bench/event", qos: 1)
+                case .connected(0): _ = try? subscriber.subscribe(Self.topic, qos: 1)
                 case .subscribed: subscribed.withLock { $0 = true }
                 default: break
                 }

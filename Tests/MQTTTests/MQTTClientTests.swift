@@ -114,6 +114,26 @@ import Testing
         client.shutdown()
     }
 
+    /// Without a reset, the client's own network thread reconnects (after 1 s, doubling) once the
+    /// broker is back, and what was queued meanwhile is delivered.
+    @Test func aLostConnectionIsTakenUpAgainWhenTheBrokerReturns() async throws {
+        let broker = try Broker()
+        let client = try MQTTClient(
+            MQTTConnection(host: "127.0.0.1", port: broker.port, clientID: "again-\(UUID().uuidString.prefix(8))"))
+        try client.start()
+        _ = try await Self.first(client.events) { if case .connected(0) = $0 { true } else { nil } }
+        try await broker.stop(signal: SIGKILL)
+        _ = try await Self.first(client.events) {
+            if case .disconnected(let code) = $0, code != 0 { true } else { nil }
+        }
+        try broker.start()
+        _ = try await Self.first(client.events) { if case .connected(0) = $0 { true } else { nil } }
+        let sent = try client.publish(topic: "t/again", payload: Array("back".utf8), qos: 1, retain: false)
+        let acknowledged = try await Self.first(client.events) { if case .published(let id) = $0 { id } else { nil } }
+        #expect(acknowledged == sent)
+        client.shutdown()
+    }
+
     @Test func aBadOptionIsReportedInWords() {
         var connection = MQTTConnection(host: "127.0.0.1", port: 1, clientID: "x")
         connection.tlsCA = "/nonexistent/ca.pem"
