@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import BeaconCore
 import Daemon
 import MQTT
@@ -28,8 +29,11 @@ struct DecodeBench: ParsableCommand {
     @Option(help: "Advertising reports to decode.")
     var reports = 30_000_000
 
-    func run() {
-        let corpus = DecodeCorpus(seed: 7)
+    @Option(help: "A btsnoop capture whose HCI events are decoded instead of the built-in corpus.")
+    var capture: String?
+
+    func run() throws {
+        let corpus = try capture.map(DecodeCorpus.init(capture:)) ?? DecodeCorpus(seed: 7)
         var decoder = AdvertisingReportDecoder()
         var checksum = 0
         // Warm up caches and branch predictors on one pass.
@@ -62,6 +66,24 @@ struct DecodeBench: ParsableCommand {
 struct DecodeCorpus: CustomStringConvertible {
     var events: [[UInt8]] = []
     var reportCount = 0
+    /// Where the events came from, when not made here.
+    var source: String?
+
+    /// The HCI events of a btsnoop capture, in memory (one report each, as
+    /// `scripts/make-bench-capture` writes them).
+    init(capture path: String) throws {
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        guard case .success(let datalink) = BTSnoop.parseHeader(bytes) else {
+            throw RuntimeFailure("\(path) is not a btsnoop capture")
+        }
+        var offset = BTSnoop.headerSize
+        while case .success(let (record, next)) = BTSnoop.parseRecord(bytes, at: offset) {
+            if let event = BTSnoop.event(in: record, datalink: datalink) { events.append(Array(event)) }
+            offset = next
+        }
+        reportCount = events.count
+        source = "\(events.count) HCI events of \(path)"
+    }
 
     init(seed: UInt64) {
         var random = SeededGenerator(seed: seed)
@@ -103,7 +125,8 @@ struct DecodeCorpus: CustomStringConvertible {
     }
 
     var description: String {
-        "corpus of \(events.count) events, \(reportCount) reports: 50% iBeacon, 10% AltBeacon, 10% two-report "
+        if let source { return source }
+        return "corpus of \(events.count) events, \(reportCount) reports: 50% iBeacon, 10% AltBeacon, 10% two-report "
             + "events, 10% extended, 10% other devices, 5% RSSI 127, 5% malformed"
     }
 
