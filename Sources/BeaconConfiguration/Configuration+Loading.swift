@@ -41,7 +41,8 @@ extension Configuration {
     /// Exact keys beaconwatch knows, for "did you mean" on unknown ones.
     public static let knownKeys: [String] = [
         "Monitor.userid", "Monitor.session", "Monitor.address", "Monitor.source", "Monitor.maxRegions",
-        "Monitor.exitTimeout", "Monitor.enterRssi", "Monitor.mode", "Monitor.backgroundRanging",
+        "Monitor.exitTimeout", "Monitor.exitConfidence", "Monitor.exitTimeoutMax", "Monitor.enterRssi", "Monitor.mode",
+        "Monitor.backgroundRanging",
         "Monitor.rssiFilter", "Monitor.rssiWindow", "Monitor.pathLossExponent", "Monitor.immediate",
         "Monitor.near", "Monitor.hysteresis", "Monitor.nearestMargin", "Monitor.timezone", "Monitor.lat",
         "Monitor.lng", "Monitor.udid", "MQTT.host", "MQTT.port", "MQTT.clientId", "MQTT.username",
@@ -245,7 +246,21 @@ struct Loader {
                 configuration.monitor.maxRegions = value
             }
         case "Monitor.exitTimeout":
-            if let value = duration(entry, positive: true) { configuration.monitor.exitTimeout = value }
+            if entry.value.lowercased() == "auto" {
+                configuration.monitor.adaptiveExit = true
+            } else if let value = duration(entry, positive: true) {
+                configuration.monitor.exitTimeout = value
+                configuration.monitor.adaptiveExit = false
+            }
+        case "Monitor.exitConfidence":
+            // Below 0.5: a silence more likely than not while inside must never mean leaving.
+            if let value = number(entry, 1e-15...0.5, "a probability such as 1e-6 (at most 0.5)"),
+                value > 0
+            {
+                configuration.monitor.exitConfidence = value
+            }
+        case "Monitor.exitTimeoutMax":
+            if let value = duration(entry, positive: true) { configuration.monitor.exitTimeoutMax = value }
         case "Monitor.enterRssi":
             if let value = integer(entry, -128...20, "an RSSI in dBm, such as -90") {
                 configuration.monitor.enterRSSI = value

@@ -12,12 +12,11 @@ extension Monitor {
         }
     }
 
-    /// Inside: sighted less than exitTimeout ago (SPEC 5.1), or held by the device's own
-    /// monitoring (15.1).
+    /// Inside: sighted less than exitTimeout ago (SPEC 5.1; under `auto`, the silence its
+    /// beacons allow now, 18), or held by the device's own monitoring (15.1).
     func isPresent(_ ref: RegionRef) -> Bool {
         if held.contains(ref) { return true }
-        let last = last(ref)
-        return last != Self.never && now < last + exitTimeout
+        return exitDeadline(ref).map { now < $0 } ?? false
     }
 
     /// A due exit deadline: `true` when the region may have to exit now; re-armed when a later
@@ -28,11 +27,12 @@ extension Monitor {
         }
         // Held by the device: its `leave` decides, and arms the sightings' deadline if need be.
         if held.contains(ref) { return false }
+        refreshLimits(ref)
         if isPresent(ref) {
             timerGeneration &+= 1
             state.timerGeneration = timerGeneration
             tracked[ref] = state
-            timers.schedule(.exit(ref, timerGeneration), at: last(ref) + exitTimeout)
+            timers.schedule(.exit(ref, timerGeneration), at: nextLook(exitDeadline(ref) ?? now))
             return false
         }
         return true
@@ -42,9 +42,9 @@ extension Monitor {
         timerGeneration &+= 1
         tracked[ref]?.timerGeneration = timerGeneration
         // Held by the device with no sighting: its `leave` decides (no deadline before time began).
-        let last = last(ref)
-        guard last != Self.never else { return }
-        timers.schedule(.exit(ref, timerGeneration), at: last + exitTimeout)
+        refreshLimits(ref)
+        guard let due = exitDeadline(ref) else { return }
+        timers.schedule(.exit(ref, timerGeneration), at: nextLook(due))
     }
 
     /// The enters a sighting causes: its monitored region, if outside, and the tracked Areas and
@@ -159,13 +159,14 @@ extension Monitor {
         policyDirty = true
         if state.monitored { openWindow() }
         leaveCurrent(ref)
-        let transition = Transition(
+        var transition = Transition(
             direction: .exit,
             region: region(ref),
             name: hierarchy.name(of: region(ref)),
             how: state.monitored ? .monitored : .derived,
             dwell: Double((now - state.enteredAt) / 1000) / 1000
         )
+        if exitConfidence != nil { transition.timeout = Double(currentLimit(ref) / 1000) / 1000 }
         outputs.append(.transition(Timestamp(microseconds: now), transition))
     }
 

@@ -35,9 +35,14 @@ extension Monitor {
         let next = ranging.proximity(distance: meters, current: previous)
         proximity[index] = next
         sightedAt[index] = now
+        if exitConfidence != nil {
+            // A beacon heard again after it went `off` starts a new visit, estimated afresh.
+            if previous == .off { silence[index] = SilenceModel() }
+            silence[index].sighted(at: now)
+        }
         if !restoredPending.isEmpty { restoredPending.remove(beacon) }
         if previous == .off {
-            timers.schedule(.off(beacon), at: now + exitTimeout)
+            timers.schedule(.off(beacon), at: nextLook(now + offLimit(beacon)))
             watch(beacon)
         }
         if next != previous { dirty.append(beacon) }
@@ -47,9 +52,9 @@ extension Monitor {
     mutating func checkOff(_ beacon: Int32) {
         let index = Int(beacon)
         guard proximity[index] != .off else { return }
-        let due = sightedAt[index] + exitTimeout
-        if due > now {
-            timers.schedule(.off(beacon), at: due)
+        let limit = offLimit(beacon)
+        if sightedAt[index] + limit > now {
+            timers.schedule(.off(beacon), at: nextLook(sightedAt[index] + limit))
             return
         }
         proximity[index] = .off

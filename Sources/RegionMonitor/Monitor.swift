@@ -19,7 +19,15 @@ public struct Monitor: Sendable {
     public private(set) var mode: RangingMode
 
     let ranging: Ranging
+    /// Microseconds of silence before an exit or an `off`: fixed, or the most under `auto`.
     let exitTimeout: Int64
+    /// `Monitor.exitConfidence` under `Monitor.exitTimeout = auto` (SPEC 18), else `nil`.
+    let exitConfidence: Double?
+    /// Under `auto`, each beacon's sightings since it was last `off` (its visit).
+    var silence: [SilenceModel]
+    /// Under `auto`, each region's silence limit as last worked out, and when: reused for up to
+    /// a second (a region sighted ten times a second would otherwise work it out as often).
+    var limits: [RegionRef: (at: Int64, limit: Int64)] = [:]
     let windowLength: Int64
     let enterRSSI: Int?
 
@@ -105,7 +113,9 @@ public struct Monitor: Sendable {
         self.policy = MonitoringPolicy(hierarchy, maxRegions: settings.maxRegions)
         self.mode = settings.mode
         self.ranging = Ranging(settings)
-        self.exitTimeout = Int64((settings.exitTimeout * 1_000_000).rounded())
+        self.exitTimeout = Int64(
+            ((settings.adaptiveExit ? settings.exitTimeoutMax : settings.exitTimeout) * 1_000_000).rounded())
+        self.exitConfidence = settings.adaptiveExit ? settings.exitConfidence : nil
         self.windowLength = Int64((settings.backgroundRanging * 1_000_000).rounded())
         self.enterRSSI = settings.enterRSSI
         self.nearestMargin = settings.nearestMargin
@@ -119,6 +129,7 @@ public struct Monitor: Sendable {
         rangingSlot = Array(repeating: -1, count: beacons)
         watched = Array(repeating: false, count: beacons)
         heardStrength = Array(repeating: -.infinity, count: beacons)
+        silence = settings.adaptiveExit ? Array(repeating: SilenceModel(), count: beacons) : []
         for (locationID, value) in restored where value != .off {
             guard let index = hierarchy.index(ofLocation: locationID) else { continue }
             reported[index] = value

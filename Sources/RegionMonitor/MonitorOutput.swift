@@ -55,6 +55,9 @@ public struct Transition: Sendable, Hashable {
     /// Seconds inside the region this local day (`Monitor.timezone`), this visit included, on the
     /// `exit` of an Area or Zone (SPEC 9.3).
     public var dwellToday: Double?
+    /// Under `Monitor.exitTimeout = auto`, the silence (seconds) after which a monitored region
+    /// exited (SPEC 18).
+    public var timeout: Double?
 
     public init(
         direction: Direction, region: Region, name: String?, how: How, dwell: Double? = nil, dwellToday: Double? = nil
@@ -184,6 +187,7 @@ public enum MonitorOutput: Sendable, Hashable {
             object.add("how", transition.how.rawValue)
             if let dwell = transition.dwell { object.add("dwell", dwell) }
             if let today = transition.dwellToday { object.add("dwellToday", today) }
+            if let timeout = transition.timeout { object.add("timeout", timeout) }
         case .location(_, let event):
             object.add("session", event.session)
             object.add("address", event.address)

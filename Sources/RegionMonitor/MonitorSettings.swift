@@ -20,7 +20,17 @@ public struct MonitorSettings: Sendable, Hashable {
     public var address: String?
     public var source: SourceSpec = .adapter("hci0")
     public var maxRegions = 20
+    /// Seconds of silence before a region exits and a beacon goes `off`, unless ``adaptiveExit``.
     public var exitTimeout: Double = 10
+    /// `Monitor.exitTimeout = auto` (SPEC 18): each region's silence comes from its beacons' own
+    /// advertising rate and loss during the visit (``SilenceModel``).
+    public var adaptiveExit = false
+    /// `Monitor.exitConfidence`: with ``adaptiveExit``, the probability below which a silence
+    /// while still inside is taken as having left.
+    public var exitConfidence = 1e-6
+    /// `Monitor.exitTimeoutMax`: with ``adaptiveExit``, the longest silence (also the restart
+    /// grace and a device's Area hold).
+    public var exitTimeoutMax: Double = 30
     public var enterRSSI: Int?
     public var mode: RangingMode = .background
     public var backgroundRanging: Double = 10

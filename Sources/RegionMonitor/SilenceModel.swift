@@ -1,22 +1,32 @@
 import Foundation
 
 /// What one beacon's sightings during a visit say about how it advertises (SPEC 18): the spacing
-/// of its last ``capacity`` sightings gives its advertising interval, and the gaps that are
-/// multiples of it its losses, both after a heard advertisement and after a lost one (so losses
-/// that come in runs are seen as such).
+/// of its last ``capacity`` sightings gives its advertising interval; every gap of the visit,
+/// counted in advertisements at the interval known then, gives its losses, both after a heard
+/// advertisement and after a lost one (so losses that come in runs are seen as such).
 ///
-/// Times are microseconds on the monitor's clock. Pure value, no allocation after the first
-/// sightings: ``sighted(at:)`` is O(1).
+/// Times are microseconds on the monitor's clock. Pure value; ``sighted(at:)`` is O(1) but when
+/// the shortest gap leaves the ring.
 public struct SilenceModel: Sendable, Hashable {
-    /// Gaps kept: a beacon that changes its interval is read anew after this many sightings.
+    /// Gaps kept for the interval: a beacon that changes its interval is read anew after this many.
     public static let capacity = 32
-    /// Gaps needed before the beacon's figures are used.
+    /// Gaps needed before the beacon's figures are used, and losses after a loss before their
+    /// own rate is (until then, half of them are taken as lost).
     public static let minimumGaps = 8
 
     /// The last sighting, if any.
     public private(set) var last: Int64?
     private var gaps: [Int64] = []
     private var next = 0
+    private var shortest: Int64 = .max
+    /// Over the ring: the gaps' sum, and the advertisements they span at ``shortest``.
+    private var ringSpan: Int64 = 0
+    private var ringSlots: Int64 = 0
+    /// Over the visit: advertisements, those heard after the first, and losses by what came before.
+    private var slots: Int64 = 0
+    private var heard: Int64 = 0
+    private var lostAgain: Int64 = 0
+    private var lostThenHeard: Int64 = 0
 
     public init() {}
 
@@ -26,51 +36,52 @@ public struct SilenceModel: Sendable, Hashable {
         guard let last, time > last else { return }
         let (gap, overflow) = time.subtractingReportingOverflow(last)
         guard !overflow else { return }
+        let before = shortest
         if gaps.count < Self.capacity {
+            if gaps.isEmpty { gaps.reserveCapacity(Self.capacity) }
             gaps.append(gap)
+            shortest = min(shortest, gap)
         } else {
+            let evicted = gaps[next]
             gaps[next] = gap
             next = (next + 1) % Self.capacity
+            ringSpan -= evicted
+            ringSlots -= Self.spanned(evicted, at: before)
+            shortest = evicted == shortest ? gaps.min() ?? gap : min(shortest, gap)
         }
+        ringSpan += gap
+        if shortest == before {
+            ringSlots += Self.spanned(gap, at: shortest)
+        } else {
+            ringSlots = gaps.reduce(0) { $0 + Self.spanned($1, at: shortest) }
+        }
+        // The gap spans k advertisements at the interval known now: k - 1 lost, then one heard.
+        let k = Self.spanned(gap, at: shortest)
+        slots += k
+        heard += 1
+        if k >= 2 {
+            lostAgain += k - 2
+            lostThenHeard += 1
+        }
+    }
+
+    /// Advertisements a gap spans at `interval` (rounded, at least one; bounded for nonsense gaps).
+    static func spanned(_ gap: Int64, at interval: Int64) -> Int64 {
+        min(max(1, gap / interval + (gap % interval >= interval / 2 ? 1 : 0)), 1 << 20)
     }
 
     /// The beacon's advertising interval and losses, once ``minimumGaps`` gaps are known.
     public var figures: Figures? {
-        guard gaps.count >= Self.minimumGaps, let shortest = gaps.min(), shortest > 0 else { return nil }
-        var slots: Int64 = 0
-        var spanned: Int64 = 0
-        var lostFirst = 0  // a heard advertisement followed by a lost one
-        var lostAgain = 0  // a lost advertisement followed by another lost one
-        var lostThenHeard = 0
-        for gap in gaps {
-            // Each gap spans k advertisements: k - 1 lost, then one heard.
-            let k = max(1, (gap + shortest / 2) / shortest)
-            slots += k
-            spanned += gap
-            if k >= 2 {
-                lostFirst += 1
-                lostAgain += Int(k - 2)
-                lostThenHeard += 1
-            }
-        }
-        let interval = spanned / slots
-        // Pooled: every advertisement alike (losses independent), halfway-smoothed.
-        let lost = Double(slots) - Double(gaps.count)
-        let pooled = (lost + 0.5) / (Double(slots) + 1)
-        // After a loss: only trusted when enough losses were seen, and never below the pooled.
-        let afterLoss: Double
-        if lostAgain + lostThenHeard >= Self.minimumGaps {
-            afterLoss = max(pooled, (Double(lostAgain) + 0.5) / (Double(lostAgain + lostThenHeard) + 1))
-        } else {
-            afterLoss = pooled
-        }
-        return Figures(interval: interval, afterHeard: pooled, afterLost: afterLoss)
+        guard gaps.count >= Self.minimumGaps, shortest > 0, shortest < .max, ringSlots > 0 else { return nil }
+        return Figures(
+            interval: max(1, ringSpan / ringSlots),
+            losses: Losses(slots: slots, heard: heard, lostAgain: lostAgain, lostThenHeard: lostThenHeard))
     }
 
     /// A beacon's advertisements still to come in a silence: the next one, and how many in a row
     /// it has missed before it.
     private struct Pending {
-        var figures: Figures
+        var interval: Int64
         /// Microseconds after the region's last sighting.
         var nextSlot: Int64
         var missed: Int
@@ -80,15 +91,48 @@ public struct SilenceModel: Sendable, Hashable {
     public struct Figures: Sendable, Hashable {
         /// Microseconds between two advertisements.
         public var interval: Int64
-        /// The probability that an advertisement is lost when the one before was heard.
-        public var afterHeard: Double
-        /// The probability that an advertisement is lost when the one before was lost too.
-        public var afterLost: Double
+        public var losses: Losses
+    }
 
-        public init(interval: Int64, afterHeard: Double, afterLost: Double) {
-            self.interval = interval
-            self.afterHeard = afterHeard
-            self.afterLost = afterLost
+    /// Advertisements of a visit counted by what became of them and of the one before.
+    public struct Losses: Sendable, Hashable {
+        public var slots: Int64 = 0
+        /// Heard after the first (each ends a gap).
+        public var heard: Int64 = 0
+        /// Lost after a lost one.
+        public var lostAgain: Int64 = 0
+        /// Heard after a lost one: the runs of losses.
+        public var lostThenHeard: Int64 = 0
+
+        public init(slots: Int64 = 0, heard: Int64 = 0, lostAgain: Int64 = 0, lostThenHeard: Int64 = 0) {
+            self.slots = slots
+            self.heard = heard
+            self.lostAgain = lostAgain
+            self.lostThenHeard = lostThenHeard
+        }
+
+        static func + (a: Losses, b: Losses) -> Losses {
+            Losses(
+                slots: a.slots &+ b.slots, heard: a.heard &+ b.heard, lostAgain: a.lostAgain &+ b.lostAgain,
+                lostThenHeard: a.lostThenHeard &+ b.lostThenHeard)
+        }
+
+        /// The probability that an advertisement is lost when the one before was heard: half a
+        /// loss more than seen (never 0).
+        public var afterHeard: Double {
+            (Double(slots - heard) + 0.5) / (Double(slots) + 1)
+        }
+
+        /// The probability that an advertisement is lost when the one before was lost too: from
+        /// the runs of losses, starting from a weak belief (two runs' worth) that it is 0.95, so
+        /// that losses are taken to come in long runs until the runs seen say otherwise, and taken
+        /// one and a half standard deviations above the estimate (a few runs say little, and an
+        /// underestimate is a spurious exit); never below ``afterHeard``.
+        public var afterLost: Double {
+            let weight = Double(lostAgain + lostThenHeard) + 2
+            let mean = (Double(lostAgain) + 1.9) / weight
+            let deviation = (mean * (1 - mean) / (weight + 1)).squareRoot()
+            return max(afterHeard, min(0.995, mean + 1.5 * deviation))
         }
     }
 
@@ -105,45 +149,59 @@ public struct SilenceModel: Sendable, Hashable {
     public static func timeout(
         after lastSighting: Int64, beacons: some Sequence<SilenceModel>, confidence: Double, maximum: Int64
     ) -> Int64 {
-        var pending: [Pending] = []
-        var longestInterval: Int64 = 0
+        // The beacons' losses pooled: the walker's surroundings lose advertisements, whichever beacon sent them.
+        var heard: [(figures: Figures, since: Int64)] = []
+        var losses = Losses()
         for model in beacons {
             guard let last = model.last, let figures = model.figures else { continue }
             let (since, overflow) = lastSighting.subtractingReportingOverflow(last)
             guard !overflow, since >= 0 else { continue }
+            heard.append((figures, since))
+            losses = losses + figures.losses
+        }
+        guard !heard.isEmpty, confidence > 0, confidence < 1 else { return maximum }
+        let (afterHeard, afterLost) = (losses.afterHeard, losses.afterLost)
+        var pending: [Pending] = []
+        var longestInterval: Int64 = 0
+        for (figures, since) in heard {
             let missed = Int(since / figures.interval)
             // Already silent for longer than it plausibly would be in range: out of range.
             if missed > 0 {
-                let likelihood = figures.afterHeard * pow(figures.afterLost, Double(missed - 1))
+                let likelihood = afterHeard * pow(afterLost, Double(missed - 1))
                 guard likelihood >= 0.01 else { continue }
             }
             // Its next advertisement, as silence after `lastSighting`: within one interval.
             let nextSlot = figures.interval - since % figures.interval
-            pending.append(Pending(figures: figures, nextSlot: nextSlot, missed: missed))
+            pending.append(Pending(interval: figures.interval, nextSlot: nextSlot, missed: missed))
             longestInterval = max(longestInterval, figures.interval)
         }
-        guard !pending.isEmpty, confidence > 0, confidence < 1 else { return maximum }
+        guard !pending.isEmpty else { return maximum }
         let target = log(confidence)
-        var logLikelihood = 0.0
-        // Advertisements in time order across the beacons, each one more loss, until improbable.
-        while true {
-            var earliest = 0
-            for index in pending.indices where pending[index].nextSlot < pending[earliest].nextSlot {
-                earliest = index
+        let (logHeard, logLost) = (
+            log(max(afterHeard, .leastNormalMagnitude)), log(max(afterLost, .leastNormalMagnitude))
+        )
+        // The log-probability that every advertisement of the beacons up to `silence` is lost.
+        func logLikelihood(_ silence: Int64) -> Double {
+            var sum = 0.0
+            for beacon in pending where beacon.nextSlot <= silence {
+                let count = 1 + (silence - beacon.nextSlot) / beacon.interval
+                sum += beacon.missed == 0 ? logHeard + Double(count - 1) * logLost : Double(count) * logLost
             }
-            var beacon = pending[earliest]
-            let silence = beacon.nextSlot
-            guard silence < maximum else { return maximum }
-            let loss = beacon.missed == 0 ? beacon.figures.afterHeard : beacon.figures.afterLost
-            logLikelihood += log(max(loss, .leastNormalMagnitude))
-            if logLikelihood < target {
-                let interval = beacon.figures.interval
-                let jitter = min(interval / 2, 10_000 + interval / 10)
-                return min(maximum, max(silence + jitter, 2 * longestInterval))
-            }
-            beacon.missed += 1
-            beacon.nextSlot += beacon.figures.interval
-            pending[earliest] = beacon
+            return sum
         }
+        // Improbable enough within the maximum at all? Then the first instant it is, by halving
+        // (the likelihood only falls as the silence grows, at the beacons' advertisements).
+        guard logLikelihood(maximum) < target else { return maximum }
+        var (low, high) = (Int64(0), maximum)
+        while high - low > 1 {
+            let middle = low + (high - low) / 2
+            if logLikelihood(middle) < target { high = middle } else { low = middle }
+        }
+        // The advertisement at `high`, whose jitter the silence allows for.
+        let interval =
+            pending.first { high >= $0.nextSlot && (high - $0.nextSlot) % $0.interval == 0 }?.interval
+            ?? longestInterval
+        let jitter = min(interval / 2, 10_000 + interval / 10)
+        return min(maximum, max(high + jitter, 2 * longestInterval))
     }
 }

@@ -82,12 +82,17 @@ public struct WalkPlan: Sendable, Hashable {
 /// (its own random phase); the walker hears the beacons of the Zone it stands in, at 1 m from the
 /// one it stands at and 4 m from the others (2 m from each when standing in the Zone), nothing
 /// while walking between stops. RSSI follows the log-distance model with Gaussian shadowing of
-/// `sigma` dB; each advertisement is lost with probability `loss`. Deterministic for a seed.
+/// `sigma` dB; each advertisement is lost with probability `loss`, independently, or with
+/// `burst` in runs. Deterministic for a seed.
 public struct WalkSimulation: Sendable {
     public var interval = 1.0
     public var sigma = 4.0
     /// 0…1.
     public var loss = 0.2
+    /// Losses in runs of this many advertisements on average (a Gilbert–Elliott channel per
+    /// beacon: a good state that loses nothing and a bad one that loses everything, switching so
+    /// that `loss` of the advertisements are lost in all); `nil`: each lost independently.
+    public var burst: Double?
     public var pathLossExponent = 2.0
     public var seed: UInt64 = 1
 
@@ -110,6 +115,8 @@ public struct WalkSimulation: Sendable {
         let phases = hierarchy.beacons.map { _ in Double.random(in: 0..<interval, using: &random) }
         var sightings: [SourceEvent] = []
         var visits: [Visit] = []
+        // The channel of each beacon under `burst`: in its bad state (losing) or not.
+        var bad = hierarchy.beacons.map { _ in false }
         var clock = 0.0
         for stop in plan.stops {
             let arrive = clock
@@ -129,7 +136,18 @@ public struct WalkSimulation: Sendable {
                 var time = arrive + (phase - arrive).truncatingRemainder(dividingBy: interval)
                 if time < arrive { time += interval }
                 while time < leave {
-                    if Double.random(in: 0..<1, using: &random) >= loss {
+                    let lost: Bool
+                    if let burst, burst >= 1, loss < 1 {
+                        // Leaves the bad state after `burst` advertisements on average; enters it
+                        // as often as keeps `loss` of them lost.
+                        let draw = Double.random(in: 0..<1, using: &random)
+                        let index = Int(beacon)
+                        bad[index] = bad[index] ? draw >= 1 / burst : draw < loss / (1 - loss) / burst
+                        lost = bad[index]
+                    } else {
+                        lost = Double.random(in: 0..<1, using: &random) < loss
+                    }
+                    if !lost {
                         let mean = Double(power) - 10 * pathLossExponent * log10(meters)
                         let rssi = (mean + sigma * Self.gaussian(&random)).rounded()
                         heard.append((time, beacon, Int8(clamping: Int(min(max(rssi, -110), -10)))))

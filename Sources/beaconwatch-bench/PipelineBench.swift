@@ -41,11 +41,15 @@ struct PipelineBench: ParsableCommand {
     )
     var rules = true
 
+    @Flag(help: "Monitor.exitTimeout = auto (SPEC 18) instead of the fixed 10 s.")
+    var auto = false
+
     func run() {
         let before = heapInUse()
         var configuration = Configuration(path: "bench.ini")
         configuration.hierarchy = Self.building(beacons: beacons)
         configuration.monitor.mode = .background
+        configuration.monitor.adaptiveExit = auto
         configuration.monitor.userid = "bench"
         configuration.monitor.session = "bench"
         configuration.monitor.address = "127.0.0.1"
@@ -79,7 +83,7 @@ struct PipelineBench: ParsableCommand {
         let plan = MonitoringPlan(hierarchy, maxRegions: configuration.monitor.maxRegions)
         print(
             "pipeline: \(beacons) beacons, \(hierarchy.zones.count) zones, \(hierarchy.areas.count) areas "
-                + "(\(plan.shortName))\(rules ? ", rules on every zone" : ", no rules"): \(format(rate / 1e6, 2)) million sightings/s, "
+                + "(\(plan.shortName))\(rules ? ", rules on every zone" : ", no rules")\(auto ? ", exitTimeout auto" : ""): \(format(rate / 1e6, 2)) million sightings/s, "
                 + "\(format(seconds / Double(sightings) * 1e9, 0)) ns/sighting; "
                 + "steady \(format(Double(steady) / Double(beacons), 0)) B/beacon "
                 + "(\(format(Double(steady) / 1_048_576, 1)) MiB); peak RSS \(peakResidentMiB()) MiB; "

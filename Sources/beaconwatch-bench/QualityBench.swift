@@ -39,8 +39,12 @@ struct QualityBench: ParsableCommand {
     @Option(help: "Advertisements lost, percent.")
     var loss = 20.0
 
+    @Flag(help: "Only the adaptive exit's table (Monitor.exitTimeout = auto beside the fixed 10 s).")
+    var adaptiveOnly = false
+
     func run() {
         let hierarchy = Self.office()
+        if adaptiveOnly { return adaptiveTable(hierarchy) }
         let defaults = MonitorSettings()
         print(
             "quality: \(walks) walks of 20 stops per setting, σ \(format(sigma, 1)) dB, \(format(loss, 0))% lost, "
@@ -53,12 +57,62 @@ struct QualityBench: ParsableCommand {
         for exitTimeout in [5.0, 10, 20] {
             for hysteresis in [0.0, 0.15, 0.3] {
                 let isDefault = exitTimeout == defaults.exitTimeout && hysteresis == defaults.hysteresis
-                let bySize = measure(hierarchy, exitTimeout: exitTimeout, hysteresis: hysteresis)
+                let bySize = measure(hierarchy, exitTimeout: exitTimeout, hysteresis: hysteresis, channel: channel)
                 let all = bySize.values.reduce(into: Result()) { $0.merge($1) }
                 print(row("\(Int(exitTimeout)) s \(isDefault ? "*" : " ")", format(hysteresis, 2), all, exitTimeout))
                 guard isDefault else { continue }
                 for size in bySize.keys.sorted() {
                     print(row("", "\(size) beacon\(size == 1 ? "" : "s")/zone", bySize[size]!, exitTimeout))
+                }
+            }
+        }
+        adaptiveTable(hierarchy)
+    }
+
+    /// The channel of the main table: the command's options.
+    var channel: Channel { Channel(interval: interval, loss: loss / 100, burst: nil) }
+
+    /// How the beacons advertise and how their advertisements are lost.
+    struct Channel {
+        var interval: Double
+        /// 0…1.
+        var loss: Double
+        /// Mean run of losses (Gilbert–Elliott), or `nil` for independent losses.
+        var burst: Double? = nil
+
+        var description: String {
+            "\(format(interval == 1 ? 1 : 1 / interval, 0)) Hz, \(format(loss * 100, 0))% lost"
+                + (burst.map { " in runs of \(format($0, 0))" } ?? "")
+        }
+    }
+
+    /// `Monitor.exitTimeout = auto` beside the fixed default, per Zone size (SPEC 18).
+    func adaptiveTable(_ hierarchy: Hierarchy) {
+        print("")
+        print("adaptive exit (Monitor.exitTimeout = auto, confidence 1e-6, at most 30 s) beside the fixed 10 s:")
+        print(
+            "channel                    beacons/zone  exitTimeout  spurious exits  exit latency: mean, p95  T used: mean, p95"
+        )
+        let channels = [
+            Channel(interval: 1, loss: 0.2), Channel(interval: 0.1, loss: 0.2), Channel(interval: 1, loss: 0.4),
+            Channel(interval: 0.1, loss: 0.4), Channel(interval: 1, loss: 0.2, burst: 5),
+            Channel(interval: 0.1, loss: 0.2, burst: 10),
+        ]
+        for channel in channels {
+            let fixed = measure(hierarchy, exitTimeout: 10, hysteresis: 0.15, channel: channel)
+            let auto = measure(hierarchy, exitTimeout: nil, hysteresis: 0.15, channel: channel)
+            for size in fixed.keys.sorted() {
+                for (name, result) in [("10 s", fixed[size]!), ("auto", auto[size]!)] {
+                    let timeouts =
+                        result.timeouts.isEmpty
+                        ? "–"
+                        : "\(format(result.timeouts.reduce(0, +) / Double(result.timeouts.count), 2)), "
+                            + "\(format(Result.quantile(result.timeouts, 0.95), 2)) s"
+                    print(
+                        "\(pad(channel.description, 25))  \(pad("\(size)", 12))  \(pad(name, 11))  "
+                            + "\(pad("\(result.spurious) of \(result.visits)", 14))  "
+                            + "\(pad("\(format(result.exitMean, 2)), \(format(result.exit(0.95), 2)) s", 24))  \(timeouts)"
+                    )
                 }
             }
         }
@@ -94,6 +148,8 @@ struct QualityBench: ParsableCommand {
         var engineEnterDelay = 0.0
         /// The most an exit came off the last advertisement heard plus exitTimeout, seconds.
         var engineExitDelay = 0.0
+        /// Under `auto`, the silence each exit of the Zone waited, seconds.
+        var timeouts: [Double] = []
 
         var enterMean: Double { enterLatencies.reduce(0, +) / Double(max(enterLatencies.count, 1)) }
         var enterMax: Double { enterLatencies.max() ?? 0 }
@@ -112,6 +168,7 @@ struct QualityBench: ParsableCommand {
             standingMinutes += other.standingMinutes
             engineEnterDelay = max(engineEnterDelay, other.engineEnterDelay)
             engineExitDelay = max(engineExitDelay, other.engineExitDelay)
+            timeouts += other.timeouts
         }
 
         func enter(_ quantile: Double) -> Double { Self.quantile(enterLatencies, quantile) }
@@ -124,13 +181,18 @@ struct QualityBench: ParsableCommand {
         }
     }
 
-    /// The figures of every visit, by the number of beacons in the visited Zone.
-    func measure(_ hierarchy: Hierarchy, exitTimeout: Double, hysteresis: Double) -> [Int: Result] {
+    /// The figures of every visit, by the number of beacons in the visited Zone; `exitTimeout`
+    /// `nil` is `auto`.
+    func measure(_ hierarchy: Hierarchy, exitTimeout: Double?, hysteresis: Double, channel: Channel) -> [Int: Result] {
         var bySize: [Int: Result] = [:]
         var configuration = Configuration(path: "quality.ini")
         configuration.hierarchy = hierarchy
         configuration.monitor.mode = .foreground
-        configuration.monitor.exitTimeout = exitTimeout
+        if let exitTimeout {
+            configuration.monitor.exitTimeout = exitTimeout
+        } else {
+            configuration.monitor.adaptiveExit = true
+        }
         configuration.monitor.hysteresis = hysteresis
         configuration.monitor.userid = "q"
         configuration.monitor.session = "q"
@@ -142,9 +204,10 @@ struct QualityBench: ParsableCommand {
             let plan = Self.plan(hierarchy, random: &random)
             var simulation = WalkSimulation()
             simulation.seed = UInt64(walk + 1)
-            simulation.interval = interval
+            simulation.interval = channel.interval
             simulation.sigma = sigma
-            simulation.loss = loss / 100
+            simulation.loss = channel.loss
+            simulation.burst = channel.burst
             let (sightings, visits) = simulation.run(plan, through: hierarchy, from: start)
             var engine = Engine(configuration: configuration, identity: .resolve(configuration.monitor))
             var actions: [EngineAction] = []
@@ -161,6 +224,7 @@ struct QualityBench: ParsableCommand {
             }
             var enters: [Region: [Timestamp]] = [:]
             var exits: [Region: [Timestamp]] = [:]
+            var timeouts: [Region: [Timestamp: Double]] = [:]
             var reports: [String: [Timestamp]] = [:]
             for output in outputs {
                 switch output {
@@ -169,6 +233,9 @@ struct QualityBench: ParsableCommand {
                         enters[transition.region, default: []].append(time)
                     } else {
                         exits[transition.region, default: []].append(time)
+                        if let timeout = transition.timeout {
+                            timeouts[transition.region, default: [:]][time] = timeout
+                        }
                     }
                 case .location(let time, let event): reports[event.zone, default: []].append(time)
                 default: break
@@ -197,7 +264,8 @@ struct QualityBench: ParsableCommand {
                 }
                 if let exit = zoneExits.first(where: { $0 >= visit.leave }) {
                     result.exitLatencies.append(Self.seconds(exit, since: visit.leave))
-                    if let last = heard[Int32(zoneIndex)]?.last(where: { $0 < exit }) {
+                    if let timeout = timeouts[visit.zone]?[exit] { result.timeouts.append(timeout) }
+                    if let exitTimeout, let last = heard[Int32(zoneIndex)]?.last(where: { $0 < exit }) {
                         let off = abs(Self.seconds(exit, since: last) - exitTimeout)
                         result.engineExitDelay = max(result.engineExitDelay, off)
                     }

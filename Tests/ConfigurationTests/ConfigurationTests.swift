@@ -83,6 +83,24 @@ import TestSupport
         #expect(configuration.warnings.map(\.line) == [6])
     }
 
+    /// SPEC 18: `auto` with its confidence and maximum; a number keeps the fixed timeout.
+    @Test func exitTimeoutAutoTakesItsConfidenceAndMaximum() throws {
+        let auto = try load(
+            "LocationBaseBeacon.1 = \(Self.office),1,1\nMonitor.exitTimeout = auto\nMonitor.exitConfidence = 1e-9\n"
+                + "Monitor.exitTimeoutMax = 20"
+        ).get()
+        #expect(auto.monitor.adaptiveExit)
+        #expect(auto.monitor.exitConfidence == 1e-9)
+        #expect(auto.monitor.exitTimeoutMax == 20)
+        let defaults = try load("LocationBaseBeacon.1 = \(Self.office),1,1\nMonitor.exitTimeout = AUTO").get()
+        #expect(defaults.monitor.adaptiveExit)
+        #expect(defaults.monitor.exitConfidence == 1e-6)
+        #expect(defaults.monitor.exitTimeoutMax == 30)
+        let fixed = try load("LocationBaseBeacon.1 = \(Self.office),1,1\nMonitor.exitTimeout = 4").get()
+        #expect(!fixed.monitor.adaptiveExit)
+        #expect(fixed.monitor.exitTimeout == 4)
+    }
+
     @Test func anInvalidUUIDOnLine7NamesTheFileAndLine() {
         let lines =
             (1...6).map { "LocationBaseBeacon.\($0) = \(Self.office),1,\($0)" }
@@ -106,6 +124,10 @@ import TestSupport
         ("LocationZoneName.\(office) = Office", "is not a Zone"),
         ("Monitor.exitTimeout = 0", "above 0"),
         ("Monitor.exitTimeout = ten", "expected seconds"),
+        ("Monitor.exitConfidence = 0.7", "a probability"),
+        ("Monitor.exitConfidence = 0", "a probability"),
+        ("Monitor.exitConfidence = nan", "a probability"),
+        ("Monitor.exitTimeoutMax = -3", "above 0"),
         ("Monitor.maxRegions = 0", "at least 1"),
         ("Monitor.mode = sideways", "foreground, background"),
         ("Monitor.rssiFilter = average", "median, mean, kalman, none"),

@@ -18,20 +18,24 @@ import Testing
     }
 
     @Test func aKnownRateAndLossGiveTheExactSilence() throws {
-        // 1 Hz, 8 of 40 advertisements lost, one at a time: loss (8 + ½) / (40 + 1).
+        // 1 Hz, 8 of 40 advertisements lost, one at a time.
         let (model, last) = Self.beacon(Array(repeating: 1, count: 24) + Array(repeating: 2, count: 8))
         let figures = try #require(model.figures)
         #expect(figures.interval == Self.second)
-        #expect(figures.afterHeard == 8.5 / 41)
-        #expect(figures.afterLost == 8.5 / 41)
-        // 0.2073^9 < 1e-6 <= 0.2073^8: nine advertisements lost, then 110 ms for jitter.
+        #expect(figures.losses == SilenceModel.Losses(slots: 40, heard: 32, lostAgain: 0, lostThenHeard: 8))
+        // After a heard one: (8 + ½) / (40 + 1). After a lost one: 8 runs, none longer than one, on
+        // a prior of 0.95 worth two runs, taken 1.5 standard deviations up.
+        #expect(figures.losses.afterHeard == 8.5 / 41)
+        let mean = 1.9 / 10
+        #expect(abs(figures.losses.afterLost - (mean + 1.5 * (mean * (1 - mean) / 11).squareRoot())) < 1e-12)
+        // 0.2073 × 0.3674^13 < 1e-6 <= 0.2073 × 0.3674^12: fourteen lost, then 110 ms for jitter.
         let timeout = SilenceModel.timeout(after: last, beacons: [model], confidence: 1e-6, maximum: 30 * Self.second)
-        #expect(timeout == 9 * Self.second + 110_000)
+        #expect(timeout == 14 * Self.second + 110_000)
     }
 
     @Test func threeBeaconsAtOneHertzAreClampedToTwoIntervals() {
-        // No loss seen: each advertisement is lost with ½ / 33; four in a row are improbable enough,
-        // and the fourth comes 1.3 s after the last sighting, under two intervals.
+        // No loss seen: each beacon's next advertisement is lost with ½ / 97; the three of them
+        // are improbable enough, the third 1 s after the last sighting: under two intervals.
         let (a, last) = Self.beacon(Array(repeating: 1, count: 32), start: 10 * Self.second)
         let (b, _) = Self.beacon(Array(repeating: 1, count: 32), start: 10 * Self.second - 700_000)
         let (c, _) = Self.beacon(Array(repeating: 1, count: 32), start: 10 * Self.second - 400_000)
@@ -59,23 +63,18 @@ import Testing
     }
 
     @Test func aBeaconThatChangesItsIntervalIsReadAnew() throws {
-        // 1 s, then 100 ms: at first the long gaps count as losses at the new interval (a longer
-        // silence, never a shorter one); once the ring holds only the new spacing, no loss is left.
-        let (changing, changingLast) = Self.beacon(Array(repeating: 1, count: 20) + Array(repeating: 0.1, count: 10))
-        let (steady, steadyLast) = Self.beacon(Array(repeating: 0.1, count: 32))
-        let mixed = try #require(changing.figures)
-        #expect(mixed.interval < 2 * 100_000)
-        let during = SilenceModel.timeout(
-            after: changingLast, beacons: [changing], confidence: 1e-6, maximum: 30 * Self.second)
-        let settled = SilenceModel.timeout(
-            after: steadyLast, beacons: [steady], confidence: 1e-6, maximum: 30 * Self.second)
-        #expect(during > settled)
-        let (after, afterLast) = Self.beacon(Array(repeating: 1, count: 20) + Array(repeating: 0.1, count: 32))
-        #expect(after.figures == steady.figures)
-        #expect(
-            SilenceModel.timeout(after: afterLast, beacons: [after], confidence: 1e-6, maximum: 30 * Self.second)
-                == settled)
-        // Slower: after 32 gaps at 1 s the old 100 ms spacing is gone.
+        // Faster (1 s, then 100 ms): each gap counted at the interval known when it came, so
+        // none is a loss; the interval is the new one at once.
+        let (faster, _) = Self.beacon(Array(repeating: 1, count: 20) + Array(repeating: 0.1, count: 10))
+        let fast = try #require(faster.figures)
+        #expect(fast.interval < 2 * 100_000)
+        #expect(fast.losses == SilenceModel.Losses(slots: 30, heard: 30, lostAgain: 0, lostThenHeard: 0))
+        let (settled, _) = Self.beacon(Array(repeating: 1, count: 20) + Array(repeating: 0.1, count: 32))
+        #expect(try #require(settled.figures).interval == 100_000)
+        // Slower (100 ms, then 1 s): the long gaps count as losses while the short ones are still
+        // in the ring (a longer silence, never a shorter one), then the interval is the new one.
+        let (slowing, _) = Self.beacon(Array(repeating: 0.1, count: 20) + Array(repeating: 1, count: 5))
+        #expect(try #require(slowing.figures).losses.slots == 20 + 5 * 10)
         let (slower, _) = Self.beacon(Array(repeating: 0.1, count: 20) + Array(repeating: 1, count: 32))
         #expect(try #require(slower.figures).interval == Self.second)
     }
@@ -84,8 +83,8 @@ import Testing
         // The same 16 of 48 advertisements lost: one at a time, or in runs of four.
         let (single, singleLast) = Self.beacon(Array(repeating: [1, 2], count: 16).flatMap { $0 })
         let (bursty, burstyLast) = Self.beacon(Array(repeating: 1, count: 28) + Array(repeating: 5, count: 4))
-        #expect(single.figures?.afterHeard == bursty.figures?.afterHeard)
-        #expect((bursty.figures?.afterLost ?? 0) > 0.7)
+        #expect(single.figures?.losses.afterHeard == bursty.figures?.losses.afterHeard)
+        #expect((bursty.figures?.losses.afterLost ?? 0) > 0.7)
         let independent = SilenceModel.timeout(
             after: singleLast, beacons: [single], confidence: 1e-6, maximum: 30 * Self.second)
         let runs = SilenceModel.timeout(
@@ -96,12 +95,17 @@ import Testing
 
     @Test func aBeaconSilentForLongIsTakenAsOutOfRange() {
         // B was last heard 20 s before A: counting its missed advertisements would make any
-        // silence improbable at once; it is left out, and A alone decides.
+        // silence improbable at once (two intervals); it is left out and A decides. Heard with A,
+        // B shortens the silence.
         let (a, last) = Self.beacon(Array(repeating: [1, 2], count: 16).flatMap { $0 }, start: 100 * Self.second)
-        let (b, _) = Self.beacon(Array(repeating: 1, count: 32), start: 100 * Self.second - 52 * Self.second)
-        let alone = SilenceModel.timeout(after: last, beacons: [a], confidence: 1e-6, maximum: 30 * Self.second)
-        #expect(
-            SilenceModel.timeout(after: last, beacons: [a, b], confidence: 1e-6, maximum: 30 * Self.second) == alone)
+        let (gone, _) = Self.beacon(Array(repeating: 1, count: 32), start: 100 * Self.second - 52 * Self.second)
+        let (near, _) = Self.beacon(Array(repeating: 1, count: 32), start: last - 32 * Self.second - 500_000)
+        let withGone = SilenceModel.timeout(
+            after: last, beacons: [a, gone], confidence: 1e-6, maximum: 30 * Self.second)
+        let withNear = SilenceModel.timeout(
+            after: last, beacons: [a, near], confidence: 1e-6, maximum: 30 * Self.second)
+        #expect(withGone > 4 * Self.second)
+        #expect(withNear < withGone)
     }
 
     @Test func garbageTimesAreHarmless() {

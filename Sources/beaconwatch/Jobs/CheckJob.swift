@@ -96,7 +96,11 @@ struct CheckJob {
         }
         lines.append("")
         lines.append("settings:")
-        lines.append("  source \(monitor.source), mode \(monitor.mode.rawValue), exitTimeout \(monitor.exitTimeout) s")
+        let exit =
+            monitor.adaptiveExit
+            ? "exitTimeout auto (confidence \(monitor.exitConfidence), at most \(monitor.exitTimeoutMax) s)"
+            : "exitTimeout \(monitor.exitTimeout) s"
+        lines.append("  source \(monitor.source), mode \(monitor.mode.rawValue), \(exit)")
         lines.append(
             "  ranging: \(monitor.rssiFilter.rawValue) filter over \(monitor.rssiWindow) s, n = \(monitor.pathLossExponent), "
                 + "immediate < \(monitor.immediate) m, near < \(monitor.near) m, hysteresis \(monitor.hysteresis)"
