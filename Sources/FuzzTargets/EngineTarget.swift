@@ -12,7 +12,7 @@ import Rules
 ///
 /// The configuration is small on purpose (five beacons in two Areas under a three-region cap,
 /// alerts, rules with a latch, a schedule and a server call), so that short programs reach every
-/// policy switch.
+/// policy switch; programs of odd length run it with the adaptive exit.
 enum EngineTarget {
     static let ini = """
         LocationBaseBeacon.4201 = 566C5595-6EC7-4F08-909F-C954BDCA6CD3,42,1
@@ -85,8 +85,11 @@ enum EngineTarget {
 
     static func run(_ bytes: [UInt8]) {
         let setup = setup
+        // Programs of odd length run under `Monitor.exitTimeout = auto` (SPEC 18).
+        var configuration = setup.configuration
+        configuration.monitor.adaptiveExit = bytes.count % 2 == 1
         var engine = Engine(
-            configuration: setup.configuration,
+            configuration: configuration,
             identity: MonitorIdentity(session: "s", address: "192.0.2.1", userid: "u"),
             rules: setup.rules, ruleSettings: RuleSettings(setup.configuration, machineID: nil))
         var checker = Checker()

@@ -111,6 +111,20 @@ import TestSupport
             "\(run.stdout)")
     }
 
+    @Test func checkShowsTheAdaptiveExit() throws {
+        let file = try TemporaryFile(
+            contents: Data(
+                """
+                LocationBaseBeacon.1 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1
+                Monitor.exitTimeout = auto
+                Monitor.exitTimeoutMax = 20
+
+                """.utf8))
+        let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("exitTimeout auto (confidence 1e-06, at most 20.0 s)"), "\(run.stdout)")
+    }
+
     /// A 0-byte file (a truncated save) or one with no beacon monitors nothing: an error.
     @Test(arguments: ["", "# only a comment\nMonitor.userid = bob\n"])
     func checkRefusesAConfigurationWithNoBeacon(contents: String) throws {
