@@ -4,10 +4,11 @@ extension Monitor {
     /// Microseconds of silence after which `ref` is no longer inside, as its beacons say now
     /// (those heard within exitTimeoutMax before its last sighting: the others were last heard on
     /// another visit).
-    func silenceLimit(_ ref: RegionRef) -> Int64 {
+    func silenceLimit(_ ref: RegionRef, after sighting: Int64? = nil) -> Int64 {
         guard let confidence = exitConfidence else { return exitTimeout }
-        let last = last(ref)
-        let since = last - exitTimeout
+        let last = sighting ?? last(ref)
+        let (earliest, overflow) = last.subtractingReportingOverflow(exitTimeout)
+        let since = overflow ? Int64.min : earliest
         // Closures over the models alone: over `self` they would copy the whole monitor.
         let models = silence
         let heard = { (beacon: Int32) in (models[Int(beacon)].last ?? .min) >= since }
@@ -29,21 +30,44 @@ extension Monitor {
         }
     }
 
+    /// Where `ref`'s limit is kept in ``limits``.
+    func limitSlot(_ ref: RegionRef) -> Int {
+        switch ref.level {
+        case .area: Int(ref.index)
+        case .zone: hierarchy.areas.count + Int(ref.index)
+        case .beacon: hierarchy.areas.count + hierarchy.zones.count + Int(ref.index)
+        }
+    }
+
     /// The silence limit of `ref` as worked out less than a second ago, or now.
     func currentLimit(_ ref: RegionRef) -> Int64 {
         guard exitConfidence != nil else { return exitTimeout }
-        if let cached = limits[ref], cached.at <= now, now - cached.at < Self.limitLifetime { return cached.limit }
-        return silenceLimit(ref)
+        let cached = limits[limitSlot(ref)]
+        return isFresh(cached.at) ? cached.limit : silenceLimit(ref)
     }
 
+    /// A limit worked out at `time` is still used now (`.min`: never worked out).
+    func isFresh(_ time: Int64) -> Bool {
+        time != .min && time <= now && now - time < Self.limitLifetime
+    }
+
+    /// How long a worked-out limit is used to keep a region inside (whether it exits is always
+    /// decided on a fresh one: ``refreshLimits(_:force:)``).
     static let limitLifetime: Int64 = 1_000_000
 
-    /// Works out again the limits ``exitDeadline(_:)`` uses for `ref` when more than a second old.
-    mutating func refreshLimits(_ ref: RegionRef) {
+    /// Works out again the limits ``exitDeadline(_:)`` uses for `ref`: when more than a second
+    /// old, or with `force` unless worked out at this instant.
+    mutating func refreshLimits(_ ref: RegionRef, force: Bool = false) {
         guard exitConfidence != nil else { return }
-        for region in [ref] + (ref.level == .beacon ? [parent(of: ref)!] : []) {
-            if let cached = limits[region], cached.at <= now, now - cached.at < Self.limitLifetime { continue }
-            limits[region] = (now, silenceLimit(region))
+        var region: RegionRef? = ref
+        while let current = region {
+            let slot = limitSlot(current)
+            if !isFresh(limits[slot].at) || (force && limits[slot].at != now) {
+                // Worked out before the write: inside it, reading `self` would copy the monitor.
+                let limit = silenceLimit(current)
+                limits[slot] = (now, limit)
+            }
+            region = current.level == .beacon ? parent(of: current) : nil
         }
     }
 
@@ -60,17 +84,33 @@ extension Monitor {
         return sighted == Self.never ? due : min(due, sighted + currentLimit(zone))
     }
 
-    /// Microseconds of silence after which `beacon` goes `off`: its own model alone.
-    func offLimit(_ beacon: Int32) -> Int64 {
-        guard let confidence = exitConfidence else { return exitTimeout }
-        return SilenceModel.timeout(
-            after: sightedAt[Int(beacon)], beacons: CollectionOfOne(silence[Int(beacon)]), confidence: confidence,
-            maximum: exitTimeout)
+    /// Microseconds of silence after which `beacon` goes `off`: its own model alone (its limit as
+    /// a region, worked out at most once a second).
+    mutating func offLimit(_ beacon: Int32) -> Int64 {
+        guard exitConfidence != nil else { return exitTimeout }
+        let ref = RegionRef(.beacon, beacon)
+        let slot = limitSlot(ref)
+        if !isFresh(limits[slot].at) {
+            let limit = silenceLimit(ref, after: sightedAt[Int(beacon)])
+            limits[slot] = (now, limit)
+        }
+        return limits[slot].limit
     }
 
-    /// When to look at a deadline `due` again: then, or under `auto` within a second from now,
-    /// since more sightings may shorten it (the first estimate replaces the maximum, a loss rate
-    /// settles). A deadline looked at too early is armed again.
+    /// When `beacon` goes `off` unless sighted again: its last sighting plus its own limit; under
+    /// `auto` no later than its Zone's beacons together allow (as its exit). The deadline is not
+    /// looked at again before it comes: the exit of its region turns it `off` at once when the
+    /// estimate has shortened since (``turnOffWithExit(_:)``).
+    mutating func offDeadline(_ beacon: Int32) -> Int64 {
+        let due = sightedAt[Int(beacon)] + offLimit(beacon)
+        guard exitConfidence != nil, let zone = parent(of: RegionRef(.beacon, beacon)) else { return due }
+        let sighted = last(zone)
+        return sighted == Self.never ? due : min(due, sighted + currentLimit(zone))
+    }
+
+    /// When to look at an exit deadline `due` again: then, or under `auto` within a second from
+    /// now, since more sightings shorten the silence a region's beacons allow (from the maximum
+    /// to seconds as a visit's first gaps come). A deadline looked at too early is armed again.
     func nextLook(_ due: Int64) -> Int64 {
         exitConfidence == nil ? due : min(due, now + 1_000_000)
     }

@@ -27,7 +27,10 @@ extension Monitor {
         }
         // Held by the device: its `leave` decides, and arms the sightings' deadline if need be.
         if held.contains(ref) { return false }
+        // Under `auto`, inside by the last second's estimate needs no more; an exit is decided on
+        // one worked out now.
         refreshLimits(ref)
+        if !isPresent(ref) { refreshLimits(ref, force: true) }
         if isPresent(ref) {
             timerGeneration &+= 1
             state.timerGeneration = timerGeneration
@@ -167,6 +170,7 @@ extension Monitor {
             dwell: Double((now - state.enteredAt) / 1000) / 1000
         )
         if exitConfidence != nil { transition.timeout = Double(currentLimit(ref) / 1000) / 1000 }
+        turnOffWithExit(ref)
         outputs.append(.transition(Timestamp(microseconds: now), transition))
     }
 

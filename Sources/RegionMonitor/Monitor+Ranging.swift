@@ -42,7 +42,7 @@ extension Monitor {
         }
         if !restoredPending.isEmpty { restoredPending.remove(beacon) }
         if previous == .off {
-            timers.schedule(.off(beacon), at: nextLook(now + offLimit(beacon)))
+            timers.schedule(.off(beacon), at: offDeadline(beacon))
             watch(beacon)
         }
         if next != previous { dirty.append(beacon) }
@@ -50,13 +50,33 @@ extension Monitor {
 
     /// A due `off` deadline: the beacon goes `off` unless sighted since.
     mutating func checkOff(_ beacon: Int32) {
-        let index = Int(beacon)
-        guard proximity[index] != .off else { return }
-        let limit = offLimit(beacon)
-        if sightedAt[index] + limit > now {
-            timers.schedule(.off(beacon), at: nextLook(sightedAt[index] + limit))
+        guard proximity[Int(beacon)] != .off else { return }
+        let due = offDeadline(beacon)
+        if due > now {
+            timers.schedule(.off(beacon), at: due)
             return
         }
+        turnOff(beacon)
+    }
+
+    /// Under `auto`, the beacons of a Zone (or the beacon) that just exited go `off` now if their
+    /// own deadline or the Zone's has passed, instead of at their pending deadline, which was
+    /// worked out before the estimate reached its present value.
+    mutating func turnOffWithExit(_ ref: RegionRef) {
+        guard exitConfidence != nil else { return }
+        let beacons: [Int32]
+        switch ref.level {
+        case .area: return
+        case .zone: beacons = hierarchy.zones[Int(ref.index)].beacons
+        case .beacon: beacons = [ref.index]
+        }
+        for beacon in beacons where proximity[Int(beacon)] != .off && offDeadline(beacon) <= now {
+            turnOff(beacon)
+        }
+    }
+
+    private mutating func turnOff(_ beacon: Int32) {
+        let index = Int(beacon)
         proximity[index] = .off
         heardStrength[index] = -.infinity
         let slot = rangingSlot[index]

@@ -25,9 +25,11 @@ public struct Monitor: Sendable {
     let exitConfidence: Double?
     /// Under `auto`, each beacon's sightings since it was last `off` (its visit).
     var silence: [SilenceModel]
-    /// Under `auto`, each region's silence limit as last worked out, and when: reused for up to
-    /// a second (a region sighted ten times a second would otherwise work it out as often).
-    var limits: [RegionRef: (at: Int64, limit: Int64)] = [:]
+    /// Under `auto`, each region's silence limit as last worked out, and when: reused for up to a
+    /// second to keep a region inside (a region sighted ten times a second would otherwise work
+    /// it out as often); an exit is decided on a fresh one.
+    /// Areas, then Zones, then beacons (see ``limitSlot(_:)``); `at` is `.min` until worked out.
+    var limits: [(at: Int64, limit: Int64)]
     let windowLength: Int64
     let enterRSSI: Int?
 
@@ -130,6 +132,9 @@ public struct Monitor: Sendable {
         watched = Array(repeating: false, count: beacons)
         heardStrength = Array(repeating: -.infinity, count: beacons)
         silence = settings.adaptiveExit ? Array(repeating: SilenceModel(), count: beacons) : []
+        limits =
+            settings.adaptiveExit
+            ? Array(repeating: (.min, 0), count: hierarchy.areas.count + hierarchy.zones.count + beacons) : []
         for (locationID, value) in restored where value != .off {
             guard let index = hierarchy.index(ofLocation: locationID) else { continue }
             reported[index] = value

@@ -5,9 +5,9 @@ import Foundation
 /// counted in advertisements at the interval known then, gives its losses, both after a heard
 /// advertisement and after a lost one (so losses that come in runs are seen as such).
 ///
-/// Times are microseconds on the monitor's clock. Pure value; ``sighted(at:)`` is O(1) but when
-/// the shortest gap leaves the ring.
-public struct SilenceModel: Sendable, Hashable {
+/// Times are microseconds on the monitor's clock. Pure value held inline (no allocation);
+/// ``sighted(at:)`` is O(1) but when the shortest gap leaves the ring.
+public struct SilenceModel: Sendable {
     /// Gaps kept for the interval: a beacon that changes its interval is read anew after this many.
     public static let capacity = 32
     /// Gaps needed before the beacon's figures are used, and losses after a loss before their
@@ -16,7 +16,9 @@ public struct SilenceModel: Sendable, Hashable {
 
     /// The last sighting, if any.
     public private(set) var last: Int64?
-    private var gaps: [Int64] = []
+    /// The last ``capacity`` gaps, microseconds (a longer one is kept as `Int32.max`).
+    private var gaps = InlineArray<32, Int32>(repeating: 0)
+    private var count = 0
     private var next = 0
     private var shortest: Int64 = .max
     /// Over the ring: the gaps' sum, and the advertisements they span at ``shortest``.
@@ -36,24 +38,31 @@ public struct SilenceModel: Sendable, Hashable {
         guard let last, time > last else { return }
         let (gap, overflow) = time.subtractingReportingOverflow(last)
         guard !overflow else { return }
+        let kept = Int64(Int32(clamping: gap))
         let before = shortest
-        if gaps.count < Self.capacity {
-            if gaps.isEmpty { gaps.reserveCapacity(Self.capacity) }
-            gaps.append(gap)
-            shortest = min(shortest, gap)
+        if count < Self.capacity {
+            gaps[count] = Int32(kept)
+            count += 1
+            shortest = min(shortest, kept)
         } else {
-            let evicted = gaps[next]
-            gaps[next] = gap
+            let evicted = Int64(gaps[next])
+            gaps[next] = Int32(kept)
             next = (next + 1) % Self.capacity
             ringSpan -= evicted
             ringSlots -= Self.spanned(evicted, at: before)
-            shortest = evicted == shortest ? gaps.min() ?? gap : min(shortest, gap)
+            if evicted == shortest {
+                shortest = .max
+                for index in 0..<count { shortest = min(shortest, Int64(gaps[index])) }
+            } else {
+                shortest = min(shortest, kept)
+            }
         }
-        ringSpan += gap
+        ringSpan += kept
         if shortest == before {
-            ringSlots += Self.spanned(gap, at: shortest)
+            ringSlots += Self.spanned(kept, at: shortest)
         } else {
-            ringSlots = gaps.reduce(0) { $0 + Self.spanned($1, at: shortest) }
+            ringSlots = 0
+            for index in 0..<count { ringSlots += Self.spanned(Int64(gaps[index]), at: shortest) }
         }
         // The gap spans k advertisements at the interval known now: k - 1 lost, then one heard.
         let k = Self.spanned(gap, at: shortest)
@@ -72,7 +81,7 @@ public struct SilenceModel: Sendable, Hashable {
 
     /// The beacon's advertising interval and losses, once ``minimumGaps`` gaps are known.
     public var figures: Figures? {
-        guard gaps.count >= Self.minimumGaps, shortest > 0, shortest < .max, ringSlots > 0 else { return nil }
+        guard count >= Self.minimumGaps, shortest > 0, shortest < .max, ringSlots > 0 else { return nil }
         return Figures(
             interval: max(1, ringSpan / ringSlots),
             losses: Losses(slots: slots, heard: heard, lostAgain: lostAgain, lostThenHeard: lostThenHeard))
@@ -118,9 +127,12 @@ public struct SilenceModel: Sendable, Hashable {
         }
 
         /// The probability that an advertisement is lost when the one before was heard: half a
-        /// loss more than seen (never 0).
+        /// loss more than seen, taken one and a half standard deviations up (72 clean
+        /// advertisements still allow one in fifty lost, and a channel that loses in runs can
+        /// look clean that long).
         public var afterHeard: Double {
-            (Double(slots - heard) + 0.5) / (Double(slots) + 1)
+            let mean = (Double(slots - heard) + 0.5) / (Double(slots) + 1)
+            return min(0.995, mean + 1.5 * (mean * (1 - mean) / (Double(slots) + 2)).squareRoot())
         }
 
         /// The probability that an advertisement is lost when the one before was lost too: from
@@ -154,21 +166,27 @@ public struct SilenceModel: Sendable, Hashable {
         var losses = Losses()
         for model in beacons {
             guard let last = model.last, let figures = model.figures else { continue }
-            let (since, overflow) = lastSighting.subtractingReportingOverflow(last)
-            guard !overflow, since >= 0 else { continue }
+            let (difference, overflow) = lastSighting.subtractingReportingOverflow(last)
+            guard !overflow else { continue }
+            // Heard after `lastSighting` (a sighting too weak to keep a region): as heard then.
+            let since = max(0, difference)
             heard.append((figures, since))
             losses = losses + figures.losses
         }
         guard !heard.isEmpty, confidence > 0, confidence < 1 else { return maximum }
         let (afterHeard, afterLost) = (losses.afterHeard, losses.afterLost)
+        let (logHeard, logLost) = (
+            log(max(afterHeard, .leastNormalMagnitude)), log(max(afterLost, .leastNormalMagnitude))
+        )
+        let target = log(confidence)
         var pending: [Pending] = []
         var longestInterval: Int64 = 0
         for (figures, since) in heard {
             let missed = Int(since / figures.interval)
-            // Already silent for longer than it plausibly would be in range: out of range.
+            // Already silent for longer than it would be in range but once in 1/confidence: out
+            // of range (a looser cut took beacons in a long run of losses for gone).
             if missed > 0 {
-                let likelihood = afterHeard * pow(afterLost, Double(missed - 1))
-                guard likelihood >= 0.01 else { continue }
+                guard logHeard + Double(missed - 1) * logLost >= target else { continue }
             }
             // Its next advertisement, as silence after `lastSighting`: within one interval.
             let nextSlot = figures.interval - since % figures.interval
@@ -176,10 +194,6 @@ public struct SilenceModel: Sendable, Hashable {
             longestInterval = max(longestInterval, figures.interval)
         }
         guard !pending.isEmpty else { return maximum }
-        let target = log(confidence)
-        let (logHeard, logLost) = (
-            log(max(afterHeard, .leastNormalMagnitude)), log(max(afterLost, .leastNormalMagnitude))
-        )
         // The log-probability that every advertisement of the beacons up to `silence` is lost.
         func logLikelihood(_ silence: Int64) -> Double {
             var sum = 0.0

@@ -8,13 +8,13 @@ import Testing
 @Suite struct AdaptiveExitTests {
     static let transitions: Set<String> = ["enter", "exit"]
 
-    /// A Zone of three beacons at 1 Hz, monitored as a Zone (two regions at most), heard for 40 s.
+    /// A Zone of three beacons at 1 Hz, monitored as a Zone (two regions at most), heard for 100 s.
     static func zoneOfThree() -> MonitorHarness {
         var run = MonitorHarness(["101=1,1,1", "102=1,1,2", "103=1,1,3"]) {
             $0.maxRegions = 2
             $0.adaptiveExit = true
         }
-        for second in 0..<40 {
+        for second in 0..<100 {
             for (index, id) in ["101", "102", "103"].enumerated() {
                 run.see(id, at: Double(second) + 0.3 * Double(index))
             }
@@ -25,13 +25,14 @@ import Testing
     @Test func aZoneOfThreeBeaconsAtOneHertzExitsAfterTwoSeconds() throws {
         var run = Self.zoneOfThree()
         _ = run.take()
-        // Four advertisements in a row lost (1.4 s) is improbable enough; two intervals at least.
-        run.advance(to: 41.599)
+        // The three beacons' next advertisements all lost (1 s) is improbable enough after 300
+        // clean ones; two intervals at least.
+        run.advance(to: 101.599)
         #expect(run.take(Self.transitions) == [])
-        run.advance(to: 41.6)
+        run.advance(to: 101.6)
         #expect(
             run.take(Self.transitions) == [
-                "41.600 exit A1:1 zone monitored dwell 41.6", "41.600 exit A1 area derived dwell 41.6",
+                "101.600 exit A1:1 zone monitored dwell 101.6", "101.600 exit A1 area derived dwell 101.6",
             ])
         // Each exit says the silence its own beacons allowed.
         let exits = run.outputs.filter { $0.type == "exit" }
@@ -55,19 +56,19 @@ import Testing
 
     @Test func aFastBeaconGoesOffAndExitsWithinItsOwnSilence() {
         // 10 Hz, every fifth advertisement lost (59 of 298): the runs of losses are all one long,
-        // so each loss counts (59.5 / 299 ≈ 0.199); nine in a row are improbable below 1e-6, 0.9 s
-        // after the last sighting at 29.8 s, plus 20 ms for jitter. The beacon goes `off` with its
-        // region.
+        // so each loss counts alike (59.5 / 299 ≈ 0.199, 1.5 standard deviations up: 0.234); ten in
+        // a row are improbable below 1e-6, 1 s after the last sighting at 29.8 s, plus 20 ms for
+        // jitter. The beacon goes `off` with its region.
         var run = MonitorHarness(["101=1,1,1"]) { $0.adaptiveExit = true }
         for tick in 0..<300 where tick % 5 != 4 { run.see("101", at: Double(tick) / 10) }
         _ = run.take()
-        run.advance(to: 30.719)
+        run.advance(to: 30.819)
         #expect(run.take() == [])
-        run.advance(to: 30.72)
+        run.advance(to: 30.82)
         let lines = run.take()
-        #expect(lines.contains("30.720 exit A1:1:1 beacon monitored dwell 30.72"))
-        #expect(lines.contains("30.720 location 101 off fg"))
-        #expect(run.outputs.first { $0.type == "exit" }?.json.contains(#""timeout":0.92"#) == true)
+        #expect(lines.contains("30.820 exit A1:1:1 beacon monitored dwell 30.82"))
+        #expect(lines.contains("30.820 location 101 off fg"))
+        #expect(run.outputs.first { $0.type == "exit" }?.json.contains(#""timeout":1.02"#) == true)
     }
 
     @Test func aSingleBeaconThatNeverLosesWaitsTheMaximum() {
@@ -94,14 +95,14 @@ import Testing
     @Test func eachVisitIsEstimatedAfresh() {
         // A second visit starts with no history: its first exit waits the maximum again.
         var run = Self.zoneOfThree()
-        run.advance(to: 50)
+        run.advance(to: 150)
         _ = run.take()
-        run.see("101", at: 100)
-        run.see("101", at: 101)
+        run.see("101", at: 200)
+        run.see("101", at: 201)
         _ = run.take()
-        run.advance(to: 130.999)
+        run.advance(to: 230.999)
         #expect(run.take(Self.transitions) == [])
-        run.advance(to: 131)
-        #expect(run.take(Self.transitions).first == "131.000 exit A1:1 zone monitored dwell 31.0")
+        run.advance(to: 231)
+        #expect(run.take(Self.transitions).first == "231.000 exit A1:1 zone monitored dwell 31.0")
     }
 }

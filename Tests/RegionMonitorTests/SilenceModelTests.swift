@@ -23,22 +23,24 @@ import Testing
         let figures = try #require(model.figures)
         #expect(figures.interval == Self.second)
         #expect(figures.losses == SilenceModel.Losses(slots: 40, heard: 32, lostAgain: 0, lostThenHeard: 8))
-        // After a heard one: (8 + ½) / (40 + 1). After a lost one: 8 runs, none longer than one, on
-        // a prior of 0.95 worth two runs, taken 1.5 standard deviations up.
-        #expect(figures.losses.afterHeard == 8.5 / 41)
-        let mean = 1.9 / 10
-        #expect(abs(figures.losses.afterLost - (mean + 1.5 * (mean * (1 - mean) / 11).squareRoot())) < 1e-12)
-        // 0.2073 × 0.3674^13 < 1e-6 <= 0.2073 × 0.3674^12: fourteen lost, then 110 ms for jitter.
+        // After a heard one: (8 + ½) / (40 + 1), 1.5 standard deviations up. After a lost one: 8
+        // runs, none longer than one, on a prior of 0.95 worth two runs, 1.5 standard deviations up.
+        let heard = 8.5 / 41
+        #expect(abs(figures.losses.afterHeard - (heard + 1.5 * (heard * (1 - heard) / 42).squareRoot())) < 1e-12)
+        let lost = 1.9 / 10
+        #expect(abs(figures.losses.afterLost - (lost + 1.5 * (lost * (1 - lost) / 11).squareRoot())) < 1e-12)
+        // 0.3011 × 0.3674^13 < 1e-6 <= 0.3011 × 0.3674^12: fourteen lost, then 110 ms for jitter.
         let timeout = SilenceModel.timeout(after: last, beacons: [model], confidence: 1e-6, maximum: 30 * Self.second)
         #expect(timeout == 14 * Self.second + 110_000)
     }
 
     @Test func threeBeaconsAtOneHertzAreClampedToTwoIntervals() {
-        // No loss seen: each beacon's next advertisement is lost with ½ / 97; the three of them
-        // are improbable enough, the third 1 s after the last sighting: under two intervals.
-        let (a, last) = Self.beacon(Array(repeating: 1, count: 32), start: 10 * Self.second)
-        let (b, _) = Self.beacon(Array(repeating: 1, count: 32), start: 10 * Self.second - 700_000)
-        let (c, _) = Self.beacon(Array(repeating: 1, count: 32), start: 10 * Self.second - 400_000)
+        // No loss in 300 advertisements: each beacon's next is lost with at most about 0.005; the
+        // three of them are improbable enough, the third 1 s after the last sighting: under two
+        // intervals.
+        let (a, last) = Self.beacon(Array(repeating: 1, count: 100), start: 10 * Self.second)
+        let (b, _) = Self.beacon(Array(repeating: 1, count: 100), start: 10 * Self.second - 700_000)
+        let (c, _) = Self.beacon(Array(repeating: 1, count: 100), start: 10 * Self.second - 400_000)
         let timeout = SilenceModel.timeout(
             after: last, beacons: [a, b, c], confidence: 1e-6, maximum: 30 * Self.second)
         #expect(timeout == 2 * Self.second)
@@ -89,7 +91,7 @@ import Testing
             after: singleLast, beacons: [single], confidence: 1e-6, maximum: 30 * Self.second)
         let runs = SilenceModel.timeout(
             after: burstyLast, beacons: [bursty], confidence: 1e-6, maximum: 30 * Self.second)
-        #expect(independent == 13 * Self.second + 110_000)
+        #expect(independent == 17 * Self.second + 110_000)
         #expect(runs == 30 * Self.second)
     }
 
