@@ -79,9 +79,16 @@ extension Monitor {
         let last = last(ref)
         guard last != Self.never else { return nil }
         let due = last + currentLimit(ref)
-        guard exitConfidence != nil, ref.level == .beacon, let zone = parent(of: ref) else { return due }
-        let sighted = self.last(zone)
-        return sighted == Self.never ? due : min(due, sighted + currentLimit(zone))
+        guard ref.level == .beacon, let zoneDue = zoneDeadline(of: ref.index) else { return due }
+        return min(due, zoneDue)
+    }
+
+    /// Under `auto`, when the Zone of `beacon` stops being inside by its beacons together, `nil`
+    /// with a fixed timeout or a Zone never sighted.
+    func zoneDeadline(of beacon: Int32) -> Int64? {
+        guard exitConfidence != nil, let zone = parent(of: RegionRef(.beacon, beacon)) else { return nil }
+        let sighted = last(zone)
+        return sighted == Self.never ? nil : sighted + currentLimit(zone)
     }
 
     /// Microseconds of silence after which `beacon` goes `off`: its own model alone (its limit as
@@ -103,9 +110,7 @@ extension Monitor {
     /// estimate has shortened since (``turnOffWithExit(_:)``).
     mutating func offDeadline(_ beacon: Int32) -> Int64 {
         let due = sightedAt[Int(beacon)] + offLimit(beacon)
-        guard exitConfidence != nil, let zone = parent(of: RegionRef(.beacon, beacon)) else { return due }
-        let sighted = last(zone)
-        return sighted == Self.never ? due : min(due, sighted + currentLimit(zone))
+        return zoneDeadline(of: beacon).map { min(due, $0) } ?? due
     }
 
     /// When to look at an exit deadline `due` again: then, or under `auto` within a second from
@@ -114,5 +119,4 @@ extension Monitor {
     func nextLook(_ due: Int64) -> Int64 {
         exitConfidence == nil ? due : min(due, now + 1_000_000)
     }
-
 }
