@@ -45,11 +45,12 @@ extension Configuration {
         "Monitor.backgroundRanging",
         "Monitor.rssiFilter", "Monitor.rssiWindow", "Monitor.pathLossExponent", "Monitor.immediate",
         "Monitor.near", "Monitor.hysteresis", "Monitor.nearestMargin", "Monitor.timezone", "Monitor.lat",
-        "Monitor.lng", "Monitor.udid", "MQTT.host", "MQTT.port", "MQTT.clientId", "MQTT.username",
+        "Monitor.lng", "Monitor.udid", "Monitor.position", "Monitor.maxPositionError", "Monitor.geofenceHysteresis", "MQTT.host", "MQTT.port", "MQTT.clientId", "MQTT.username",
         "MQTT.password", "MQTT.passwordFile", "MQTT.tls.ca", "MQTT.tls.cert", "MQTT.tls.key", "MQTT.version",
         "MQTT.topic", "MQTT.qos", "MQTT.keepalive", "MQTT.homeassistant", "MQTT.discoveryPrefix",
         "Rules.source", "Rules.namespace", "Rules.refresh", "Rules.maxNotificationsPerDay",
-        "Rules.autoServerNotify", "Rules.autoUserNotify", "Rules.serverTimeout", "Alert.resetAfter",
+        "Rules.autoServerNotify", "Rules.autoUserNotify", "Rules.serverTimeout", "Rules.geofences",
+        "Rules.geofenceRadiusUnit", "Alert.resetAfter",
         "Script.timeout", "State.database", "State.keepDays", "Fleet.owntracks", "Fleet.theengs", "Fleet.forward",
         "Fleet.autoAdd", "Fleet.maxDevices", "Fleet.maxAge", "Fleet.shard", "Web.listen", "Web.token",
     ]
@@ -88,12 +89,15 @@ struct Loader {
 
     mutating func load(_ file: IniFile) {
         let beacons = loadBeacons(file.entries.filter { $0.key.hasPrefix("LocationBaseBeacon.") })
-        if !file.entries.contains(where: { $0.key.hasPrefix("LocationBaseBeacon.") }) {
+        // Geofences alone are something to monitor (SPEC 17).
+        if !file.entries.contains(where: { $0.key.hasPrefix("LocationBaseBeacon.") || $0.key == "Rules.geofences" }) {
             // Nothing to monitor: a truncated or wrong file, which must not replace a running one.
             let what = file.entries.isEmpty ? "has no settings (an empty file?)" : "defines no beacon"
             errors.append(
                 InputError(
-                    file: path, message: "\(what); add one with LocationBaseBeacon.<id> = UUID,major,minor"))
+                    file: path,
+                    message: "\(what); add one with LocationBaseBeacon.<id> = UUID,major,minor (or geofences with Rules.geofences)"
+                ))
         }
         var areaNames: [UUID: String] = [:]
         var zoneNames: [Region: String] = [:]
@@ -298,18 +302,23 @@ struct Loader {
         case "Monitor.lng":
             if let value = number(entry, -180...180, "degrees of longitude") { configuration.monitor.lng = value }
         case "Rules.source":
-            guard !entry.value.isEmpty else { return }
-            if entry.value.hasPrefix("http://") || entry.value.hasPrefix("https://") {
-                guard let url = URL(string: entry.value), url.host != nil else {
-                    error(entry, "'\(entry.value.excerpt)' is not a valid URL")
-                    return
-                }
-                configuration.rules.source = .url(url)
-            } else if entry.value.contains("://") {
-                error(entry, "only http and https URLs are fetched; give a file path or an http(s) URL")
-            } else {
-                configuration.rules.source = .file(resolve(entry.value))
+            if let source = documentSource(entry) { configuration.rules.source = source }
+        case "Rules.geofences":
+            if let source = documentSource(entry) { configuration.rules.geofences = source }
+        case "Rules.geofenceRadiusUnit":
+            if let value = choice(entry, GeofenceRadiusUnit.self) { configuration.rules.geofenceRadiusUnit = value }
+        case "Monitor.position":
+            guard let endpoint = GPSDEndpoint(entry.value) else {
+                error(entry, "'\(entry.value.excerpt)' is not a position source; give gpsd:HOST:PORT, such as gpsd:localhost:2947")
+                return
             }
+            configuration.monitor.position = endpoint
+        case "Monitor.maxPositionError":
+            if let value = number(entry, 0...1e6, "metres, such as 100") {
+                configuration.monitor.geofence.maxPositionError = value
+            }
+        case "Monitor.geofenceHysteresis":
+            if let value = number(entry, 0...1e6, "metres, such as 20") { configuration.monitor.geofence.hysteresis = value }
         case "Rules.namespace": configuration.rules.namespace = entry.value
         case "Rules.refresh":
             if let value = duration(entry, positive: true) { configuration.rules.refresh = value }
@@ -332,6 +341,24 @@ struct Loader {
         default:
             unknown(entry)
         }
+    }
+
+    /// A rules document's place: a file path (resolved against the configuration's folder) or an
+    /// http(s) URL; `nil` when empty or wrong (then with an error).
+    mutating func documentSource(_ entry: IniFile.Entry) -> RulesSettings.Source? {
+        guard !entry.value.isEmpty else { return nil }
+        if entry.value.hasPrefix("http://") || entry.value.hasPrefix("https://") {
+            guard let url = URL(string: entry.value), url.host != nil else {
+                error(entry, "'\(entry.value.excerpt)' is not a valid URL")
+                return nil
+            }
+            return .url(url)
+        }
+        if entry.value.contains("://") {
+            error(entry, "only http and https URLs are fetched; give a file path or an http(s) URL")
+            return nil
+        }
+        return .file(resolve(entry.value))
     }
 
     mutating func unknown(_ entry: IniFile.Entry) {

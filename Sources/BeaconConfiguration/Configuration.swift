@@ -94,6 +94,10 @@ public struct RulesSettings: Sendable, Hashable {
     public var autoServerNotify = true
     public var autoUserNotify = true
     public var serverTimeout: Double = 5
+    /// `Rules.geofences`: a u_geofences.json file or URL (SPEC 17).
+    public var geofences: Source?
+    /// `Rules.geofenceRadiusUnit`: what the document's radii are counted in.
+    public var geofenceRadiusUnit = GeofenceRadiusUnit.m
 
     public init() {}
 }

@@ -64,7 +64,7 @@ public enum JSONValue: Sendable, Hashable, Decodable {
     }
 
     /// A number without a needless `.0`.
-    static func numberText(_ value: Double) -> String {
+    public static func numberText(_ value: Double) -> String {
         value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 

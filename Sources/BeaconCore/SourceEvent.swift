@@ -4,10 +4,12 @@ public enum SourceEvent: Sendable, Hashable {
     case advertisement(Timestamp, Advertisement)
     case mode(Timestamp, RangingMode)
     case command(Timestamp, TraceCommand)
+    /// A position fix (a trace position line, gpsd), for geofences (SPEC 17).
+    case position(Timestamp, Position)
 
     public var time: Timestamp {
         switch self {
-        case .advertisement(let time, _), .mode(let time, _), .command(let time, _): time
+        case .advertisement(let time, _), .mode(let time, _), .command(let time, _), .position(let time, _): time
         }
     }
 }

@@ -28,6 +28,8 @@ public enum TraceRecord: Sendable, Hashable {
     case mode(RangingMode)
     /// A command, as if received over MQTT.
     case command(TraceCommand)
+    /// A position fix (`{"t", "lat", "lng", "acc"}`, SPEC 17).
+    case position(Position)
 }
 
 /// Parses the JSON-lines trace format one line at a time, checking time order (SPEC 3.3).
@@ -113,11 +115,12 @@ public struct TraceParser {
         default:
             return .failure(TraceLineError("\"t\" must be a number of seconds or an ISO-8601 string"))
         }
-        let kinds = ["uuid", "hci", "mode", "command"].filter { fields[$0] != nil }
+        let kinds = ["uuid", "hci", "mode", "command", "lat"].filter { fields[$0] != nil }
         guard kinds.count == 1, let kind = kinds.first else {
             if kinds.isEmpty {
                 return .failure(
-                    TraceLineError("the line has none of \"uuid\", \"hci\", \"mode\", \"command\"; give one"))
+                    TraceLineError(
+                        "the line has none of \"uuid\", \"hci\", \"mode\", \"command\", \"lat\"; give one"))
             }
             return .failure(
                 TraceLineError("the line has \(kinds.map { "\"\($0)\"" }.joined(separator: " and ")); give only one"))
@@ -127,6 +130,7 @@ public struct TraceParser {
         case "uuid": record = sighting(from: fields)
         case "hci": record = hci(from: fields)
         case "mode": record = mode(from: fields)
+        case "lat": record = position(from: fields)
         default: record = command(from: fields)
         }
         return record.map { (time, $0) }
@@ -191,6 +195,23 @@ public struct TraceParser {
             return .failure(TraceLineError("\"mode\" must be \"foreground\" or \"background\""))
         }
         return .success(.mode(mode))
+    }
+
+    static func position(from fields: [String: JSONValue]) -> Result<TraceRecord, TraceLineError> {
+        guard let latitude = fields["lat"]?.number(in: -90...90) else {
+            return .failure(TraceLineError("\"lat\" must be degrees north from -90 to 90"))
+        }
+        guard let longitude = fields["lng"]?.number(in: -180...180) else {
+            return .failure(TraceLineError("\"lng\" must be degrees east from -180 to 180"))
+        }
+        var accuracy: Double?
+        if let value = fields["acc"], value != .null {
+            guard let metres = value.number(in: 0...Position.accuracyLimit) else {
+                return .failure(TraceLineError("\"acc\" must be metres from 0 to 10000000 (or left out)"))
+            }
+            accuracy = metres
+        }
+        return .success(.position(Position(latitude: latitude, longitude: longitude, accuracy: accuracy)))
     }
 
     static func command(from fields: [String: JSONValue]) -> Result<TraceRecord, TraceLineError> {

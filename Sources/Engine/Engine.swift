@@ -18,8 +18,15 @@ import Rules
 /// before it.
 public struct Engine: Sendable {
     public private(set) var monitor: Monitor
-    /// The Ubudu rules on the monitor's transitions; `nil` without `Rules.source`.
+    /// The Ubudu rules on the monitor's and the geofences' transitions; `nil` without
+    /// `Rules.source` and `Rules.geofences`.
     public private(set) var rules: RuleEngine?
+    /// Presence in the geofences of `Rules.geofences` (SPEC 17); `nil` without it.
+    public private(set) var geofences: GeofenceMonitor?
+    /// The regions of each rules document, as the rule engine was built from them: a refresh of
+    /// one keeps the other.
+    private var beaconRegions: [RuleRegion]?
+    private var fenceRegions: [RuleRegion]?
     /// The `LocationAlert.*` alerts (SPEC 9.1); `nil` without any.
     public private(set) var alerts: AlertConsumer?
     /// Time inside each Area and Zone per local day (SPEC 9.3).
@@ -44,7 +51,8 @@ public struct Engine: Sendable {
     public private(set) var sightings = 0
 
     /// An engine for `configuration`, reporting for `identity`, going on from a `kept` state; with
-    /// `rules` (the regions of `Rules.source`), the rule engine runs by `ruleSettings`.
+    /// `rules` (the regions of `Rules.source`, and the geofences of `Rules.geofences`), the rule
+    /// engine runs by `ruleSettings`.
     public init(
         configuration: Configuration, identity: MonitorIdentity, kept: KeptState = KeptState(),
         rules: [RuleRegion]? = nil, ruleSettings: RuleSettings = RuleSettings()
@@ -60,8 +68,15 @@ public struct Engine: Sendable {
             timeZone: configuration.monitor.timezone ?? .current, restored: kept.dwell, regions: kept.dwellRegions)
         keptRules = kept.rules
         if let rules {
+            beaconRegions = rules.filter { $0.geofence == nil }
+            let fences = rules.filter { $0.geofence != nil }
+            if !fences.isEmpty || configuration.rules.geofences != nil { fenceRegions = fences }
             self.rules = RuleEngine(
                 regions: rules, hierarchy: configuration.hierarchy, settings: ruleSettings, restored: kept.rules)
+        }
+        if let fenceRegions {
+            geofences = GeofenceMonitor(
+                geofences: fenceRegions.compactMap(\.geofence), settings: configuration.monitor.geofence)
         }
         if !configuration.alerts.isEmpty {
             alerts = AlertConsumer(
@@ -106,6 +121,7 @@ public struct Engine: Sendable {
     public mutating func shiftClock(by delta: Int64) {
         guard delta != 0 else { return }
         monitor.shiftClock(by: delta)
+        geofences?.shiftClock(by: delta)
         rules?.shiftClock(by: delta)
         alerts?.shiftClock(by: delta)
         touched = true
@@ -210,11 +226,35 @@ public struct Engine: Sendable {
         case .rules(let regions):
             // A fetched rules document: the monitor goes on, the rules take the new regions.
             monitor.advance(to: time, into: &pending)
-            rules = rules?.replacingRegions(with: regions, hierarchy: monitor.hierarchy)
-            monitor.recordsClassChanges = rules?.proximityRules == true || alerts != nil
-            touched = true
+            beaconRegions = regions.filter { $0.geofence == nil }
+            replaceRuleRegions()
+        case .geofences(let regions):
+            // A fetched geofences document: presence goes on in the geofences that stay.
+            monitor.advance(to: time, into: &pending)
+            fenceRegions = regions.filter { $0.geofence != nil }
+            if let geofences {
+                self.geofences = GeofenceMonitor(
+                    reloading: geofences, geofences: fenceRegions?.compactMap(\.geofence) ?? [],
+                    settings: geofences.settings)
+            }
+            replaceRuleRegions()
+        case .position(let position):
+            monitor.advance(to: time, into: &pending)
+            if geofences != nil {
+                geofences!.fix(position, at: time, into: &pending)
+                observe(from: start)
+            }
         }
         closeStep(into: &actions)
+    }
+
+    /// The rule engine on the regions of both documents as they are now, going on from the one
+    /// in force.
+    private mutating func replaceRuleRegions() {
+        let regions = (beaconRegions ?? []) + (fenceRegions ?? [])
+        rules = rules?.replacingRegions(with: regions, hierarchy: monitor.hierarchy)
+        monitor.recordsClassChanges = rules?.proximityRules == true || alerts != nil
+        touched = true
     }
 
     /// A source event at its own time.
@@ -289,6 +329,9 @@ public struct Engine: Sendable {
             next.dwell = dwell
             next.dwellDue = dwellDue
         }
+        if let geofences, let fresh = next.geofences {
+            next.geofences = GeofenceMonitor(reloading: geofences, geofences: fresh.geofences, settings: fresh.settings)
+        }
         next.rules?.numberActions(after: rules)
         next.rules?.assumePresence(inside: monitor.insideRegions, classesOf: rules)
         next.refreshDeadlines()
@@ -316,6 +359,10 @@ public struct Engine: Sendable {
                 let today = dwell.exit(transition.region, at: time, after: seconds)
                 transition.dwellToday = (today * 1000).rounded() / 1000
                 pending[index] = .transition(time, transition)
+            } else if case .geofence(let time, var transition) = pending[index], let seconds = transition.dwell {
+                let today = dwell.exit(named: Geofence.dwellKey(id: transition.id), at: time, after: seconds)
+                transition.dwellToday = (today * 1000).rounded() / 1000
+                pending[index] = .geofence(time, transition)
             }
             if rules != nil {
                 touched = true
@@ -366,7 +413,8 @@ public struct Engine: Sendable {
                     changes: changes,
                     whereabouts: Whereabouts(
                         area: monitor.currentAreaName, zone: monitor.currentZoneName,
-                        nearest: monitor.nearestLocationID, dwell: dwellShown ?? [:]))))
+                        nearest: monitor.nearestLocationID, dwell: dwellShown ?? [:],
+                        geofences: geofences?.insideLabels))))
         for request in requests { actions.append(.request(request)) }
     }
 }

@@ -21,6 +21,10 @@ public enum EngineInput: Sendable {
     indirect case reconfigure(Configuration, rules: [RuleRegion]?, settings: RuleSettings)
     /// A fetched rules document replaces the one in force.
     indirect case rules([RuleRegion])
+    /// A fetched geofences document (SPEC 17) replaces the one in force.
+    indirect case geofences([RuleRegion])
+    /// A position fix (SPEC 17).
+    case position(Position)
     /// The device's own monitoring entered or left a region (an OwnTracks phone, SPEC 15.1).
     case deviceTransition(Region, entered: Bool)
     /// An advertisement a phone ranged, with the class its own ranging gave (OwnTracks `prox`).
@@ -32,6 +36,7 @@ public enum EngineInput: Sendable {
         case .advertisement(_, let advertisement): self = .advertisement(advertisement)
         case .mode(_, let mode): self = .mode(mode)
         case .command(_, let command): self = .command(command)
+        case .position(_, let position): self = .position(position)
         }
     }
 }
@@ -73,12 +78,18 @@ public struct Whereabouts: Sendable, Hashable {
     public var nearest: String?
     /// Seconds inside today, by canonical region.
     public var dwell: [String: Double]
+    /// The labels of the geofences inside (`B/geofence`, SPEC 17); `nil` without geofences.
+    public var geofences: [String]?
 
-    public init(area: String?, zone: String?, nearest: String? = nil, dwell: [String: Double] = [:]) {
+    public init(
+        area: String?, zone: String?, nearest: String? = nil, dwell: [String: Double] = [:],
+        geofences: [String]? = nil
+    ) {
         self.area = area
         self.zone = zone
         self.nearest = nearest
         self.dwell = dwell
+        self.geofences = geofences
     }
 }
 

@@ -176,7 +176,9 @@ public struct FleetEngine {
             (fleet.owntracks, fleet.theengs, fleet.forward) = (sources.owntracks, sources.theengs, sources.forward)
             self.settings = fleet
         case .rules(let regions):
-            rules = regions
+            rules = regions.filter { $0.geofence == nil } + (rules ?? []).filter { $0.geofence != nil }
+        case .geofences(let regions):
+            rules = (rules ?? []).filter { $0.geofence == nil } + regions
         default:
             return
         }
@@ -218,9 +220,9 @@ public struct FleetEngine {
     ) {
         var engineActions: [EngineAction] = []
         switch kind {
-        case .sighting, .transition: devices[id]?.offline = false
+        case .sighting, .transition, .position: devices[id]?.offline = false
         case .offline: devices[id]?.offline = true
-        case .hci, .position: break
+        case .hci: break
         }
         let found = withEngine(id) { engine in
             switch kind {
@@ -235,8 +237,10 @@ public struct FleetEngine {
                 }
             case .transition(let region, let entered):
                 engine.handle(.deviceTransition(region, entered: entered), at: time, into: &engineActions)
-            case .position, .offline:
-                break  // positions are kept for geofences (SPEC 17)
+            case .position(let position):
+                engine.handle(.position(position), at: time, into: &engineActions)
+            case .offline:
+                break
             }
         }
         guard found else { return }

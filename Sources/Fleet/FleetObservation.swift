@@ -7,20 +7,6 @@ public enum FleetSource: String, Sendable, Hashable, CaseIterable {
     case owntracks, theengs, forward
 }
 
-/// A position fix (an OwnTracks `location`): kept for geofences (SPEC 17).
-public struct Position: Sendable, Hashable {
-    public var latitude: Double
-    public var longitude: Double
-    /// Accuracy in metres, when given.
-    public var accuracy: Double?
-
-    public init(latitude: Double, longitude: Double, accuracy: Double?) {
-        self.latitude = latitude
-        self.longitude = longitude
-        self.accuracy = accuracy
-    }
-}
-
 /// One thing a device reported, as the engine of that device takes it.
 public struct FleetObservation: Sendable, Hashable {
     public enum Kind: Sendable, Hashable {

@@ -65,8 +65,11 @@ enum Forward {
                 observations.append(FleetObservation(time: time, kind: .sighting(advertisement, phoneProximity: nil)))
             case .success((let time, .hci(let bytes))?):
                 observations.append(FleetObservation(time: time, kind: .hci(bytes)))
+            case .success((let time, .position(let position))?):
+                observations.append(FleetObservation(time: time, kind: .position(position)))
             case .success((_, .mode)?), .success((_, .command)?):
-                return .failure(FleetError(topic: topic, "line \(index + 1): a forward node sends sightings only"))
+                return .failure(
+                    FleetError(topic: topic, "line \(index + 1): a forward node sends sightings and positions only"))
             case .failure(let error):
                 return .failure(FleetError(topic: topic, "line \(index + 1): \(error)"))
             }

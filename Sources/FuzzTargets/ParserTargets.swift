@@ -54,6 +54,8 @@ enum ParserTargets {
             switch record {
             case .sighting(let advertisement): _ = advertisement.jsonLine(at: time)
             case .hci(let event): decoder.decode(event: event) { _ = $0.jsonLine(at: time) }
+            case .position(let position):
+                precondition((-90...90).contains(position.latitude) && (-180...180).contains(position.longitude))
             case .mode, .command: break
             }
         }

@@ -60,7 +60,7 @@ public struct TopicTree: Sendable, Hashable {
         let topic: String
         switch output {
         case .location: topic = "event"
-        case .transition: topic = "transition"
+        case .transition, .geofence: topic = "transition"
         case .rule, .server, .notification, .alert: topic = output.type
         case .monitoring, .nearest: return nil
         }
@@ -78,10 +78,24 @@ public struct TopicTree: Sendable, Hashable {
             } else {
                 []
             }
+        case .geofence(_, let transition):
+            if transition.direction == .exit, let today = transition.dwellToday {
+                [dwell(region: Geofence.dwellKey(id: transition.id), seconds: today)]
+            } else {
+                []
+            }
         case .rule, .server, .notification, .alert, .nearest: []
         case .monitoring:
             [MQTTMessage(topic: "\(base)/monitoring", payload: output.json(device: device), qos: 1, retain: true)]
         }
+    }
+
+    /// `B/geofence`: the labels (name, else id) of the geofences inside, comma-separated in
+    /// document order, or `none` (SPEC 17).
+    public func geofences(_ labels: [String]) -> MQTTMessage {
+        MQTTMessage(
+            topic: "\(base)/geofence", payload: labels.isEmpty ? "none" : labels.joined(separator: ","), qos: 1,
+            retain: true)
     }
 
     /// `B/beacon/<id>`: the class last reported for the beacon with that Location ID.

@@ -45,7 +45,12 @@ public struct DwellLedger: Sendable {
     /// A visit of `seconds` to `region` ended at `time`: adds it, day by day; returns the seconds
     /// inside on `time`'s local day.
     public mutating func exit(_ region: Region, at time: Timestamp, after seconds: Double) -> Double {
-        let name = region.description
+        exit(named: region.description, at: time, after: seconds)
+    }
+
+    /// ``exit(_:at:after:)`` for the dwell key `name` (a canonical region, or a geofence's
+    /// ``Geofence/dwellKey``).
+    public mutating func exit(named name: String, at time: Timestamp, after seconds: Double) -> Double {
         let end = time.microseconds
         var start = end - Int64((max(seconds, 0) * 1_000_000).rounded())
         var day = LocalDay(containing: Timestamp(microseconds: start), in: timeZone)

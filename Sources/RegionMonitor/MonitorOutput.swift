@@ -135,11 +135,14 @@ public enum MonitorOutput: Sendable, Hashable {
     case notification(Timestamp, UserNotification)
     case nearest(Timestamp, NearestChange)
     case alert(Timestamp, AlertChange)
+    /// A geofence's `enter` or `exit` (SPEC 17).
+    case geofence(Timestamp, GeofenceTransition)
 
     public var time: Timestamp {
         switch self {
         case .monitoring(let time, _), .transition(let time, _), .location(let time, _), .rule(let time, _),
-            .server(let time, _), .notification(let time, _), .nearest(let time, _), .alert(let time, _):
+            .server(let time, _), .notification(let time, _), .nearest(let time, _), .alert(let time, _),
+            .geofence(let time, _):
             time
         }
     }
@@ -150,6 +153,7 @@ public enum MonitorOutput: Sendable, Hashable {
         switch self {
         case .monitoring: "monitoring"
         case .transition(_, let transition): transition.direction.rawValue
+        case .geofence(_, let transition): transition.direction.rawValue
         case .location: "location"
         case .rule: "rule"
         case .server: "server"
@@ -188,6 +192,14 @@ public enum MonitorOutput: Sendable, Hashable {
             if let dwell = transition.dwell { object.add("dwell", dwell) }
             if let today = transition.dwellToday { object.add("dwellToday", today) }
             if let timeout = transition.timeout { object.add("timeout", timeout) }
+        case .geofence(_, let transition):
+            object.add("region", transition.id)
+            object.add("kind", "geofence")
+            object.add("name", transition.name)
+            object.add("how", "monitored")
+            object.add("distance", transition.distance)
+            if let dwell = transition.dwell { object.add("dwell", dwell) }
+            if let today = transition.dwellToday { object.add("dwellToday", today) }
         case .location(_, let event):
             object.add("session", event.session)
             object.add("address", event.address)
@@ -206,6 +218,7 @@ public enum MonitorOutput: Sendable, Hashable {
             if let phone = event.phoneProximity { object.add("phoneProximity", phone.rawValue) }
         case .rule(_, let evaluation):
             object.add("region", evaluation.region)
+            if evaluation.geofence { object.add("kind", "geofence") }
             object.add("rule", evaluation.rule)
             object.add("trigger", evaluation.trigger)
             object.add("fired", evaluation.fired)
@@ -215,10 +228,12 @@ public enum MonitorOutput: Sendable, Hashable {
             if let groupCount = evaluation.groupCount { object.add("groupCount", groupCount) }
         case .server(_, let notice):
             object.add("region", notice.region)
+            if notice.geofence { object.add("kind", "geofence") }
             object.add("rule", notice.rule)
             object.add("url", notice.url)
         case .notification(_, let notification):
             object.add("region", notification.region)
+            if notification.geofence { object.add("kind", "geofence") }
             object.add("rule", notification.rule)
             object.add("title", notification.title)
             object.add("body", notification.body)

@@ -47,6 +47,10 @@ public struct MonitorSettings: Sendable, Hashable {
     public var lng: Double?
     /// Device identifier for URL templates; `nil` means /etc/machine-id, read at start.
     public var udid: String?
+    /// `Monitor.maxPositionError` and `Monitor.geofenceHysteresis` (SPEC 17).
+    public var geofence = GeofenceSettings()
+    /// `Monitor.position = gpsd:HOST:PORT`: where fixes come from besides traces and OwnTracks.
+    public var position: GPSDEndpoint?
 
     public init() {}
 }

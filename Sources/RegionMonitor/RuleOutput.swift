@@ -31,6 +31,8 @@ public struct RuleEvaluation: Sendable, Hashable {
     public var count: Int
     /// The group's count for the trigger, when the region has a group.
     public var groupCount: Int?
+    /// The rule region is a geofence (SPEC 17): the JSON says `"kind": "geofence"`.
+    public var geofence = false
 
     public init(
         region: String, rule: String, trigger: String, fired: Bool, reason: RuleReason? = nil, detail: String? = nil,
@@ -53,6 +55,8 @@ public struct ServerNotice: Sendable, Hashable {
     public var region: String
     public var rule: String
     public var url: String
+    /// The rule region is a geofence (SPEC 17).
+    public var geofence = false
 
     public init(region: String, rule: String, url: String) {
         self.region = region
@@ -80,6 +84,8 @@ public struct UserNotification: Sendable, Hashable {
     /// From `open_pbk`, when there is no `open_url`.
     public var pbk: String?
     public var delivery: Delivery
+    /// The rule region is a geofence (SPEC 17).
+    public var geofence = false
 
     public init(
         region: String, rule: String, title: String?, body: String, payload: JSONValue?, url: String?, pbk: String?,

@@ -68,6 +68,8 @@ public struct RuleEngine: Sendable {
     public let settings: RuleSettings
     /// The rule regions attached to each configured region, in file order.
     let attached: [Region: [Int]]
+    /// The rule region of each geofence, by id (SPEC 17).
+    let fences: [String: Int]
     /// Each group's limits per trigger, written down: a change restarts the group's count.
     let groupFingerprints: [GroupKey: String]
     /// Whether any rule has `maximum_proximity` (and so looks at classes).
@@ -97,9 +99,11 @@ public struct RuleEngine: Sendable {
         self.settings = settings
         self.state = state
         var attached: [Region: [Int]] = [:]
+        var fences: [String: Int] = [:]
         var limits: [GroupKey: [String]] = [:]
         for (index, region) in regions.enumerated() {
             if let target = region.attachment(in: hierarchy) { attached[target, default: []].append(index) }
+            if let geofence = region.geofence, fences[geofence.id] == nil { fences[geofence.id] = index }
             guard let group = region.group else { continue }
             for rule in region.rules {
                 limits[GroupKey(group: group, trigger: rule.trigger), default: []].append(
@@ -107,6 +111,7 @@ public struct RuleEngine: Sendable {
             }
         }
         self.attached = attached
+        self.fences = fences
         groupFingerprints = limits.mapValues { $0.joined(separator: ",") }
         proximityRules = regions.contains { $0.rules.contains { $0.maximumProximity != nil } }
     }
@@ -166,6 +171,13 @@ public struct RuleEngine: Sendable {
                         hold(transition.direction, for: ref, at: time, into: &outputs)
                     }
                 }
+            }
+        case .geofence(let time, let transition):
+            // A geofence has no beacons: `maximum_proximity` does not apply to its rules.
+            guard let index = fences[transition.id] else { return }
+            cause += 1
+            for rule in regions[index].rules.indices {
+                hold(transition.direction, for: RuleRef(region: index, rule: rule), at: time, into: &outputs)
             }
         default:
             break
@@ -259,7 +271,7 @@ public struct RuleEngine: Sendable {
         let region = regions[ref.region]
         let rule = region.rules[ref.rule]
         guard rule.trigger == (direction == .enter ? "on_entry" : "on_exit") else { return }
-        let key = RuleKey(region: region.id, rule: rule.id)
+        let key = RuleKey(region: region.countKey, rule: rule.id)
         let count = bump(&state.rules[key], fingerprint: Self.fingerprint(rule.minEvents, rule.maxEvents))
         changes.rules[key] = state.rules[key]
         var groupCount: Int?
@@ -334,7 +346,9 @@ public struct RuleEngine: Sendable {
                     actions.append(.fetch(call: calls, url: url, timeout: settings.serverTimeout))
                     return
                 }
-                let notice = MonitorOutput.server(time, ServerNotice(region: region.id, rule: rule.id, url: url))
+                var server = ServerNotice(region: region.id, rule: rule.id, url: url)
+                server.geofence = region.geofence != nil
+                let notice = MonitorOutput.server(time, server)
                 outputs.append(notice)
                 if settings.serverScript {
                     calls += 1
@@ -363,21 +377,21 @@ public struct RuleEngine: Sendable {
         let cap = settings.maxNotificationsPerDay
         guard cap == 0 || day.count <= cap else { return }
         let url = action.openURL.map { URLTemplate($0).expanded(id: region.id, values: settings.values) }
-        outputs.append(
-            .notification(
-                time,
-                UserNotification(
-                    region: region.id, rule: rule.id, title: region.name, body: body, payload: action.payload,
-                    url: url, pbk: url == nil ? action.openPBK : nil,
-                    delivery: settings.autoUserNotify ? .automatic : .application)))
+        var notification = UserNotification(
+            region: region.id, rule: rule.id, title: region.name, body: body, payload: action.payload, url: url,
+            pbk: url == nil ? action.openPBK : nil, delivery: settings.autoUserNotify ? .automatic : .application)
+        notification.geofence = region.geofence != nil
+        outputs.append(.notification(time, notification))
     }
 
     private func evaluation(_ head: Evaluation, reason: RuleReason?, detail: String? = nil) -> RuleEvaluation {
         let region = regions[head.ref.region]
         let rule = region.rules[head.ref.rule]
-        return RuleEvaluation(
+        var evaluation = RuleEvaluation(
             region: region.id, rule: rule.id, trigger: rule.trigger, fired: reason == nil, reason: reason,
             detail: detail, count: head.count, groupCount: head.groupCount)
+        evaluation.geofence = region.geofence != nil
+        return evaluation
     }
 
     /// Numbers this engine's actions after `previous`'s, so that an answer still on its way to an

@@ -30,15 +30,21 @@ public struct Rule: Sendable, Hashable {
     }
 }
 
-/// A beacon region of a rules document with its rules (SPEC 7.1).
+/// Where a rule region is (SPEC 7.1, 17): a beacon pattern, or a geofence.
+public enum RulePlace: Sendable, Hashable {
+    /// `proximity_uid`, `major`, `minor` of a u_beacons.json region (`nil`: any).
+    case beacons(UUID, major: UInt16?, minor: UInt16?)
+    /// A circle of a u_geofences.json document.
+    case geofence(Geofence)
+}
+
+/// A region of a rules document with its rules (SPEC 7.1): a beacon region of u_beacons.json,
+/// or a geofence of u_geofences.json (SPEC 17), with the same rules, schedules and group counts.
 public struct RuleRegion: Sendable, Hashable {
     public var id: String
     public var group: String?
     public var name: String?
-    public var uuid: UUID
-    /// `nil`: any.
-    public var major: UInt16?
-    public var minor: UInt16?
+    public var place: RulePlace
     public var start: Timestamp?
     public var end: Timestamp?
     /// The zone the document names (`nil` when it names none that exists: then UTC, with a warning).
@@ -48,15 +54,30 @@ public struct RuleRegion: Sendable, Hashable {
     /// What was untidy but loaded, one line each.
     public var warnings: [String]
 
-    /// `UUID`, `UUID:major` or `UUID:major:minor`: the configured region it attaches to.
-    public var pattern: String {
-        var text = uuid.text
-        if let major {
-            text += ":\(major)"
-            if let minor { text += ":\(minor)" }
-        }
-        return text
+    /// The geofence, for a region of u_geofences.json.
+    public var geofence: Geofence? {
+        if case .geofence(let geofence) = place { geofence } else { nil }
     }
+
+    /// `UUID`, `UUID:major` or `UUID:major:minor`: the configured region it attaches to; for a
+    /// geofence, `geofence <id>`.
+    public var pattern: String {
+        switch place {
+        case .beacons(let uuid, let major, let minor):
+            var text = uuid.text
+            if let major {
+                text += ":\(major)"
+                if let minor { text += ":\(minor)" }
+            }
+            return text
+        case .geofence(let geofence):
+            return "geofence \(geofence.id)"
+        }
+    }
+
+    /// The key of its rules' counts (SPEC 7.3): the id, and `geofence:<id>` for a geofence, so that
+    /// the two documents' ids never share a count.
+    public var countKey: String { geofence == nil ? id : "geofence:\(id)" }
 }
 
 /// A u_beacons.json document (SPEC 7.1), read the way real Ubudu servers write it.
@@ -86,9 +107,7 @@ public struct RulesDocument: Sendable, Hashable {
     }
 
     static func region(_ item: JSONValue, at place: String) throws(RulesError) -> RuleRegion {
-        guard case .object = item else { throw RulesError("\(place) is not an object") }
-        guard let id = item["id"]?.text else { throw RulesError("\(place) has no \"id\"") }
-        let here = "\(place) (id \(id.excerpt))"
+        let (id, here) = try identify(item, at: place)
         guard let uuidText = item["proximity_uid"]?.text, let uuid = UUID(uuidString: uuidText) else {
             throw RulesError("\(here): \"proximity_uid\" must be a beacon UUID")
         }
@@ -101,6 +120,18 @@ public struct RulesDocument: Sendable, Hashable {
         }
         let major = try part("major")
         let minor = try part("minor")
+        return try common(item, id: id, here: here, place: .beacons(uuid, major: major, minor: major == nil ? nil : minor))
+    }
+
+    /// A region's `id`, and how messages name it.
+    static func identify(_ item: JSONValue, at place: String) throws(RulesError) -> (String, String) {
+        guard case .object = item else { throw RulesError("\(place) is not an object") }
+        guard let id = item["id"]?.text else { throw RulesError("\(place) has no \"id\"") }
+        return (id, "\(place) (id \(id.excerpt))")
+    }
+
+    /// What beacon regions and geofences share: group, name, validity, time zone, schedule, rules.
+    static func common(_ item: JSONValue, id: String, here: String, place: RulePlace) throws(RulesError) -> RuleRegion {
         func instant(_ key: String) throws(RulesError) -> Timestamp? {
             guard let text = item[key]?.text else { return nil }
             guard let time = Timestamp(iso8601: text) else {
@@ -124,9 +155,8 @@ public struct RulesDocument: Sendable, Hashable {
             throw RulesError("\(here): \"rules_actions\" must be a list")
         }
         return RuleRegion(
-            id: id, group: item["group_id"]?.text, name: item["name"]?.text, uuid: uuid, major: major,
-            minor: major == nil ? nil : minor, start: try instant("start"), end: try instant("end"), timeZone: zone,
-            schedule: schedule, rules: rules, warnings: warnings)
+            id: id, group: item["group_id"]?.text, name: item["name"]?.text, place: place, start: try instant("start"),
+            end: try instant("end"), timeZone: zone, schedule: schedule, rules: rules, warnings: warnings)
     }
 
     static func rule(_ entry: JSONValue, at place: String) throws(RulesError) -> Rule {
@@ -161,6 +191,7 @@ extension RuleRegion {
     /// for `UUID:major`, a Beacon for `UUID:major:minor`; `nil` when none is configured, and then
     /// its rules never fire.
     public func attachment(in hierarchy: Hierarchy) -> Region? {
+        guard case .beacons(let uuid, let major, let minor) = place else { return nil }
         guard let major else { return hierarchy.areaIndex(of: uuid).map { _ in .area(uuid) } }
         guard let minor else {
             let zone = Region.zone(uuid, major: major)

@@ -40,8 +40,9 @@ struct Replay: ParsableCommand {
         var job = FileRun(configuration: configuration, source: source)
         job.skipBadLines = skipBadLines
         let warn: @Sendable (String) -> Void = { printError("beaconwatch: warning: \($0)") }
-        job.rules = try RulesSource(configuration: configuration)
-            .loadWarning(store: store, now: Timestamp(.now)!, warn: warn)?.regions
+        job.rules = try RulesSource.loadAll(
+            configuration: configuration, store: store, now: Timestamp(.now)!, warn: warn
+        ).regions
         job.hook = ServerHook(configuration: configuration, logger: WarningLines.logger)
         try job.run(
             store: store,

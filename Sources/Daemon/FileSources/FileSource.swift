@@ -101,6 +101,8 @@ public struct FileSource {
                         try body(.mode(time, mode))
                     case .command(let command):
                         try body(.command(time, command))
+                    case .position(let position):
+                        try body(.position(time, position))
                     }
                 case .failure(let error):
                     let problem = InputError(file: spec.displayName, line: report.lines, message: error.message)

@@ -95,7 +95,7 @@ public struct EngineDriver {
         try perform()
         // A reload or new rules reach every fleet device too.
         switch input {
-        case .reconfigure, .rules:
+        case .reconfigure, .rules, .geofences:
             guard fleet != nil else { return }
             fleet?.reconfigure(input, at: time, into: &fleetActions)
             try performFleet()

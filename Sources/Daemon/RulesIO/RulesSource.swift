@@ -1,15 +1,25 @@
 import BeaconCore
 import BeaconConfiguration
+import Engine
 import Foundation
 import Persistence
 import RegionMonitor
 import Rules
 import Syscalls
 
-/// Reads `Rules.source` (SPEC 7.1): a u_beacons.json file, or an http(s) URL fetched with the
-/// Ubudu query parameters, kept in the state database and used until `valid_until` (or
-/// `Rules.refresh`); when a fetch fails, the kept copy stays in force.
+/// Reads `Rules.source` (SPEC 7.1) or `Rules.geofences` (SPEC 17): a u_beacons.json or
+/// u_geofences.json file, or an http(s) URL fetched with the Ubudu query parameters, kept in the
+/// state database and used until `valid_until` (or `Rules.refresh`); when a fetch fails, the kept
+/// copy stays in force.
 public struct RulesSource: Sendable {
+    /// Which of the two documents.
+    public enum Kind: Sendable, Hashable {
+        /// `Rules.source`: u_beacons.json.
+        case beacons
+        /// `Rules.geofences`: u_geofences.json, its radii in the unit given.
+        case geofences(GeofenceRadiusUnit)
+    }
+
     /// A document fetch gives up after this long.
     public static let fetchTimeout = 30.0
     /// A rules document larger than this is refused.
@@ -28,18 +38,44 @@ public struct RulesSource: Sendable {
 
     public let settings: RulesSettings
     public let values: TemplateValues
+    public let kind: Kind
     let hierarchy: Hierarchy
 
-    public init(configuration: Configuration, values: TemplateValues) {
+    public init(configuration: Configuration, values: TemplateValues, kind: Kind = .beacons) {
         settings = configuration.rules
         hierarchy = configuration.hierarchy
         self.values = values
+        self.kind = kind
     }
 
     /// The source of `configuration`, with its resolved template values (`Monitor.udid` defaults
     /// to /etc/machine-id).
-    public init(configuration: Configuration) {
-        self.init(configuration: configuration, values: RuleSettings.resolve(configuration).values)
+    public init(configuration: Configuration, kind: Kind = .beacons) {
+        self.init(configuration: configuration, values: RuleSettings.resolve(configuration).values, kind: kind)
+    }
+
+    /// The geofences source of `configuration` (`Rules.geofences`).
+    public static func geofences(of configuration: Configuration) -> RulesSource {
+        RulesSource(configuration: configuration, kind: .geofences(configuration.rules.geofenceRadiusUnit))
+    }
+
+    /// The key that names this source: `Rules.source` or `Rules.geofences`.
+    public var key: String { kind == .beacons ? "Rules.source" : "Rules.geofences" }
+
+    /// Where this source reads from; `nil` when it is not set.
+    public var location: RulesSettings.Source? { kind == .beacons ? settings.source : settings.geofences }
+
+    /// Parses a document of this source's kind.
+    public func parse(_ bytes: [UInt8], name: String) -> Result<RulesDocument, RulesError> {
+        switch kind {
+        case .beacons: RulesDocument.load(bytes, name: name)
+        case .geofences(let unit): GeofencesDocument.load(bytes, name: name, unit: unit)
+        }
+    }
+
+    /// The kept copy's key in the state database: the URL, marked for geofences.
+    func cacheKey(_ url: URL) -> String {
+        kind == .beacons ? url.absoluteString : "geofences " + url.absoluteString
     }
 
     /// ``load(store:now:fetchKeptCopy:warn:)``, then a warning for what each region loaded
@@ -51,14 +87,35 @@ public struct RulesSource: Sendable {
             return nil
         }
         for region in loaded.regions {
-            for warning in region.warnings { warn("Rules.source region \(region.id): \(warning)") }
-            if region.attachment(in: hierarchy) == nil {
+            for warning in region.warnings { warn("\(key) region \(region.id): \(warning)") }
+            if region.geofence == nil, region.attachment(in: hierarchy) == nil {
                 warn(
                     "Rules.source region \(region.id) (\(region.pattern)) matches no configured Area, Zone or Beacon; its rules never fire"
                 )
             }
         }
         return loaded
+    }
+
+    /// Both documents of `configuration`, each read as ``loadWarning(store:now:fetchKeptCopy:warn:)``
+    /// reads it: the regions of `Rules.source` then the geofences of `Rules.geofences` (`nil` when
+    /// neither is set), and each source that was read with what it gave (a URL one is refreshed).
+    public static func loadAll(
+        configuration: Configuration, store: StateStore, now: Timestamp, warn: (String) -> Void
+    ) throws -> (regions: [RuleRegion]?, sources: [(RulesSource, Loaded)]) {
+        var regions: [RuleRegion]?
+        var sources: [(RulesSource, Loaded)] = []
+        for source in [RulesSource(configuration: configuration), .geofences(of: configuration)] {
+            guard let loaded = try source.loadWarning(store: store, now: now, warn: warn) else { continue }
+            regions = (regions ?? []) + loaded.regions
+            sources.append((source, loaded))
+        }
+        return (regions, sources)
+    }
+
+    /// The engine input that hands a refreshed document of this source over.
+    public func input(_ regions: [RuleRegion]) -> EngineInput {
+        kind == .beacons ? .rules(regions) : .geofences(regions)
     }
 
     /// The URL as requested: the source with `api_version=2`, `namespace`, `udid`, `lat`, `lgn`
@@ -81,20 +138,20 @@ public struct RulesSource: Sendable {
     public func load(store: StateStore, now: Timestamp, fetchKeptCopy: Bool = false, warn: (String) -> Void) throws
         -> Loaded?
     {
-        switch settings.source {
+        switch location {
         case nil:
             return nil
         case .file(let path):
-            let bytes = try Self.readFile(path, check: "check Rules.source names an existing file").get()
-            switch RulesDocument.load(bytes, name: path) {
+            let bytes = try Self.readFile(path, check: "check \(key) names an existing file").get()
+            switch parse(bytes, name: path) {
             case .success(let document): return Loaded(regions: document.regions, expires: nil, origin: "file")
             case .failure(let error):
                 throw InputError(file: path, message: error.detail(after: path))
             }
         case .url(let url):
-            let kept = try store.cachedRules(source: url.absoluteString)
+            let kept = try store.cachedRules(source: cacheKey(url))
             var keptDocument: RulesDocument?
-            if let kept, case .success(let document) = RulesDocument.load(kept.document, name: "kept copy") {
+            if let kept, case .success(let document) = parse(kept.document, name: "kept copy") {
                 keptDocument = document
                 let expires = expiry(validUntil: document.validUntil, fetchedAt: kept.fetchedAt)
                 if !fetchKeptCopy, now < expires {
@@ -105,7 +162,7 @@ public struct RulesSource: Sendable {
             }
             switch fetch(url) {
             case .success(let (bytes, document)):
-                try store.cacheRules(source: url.absoluteString, document: bytes, fetchedAt: now)
+                try store.cacheRules(source: cacheKey(url), document: bytes, fetchedAt: now)
                 return Loaded(
                     regions: document.regions,
                     expires: max(
@@ -116,14 +173,14 @@ public struct RulesSource: Sendable {
                 let retry = now.adding(seconds: max(Self.shortestRefresh, min(settings.refresh, 600)))
                 if let keptDocument, let kept {
                     warn(
-                        "Rules.source \(url.absoluteString): \(why); the copy fetched \(kept.fetchedAt.iso8601) stays in force"
+                        "\(key) \(url.absoluteString): \(why); the copy fetched \(kept.fetchedAt.iso8601) stays in force"
                     )
                     return Loaded(
                         regions: keptDocument.regions, expires: retry,
                         origin: "kept copy fetched \(kept.fetchedAt.iso8601)")
                 }
                 warn(
-                    "Rules.source \(url.absoluteString): \(why); no copy is kept yet, so no rules apply until a fetch succeeds"
+                    "\(key) \(url.absoluteString): \(why); no copy is kept yet, so no rules apply until a fetch succeeds"
                 )
                 return Loaded(regions: [], expires: retry, origin: "nothing (fetch failed)")
             }
@@ -144,7 +201,7 @@ public struct RulesSource: Sendable {
     /// One fetch of `url`: the document's bytes and what they hold, or why not.
     func fetch(_ url: URL) -> Result<([UInt8], RulesDocument), HTTPFetch.Failure> {
         download(requestURL(url)).flatMap { bytes in
-            switch RulesDocument.load(bytes, name: "reply") {
+            switch parse(bytes, name: "reply") {
             case .success(let document): .success((bytes, document))
             case .failure(let error): .failure(HTTPFetch.Failure(description: error.message))
             }

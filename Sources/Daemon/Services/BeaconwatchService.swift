@@ -78,11 +78,13 @@ public struct BeaconwatchService: Service {
                 "mqtt": "\(configuration.mqtt.map { noMqtt ? "off (--no-mqtt)" : "\($0.host):\($0.port)" } ?? "off")",
             ]
         )
-        let rulesSource = RulesSource(configuration: configuration)
-        let rules = try rulesSource.loadWarning(store: store, now: Timestamp(.now)!) { logger.warning("\($0)") }
-        if let rules {
+        let rules = try RulesSource.loadAll(configuration: configuration, store: store, now: Timestamp(.now)!) {
+            logger.warning("\($0)")
+        }
+        for (source, loaded) in rules.sources {
             logger.info(
-                "rules", metadata: ["source": "\(rules.origin)", "regions": "\(rules.regions.count)"])
+                source.kind == .beacons ? "rules" : "geofences",
+                metadata: ["source": "\(loaded.origin)", "regions": "\(loaded.regions.count)"])
         }
         try mqtt?.start()
         let control = EngineControl()
@@ -118,7 +120,7 @@ public struct BeaconwatchService: Service {
             logger: logger)
         let job = Job(
             configuration: configuration, source: source, store: store, sinks: sinks, logger: logger,
-            active: active, realtime: realtime, skipBadLines: skipBadLines, rules: rules?.regions, scripts: scripts,
+            active: active, realtime: realtime, skipBadLines: skipBadLines, rules: rules.regions, scripts: scripts,
             linger: options.linger)
         // Shut down in reverse: the engine stops first, then the sinks flush what it committed.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
@@ -126,10 +128,15 @@ public struct BeaconwatchService: Service {
         ]
         services.append(
             .init(service: ScriptService(sink: scripts), successTerminationBehavior: .gracefullyShutdownGroup))
-        if let rules, let expires = rules.expires {
+        for (source, loaded) in rules.sources {
+            guard let expires = loaded.expires else { continue }
             let refresher = RulesRefresher(
-                source: rulesSource, store: store, control: control, expires: expires, logger: logger)
+                source: source, store: store, control: control, expires: expires, logger: logger)
             services.append(.init(service: refresher, successTerminationBehavior: .ignore))
+        }
+        if let endpoint = configuration.monitor.position, source.isAdapter || source == .none {
+            let feed = GPSDFeed(endpoint: endpoint, logger: logger) { control.post(.position($0)) }
+            services.append(.init(service: feed, successTerminationBehavior: .ignore))
         }
         if let web {
             services.append(

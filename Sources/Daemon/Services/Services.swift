@@ -209,9 +209,9 @@ public final class Reloader: Service, Sendable {
         }
         let rules: [RuleRegion]?
         do {
-            rules = try RulesSource(configuration: loaded).loadWarning(
-                store: store, now: Timestamp(.now)!, warn: { logger.warning("\($0)") }
-            )?.regions
+            rules = try RulesSource.loadAll(
+                configuration: loaded, store: store, now: Timestamp(.now)!, warn: { logger.warning("\($0)") }
+            ).regions
         } catch {
             logger.error("reload (\(reason)): \(error); the configuration in force stays until the file is fixed")
             return false
@@ -224,7 +224,7 @@ public final class Reloader: Service, Sendable {
     }
 }
 
-/// Fetches a URL `Rules.source` again when its document expires (`valid_until`, else
+/// Fetches a URL `Rules.source` (or `Rules.geofences`) again when its document expires (`valid_until`, else
 /// `Rules.refresh`), and hands a good new one to the engine; a failed fetch keeps the one in
 /// force, said once per failure.
 public struct RulesRefresher: Service {
@@ -255,8 +255,10 @@ public struct RulesRefresher: Service {
                 continue
             }
             if loaded.origin == "fetched" {
-                logger.info("rules fetched", metadata: ["regions": "\(loaded.regions.count)"])
-                control.post(.rules(loaded.regions))
+                logger.info(
+                    source.kind == .beacons ? "rules fetched" : "geofences fetched",
+                    metadata: ["regions": "\(loaded.regions.count)"])
+                control.post(source.input(loaded.regions))
             }
             expires = loaded.expires ?? Timestamp(.now)!.adding(seconds: RulesSource.shortestRefresh)
         }

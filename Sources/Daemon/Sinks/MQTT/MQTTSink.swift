@@ -380,6 +380,7 @@ public final class MQTTSink: OutputSink {
         }
         for output in outputs { retained += tree.retained(for: output) }
         retained += tree.current(area: whereabouts.area, zone: whereabouts.zone, nearest: whereabouts.nearest)
+        if let geofences = whereabouts.geofences { retained.append(tree.geofences(geofences)) }
         retained += whereabouts.dwell.sorted { $0.key < $1.key }.map { tree.dwell(region: $0.key, seconds: $0.value) }
         let outputsRetained = retained
         perform(update { $0.enqueue(entries, retained: outputsRetained) })

@@ -42,6 +42,10 @@ public struct ScriptInvocation: Sendable, Hashable {
             environment["BW_REGION"] = transition.region.description
             environment["BW_KIND"] = transition.region.kind.rawValue
             environment["BW_NAME"] = transition.name ?? ""
+        case .geofence(_, let transition):
+            environment["BW_REGION"] = transition.id
+            environment["BW_KIND"] = "geofence"
+            environment["BW_NAME"] = transition.name ?? ""
         case .rule(_, let evaluation):
             environment["BW_REGION"] = evaluation.region
             environment["BW_RULE"] = evaluation.rule
