@@ -128,7 +128,7 @@ let package = Package(
         .testTarget(
             name: "WebViewTests", dependencies: ["WebView", "BeaconCore", "Engine", "RegionMonitor"]),
         .testTarget(name: "PersistenceTests", dependencies: ["Persistence", "Engine", "RegionMonitor", "Rules"]),
-        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "BeaconCore", "RegionMonitor", "TestSupport"]),
+        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "BeaconCore", "RegionMonitor", "Syscalls", "TestSupport"]),
         .testTarget(
             name: "DaemonTests",
             dependencies: [

@@ -127,6 +127,7 @@ import TestSupport
                 case .advertisement: kinds.append("ad")
                 case .mode: kinds.append("mode")
                 case .command: kinds.append("command")
+                case .position: kinds.append("position")
                 }
             }
         #expect(report.skippedLines == 1)

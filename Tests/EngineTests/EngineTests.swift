@@ -76,6 +76,7 @@ import Testing
                 decoder.decode(event: bytes) { engine.handle(.advertisement($0), at: time, into: &actions) }
             case .mode(let mode): engine.handle(.mode(mode), at: time, into: &actions)
             case .command(let command): engine.handle(.command(command), at: time, into: &actions)
+            case .position(let position): engine.handle(.position(position), at: time, into: &actions)
             }
         }
         while engine.advanceToNextDeadline(notAfter: nil, into: &actions) {}

@@ -1,4 +1,4 @@
-import MQTT
+import Syscalls
 import Testing
 
 /// SPEC 10.1: after a failed attempt to reach the broker, wait 1 s, doubling to 60 s.

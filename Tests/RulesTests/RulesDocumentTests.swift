@@ -25,9 +25,13 @@ import Testing
             #expect(region.group == Self.text(want["group"]))
             #expect(region.name == Self.text(want["name"]))
             #expect(region.pattern == Self.text(want["pattern"]))
-            #expect(region.uuid.uuidString == Self.text(want["uuid"]))
-            #expect(region.major.map(Int.init) == Self.number(want["major"]))
-            #expect(region.minor.map(Int.init) == Self.number(want["minor"]))
+            guard case .beacons(let uuid, let major, let minor) = region.place else {
+                Issue.record("region \(region.id) is not a beacon region")
+                continue
+            }
+            #expect(uuid.uuidString == Self.text(want["uuid"]))
+            #expect(major.map(Int.init) == Self.number(want["major"]))
+            #expect(minor.map(Int.init) == Self.number(want["minor"]))
             #expect(region.start == Self.text(want["start"]).flatMap(Timestamp.init(iso8601:)))
             #expect(region.end == Self.text(want["end"]).flatMap(Timestamp.init(iso8601:)))
             #expect(region.timeZone?.identifier == Self.text(want["timezone"]))
