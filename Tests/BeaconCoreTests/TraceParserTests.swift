@@ -55,6 +55,18 @@ import TestSupport
         #expect(command == .command(TraceCommand(name: "alert/done", arguments: ["id": "17081", "force": "true"])))
     }
 
+    @Test func positionLinesAreFixes() throws {
+        // SPEC 3.3's example line.
+        let (time, record) = try record(#"{"t": 1700000009.0, "lat": 45.4642, "lng": 9.1900, "acc": 12}"#)
+        #expect(time == Timestamp(secondsSinceEpoch: 1_700_000_009))
+        #expect(record == .position(Position(latitude: 45.4642, longitude: 9.19, accuracy: 12)))
+        // Accuracy may be left out or null; the poles and the antimeridian are positions.
+        #expect(try self.record(#"{"t": 1700000010, "lat": -90, "lng": 180}"#).1
+            == .position(Position(latitude: -90, longitude: 180, accuracy: nil)))
+        #expect(try self.record(#"{"t": 1700000010, "lat": 0, "lng": 0, "acc": null}"#).1
+            == .position(Position(latitude: 0, longitude: 0, accuracy: nil)))
+    }
+
     @Test func blankLinesAreNotRecords() throws {
         #expect(try parse(["", "   ", "\r"]).allSatisfy { try $0.get() == nil })
     }
@@ -119,6 +131,13 @@ import TestSupport
         (#"{"t": 1700000000, "hci": "zz"}"#, "\"hci\""),
         (#"{"t": 1700000000, "mode": "sideways"}"#, "\"mode\""),
         (#"{"t": 1700000000, "command": ""}"#, "\"command\""),
+        (#"{"t": 1700000000, "lat": 91, "lng": 9}"#, "\"lat\""),
+        (#"{"t": 1700000000, "lat": "45", "lng": 9}"#, "\"lat\""),
+        (#"{"t": 1700000000, "lat": 45}"#, "\"lng\""),
+        (#"{"t": 1700000000, "lat": 45, "lng": -180.01}"#, "\"lng\""),
+        (#"{"t": 1700000000, "lat": 45, "lng": 9, "acc": -1}"#, "\"acc\""),
+        (#"{"t": 1700000000, "lat": 45, "lng": 9, "acc": "12"}"#, "\"acc\""),
+        (#"{"t": 1700000000, "lat": 45, "lng": 9, "mode": "foreground"}"#, "give only one"),
     ])
     func badLinesAreRejectedWithAReason(line: String, reason: String) {
         guard case .failure(let error) = parse([line])[0] else {
