@@ -101,6 +101,43 @@ import TestSupport
         #expect(fixed.monitor.exitTimeout == 4)
     }
 
+    /// SPEC 17: geofences, their radius unit, the position source and its limits; geofences
+    /// alone are a configuration.
+    @Test func geofenceKeysAreRead() throws {
+        let configuration = try load(
+            """
+            Rules.geofences = fences/u_geofences.json
+            Rules.geofenceRadiusUnit = km
+            Monitor.position = gpsd:gps.local:2947
+            Monitor.maxPositionError = 50
+            Monitor.geofenceHysteresis = 30
+            """
+        ).get()
+        #expect(configuration.rules.geofences == .file("conf/fences/u_geofences.json"))
+        #expect(configuration.rules.geofenceRadiusUnit == .km)
+        #expect(configuration.monitor.position == GPSDEndpoint(host: "gps.local", port: 2947))
+        #expect(configuration.monitor.geofence == GeofenceSettings(maxPositionError: 50, hysteresis: 30))
+        let defaults = try load("Rules.geofences = https://example.com/u_geofences.json").get()
+        #expect(defaults.rules.geofences == .url(URL(string: "https://example.com/u_geofences.json")!))
+        #expect(defaults.rules.geofenceRadiusUnit == .m)
+        #expect(defaults.monitor.geofence == GeofenceSettings(maxPositionError: 100, hysteresis: 20))
+        #expect(defaults.monitor.position == nil)
+    }
+
+    @Test(arguments: [
+        ("Rules.geofenceRadiusUnit = miles", "expected one of m, km"),
+        ("Monitor.position = localhost:2947", "give gpsd:HOST:PORT"),
+        ("Monitor.maxPositionError = -5", "metres"),
+        ("Monitor.geofenceHysteresis = lots", "metres"),
+        ("Rules.geofences = ftp://example.com/g.json", "only http and https"),
+    ])
+    func badGeofenceKeysNameTheLine(line: String, reason: String) {
+        let found = errors("LocationBaseBeacon.1 = \(Self.office),1,1\n" + line)
+        #expect(found.count == 1)
+        #expect(found.first?.line == 2)
+        #expect(found.first?.message.contains(reason) == true, "\(found)")
+    }
+
     @Test func anInvalidUUIDOnLine7NamesTheFileAndLine() {
         let lines =
             (1...6).map { "LocationBaseBeacon.\($0) = \(Self.office),1,\($0)" }

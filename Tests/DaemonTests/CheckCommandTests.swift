@@ -125,6 +125,37 @@ import TestSupport
         #expect(run.stdout.contains("exitTimeout auto (confidence 1e-06, at most 20.0 s)"), "\(run.stdout)")
     }
 
+    /// SPEC 17: `check` lists the geofences, and warns about radii under 10 m read in metres.
+    @Test func checkListsGeofencesAndWarnsOfMetresThatLookLikeKilometres() throws {
+        let example = Conformance.url("ubudu/u_geofences-example.json").path
+        for unit in ["km", "m"] {
+            let file = try TemporaryFile(
+                contents: Data("Rules.geofences = \(example)\nRules.geofenceRadiusUnit = \(unit)\n".utf8))
+            let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
+            #expect(run.status == 0, "\(run.stderr)")
+            let metres = unit == "km" ? ["100", "20"] : ["0.1", "0.02"]
+            #expect(
+                run.stdout.contains(
+                    "geofence 52 \"DEMO PRESENTATION 2\": centre 48.86821546, 2.3231598, radius \(metres[0]) m, 2 rules"),
+                "\(run.stdout)")
+            #expect(
+                run.stdout.contains(
+                    "geofence 35 \"demo-shop-2--10--rue-d-amsterdam\": centre 48.87621805, 2.32686415, radius \(metres[1]) m, 2 rules"
+                ))
+            let warned = run.stdout.contains(
+                "geofence 52: radius 0.1 m is under 10 m: did you mean Rules.geofenceRadiusUnit = km?")
+            #expect(warned == (unit == "m"), "\(run.stdout)")
+            #expect(run.stdout.contains("no warnings") == (unit == "km"))
+        }
+    }
+
+    @Test func checkSaysWhenTheGeofencesDocumentCannotBeRead() throws {
+        let file = try TemporaryFile(contents: Data("Rules.geofences = /nonexistent/u_geofences.json\n".utf8))
+        let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("Rules.geofences /nonexistent/u_geofences.json"), "\(run.stdout)")
+    }
+
     /// A 0-byte file (a truncated save) or one with no beacon monitors nothing: an error.
     @Test(arguments: ["", "# only a comment\nMonitor.userid = bob\n"])
     func checkRefusesAConfigurationWithNoBeacon(contents: String) throws {

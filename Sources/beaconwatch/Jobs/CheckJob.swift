@@ -118,11 +118,21 @@ struct CheckJob {
                     + " (at most \(fleet.maxDevices)), shard \(fleet.shard)")
         }
         lines.append("  rules: \(configuration.rules.source.map { "\($0)" } ?? "none")")
+        if let geofences = configuration.rules.geofences {
+            let g = configuration.monitor.geofence
+            let position = configuration.monitor.position.map { "\($0)" } ?? "traces and fleet devices only"
+            lines.append(
+                "  geofences: \(geofences) (radius in \(configuration.rules.geofenceRadiusUnit.rawValue)); positions from \(position), "
+                    + "fixes worse than \(JSONValue.numberText(g.maxPositionError)) m ignored, exit margin at least \(JSONValue.numberText(g.hysteresis)) m"
+            )
+        }
         lines.append(
             "  state: \(configuration.stateDatabase ?? "the default database"), dwell history kept \(configuration.keepDays) days"
         )
         let (ruleLines, ruleWarnings) = ruleRegions()
         lines += ruleLines
+        let (fenceLines, fenceWarnings) = geofences()
+        lines += fenceLines
         for alert in configuration.alerts {
             lines.append(
                 "  alert on \(alert.locationID): \(alert.range.rawValue) \(alert.strategy.rawValue), \(alert.action)")
@@ -130,7 +140,7 @@ struct CheckJob {
         for (event, path) in configuration.scripts.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             lines.append("  script on \(event.rawValue): \(path)")
         }
-        var warnings = configuration.warnings.map(\.description) + fileWarnings() + ruleWarnings
+        var warnings = configuration.warnings.map(\.description) + fileWarnings() + ruleWarnings + fenceWarnings
         if case .hierarchical(true) = plan {
             warnings.append("more candidates than the cap: scan-assisted selection is in use (SPEC 5.2)")
         }
@@ -187,6 +197,44 @@ struct CheckJob {
                     )
                 }
                 warnings += region.warnings.map { "rule region \(region.id): \($0)" }
+            }
+            return (lines, warnings)
+        }
+    }
+
+    /// Each geofence of `Rules.geofences` (a URL is fetched now, with its query): id, name, centre,
+    /// radius in metres, rules; a radius under 10 m read in metres is warned about.
+    func geofences() -> (lines: [String], warnings: [String]) {
+        let source = RulesSource.geofences(of: configuration)
+        let bytes: [UInt8]
+        let path: String
+        switch configuration.rules.geofences {
+        case nil:
+            return ([], [])
+        case .file(let file):
+            switch RulesSource.readFile(file, check: "check Rules.geofences names an existing file") {
+            case .failure(let error): return ([], ["Rules.geofences \(error)"])
+            case .success(let contents): (bytes, path) = (contents, file)
+            }
+        case .url(let url):
+            switch source.download(source.requestURL(url)) {
+            case .failure(let failure):
+                return ([], ["Rules.geofences \(url.absoluteString) cannot be fetched now: \(failure)"])
+            case .success(let reply): (bytes, path) = (reply, url.absoluteString)
+            }
+        }
+        switch source.parse(bytes, name: path) {
+        case .failure(let error):
+            return ([], ["Rules.geofences \(error)"])
+        case .success(let document):
+            var lines: [String] = []
+            var warnings: [String] = []
+            for region in document.regions {
+                guard let fence = region.geofence else { continue }
+                lines.append(
+                    "  geofence \(region.id.excerpt)\(quoted(region.name)): centre \(fence.latitude), \(fence.longitude), "
+                        + "radius \(JSONValue.numberText(fence.radius)) m, \(count(region.rules.count, "rule"))")
+                warnings += region.warnings.map { "geofence \(region.id.excerpt): \($0)" }
             }
             return (lines, warnings)
         }
