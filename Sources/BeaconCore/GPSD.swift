@@ -39,8 +39,8 @@ public enum GPSD {
         case fix(Position)
         /// A TPV without a fix (`mode` 0 or 1): nothing to do.
         case noFix
-        /// Another class (VERSION, DEVICES, WATCH, SKY …): nothing to do.
-        case other
+        /// Another class (VERSION, DEVICES, WATCH, SKY …): nothing to do but say so.
+        case other(String)
     }
 
     /// Parses one line; a malformed one gives a message for one log line.
@@ -52,7 +52,7 @@ public enum GPSD {
         guard case .string(let kind)? = fields["class"] else {
             return .failure(TraceLineError("no \"class\"; gpsd sends {\"class\": …}"))
         }
-        guard kind == "TPV" else { return .success(.other) }
+        guard kind == "TPV" else { return .success(.other(kind)) }
         guard let mode = fields["mode"]?.integer(in: 0...3) else {
             return .failure(TraceLineError("TPV: \"mode\" must be 0 to 3"))
         }

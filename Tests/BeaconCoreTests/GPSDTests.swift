@@ -22,8 +22,8 @@ import Testing
     @Test func noFixAndOtherClassesAreNothingToDo() throws {
         #expect(try Self.parse(#"{"class":"TPV","mode":1}"#).get() == .noFix)
         #expect(try Self.parse(#"{"class":"TPV","mode":0,"lat":1,"lon":1}"#).get() == .noFix)
-        #expect(try Self.parse(#"{"class":"VERSION","release":"3.22","proto_major":3}"#).get() == .other)
-        #expect(try Self.parse(#"{"class":"SKY","satellites":[]}"#).get() == .other)
+        #expect(try Self.parse(#"{"class":"VERSION","release":"3.22","proto_major":3}"#).get() == .other("VERSION"))
+        #expect(try Self.parse(#"{"class":"SKY","satellites":[]}"#).get() == .other("SKY"))
     }
 
     @Test(arguments: [

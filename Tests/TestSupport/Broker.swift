@@ -125,7 +125,7 @@ public final class Broker: @unchecked Sendable {
         }
     }
 
-    static func freePort() throws -> Int32 {
+    public static func freePort() throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()

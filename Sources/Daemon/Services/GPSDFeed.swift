@@ -75,6 +75,9 @@ public struct GPSDFeed: Service {
                     guard !line.isEmpty else { return }
                     switch GPSD.parse(line) {
                     case .success(.fix(let position)): post(position)
+                    case .success(.other("WATCH")):
+                        // gpsd has opened its devices for us: fixes flow from here.
+                        logger.info("gpsd watching", metadata: ["endpoint": "\(endpoint)"])
                     case .success(.noFix), .success(.other): break
                     case .failure(let error): logger.warning("\(endpoint): ignored a report: \(error)")
                     }
