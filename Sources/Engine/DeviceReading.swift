@@ -15,11 +15,16 @@ public struct DeviceReading: Sendable, Hashable {
     public var notificationsToday: Int
     /// Seconds inside today per canonical region: finished visits plus the current one.
     public var dwellToday: [String: Double]
+    /// The labels (name, else id) of the geofences inside, in document order; `nil` without
+    /// geofences (SPEC 17).
+    public var geofences: [String]?
 
     public init(
         monitor: MonitorReading, alerts: [String: AlertStatus] = [:], ruleCounts: [RuleKey: Int] = [:],
-        latches: [PendingLatch] = [], notificationsToday: Int = 0, dwellToday: [String: Double] = [:]
+        latches: [PendingLatch] = [], notificationsToday: Int = 0, dwellToday: [String: Double] = [:],
+        geofences: [String]? = nil
     ) {
+        self.geofences = geofences
         self.monitor = monitor
         self.alerts = alerts
         self.ruleCounts = ruleCounts
@@ -46,6 +51,7 @@ extension Engine {
         return DeviceReading(
             monitor: monitor, alerts: alerts?.statuses ?? [:],
             ruleCounts: rules?.state.rules.mapValues(\.count) ?? [:], latches: rules?.pendingLatches ?? [],
-            notificationsToday: rules?.notificationCount(at: now) ?? 0, dwellToday: dwellToday)
+            notificationsToday: rules?.notificationCount(at: now) ?? 0, dwellToday: dwellToday,
+            geofences: geofences?.insideLabels)
     }
 }

@@ -105,8 +105,11 @@ public enum Pages {
     }
 
     private static func deviceTable(_ devices: [BuildingModel.Device], _ model: BuildingModel, into html: inout HTML) {
+        // Geofences (SPEC 17) get a column when any device has them.
+        let fences = devices.contains { $0.reading?.geofences != nil }
         html.raw("<section class=\"device-list\"><h2>Devices</h2><table><thead><tr>")
-        html.raw("<th>device</th><th>area</th><th>zone</th><th>nearest</th><th>ranging</th></tr></thead><tbody>")
+        html.raw("<th>device</th><th>area</th><th>zone</th>\(fences ? "<th>geofences</th>" : "")")
+        html.raw("<th>nearest</th><th>ranging</th></tr></thead><tbody>")
         for device in devices {
             let monitor = device.reading?.monitor
             let inside = monitor?.inside.map(\.region) ?? []
@@ -116,6 +119,10 @@ public enum Pages {
             html.raw("</td>")
             html.element("td", [("class", "area")], inside.first { $0.kind == .area }.map(model.name(of:)) ?? "—")
             html.element("td", [("class", "zone")], inside.first { $0.kind == .zone }.map(model.name(of:)) ?? "—")
+            if fences {
+                let labels = device.reading?.geofences ?? []
+                html.element("td", [("class", "geofences")], labels.isEmpty ? "—" : labels.joined(separator: ", "))
+            }
             html.element("td", [("class", "nearest")], monitor?.nearest.map { beaconLabel($0, model) } ?? "—")
             html.element("td", [], monitor?.ranging.rawValue ?? "—")
             html.close("tr")
@@ -194,7 +201,13 @@ public enum Pages {
             html.escaped(" since \(HTML.clock(presence.since)) UTC")
             html.close("li")
         }
-        if !monitor.inside.contains(where: { $0.region.kind != .beacon }) {
+        for label in reading.geofences ?? [] {
+            html.open("li", [("class", "geofence")])
+            html.escaped("geofence ")
+            html.element("span", [("class", "where")], label)
+            html.close("li")
+        }
+        if !monitor.inside.contains(where: { $0.region.kind != .beacon }), reading.geofences?.isEmpty ?? true {
             html.raw("<li class=\"none\">nowhere</li>")
         }
         html.raw("</ul>")

@@ -123,6 +123,10 @@ public enum StateJSON {
                         json.field("nearest", reading?.monitor.nearest)
                         json.key("inside")
                         json.array { json in for region in inside { json.string(region.description) } }
+                        if let geofences = reading?.geofences {
+                            json.key("geofences")
+                            json.array { json in for label in geofences { json.string(label) } }
+                        }
                     }
                 }
             }

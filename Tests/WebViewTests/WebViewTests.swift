@@ -89,6 +89,34 @@ import WebView
         #expect(devices?.map { $0["zone"] as? String } == ["Reception", "Kitchen"])
     }
 
+    /// SPEC 17: the geofences each device is inside, on the building page, its state and its page.
+    @Test func theGeofencesInsideAreListedPerDevice() throws {
+        var model = BuildingModel(hierarchy: Self.hierarchy, maxRegions: 20)
+        model.declare(.init(id: "van", own: true))
+        model.declare(.init(id: "cart"))
+        var van = Self.reading(zone: nil, at: 10)
+        van.geofences = ["Depot <north>", "Yard"]
+        var cart = Self.reading(zone: 1, at: 10)
+        cart.geofences = []
+        model.update("van", reading: van)
+        model.update("cart", reading: cart)
+        let page = Pages.building(model)
+        #expect(page.contains("<th>geofences</th>"))
+        #expect(page.contains("<td class=\"geofences\">Depot &lt;north&gt;, Yard</td>"), "\(page)")
+        #expect(page.contains("<td class=\"geofences\">—</td>"))
+        let object = try JSONSerialization.jsonObject(with: Data(StateJSON.state(model).utf8)) as? [String: Any]
+        let devices = object?["devices"] as? [[String: Any]]
+        #expect(devices?.map { $0["geofences"] as? [String] } == [["Depot <north>", "Yard"], []])
+        let device = try #require(Pages.device(model, id: "van"))
+        #expect(device.contains("geofence <span class=\"where\">Depot &lt;north&gt;</span>"), "\(device)")
+        #expect(!device.contains("nowhere"))
+        // Without geofences, no column.
+        var plain = BuildingModel(hierarchy: Self.hierarchy, maxRegions: 20)
+        plain.declare(.init(id: "alice", own: true))
+        plain.update("alice", reading: Self.reading(zone: 1, at: 10))
+        #expect(!Pages.building(plain).contains("geofences"))
+    }
+
     @Test func theLatestTransitionsKeepTheNewestFifty() {
         var model = BuildingModel(hierarchy: Self.hierarchy, maxRegions: 20)
         for n in 0..<60 {
