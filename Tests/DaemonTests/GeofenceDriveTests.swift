@@ -61,7 +61,7 @@ import Testing
                 "rule 35 after_end", "exit 35", "rule 35 after_end",
             ])
         #expect(first[1].contains(#""kind":"geofence","name":"DEMO PRESENTATION 2","how":"monitored","distance":90"#))
-        #expect(first[3].contains(#""dwell":15,"dwellToday":15"#) || first[3].contains(#""dwell":15.0"#), "\(first[3])")
+        #expect(first[3].contains(#""dwell":15.0,"dwellToday":15.0"#), "\(first[3])")
     }
 
     @Test func inTheirValidityTheRulesFireWithTheirNotifications() throws {
