@@ -116,6 +116,18 @@ import Testing
         #expect(invocations.allSatisfy { $0.environment["BW_DEVICE"] == nil })
     }
 
+
+    /// SPEC 17: `Script.enter`/`Script.exit` run on geofence transitions, `BW_KIND=geofence`.
+    @Test func geofenceTransitionsRunTheEnterAndExitScripts() throws {
+        let output = MonitorOutput.geofence(
+            Timestamp(secondsSinceEpoch: 1_700_000_000)!,
+            GeofenceTransition(direction: .enter, id: "52", name: "Shop", distance: 3))
+        let invocation = try #require(ScriptInvocation(for: output))
+        #expect(invocation.event == .enter)
+        #expect(invocation.environment["BW_KIND"] == "geofence")
+        #expect(invocation.environment["BW_REGION"] == "52")
+        #expect(invocation.environment["BW_NAME"] == "Shop")
+    }
     @Test func aScriptGetsItsEnvironmentAndTheOutputOnStandardInputInOutputOrder() async throws {
         let folder = try scratchFolder("scripts")
         let seen = folder.appendingPathComponent("seen")

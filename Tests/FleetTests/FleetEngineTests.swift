@@ -224,4 +224,33 @@ import Testing
         fleet.advance(to: Self.time(11), into: &actions)
         #expect(fleet.engines.values.allSatisfy { $0.monitor.insideRegions.isEmpty })
     }
+
+    /// SPEC 15.1 and 17: an OwnTracks phone's `location` is a fix for its own geofences, and the
+    /// transitions carry the device.
+    @Test func anOwnTracksLocationEntersTheDevicesGeofences() throws {
+        let example = Self.folder.appendingPathComponent("conformance/ubudu/u_geofences-example.json")
+        let configuration = try Self.configuration("Rules.geofences = \(example.path)\nRules.geofenceRadiusUnit = km\n")
+        let fences = try GeofencesDocument.load(Array(Data(contentsOf: example)), name: "g", unit: .km).get().regions
+        var fleet = FleetEngine(
+            configuration: configuration, identity: MonitorIdentity(session: "s", address: "a", userid: "u"),
+            rules: fences)
+        let filter = try #require(TopicFilter("owntracks/+/+"))
+        func locate(_ lat: Double, _ lon: Double, at seconds: Double) throws -> [String] {
+            let payload = #"{"_type":"location","lat":\#(lat),"lon":\#(lon),"acc":12,"tst":\#(Int(Self.start + seconds))}"#
+            let message = try #require(
+                try FleetMessage.parse(
+                    source: .owntracks, filter: filter, topic: "owntracks/alice/phone", payload: Array(payload.utf8)
+                ).get())
+            var actions: [FleetEngine.Action] = []
+            fleet.handle(message, at: Self.time(seconds), into: &actions)
+            return actions.compactMap { action in
+                guard case .engine(let device, .output(let output)) = action, case .geofence = output else { return nil }
+                return "\(device) \(output.type) \(output.json(device: device).contains(#""device":"alice-phone""#))"
+            }
+        }
+        #expect(try locate(48.8682, 2.3232, at: 0) == ["alice-phone enter true"])
+        #expect(try locate(48.8690, 2.3232, at: 10) == [])
+        #expect(try locate(48.8800, 2.3232, at: 20) == ["alice-phone exit true"])
+        #expect(fleet.engines["alice-phone"]?.geofences?.insideLabels == Optional([String]()))
+    }
 }

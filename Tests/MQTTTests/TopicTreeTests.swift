@@ -121,4 +121,24 @@ import Testing
         }
         #expect(Set(configs.map { $0["unique_id"] as! String }).count == configs.count)
     }
+
+    /// SPEC 17: geofence transitions on `B/transition`, their dwell under `B/dwell/geofence/<id>`,
+    /// and `B/geofence` with the labels inside or `none`.
+    @Test func geofenceTransitionsAndTheGeofencesInside() {
+        let time = Timestamp(secondsSinceEpoch: 1_700_000_000)!
+        var exit = GeofenceTransition(direction: .exit, id: "52", name: "Shop", distance: 140)
+        exit.dwell = 30
+        exit.dwellToday = 75.5
+        let messages = Self.tree.messages(for: .geofence(time, exit))
+        #expect(
+            messages.map { "\($0.topic) \($0.retain) \($0.payload)" } == [
+                "beaconwatch/alice/transition false \(MonitorOutput.geofence(time, exit).json)",
+                "beaconwatch/alice/dwell/geofence/52 true 75.5",
+            ])
+        #expect(MonitorOutput.geofence(time, exit).json.contains(#""type":"exit","region":"52","kind":"geofence","name":"Shop""#))
+        #expect(Self.tree.geofences([]).payload == "none")
+        #expect(Self.tree.geofences(["Shop", "Yard"]).payload == "Shop,Yard")
+        #expect(Self.tree.geofences(["Shop"]).topic == "beaconwatch/alice/geofence")
+        #expect(Self.tree.geofences(["Shop"]).retain)
+    }
 }
