@@ -45,7 +45,8 @@ extension Configuration {
         "Monitor.backgroundRanging",
         "Monitor.rssiFilter", "Monitor.rssiWindow", "Monitor.pathLossExponent", "Monitor.immediate",
         "Monitor.near", "Monitor.hysteresis", "Monitor.nearestMargin", "Monitor.timezone", "Monitor.lat",
-        "Monitor.lng", "Monitor.udid", "Monitor.position", "Monitor.maxPositionError", "Monitor.geofenceHysteresis", "MQTT.host", "MQTT.port", "MQTT.clientId", "MQTT.username",
+        "Monitor.lng", "Monitor.udid", "Monitor.position", "Monitor.maxPositionError", "Monitor.geofenceHysteresis",
+        "MQTT.host", "MQTT.port", "MQTT.clientId", "MQTT.username",
         "MQTT.password", "MQTT.passwordFile", "MQTT.tls.ca", "MQTT.tls.cert", "MQTT.tls.key", "MQTT.version",
         "MQTT.topic", "MQTT.qos", "MQTT.keepalive", "MQTT.homeassistant", "MQTT.discoveryPrefix",
         "Rules.source", "Rules.namespace", "Rules.refresh", "Rules.maxNotificationsPerDay",
@@ -96,7 +97,8 @@ struct Loader {
             errors.append(
                 InputError(
                     file: path,
-                    message: "\(what); add one with LocationBaseBeacon.<id> = UUID,major,minor (or geofences with Rules.geofences)"
+                    message:
+                        "\(what); add one with LocationBaseBeacon.<id> = UUID,major,minor (or geofences with Rules.geofences)"
                 ))
         }
         var areaNames: [UUID: String] = [:]
@@ -309,7 +311,10 @@ struct Loader {
             if let value = choice(entry, GeofenceRadiusUnit.self) { configuration.rules.geofenceRadiusUnit = value }
         case "Monitor.position":
             guard let endpoint = GPSDEndpoint(entry.value) else {
-                error(entry, "'\(entry.value.excerpt)' is not a position source; give gpsd:HOST:PORT, such as gpsd:localhost:2947")
+                error(
+                    entry,
+                    "'\(entry.value.excerpt)' is not a position source; give gpsd:HOST:PORT, such as gpsd:localhost:2947"
+                )
                 return
             }
             configuration.monitor.position = endpoint
@@ -318,7 +323,9 @@ struct Loader {
                 configuration.monitor.geofence.maxPositionError = value
             }
         case "Monitor.geofenceHysteresis":
-            if let value = number(entry, 0...1e6, "metres, such as 20") { configuration.monitor.geofence.hysteresis = value }
+            if let value = number(entry, 0...1e6, "metres, such as 20") {
+                configuration.monitor.geofence.hysteresis = value
+            }
         case "Rules.namespace": configuration.rules.namespace = entry.value
         case "Rules.refresh":
             if let value = duration(entry, positive: true) { configuration.rules.refresh = value }

@@ -2,10 +2,10 @@ import Foundation
 
 /// Which geofences a fix can be near, without measuring the distance to every one (SPEC 17,
 /// `scripts/bench geofence`): a grid over latitude and longitude at four cell sizes (0.01°, 0.1°,
-/// 1° and 10°). Each geofence lives at the finest level whose cells are at least twice as wide
-/// as its reach (radius plus the widest exit margin) in both directions, in the two to four cells
-/// its reach touches; a fix looks at one cell per level in use. A geofence whose reach holds a
-/// pole or is wider than 5° is on a list every fix looks at.
+/// 1° and 10°). Each geofence lives at the finest level whose cells are at least half as wide as
+/// its reach's box (radius plus the widest exit margin, both ways) in both directions, in the at
+/// most 5 × 5 cells the box touches; a fix looks at one cell per level in use. A geofence whose
+/// reach holds a pole or is wider than 20° is on a list every fix looks at.
 ///
 /// The promise: a geofence that is not a candidate for a fix is farther from it than its reach.
 /// The reach's box is exact on the sphere: ±θ in latitude and ±asin(sin θ / cos φ) in longitude,
@@ -47,7 +47,7 @@ struct GeofenceIndex: Sendable {
         let dLat = reach / GreatCircle.radiansPerDegree + slack
         let dLon = asin(min(1, sin(reach) / cos(phi))) / GreatCircle.radiansPerDegree + slack
         let span = 2 * max(dLat, dLon)
-        guard let level = cellSizes.firstIndex(where: { $0 >= span }) else { return nil }
+        guard let level = cellSizes.firstIndex(where: { $0 * 4 >= span }) else { return nil }
         let size = cellSizes[level]
         let rows = row(geofence.latitude - dLat, size)...row(geofence.latitude + dLat, size)
         let first = Int((((geofence.longitude - dLon) + 180) / size).rounded(.down))

@@ -27,7 +27,8 @@ public enum GeofencesDocument {
             do throws(RulesError) {
                 let region = try geofence(item, at: "\(name): u_geofences[\(index)]", unit: unit)
                 guard ids.insert(region.id).inserted else {
-                    throw RulesError("\(name): u_geofences[\(index)] repeats id \(region.id.excerpt); ids must be unique")
+                    throw RulesError(
+                        "\(name): u_geofences[\(index)] repeats id \(region.id.excerpt); ids must be unique")
                 }
                 regions.append(region)
             } catch {

@@ -120,7 +120,8 @@ public struct RulesDocument: Sendable, Hashable {
         }
         let major = try part("major")
         let minor = try part("minor")
-        return try common(item, id: id, here: here, place: .beacons(uuid, major: major, minor: major == nil ? nil : minor))
+        return try common(
+            item, id: id, here: here, place: .beacons(uuid, major: major, minor: major == nil ? nil : minor))
     }
 
     /// A region's `id`, and how messages name it.

@@ -9,7 +9,8 @@ import Testing
         // As gpsd 3.22 reported the drive's first RMC under gpsfake.
         let line =
             #"{"class":"TPV","device":"/dev/pts/1","mode":3,"time":"2026-09-15T08:00:00.000Z","ept":0.005,"lat":48.865634500,"lon":2.321965083,"altHAE":82.0000,"track":14.0000,"speed":15.022,"eph":15.200}"#
-        #expect(try Self.parse(line).get() == .fix(Position(latitude: 48.8656345, longitude: 2.321965083, accuracy: 15.2)))
+        #expect(
+            try Self.parse(line).get() == .fix(Position(latitude: 48.8656345, longitude: 2.321965083, accuracy: 15.2)))
     }
 
     @Test func withoutEphTheLargerOfEpxAndEpyIsTheAccuracy() throws {
@@ -80,7 +81,9 @@ import Testing
         #expect(GPSDEndpoint("gpsd:localhost:2947") == GPSDEndpoint(host: "localhost", port: 2947))
         #expect(GPSDEndpoint("gpsd:[::1]:2947") == GPSDEndpoint(host: "::1", port: 2947))
         #expect(GPSDEndpoint("gpsd:[::1]:2947")?.description == "gpsd:[::1]:2947")
-        for bad in ["gpsd:localhost", "gpsd::2947", "gpsd:host:0", "gpsd:host:70000", "localhost:2947", "gpsd:a b:1", ""] {
+        for bad in [
+            "gpsd:localhost", "gpsd::2947", "gpsd:host:0", "gpsd:host:70000", "localhost:2947", "gpsd:a b:1", "",
+        ] {
             #expect(GPSDEndpoint(bad) == nil, "\(bad)")
         }
     }

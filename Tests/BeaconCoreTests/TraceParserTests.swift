@@ -61,10 +61,12 @@ import TestSupport
         #expect(time == Timestamp(secondsSinceEpoch: 1_700_000_009))
         #expect(record == .position(Position(latitude: 45.4642, longitude: 9.19, accuracy: 12)))
         // Accuracy may be left out or null; the poles and the antimeridian are positions.
-        #expect(try self.record(#"{"t": 1700000010, "lat": -90, "lng": 180}"#).1
-            == .position(Position(latitude: -90, longitude: 180, accuracy: nil)))
-        #expect(try self.record(#"{"t": 1700000010, "lat": 0, "lng": 0, "acc": null}"#).1
-            == .position(Position(latitude: 0, longitude: 0, accuracy: nil)))
+        #expect(
+            try self.record(#"{"t": 1700000010, "lat": -90, "lng": 180}"#).1
+                == .position(Position(latitude: -90, longitude: 180, accuracy: nil)))
+        #expect(
+            try self.record(#"{"t": 1700000010, "lat": 0, "lng": 0, "acc": null}"#).1
+                == .position(Position(latitude: 0, longitude: 0, accuracy: nil)))
     }
 
     @Test func blankLinesAreNotRecords() throws {

@@ -136,7 +136,8 @@ import TestSupport
             let metres = unit == "km" ? ["100", "20"] : ["0.1", "0.02"]
             #expect(
                 run.stdout.contains(
-                    "geofence 52 \"DEMO PRESENTATION 2\": centre 48.86821546, 2.3231598, radius \(metres[0]) m, 2 rules"),
+                    "geofence 52 \"DEMO PRESENTATION 2\": centre 48.86821546, 2.3231598, radius \(metres[0]) m, 2 rules"
+                ),
                 "\(run.stdout)")
             #expect(
                 run.stdout.contains(

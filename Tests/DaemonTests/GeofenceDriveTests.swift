@@ -69,7 +69,9 @@ import Testing
         let folder = try scratchFolder("drive2013")
         let make = Process()
         make.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        make.arguments = [Self.folder.appendingPathComponent("make-drive.py").path, folder.path, "--start", "1376380800"]
+        make.arguments = [
+            Self.folder.appendingPathComponent("make-drive.py").path, folder.path, "--start", "1376380800",
+        ]
         try make.run()
         make.waitUntilExit()
         #expect(make.terminationStatus == 0)
@@ -86,7 +88,10 @@ import Testing
         #expect(lines.allSatisfy { !$0.contains(#""fired":false"#) })
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: gpsfake), "gpsfake is not installed (scripts/setup --gps)"))
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: gpsfake), "gpsfake is not installed (scripts/setup --gps)")
+    )
     func gpsfakeThroughARealGpsdGivesTheOutputsOfTheTrace() async throws {
         let broker = try Broker()
         let folder = try scratchFolder("gpsdrive")
@@ -154,7 +159,8 @@ import Testing
                     || !daemon.isRunning
             }
         } catch {
-            Issue.record("\(error); topics \(subscriber.messages.map(\.topic))\ndaemon: \(logText())\ngpsfake: \(fakeLog())")
+            Issue.record(
+                "\(error); topics \(subscriber.messages.map(\.topic))\ndaemon: \(logText())\ngpsfake: \(fakeLog())")
             return
         }
         try await MQTTRunTests.Subscriber.until("B/geofence to be none again") {
@@ -176,6 +182,9 @@ import Testing
         #expect(live.map(Self.timeless) == traced.map(Self.timeless), "live:\n\(live.joined(separator: "\n"))")
         // The transitions on B/transition are the events' own.
         let transitions = subscriber.payloads("/transition").map(Self.timeless)
-        #expect(transitions == live.filter { $0.contains(#""kind":"geofence""#) && !$0.contains(#""type":"rule""#) }.map(Self.timeless))
+        #expect(
+            transitions
+                == live.filter { $0.contains(#""kind":"geofence""#) && !$0.contains(#""type":"rule""#) }.map(
+                    Self.timeless))
     }
 }

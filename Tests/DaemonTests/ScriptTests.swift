@@ -116,7 +116,6 @@ import Testing
         #expect(invocations.allSatisfy { $0.environment["BW_DEVICE"] == nil })
     }
 
-
     /// SPEC 17: `Script.enter`/`Script.exit` run on geofence transitions, `BW_KIND=geofence`.
     @Test func geofenceTransitionsRunTheEnterAndExitScripts() throws {
         let output = MonitorOutput.geofence(

@@ -29,7 +29,8 @@ import Testing
     }
 
     static func fix(_ metresNorth: Double, acc: Double? = 10) -> EngineInput {
-        .position(Position(latitude: 45 + metresNorth / GreatCircle.earthRadius * 180 / .pi, longitude: 9, accuracy: acc))
+        .position(
+            Position(latitude: 45 + metresNorth / GreatCircle.earthRadius * 180 / .pi, longitude: 9, accuracy: acc))
     }
 
     static func lines(_ actions: [EngineAction]) -> [String] {
@@ -68,7 +69,9 @@ import Testing
         // A second visit to the depot the same day adds to its dwell.
         _ = engine.handle(Self.fix(0), at: EngineTests.time(4000))
         actions = engine.handle(Self.fix(1000), at: EngineTests.time(4010))
-        let dwell = actions.outputs.compactMap { if case .geofence(_, let t) = $0, t.id == "depot" { t.dwellToday } else { nil } }
+        let dwell = actions.outputs.compactMap {
+            if case .geofence(_, let t) = $0, t.id == "depot" { t.dwellToday } else { nil }
+        }
         #expect(dwell == [70])
         #expect(engine.rules?.state.rules[RuleKey(region: "geofence:depot", rule: "r1")]?.count == 2)
         #expect(engine.reading.geofences == [])

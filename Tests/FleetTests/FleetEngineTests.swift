@@ -236,7 +236,8 @@ import Testing
             rules: fences)
         let filter = try #require(TopicFilter("owntracks/+/+"))
         func locate(_ lat: Double, _ lon: Double, at seconds: Double) throws -> [String] {
-            let payload = #"{"_type":"location","lat":\#(lat),"lon":\#(lon),"acc":12,"tst":\#(Int(Self.start + seconds))}"#
+            let payload =
+                #"{"_type":"location","lat":\#(lat),"lon":\#(lon),"acc":12,"tst":\#(Int(Self.start + seconds))}"#
             let message = try #require(
                 try FleetMessage.parse(
                     source: .owntracks, filter: filter, topic: "owntracks/alice/phone", payload: Array(payload.utf8)
@@ -244,7 +245,9 @@ import Testing
             var actions: [FleetEngine.Action] = []
             fleet.handle(message, at: Self.time(seconds), into: &actions)
             return actions.compactMap { action in
-                guard case .engine(let device, .output(let output)) = action, case .geofence = output else { return nil }
+                guard case .engine(let device, .output(let output)) = action, case .geofence = output else {
+                    return nil
+                }
                 return "\(device) \(output.type) \(output.json(device: device).contains(#""device":"alice-phone""#))"
             }
         }

@@ -135,7 +135,9 @@ import Testing
                 "beaconwatch/alice/transition false \(MonitorOutput.geofence(time, exit).json)",
                 "beaconwatch/alice/dwell/geofence/52 true 75.5",
             ])
-        #expect(MonitorOutput.geofence(time, exit).json.contains(#""type":"exit","region":"52","kind":"geofence","name":"Shop""#))
+        #expect(
+            MonitorOutput.geofence(time, exit).json.contains(
+                #""type":"exit","region":"52","kind":"geofence","name":"Shop""#))
         #expect(Self.tree.geofences([]).payload == "none")
         #expect(Self.tree.geofences(["Shop", "Yard"]).payload == "Shop,Yard")
         #expect(Self.tree.geofences(["Shop"]).topic == "beaconwatch/alice/geofence")

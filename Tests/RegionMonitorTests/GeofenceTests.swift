@@ -183,9 +183,11 @@ import Testing
         var geofences: [Geofence] = []
         for index in 0..<2000 {
             let latitude = Double.random(in: -90...90, using: &random)
-            let longitude = index % 10 == 0 ? [179.99, -179.99][index % 20 / 10] : Double.random(in: -180...180, using: &random)
+            let longitude =
+                index % 10 == 0 ? [179.99, -179.99][index % 20 / 10] : Double.random(in: -180...180, using: &random)
             let radius = [5.0, 80, 900, 15_000, 400_000, 3_000_000][index % 6]
-            geofences.append(Geofence(id: "\(index)", name: nil, latitude: latitude, longitude: longitude, radius: radius))
+            geofences.append(
+                Geofence(id: "\(index)", name: nil, latitude: latitude, longitude: longitude, radius: radius))
         }
         let settings = GeofenceSettings()
         var indexed = GeofenceMonitor(geofences: geofences, settings: settings)

@@ -40,7 +40,9 @@ import Testing
     @Test func numbersMayComeAsStrings() throws {
         let text = #"{"u_geofences": [{"id": 7, "lat": "45.5", "lng": "9.25", "radius": "250"}]}"#
         let document = try GeofencesDocument.load(Array(text.utf8), name: "t", unit: .m).get()
-        #expect(document.regions.first?.geofence == Geofence(id: "7", name: nil, latitude: 45.5, longitude: 9.25, radius: 250))
+        #expect(
+            document.regions.first?.geofence
+                == Geofence(id: "7", name: nil, latitude: 45.5, longitude: 9.25, radius: 250))
     }
 
     @Test(arguments: [
@@ -54,7 +56,10 @@ import Testing
         (#"{"u_geofences": [{"id": 1, "lat": 1, "lng": 1, "radius": -1}]}"#, "\"radius\""),
         (#"{"u_geofences": [{"id": 1, "lat": 1, "lng": 1, "radius": 1e300}]}"#, "\"radius\""),
         (#"{"u_geofences": [{"id": 1, "lat": 1, "lng": 1}]}"#, "\"radius\""),
-        (#"{"u_geofences": [{"id": 1, "lat": 1, "lng": 1, "radius": 1}, {"id": "1", "lat": 1, "lng": 1, "radius": 1}]}"#, "repeats id"),
+        (
+            #"{"u_geofences": [{"id": 1, "lat": 1, "lng": 1, "radius": 1}, {"id": "1", "lat": 1, "lng": 1, "radius": 1}]}"#,
+            "repeats id"
+        ),
         (#"{"u_geofences": [{"id": 1, "lat": 1, "lng": 1, "radius": 1, "rules_actions": 5}]}"#, "must be a list"),
     ])
     func garbageIsRefusedNamingTheGeofenceAndField(text: String, reason: String) {
@@ -129,7 +134,8 @@ import Testing
     }
 
     @Test func aGeofenceRuleOutsideItsScheduleOrValidityDoesNotFire() throws {
-        var engine = RuleEngine(regions: try Self.example(unit: .km).regions, hierarchy: Hierarchy(beacons: []), settings: RuleSettings())
+        var engine = RuleEngine(
+            regions: try Self.example(unit: .km).regions, hierarchy: Hierarchy(beacons: []), settings: RuleSettings())
         var outputs: [MonitorOutput] = []
         // Sunday: closed all day.
         engine.observe(Self.transition(.enter, "35", at: 5 * 86_400), into: &outputs)
