@@ -157,27 +157,11 @@ struct CheckJob {
     /// Each rule region of `Rules.source` (a URL is fetched now, with its query) and the
     /// configured region it attaches to.
     func ruleRegions() -> (lines: [String], warnings: [String]) {
-        let bytes: [UInt8]
-        let path: String
-        switch configuration.rules.source {
+        switch document(of: RulesSource(configuration: configuration)) {
         case nil:
             return ([], [])
-        case .file(let file):
-            switch RulesSource.readFile(file, check: "check Rules.source names an existing file") {
-            case .failure(let error): return ([], ["Rules.source \(error)"])
-            case .success(let contents): (bytes, path) = (contents, file)
-            }
-        case .url(let url):
-            let source = RulesSource(configuration: configuration)
-            switch source.download(source.requestURL(url)) {
-            case .failure(let failure):
-                return ([], ["Rules.source \(url.absoluteString) cannot be fetched now: \(failure)"])
-            case .success(let reply): (bytes, path) = (reply, url.absoluteString)
-            }
-        }
-        switch RulesDocument.load(bytes, name: path) {
-        case .failure(let error):
-            return ([], ["\(error)"])
+        case .failure(let problem):
+            return ([], [problem.description])
         case .success(let document):
             var lines: [String] = []
             var warnings: [String] = []
@@ -205,27 +189,11 @@ struct CheckJob {
     /// Each geofence of `Rules.geofences` (a URL is fetched now, with its query): id, name, centre,
     /// radius in metres, rules; a radius under 10 m read in metres is warned about.
     func geofences() -> (lines: [String], warnings: [String]) {
-        let source = RulesSource.geofences(of: configuration)
-        let bytes: [UInt8]
-        let path: String
-        switch configuration.rules.geofences {
+        switch document(of: RulesSource.geofences(of: configuration)) {
         case nil:
             return ([], [])
-        case .file(let file):
-            switch RulesSource.readFile(file, check: "check Rules.geofences names an existing file") {
-            case .failure(let error): return ([], ["Rules.geofences \(error)"])
-            case .success(let contents): (bytes, path) = (contents, file)
-            }
-        case .url(let url):
-            switch source.download(source.requestURL(url)) {
-            case .failure(let failure):
-                return ([], ["Rules.geofences \(url.absoluteString) cannot be fetched now: \(failure)"])
-            case .success(let reply): (bytes, path) = (reply, url.absoluteString)
-            }
-        }
-        switch source.parse(bytes, name: path) {
-        case .failure(let error):
-            return ([], ["Rules.geofences \(error)"])
+        case .failure(let problem):
+            return ([], [problem.description])
         case .success(let document):
             var lines: [String] = []
             var warnings: [String] = []
@@ -240,7 +208,38 @@ struct CheckJob {
         }
     }
 
+    /// The document `source` names, read now (a URL fetched with its query); `nil` when it is
+    /// not set, a failure as the warning to show.
+    func document(of source: RulesSource) -> Result<RulesDocument, CheckProblem>? {
+        let bytes: [UInt8]
+        let path: String
+        switch source.location {
+        case nil:
+            return nil
+        case .file(let file):
+            switch RulesSource.readFile(file, check: "check \(source.key) names an existing file") {
+            case .failure(let error): return .failure(CheckProblem("\(source.key) \(error)"))
+            case .success(let contents): (bytes, path) = (contents, file)
+            }
+        case .url(let url):
+            switch source.download(source.requestURL(url)) {
+            case .failure(let failure):
+                return .failure(CheckProblem("\(source.key) \(url.absoluteString) cannot be fetched now: \(failure)"))
+            case .success(let reply): (bytes, path) = (reply, url.absoluteString)
+            }
+        }
+        // A rules document's own errors name the file already.
+        let prefix = source.kind == .beacons ? "" : "\(source.key) "
+        return source.parse(bytes, name: path).mapError { CheckProblem(prefix + "\($0)") }
+    }
+
     func quoted(_ name: String?) -> String { name.map { " \"\($0.excerpt)\"" } ?? "" }
 
     func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+}
+
+/// A line for `check`'s warnings.
+struct CheckProblem: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
 }
