@@ -30,6 +30,15 @@ struct BeaconWatch: AsyncParsableCommand {
     )
 }
 
+extension BeaconWatch {
+    /// With no subcommand: the help on standard error and status 2, argument-parser's convention
+    /// for a usage error (`--help` and `--version` still exit 0).
+    func run() async throws {
+        printError(Self.helpMessage())
+        throw ExitCode(Status.badInput)
+    }
+}
+
 /// Exit statuses of SPEC 11.
 enum Status {
     static let runtimeFailure: Int32 = 1

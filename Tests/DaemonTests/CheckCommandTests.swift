@@ -125,6 +125,18 @@ import TestSupport
         #expect(run.stdout.contains("exitTimeout auto (confidence 1e-06, at most 20.0 s)"), "\(run.stdout)")
     }
 
+    /// Issue 21: no subcommand is a usage error: the help on standard error, status 2; asking for
+    /// the help is not.
+    @Test func noSubcommandPrintsTheHelpAndExits2() throws {
+        let bare = try DecodeCommandTests.beaconwatch([])
+        #expect(bare.status == 2)
+        #expect(bare.stderr.contains("USAGE: beaconwatch <subcommand>"), "\(bare.stderr)")
+        #expect(bare.stdout.isEmpty)
+        let help = try DecodeCommandTests.beaconwatch(["--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("USAGE: beaconwatch <subcommand>"))
+    }
+
     /// SPEC 17: `check` lists the geofences, and warns about radii under 10 m read in metres.
     @Test func checkListsGeofencesAndWarnsOfMetresThatLookLikeKilometres() throws {
         let example = Conformance.url("ubudu/u_geofences-example.json").path
