@@ -65,13 +65,15 @@ public struct GeofenceMonitor: Sendable {
             enteredAt[position] = start
             inside.append(position)
         }
+        insideLabels = inside.map { geofences[$0].label }
         inaccurateFixes = previous.inaccurateFixes
         lastFix = previous.lastFix
         lastFixTime = previous.lastFixTime
     }
 
-    /// The labels (name, else id) of the geofences inside, in document order.
-    public var insideLabels: [String] { inside.map { geofences[$0].label } }
+    /// The labels (name, else id) of the geofences inside, in document order: kept, as every
+    /// engine step reads them for `B/geofence`.
+    public private(set) var insideLabels: [String] = []
 
     /// Whether geofence `position` (in document order) is inside.
     public func isInside(_ position: Int) -> Bool {
@@ -148,6 +150,7 @@ public struct GeofenceMonitor: Sendable {
             outputs.append(.geofence(time, transition(.enter, position, distance)))
         }
         inside = (inside.filter { enteredAt[$0] != .min } + enters.map(\.0)).sorted()
+        insideLabels = inside.map { geofences[$0].label }
         return true
     }
 
