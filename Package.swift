@@ -40,7 +40,7 @@ let package = Package(
         .target(
             name: "Persistence",
             dependencies: [
-                "BeaconCore", "Engine", "RegionMonitor", "Rules", .product(name: "GRDB", package: "GRDB.swift"),
+                "BeaconCore", "Engine", "RegionMonitor", "Rules", "Syscalls", .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
 

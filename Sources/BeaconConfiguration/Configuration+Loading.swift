@@ -6,6 +6,7 @@ import Syscalls
 /// Every error of a configuration file, each `file:line: message`. Exit status 2.
 public struct ConfigurationErrors: Error, Sendable, CustomStringConvertible {
     public var errors: [InputError]
+    public init(errors: [InputError]) { self.errors = errors }
     public var description: String { errors.map(\.description).joined(separator: "\n") }
 }
 
@@ -89,6 +90,7 @@ struct Loader {
     }
 
     mutating func load(_ file: IniFile) {
+        for entry in file.entries { configuration.lines[entry.key] = entry.line }
         let beacons = loadBeacons(file.entries.filter { $0.key.hasPrefix("LocationBaseBeacon.") })
         // Geofences alone are something to monitor (SPEC 17).
         if !file.entries.contains(where: { $0.key.hasPrefix("LocationBaseBeacon.") || $0.key == "Rules.geofences" }) {

@@ -30,9 +30,16 @@ public struct Configuration: Sendable {
     public var unknownKeys: [IniFile.Entry] = []
     /// Unknown keys and doubtful settings, each with its line.
     public var warnings: [InputError] = []
+    /// The line each key was set on, for messages about a value found wanting later (`check`).
+    public var lines: [String: Int] = [:]
 
     public init(path: String) {
         self.path = path
+    }
+
+    /// A message about the value of `key`, at the line that set it.
+    public func problem(_ key: String, _ message: String) -> InputError {
+        InputError(file: path, line: lines[key], message: message)
     }
 }
 

@@ -5,6 +5,7 @@ import RegionMonitor
 import Rules
 import Engine
 import Synchronization
+import Syscalls
 
 /// The SQLite state of SPEC 12 (WAL, versioned migrations): each beacon's last reported class, so
 /// that a restart repeats no LocationBeaconEvent; the MQTT outbox, so that no event is lost; the
@@ -56,7 +57,9 @@ public final class StateStore: Sendable {
         } catch let error as StateStoreError {
             throw error
         } catch {
-            throw StateStoreError(path: path, problem: Self.describe(error))
+            // Foundation's "the file doesn't exist" of a folder it could not make says less.
+            let reason = FileAccess.unwritable(path).map { "\($0); make it writable or set State.database elsewhere" }
+            throw StateStoreError(path: path, problem: reason ?? Self.describe(error))
         }
     }
 

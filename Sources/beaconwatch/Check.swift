@@ -6,7 +6,13 @@ import Daemon
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Validate the configuration; print the hierarchy, the monitoring plan and warnings.",
-        discussion: "Exits 2 with one 'file:line: message' per error when the file is not valid."
+        discussion: """
+            Exits 2 with one 'file:line: message' per error on standard error when the file is not \
+            valid, or when run would stop at start with it on this machine (a capture or rules \
+            file that cannot be read, a state database that cannot be written, MQTT credential \
+            or TLS files that cannot be read). Warnings (an adapter that is not present, a \
+            script that cannot run) do not change the exit status.
+            """
     )
 
     @Option(help: "The hsyco.ini file.")
@@ -18,8 +24,10 @@ struct Check: ParsableCommand {
             throw errors
         case .success(let configuration):
             let output = LineWriter()
-            for line in CheckJob(configuration: configuration).report() { output.write(line: line) }
+            let (lines, errors) = CheckJob(configuration: configuration).report()
+            for line in lines { output.write(line: line) }
             output.flush()
+            if !errors.isEmpty { throw ConfigurationErrors(errors: errors) }
         }
     }
 }

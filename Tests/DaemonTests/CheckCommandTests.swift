@@ -142,7 +142,8 @@ import TestSupport
         let example = Conformance.url("ubudu/u_geofences-example.json").path
         for unit in ["km", "m"] {
             let file = try TemporaryFile(
-                contents: Data("Rules.geofences = \(example)\nRules.geofenceRadiusUnit = \(unit)\n".utf8))
+                contents: Data(
+                    "Rules.geofences = \(example)\nRules.geofenceRadiusUnit = \(unit)\nMonitor.source = none\n".utf8))
             let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
             #expect(run.status == 0, "\(run.stderr)")
             let metres = unit == "km" ? ["100", "20"] : ["0.1", "0.02"]
@@ -165,8 +166,72 @@ import TestSupport
     @Test func checkSaysWhenTheGeofencesDocumentCannotBeRead() throws {
         let file = try TemporaryFile(contents: Data("Rules.geofences = /nonexistent/u_geofences.json\n".utf8))
         let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
-        #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stdout.contains("Rules.geofences /nonexistent/u_geofences.json"), "\(run.stdout)")
+        #expect(run.status == 2, "\(run.stderr)")
+        #expect(
+            run.stderr.contains(":1: Rules.geofences /nonexistent/u_geofences.json: no such file"), "\(run.stderr)")
+    }
+
+    /// Each thing `run` stops on at start is an error of `check` (exit 2, at the key's line),
+    /// shown beside the report; `run` with the same file indeed stops.
+    @Test(arguments: [
+        ("Monitor.source = btsnoop:missing.btsnoop", "Monitor.source: the capture ", "missing.btsnoop does not exist"),
+        ("State.database = PLAIN/state/beaconwatch.sqlite", "the state database ", "/plain is not a folder"),
+        (
+            "MQTT.host = 127.0.0.1\nMQTT.passwordFile = /nonexistent/password", "MQTT.passwordFile /nonexistent",
+            "does not exist"
+        ),
+        ("MQTT.host = 127.0.0.1\nMQTT.tls.ca = ca.pem", "MQTT.tls.ca ", "ca.pem does not exist"),
+        ("Rules.source = u_beacons.json", "Rules.source ", "u_beacons.json: no such file"),
+    ])
+    func checkStopsOnWhatRunWouldStopOn(setting: String, cause: String, detail: String) throws {
+        // run names the same file, in its own words.
+        let named = detail.split(separator: " ")[0].split(separator: ":")[0]
+        let folder = try scratchFolder("check-blockers")
+        try Data().write(to: folder.appendingPathComponent("plain"))
+        let capture = Self.repository.appendingPathComponent("etc/demo/office-walk.btsnoop").path
+        var lines = ["LocationBaseBeacon.1 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1"]
+        if !setting.hasPrefix("Monitor.source") { lines.append("Monitor.source = btsnoop:\(capture)") }
+        if !setting.hasPrefix("State.database") { lines.append("State.database = \(folder.path)/state.sqlite") }
+        lines.append(setting.replacingOccurrences(of: "PLAIN", with: folder.appendingPathComponent("plain").path))
+        try lines.joined(separator: "\n").write(
+            to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
+        let check = try DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: folder)
+        #expect(check.status == 2, "\(check.stderr)")
+        let line = lines.count + (setting.contains("\n") ? 1 : 0)
+        let error = try #require(check.stderr.split(separator: "\n").first.map(String.init))
+        #expect(error.hasPrefix("beaconwatch: hsyco.ini:\(line): \(cause)"), "\(check.stderr)")
+        #expect(error.contains(detail), "\(error)")
+        #expect(check.stderr.split(separator: "\n").count == 1, "\(check.stderr)")
+        #expect(check.stdout.contains("run would stop at start: 1 error (on standard error)"), "\(check.stdout)")
+        let run = try DecodeCommandTests.beaconwatch(
+            ["run", "--config", "hsyco.ini", "--web-listen", "", "--events", "/dev/null"], in: folder)
+        #expect(run.status != 0, "\(run.stderr)")
+        #expect(run.stderr.contains(named), "\(run.stderr)")
+    }
+
+    /// What `run` survives is a warning: an adapter that is not there, scripts that cannot run.
+    @Test func checkWarnsOfAnAbsentAdapterAndScriptsThatCannotRun() throws {
+        let folder = try scratchFolder("check-warnings")
+        let script = folder.appendingPathComponent("enter")
+        try Data("#!/bin/sh\n".utf8).write(to: script)
+        let lines = [
+            "LocationBaseBeacon.1 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1",
+            "Monitor.source = hci9",
+            "State.database = \(folder.path)/state.sqlite",
+            "Script.enter = enter",
+            "Script.exit = \(folder.path)",
+        ]
+        try lines.joined(separator: "\n").write(
+            to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
+        let check = try DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: folder)
+        #expect(check.status == 0, "\(check.stderr)")
+        let adapter =
+            FileManager.default.fileExists(atPath: "/sys/class/bluetooth")
+            ? "  Monitor.source: no Bluetooth adapter hci9 on this machine"
+            : "  Monitor.source: this machine shows no Bluetooth support (/sys/class/bluetooth is missing), so run exits 3 here"
+        #expect(check.stdout.contains(adapter), "\(check.stdout)")
+        #expect(check.stdout.contains("  Script.enter: enter is not executable by user "), "\(check.stdout)")
+        #expect(check.stdout.contains("  Script.exit: \(folder.path) is a folder, not a program"), "\(check.stdout)")
     }
 
     /// A 0-byte file (a truncated save) or one with no beacon monitors nothing: an error.

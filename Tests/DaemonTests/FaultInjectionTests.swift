@@ -159,7 +159,7 @@ import Testing
         let run = try DecodeCommandTests.beaconwatch(["replay", "--state", path, config, "btsnoop:" + capture])
         #expect(run.status == 1, "\(run.stderr)")
         #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
-        #expect(run.stderr.contains("state database \(path): cannot be"), "\(run.stderr)")
+        #expect(run.stderr.contains("state database \(path): is on a read-only file system"), "\(run.stderr)")
         #expect(run.stderr.contains("writable"), "\(run.stderr)")
     }
 

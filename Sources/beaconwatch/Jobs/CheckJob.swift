@@ -1,9 +1,11 @@
 import BeaconCore
 import BeaconConfiguration
 import Daemon
+import BlueZ
 import Foundation
 import RegionMonitor
 import Rules
+import Syscalls
 
 /// `beaconwatch check`: the hierarchy, counts, the monitoring plan, settings and warnings.
 struct CheckJob {
@@ -13,25 +15,64 @@ struct CheckJob {
         self.configuration = configuration
     }
 
-    /// Warnings from the file system: scripts that cannot run, a password file others can read.
-    func fileWarnings() -> [String] {
-        var warnings: [String] = []
-        let files = FileManager.default
-        for (event, path) in configuration.scripts.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            if !files.fileExists(atPath: path) {
-                warnings.append("Script.\(event.rawValue): \(path) does not exist")
-            } else if !files.isExecutableFile(atPath: path) {
-                warnings.append("Script.\(event.rawValue): \(path) is not executable; chmod +x it")
+    /// What `run` would stop on at start, each at the line of its key: a capture that cannot be
+    /// read, a state database that cannot be written, MQTT credential and TLS files that cannot
+    /// be read. (A rules document that cannot be read is found by ``ruleRegions()``.)
+    func blockers(environment: [String: String] = ProcessInfo.processInfo.environment) -> [InputError] {
+        var errors: [InputError] = []
+        switch configuration.monitor.source {
+        case .btsnoop(let path), .trace(let path):
+            if path != "-", let reason = FileAccess.unreadable(path) {
+                errors.append(
+                    configuration.problem(
+                        "Monitor.source",
+                        "Monitor.source: the capture \(path) \(reason); give an existing file (relative paths start at this file's folder)"
+                    ))
+            }
+        case .adapter, .none:
+            break
+        }
+        let database = StateLocation.resolve(configured: configuration.stateDatabase, environment: environment)
+        if let reason = FileAccess.unwritable(database) {
+            let fix =
+                configuration.stateDatabase == nil
+                ? "set State.database to a file this user may write"
+                : "fix the folder's owner or set State.database elsewhere"
+            errors.append(configuration.problem("State.database", "the state database \(database) \(reason); \(fix)"))
+        }
+        if let mqtt = configuration.mqtt {
+            let files = [
+                ("MQTT.passwordFile", mqtt.passwordFile), ("MQTT.tls.ca", mqtt.tlsCA), ("MQTT.tls.cert", mqtt.tlsCert),
+                ("MQTT.tls.key", mqtt.tlsKey),
+            ]
+            for case (let key, let path?) in files {
+                if let reason = FileAccess.unreadable(path) {
+                    errors.append(
+                        configuration.problem(key, "\(key) \(path) \(reason); the daemon's user must read it"))
+                }
             }
         }
-        if let file = configuration.mqtt?.passwordFile {
-            if let attributes = try? files.attributesOfItem(atPath: file),
-                let mode = attributes[.posixPermissions] as? Int, mode & 0o004 != 0
-            {
-                warnings.append("MQTT.passwordFile \(file) is readable by every user; chmod o-r it")
-            } else if !files.fileExists(atPath: file) {
-                warnings.append("MQTT.passwordFile \(file) does not exist")
+        return errors
+    }
+
+    /// Warnings from the machine: an adapter that is not there, scripts that cannot run, a
+    /// password others can read.
+    func fileWarnings(sysfs: String = "/sys/class/bluetooth") -> [String] {
+        var warnings: [String] = []
+        if case .adapter(let name) = configuration.monitor.source, let reason = Adapters.absence(of: name, sysfs: sysfs)
+        {
+            warnings.append("Monitor.source: \(reason)")
+        }
+        for (event, path) in configuration.scripts.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            if let reason = FileAccess.notRunnable(path) {
+                warnings.append("Script.\(event.rawValue): \(path) \(reason)")
             }
+        }
+        let files = FileManager.default
+        if let file = configuration.mqtt?.passwordFile, let attributes = try? files.attributesOfItem(atPath: file),
+            let mode = attributes[.posixPermissions] as? Int, mode & 0o004 != 0
+        {
+            warnings.append("MQTT.passwordFile \(file) is readable by every user; chmod o-r it")
         }
         if configuration.mqtt?.password != nil || configuration.webToken != nil,
             let attributes = try? files.attributesOfItem(atPath: configuration.path),
@@ -46,8 +87,10 @@ struct CheckJob {
         return warnings
     }
 
-    /// The report, line by line.
-    func report() -> [String] {
+    /// The report, line by line, and what `run` would stop on (exit status 2 when any).
+    func report(
+        sysfs: String = "/sys/class/bluetooth", environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> (lines: [String], errors: [InputError]) {
         let hierarchy = configuration.hierarchy
         let monitor = configuration.monitor
         let plan = MonitoringPlan(hierarchy, maxRegions: monitor.maxRegions)
@@ -129,9 +172,9 @@ struct CheckJob {
         lines.append(
             "  state: \(configuration.stateDatabase ?? "the default database"), dwell history kept \(configuration.keepDays) days"
         )
-        let (ruleLines, ruleWarnings) = ruleRegions()
+        let (ruleLines, ruleWarnings, ruleErrors) = ruleRegions()
         lines += ruleLines
-        let (fenceLines, fenceWarnings) = geofences()
+        let (fenceLines, fenceWarnings, fenceErrors) = geofences()
         lines += fenceLines
         for alert in configuration.alerts {
             lines.append(
@@ -140,7 +183,8 @@ struct CheckJob {
         for (event, path) in configuration.scripts.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             lines.append("  script on \(event.rawValue): \(path)")
         }
-        var warnings = configuration.warnings.map(\.description) + fileWarnings() + ruleWarnings + fenceWarnings
+        var warnings =
+            configuration.warnings.map(\.description) + fileWarnings(sysfs: sysfs) + ruleWarnings + fenceWarnings
         if case .hierarchical(true) = plan {
             warnings.append("more candidates than the cap: scan-assisted selection is in use (SPEC 5.2)")
         }
@@ -151,17 +195,22 @@ struct CheckJob {
             lines.append("warnings:")
             lines += warnings.map { "  " + $0 }
         }
-        return lines
+        let errors = blockers(environment: environment) + ruleErrors + fenceErrors
+        if !errors.isEmpty {
+            lines.append("")
+            lines.append("run would stop at start: \(count(errors.count, "error")) (on standard error)")
+        }
+        return (lines, errors)
     }
 
     /// Each rule region of `Rules.source` (a URL is fetched now, with its query) and the
     /// configured region it attaches to.
-    func ruleRegions() -> (lines: [String], warnings: [String]) {
+    func ruleRegions() -> (lines: [String], warnings: [String], errors: [InputError]) {
         switch document(of: RulesSource(configuration: configuration)) {
         case nil:
-            return ([], [])
+            return ([], [], [])
         case .failure(let problem):
-            return ([], [problem.description])
+            return problem.stopsRun ? ([], [], [problem.error(in: configuration)]) : ([], [problem.description], [])
         case .success(let document):
             var lines: [String] = []
             var warnings: [String] = []
@@ -182,18 +231,18 @@ struct CheckJob {
                 }
                 warnings += region.warnings.map { "rule region \(region.id): \($0)" }
             }
-            return (lines, warnings)
+            return (lines, warnings, [])
         }
     }
 
     /// Each geofence of `Rules.geofences` (a URL is fetched now, with its query): id, name, centre,
     /// radius in metres, rules; a radius under 10 m read in metres is warned about.
-    func geofences() -> (lines: [String], warnings: [String]) {
+    func geofences() -> (lines: [String], warnings: [String], errors: [InputError]) {
         switch document(of: RulesSource.geofences(of: configuration)) {
         case nil:
-            return ([], [])
+            return ([], [], [])
         case .failure(let problem):
-            return ([], [problem.description])
+            return problem.stopsRun ? ([], [], [problem.error(in: configuration)]) : ([], [problem.description], [])
         case .success(let document):
             var lines: [String] = []
             var warnings: [String] = []
@@ -204,7 +253,7 @@ struct CheckJob {
                         + "radius \(JSONValue.numberText(fence.radius)) m, \(count(region.rules.count, "rule"))")
                 warnings += region.warnings.map { "geofence \(region.id.excerpt): \($0)" }
             }
-            return (lines, warnings)
+            return (lines, warnings, [])
         }
     }
 
@@ -218,7 +267,7 @@ struct CheckJob {
             return nil
         case .file(let file):
             switch RulesSource.readFile(file, check: "check \(source.key) names an existing file") {
-            case .failure(let error): return .failure(CheckProblem("\(source.key) \(error)"))
+            case .failure(let error): return .failure(CheckProblem("\(source.key) \(error)", stopping: source.key))
             case .success(let contents): (bytes, path) = (contents, file)
             }
         case .url(let url):
@@ -230,7 +279,9 @@ struct CheckJob {
         }
         // A rules document's own errors name the file already.
         let prefix = source.kind == .beacons ? "" : "\(source.key) "
-        return source.parse(bytes, name: path).mapError { CheckProblem(prefix + "\($0)") }
+        // run stops on a file it cannot use; a URL it cannot use now falls back on the kept copy.
+        let stopping: String? = if case .file = source.location { source.key } else { nil }
+        return source.parse(bytes, name: path).mapError { CheckProblem(prefix + "\($0)", stopping: stopping) }
     }
 
     func quoted(_ name: String?) -> String { name.map { " \"\($0.excerpt)\"" } ?? "" }
@@ -238,8 +289,20 @@ struct CheckJob {
     func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
 }
 
-/// A line for `check`'s warnings.
+/// A line for `check`'s warnings, or an error when `run` would stop on it.
 struct CheckProblem: Error, CustomStringConvertible {
     var description: String
-    init(_ description: String) { self.description = description }
+    /// The key whose value `run` would stop on; `nil` for a warning.
+    var stopping: String?
+    init(_ description: String, stopping: String? = nil) {
+        self.description = description
+        self.stopping = stopping
+    }
+
+    var stopsRun: Bool { stopping != nil }
+
+    /// The error at the line of the key that names the document.
+    func error(in configuration: Configuration) -> InputError {
+        configuration.problem(stopping ?? "", description)
+    }
 }

@@ -89,6 +89,14 @@ public final class MQTTSink: OutputSink {
         var connection = MQTTConnection(host: settings.host, port: Int32(settings.port), clientID: settings.clientID)
         connection.username = settings.username
         connection.password = try settings.password ?? settings.passwordFile.map(Self.readPassword)
+        // libmosquitto says only "invalid function arguments" of a TLS file it cannot read.
+        for case (let key, let path?) in [
+            ("MQTT.tls.ca", settings.tlsCA), ("MQTT.tls.cert", settings.tlsCert), ("MQTT.tls.key", settings.tlsKey),
+        ] {
+            if let reason = FileAccess.unreadable(path) {
+                throw RuntimeFailure("\(key) \(path) \(reason); check the path and that this user may read it")
+            }
+        }
         connection.tlsCA = settings.tlsCA
         connection.tlsCert = settings.tlsCert
         connection.tlsKey = settings.tlsKey
@@ -105,7 +113,8 @@ public final class MQTTSink: OutputSink {
 
     static func readPassword(_ path: String) throws -> String {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw RuntimeFailure("cannot read MQTT.passwordFile \(path); check it exists and this user may read it")
+            let reason = FileAccess.unreadable(path) ?? "is not UTF-8 text"
+            throw RuntimeFailure("MQTT.passwordFile \(path) \(reason); check the path and that this user may read it")
         }
         return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
     }

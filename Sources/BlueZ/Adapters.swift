@@ -1,0 +1,26 @@
+import Foundation
+
+/// The Bluetooth adapters the kernel knows, as sysfs lists them: what `check` compares
+/// `Monitor.source = hciN` against without opening a socket (which needs `CAP_NET_RAW`).
+public enum Adapters {
+    /// The adapters' names (`hci0`, `hci1`), sorted; `nil` when the folder is missing, as on a
+    /// kernel without Bluetooth support.
+    public static func names(sysfs: String = "/sys/class/bluetooth") -> [String]? {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: sysfs) else { return nil }
+        // Connections appear beside adapters as hci0:11; only adapters are wanted.
+        return entries.filter { $0.hasPrefix("hci") && !$0.contains(":") }.sorted()
+    }
+
+    /// Why `Monitor.source = name` will not scan on this machine, or `nil` when the adapter is
+    /// there (it may still be down or busy; only `run` can tell).
+    public static func absence(of name: String, sysfs: String = "/sys/class/bluetooth") -> String? {
+        guard let names = names(sysfs: sysfs) else {
+            return "this machine shows no Bluetooth support (\(sysfs) is missing), so run exits 3 here; "
+                + "load it with 'modprobe bluetooth', or read a capture (btsnoop:PATH) instead"
+        }
+        guard !names.contains(name) else { return nil }
+        let present = names.isEmpty ? "none is present" : "present: \(names.joined(separator: ", "))"
+        return
+            "no Bluetooth adapter \(name) on this machine (\(present)); plug one in or set Monitor.source to one of them"
+    }
+}
