@@ -27,8 +27,16 @@ struct Decode: AsyncParsableCommand {
     func run() async throws {
         let output = LineWriter()
         defer { output.flush() }
-        let job = DecodeJob(source: source, skipBadLines: skipBadLines)
-        let warn: @Sendable (String) -> Void = { printError("beaconwatch: warning: \($0)") }
+        let progress = TerminalProgress.make(label: "decode \(source.displayName)", unit: .bytes)
+        let job = {
+            var job = DecodeJob(source: source, skipBadLines: skipBadLines)
+            if let progress { job.progress = { progress.update(done: $0, total: $1) } }
+            return job
+        }()
+        let warn: @Sendable (String) -> Void = {
+            progress?.clear()
+            printError("beaconwatch: warning: \($0)")
+        }
         let report: FileSource.Report
         if case .adapter = source {
             // A radio runs until SIGINT or SIGTERM, which the service group turns into a stop.
@@ -39,6 +47,7 @@ struct Decode: AsyncParsableCommand {
             report = try job.run(lines: output, warn: warn)
         }
         output.flush()
+        progress?.clear()
         if !quiet {
             var summary = "decoded \(source.displayName): \(report.decode.summary)"
             if report.skippedLines > 0 { summary += ", \(report.skippedLines) bad lines skipped" }

@@ -39,7 +39,13 @@ struct Replay: ParsableCommand {
         defer { output.flush() }
         var job = FileRun(configuration: configuration, source: source)
         job.skipBadLines = skipBadLines
-        let warn: @Sendable (String) -> Void = { printError("beaconwatch: warning: \($0)") }
+        let progress = TerminalProgress.make(label: "replay \(source.displayName)", unit: .bytes)
+        defer { progress?.clear() }
+        if let progress { job.progress = { progress.update(done: $0, total: $1) } }
+        let warn: @Sendable (String) -> Void = {
+            progress?.clear()
+            printError("beaconwatch: warning: \($0)")
+        }
         job.rules = try RulesSource.loadAll(
             configuration: configuration, store: store, now: Timestamp(.now)!, warn: warn
         ).regions

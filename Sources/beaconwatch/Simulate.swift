@@ -64,12 +64,15 @@ struct Simulate: ParsableCommand {
         simulation.loss = loss / 100
         simulation.pathLossExponent = configuration.monitor.pathLossExponent
         let output = LineWriter()
+        let progress = TerminalProgress.make(label: "simulate \(walk)", unit: .items("lines"))
+        let sightings = simulation.run(plan, through: configuration.hierarchy, from: begin).sightings
         // The `decode` line is a trace line (SPEC 3.3): one format for both.
-        for case .advertisement(let time, let advertisement) in simulation.run(
-            plan, through: configuration.hierarchy, from: begin
-        ).sightings {
+        for (index, event) in sightings.enumerated() {
+            guard case .advertisement(let time, let advertisement) = event else { continue }
             output.write(line: advertisement.jsonLine(at: time))
+            if index & 1023 == 0 { progress?.update(done: index, total: sightings.count) }
         }
         output.flush()
+        progress?.clear()
     }
 }

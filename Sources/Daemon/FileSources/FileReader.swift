@@ -12,12 +12,15 @@ struct FileReader: ~Copyable {
     let name: String
     private let descriptor: Int32
     private let ownsDescriptor: Bool
+    /// The size of a regular file, for progress; `nil` for a pipe or standard input.
+    let size: Int?
 
     init(path: String, displayName: String) throws(InputError) {
         name = displayName
         if path == "-" {
             descriptor = STDIN_FILENO
             ownsDescriptor = false
+            size = Self.regularSize(STDIN_FILENO)
             return
         }
         do {
@@ -26,6 +29,13 @@ struct FileReader: ~Copyable {
             throw InputError(file: displayName, message: "cannot open: \(error.reason); check the path")
         }
         ownsDescriptor = true
+        size = Self.regularSize(descriptor)
+    }
+
+    private static func regularSize(_ descriptor: Int32) -> Int? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int(status.st_size)
     }
 
     deinit {

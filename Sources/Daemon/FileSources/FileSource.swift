@@ -15,6 +15,9 @@ public struct FileSource {
     /// How long a wait for input may last before `idle` is called again (`nil`: until input or
     /// ``wake``): asked before each wait, so a shell with something to retry gets its turn.
     public var idleTimeout: () -> Duration? = { nil }
+    /// Called after each chunk read with the bytes read so far and the file's size (`nil` for a
+    /// pipe): what a progress line shows.
+    public var progress: (_ read: Int, _ size: Int?) -> Void = { _, _ in }
 
     /// What was read, for the end-of-run summary.
     public struct Report: Sendable, Hashable {
@@ -68,9 +71,12 @@ public struct FileSource {
         // The line being read passed the limit: its bytes are dropped up to the next newline.
         var overlong = false
         var atEnd = false
+        var consumed = 0
         while !atEnd {
-            atEnd =
-                try reader.read(into: &buffer, count: 1 << 20, wake: wake, idleTimeout: idleTimeout, idle: idle) == 0
+            let got = try reader.read(into: &buffer, count: 1 << 20, wake: wake, idleTimeout: idleTimeout, idle: idle)
+            atEnd = got == 0
+            consumed += got
+            progress(consumed, reader.size)
             // Every complete line in the buffer; at the end of input, the last one without "\n".
             while true {
                 let end: Int
@@ -196,6 +202,7 @@ public struct FileSource {
             offset = 0
             atEnd =
                 try reader.read(into: &buffer, count: 1 << 20, wake: wake, idleTimeout: idleTimeout, idle: idle) == 0
+            progress(consumedBefore + buffer.count, reader.size)
         }
         if offset < buffer.count {
             warn(

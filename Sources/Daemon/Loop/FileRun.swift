@@ -25,6 +25,8 @@ public struct FileRun {
     public var linger = Duration.zero
     /// Called at the end of input, before lingering.
     public var atEnd: () -> Void = {}
+    /// Bytes of the input read so far and its size (``FileSource/progress``).
+    public var progress: (_ read: Int, _ size: Int?) -> Void = { _, _ in }
     /// The regions of `Rules.source` (``RulesSource``); `nil` without one.
     public var rules: [RuleRegion]?
     /// Carries out the rules' server calls and `Script.server` runs; the run waits for each, on
@@ -70,6 +72,7 @@ public struct FileRun {
             var summary = Summary()
             var pace: (first: Timestamp, wall: ContinuousClock.Instant)?
             var file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)
+            file.progress = progress
             file.wake = control?.wakeDescriptor
             // Steps a full disk held back are tried again while a quiet pipe gives no input.
             file.idleTimeout = { driver.failing == nil ? nil : EngineDriver.retryInterval }

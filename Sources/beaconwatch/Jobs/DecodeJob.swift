@@ -7,6 +7,8 @@ import Foundation
 struct DecodeJob: Sendable {
     var source: SourceSpec
     var skipBadLines = false
+    /// Bytes of a file source read so far and its size (``FileSource/progress``).
+    var progress: @Sendable (_ read: Int, _ size: Int?) -> Void = { _, _ in }
 
     init(source: SourceSpec, skipBadLines: Bool = false) {
         self.source = source
@@ -53,7 +55,8 @@ struct DecodeJob: Sendable {
             report.decode = decoder.statistics
             return report
         }
-        let file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)
+        var file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)
+        file.progress = progress
         return try file.read { event in
             if case .advertisement(let time, let advertisement) = event { emit(time, advertisement) }
         }
