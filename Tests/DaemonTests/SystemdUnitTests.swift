@@ -17,7 +17,7 @@ import Testing
 
     @Test func theUnitRunsTheDaemonUnprivilegedWithOnlyCapNetRaw() throws {
         let unit = try Self.settings()
-        #expect(unit["ExecStart"] == ["/usr/local/bin/beaconwatch run --config /etc/beaconwatch/hsyco.ini"])
+        #expect(unit["ExecStart"] == ["/usr/bin/beaconwatch run --config /etc/beaconwatch/hsyco.ini"])
         #expect(unit["ExecReload"] == ["/bin/kill -HUP $MAINPID"])
         #expect(unit["User"] == ["beaconwatch"])
         #expect(unit["AmbientCapabilities"] == ["CAP_NET_RAW"])
