@@ -10,7 +10,7 @@ import ServiceLifecycle
 import Synchronization
 import WebView
 
-/// Answers the web view's and the API's requests (SPEC 16, README "Web view and HTTP API"): one
+/// Answers the web view's and the API's requests (SPEC 16, docs/web.md): one
 /// responder for every path, so that every error is the same one-line JSON.
 public struct WebResponder: HTTPResponder {
     public typealias Context = BasicRequestContext

@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// A command example of the README or docs/ that shows its output: a ```console block's
+/// `$ command` (continued by a trailing backslash) and the lines after it.
+struct DocumentationExample: Sendable, CustomTestStringConvertible {
+    var file: String
+    var line: Int
+    var command: String
+    var expected: [String]
+
+    var testDescription: String { "\(file):\(line): \(command.prefix(60))" }
+
+    /// The examples of one Markdown text.
+    static func parse(_ text: String, file: String) -> [DocumentationExample] {
+        var examples: [DocumentationExample] = []
+        var inConsole = false
+        var continuing = false
+        for (index, raw) in text.components(separatedBy: "\n").enumerated() {
+            let line = String(raw)
+            if line.hasPrefix("```") {
+                inConsole = !inConsole && line == "```console"
+                continuing = false
+                continue
+            }
+            guard inConsole else { continue }
+            if continuing, var last = examples.popLast() {
+                last.command += "\n" + line
+                continuing = line.hasSuffix("\\")
+                examples.append(last)
+            } else if line.hasPrefix("$ ") {
+                examples.append(
+                    DocumentationExample(file: file, line: index + 1, command: String(line.dropFirst(2)), expected: []))
+                continuing = line.hasSuffix("\\")
+            } else if var last = examples.popLast() {
+                last.expected.append(line)
+                examples.append(last)
+            }
+        }
+        // Blank lines closing a block's last example are layout, not output.
+        return examples.map { example in
+            var example = example
+            while example.expected.last?.isEmpty == true { example.expected.removeLast() }
+            return example
+        }
+    }
+
+    /// Whether `actual` is what the example shows: line by line, a line `...` standing for any
+    /// number of lines and `…` within a line for any text; trailing spaces do not count.
+    static func matches(expected: [String], actual: [String]) -> Bool {
+        func trimmed(_ line: String) -> String {
+            var line = Substring(line)
+            while line.last == " " { line = line.dropLast() }
+            return String(line)
+        }
+        func lineMatches(_ pattern: String, _ line: String) -> Bool {
+            let pieces = trimmed(pattern).components(separatedBy: "…")
+            var rest = Substring(trimmed(line))
+            guard rest.hasPrefix(pieces[0]) else { return false }
+            rest = rest.dropFirst(pieces[0].count)
+            if pieces.count == 1 { return rest.isEmpty }
+            for piece in pieces.dropFirst().dropLast() {
+                guard let range = rest.range(of: piece) else { return false }
+                rest = rest[range.upperBound...]
+            }
+            return rest.hasSuffix(pieces[pieces.count - 1])
+        }
+        func match(_ e: ArraySlice<String>, _ a: ArraySlice<String>) -> Bool {
+            guard let first = e.first else { return a.isEmpty }
+            if trimmed(first) == "..." {
+                return (a.startIndex...a.endIndex).contains { match(e.dropFirst(), a[$0...]) }
+            }
+            guard let line = a.first, lineMatches(first, line) else { return false }
+            return match(e.dropFirst(), a.dropFirst())
+        }
+        return match(expected[...], actual[...])
+    }
+}
+
+@Suite struct DocumentationExampleTests {
+    static let repository = Conformance.directory.deletingLastPathComponent().deletingLastPathComponent()
+
+    static let examples: [DocumentationExample] = {
+        let files = FileManager.default
+        var pages = ["README.md"]
+        let docs = (try? files.contentsOfDirectory(atPath: repository.appendingPathComponent("docs").path)) ?? []
+        pages += docs.filter { $0.hasSuffix(".md") }.sorted().map { "docs/\($0)" }
+        return pages.flatMap { page in
+            let text = (try? String(contentsOf: repository.appendingPathComponent(page), encoding: .utf8)) ?? ""
+            return DocumentationExample.parse(text, file: page)
+        }
+    }()
+
+    /// Runs `command` as a reader would, in a clone's folder with the build on `PATH`; standard
+    /// output and standard error together, as a terminal shows them.
+    static func run(_ command: String) throws -> [String] {
+        let scratch = try scratchFolder("example")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", "{ " + command.replacingOccurrences(of: "\\\n", with: "") + "\n} 2>&1"]
+        process.currentDirectoryURL = repository
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = DecodeCommandTests.productsDirectory.path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        environment["SCRATCH"] = scratch.path
+        environment["TZ"] = "UTC"
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        var lines = String(decoding: data, as: UTF8.self).components(separatedBy: "\n")
+        if lines.last == "" { lines.removeLast() }
+        return lines
+    }
+
+    @Test func theDocsHaveExamplesToRun() {
+        #expect(Self.examples.count >= 8, "\(Self.examples.map(\.testDescription))")
+    }
+
+    @Test(arguments: examples)
+    func theExampleShowsWhatTheCommandPrints(_ example: DocumentationExample) throws {
+        let actual = try Self.run(example.command)
+        #expect(
+            DocumentationExample.matches(expected: example.expected, actual: actual),
+            "\(example.file):\(example.line): `\(example.command)` printed:\n\(actual.joined(separator: "\n"))\n--- the example shows:\n\(example.expected.joined(separator: "\n"))"
+        )
+    }
+
+    /// An example edited so that it no longer shows what the command prints fails.
+    @Test func anEditedExampleFails() throws {
+        let example = try #require(
+            Self.examples.first { $0.command.hasPrefix("beaconwatch check --config etc/hsyco.ini") })
+        let actual = try Self.run(example.command)
+        #expect(DocumentationExample.matches(expected: example.expected, actual: actual))
+        var edited = example.expected
+        let index = try #require(edited.firstIndex { $0.contains("4 beacons") })
+        edited[index] = edited[index].replacingOccurrences(of: "4 beacons", with: "5 beacons")
+        #expect(!DocumentationExample.matches(expected: edited, actual: actual))
+        #expect(!DocumentationExample.matches(expected: example.expected + ["one line more"], actual: actual))
+    }
+
+    @Test func ellipsesStandForLinesAndText() {
+        let actual = ["first", "second 42 here", "third", "last"]
+        #expect(DocumentationExample.matches(expected: ["first", "...", "last"], actual: actual))
+        #expect(DocumentationExample.matches(expected: ["...", "second … here", "...", "last"], actual: actual))
+        #expect(DocumentationExample.matches(expected: ["first", "second…", "third", "last", "..."], actual: actual))
+        #expect(!DocumentationExample.matches(expected: ["first", "second", "third", "last"], actual: actual))
+        #expect(!DocumentationExample.matches(expected: ["first", "..."], actual: ["second"]))
+        #expect(!DocumentationExample.matches(expected: ["first"], actual: actual))
+        let parsed = DocumentationExample.parse(
+            "text\n```console\n$ echo a \\\n  b\na b\n\n$ true\n```\n```\n$ not run\n```\n", file: "x.md")
+        #expect(parsed.map(\.command) == ["echo a \\\n  b", "true"])
+        #expect(parsed.map(\.expected) == [["a b"], []])
+        #expect(parsed.map(\.line) == [3, 7])
+    }
+}
