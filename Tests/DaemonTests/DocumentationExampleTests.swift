@@ -142,6 +142,28 @@ struct DocumentationExample: Sendable, CustomTestStringConvertible {
         #expect(!DocumentationExample.matches(expected: example.expected + ["one line more"], actual: actual))
     }
 
+    /// Every relative link of the README and docs/ leads to a file of the repository.
+    @Test func everyLinkBetweenThePagesLeadsToAFile() throws {
+        let files = FileManager.default
+        var pages = ["README.md", "CHANGELOG.md"]
+        pages += try files.contentsOfDirectory(atPath: Self.repository.appendingPathComponent("docs").path)
+            .filter { $0.hasSuffix(".md") }.map { "docs/\($0)" }
+        let link = /\]\(([^)#\s]+)(#[^)]*)?\)/
+        var broken: [String] = []
+        for page in pages {
+            let text = try String(contentsOf: Self.repository.appendingPathComponent(page), encoding: .utf8)
+            let folder = Self.repository.appendingPathComponent(page).deletingLastPathComponent()
+            for match in text.matches(of: link) {
+                let target = String(match.output.1)
+                if target.contains("://") || target.hasPrefix("mailto:") { continue }
+                if !files.fileExists(atPath: folder.appendingPathComponent(target).path) {
+                    broken.append("\(page): \(target)")
+                }
+            }
+        }
+        #expect(broken == [])
+    }
+
     @Test func ellipsesStandForLinesAndText() {
         let actual = ["first", "second 42 here", "third", "last"]
         #expect(DocumentationExample.matches(expected: ["first", "...", "last"], actual: actual))
