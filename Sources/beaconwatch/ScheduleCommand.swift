@@ -16,7 +16,7 @@ struct ScheduleCommand: ParsableCommand {
             """
     )
 
-    @Option(help: "The rules source: a u_beacons.json file.")
+    @Option(help: "The rules source: a u_beacons.json file or an http(s) URL (fetched as written).")
     var rules: String
 
     @Option(help: "The rule region's id.")
