@@ -19,7 +19,7 @@ struct Run: AsyncParsableCommand {
             and exits at its end, keeping the state as a stopping daemon does: beacons still \
             reported are reported off at the next start unless seen again within exitTimeout. \
             --realtime paces it by its timestamps instead. An adapter (hciN) scans until SIGINT or \
-            SIGTERM. With MQTT.host set, outputs go to the broker (SPEC 10.1); at the end (or on \
+            SIGTERM. With MQTT.host set, outputs go to the broker (docs/mqtt.md); at the end (or on \
             SIGTERM/SIGINT), 'offline' is published and acknowledgements are awaited for up to \
             5 s. SIGHUP or B/cmd/reload re-reads the configuration; a bad file is reported and the \
             one in force stays. The state \
