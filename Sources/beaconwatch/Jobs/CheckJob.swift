@@ -186,7 +186,9 @@ struct CheckJob {
         var warnings =
             configuration.warnings.map(\.description) + fileWarnings(sysfs: sysfs) + ruleWarnings + fenceWarnings
         if case .hierarchical(true) = plan {
-            warnings.append("more candidates than the cap: scan-assisted selection is in use (docs/running.md, How the monitor works)")
+            warnings.append(
+                "more candidates than the cap: scan-assisted selection is in use (docs/running.md, How the monitor works)"
+            )
         }
         lines.append("")
         if warnings.isEmpty {
