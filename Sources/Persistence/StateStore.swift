@@ -36,6 +36,10 @@ public final class StateStore: Sendable {
         var configuration = GRDB.Configuration()
         configuration.journalMode = .wal
         configuration.busyMode = .timeout(5)
+        // Asked first: what SQLite says of a file it cannot write depends on how far it got.
+        if let reason = FileAccess.unwritable(path) {
+            throw StateStoreError(path: path, problem: "\(reason); make it writable or set State.database elsewhere")
+        }
         do {
             let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -57,9 +61,7 @@ public final class StateStore: Sendable {
         } catch let error as StateStoreError {
             throw error
         } catch {
-            // Foundation's "the file doesn't exist" of a folder it could not make says less.
-            let reason = FileAccess.unwritable(path).map { "\($0); make it writable or set State.database elsewhere" }
-            throw StateStoreError(path: path, problem: reason ?? Self.describe(error))
+            throw StateStoreError(path: path, problem: Self.describe(error))
         }
     }
 

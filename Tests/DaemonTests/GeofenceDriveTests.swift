@@ -1,5 +1,6 @@
 import Foundation
 import MQTT
+import Synchronization
 import TestSupport
 import Testing
 
@@ -20,6 +21,31 @@ import Testing
         .appendingPathComponent("geofence")
     static let example = Conformance.url("ubudu/u_geofences-example.json").path
     static let gpsfake = "/usr/bin/gpsfake"
+    static let gpspipe = "/usr/bin/gpspipe"
+
+    /// The distinct times of the fixes gpsd has reported, read from `gpspipe -w`'s JSON lines.
+    final class Reports: Sendable {
+        private let state = Mutex((pending: Data(), watching: false, times: Set<String>()))
+
+        func take(_ data: Data) {
+            state.withLock { state in
+                state.pending.append(data)
+                while let newline = state.pending.firstIndex(of: 0x0A) {
+                    let line = String(decoding: state.pending[..<newline], as: UTF8.self)
+                    state.pending.removeSubrange(...newline)
+                    if line.contains(#""class":"WATCH""#) { state.watching = true }
+                    if line.contains(#""class":"TPV""#),
+                        let range = line.range(of: #""time":"[^"]+""#, options: .regularExpression)
+                    {
+                        state.times.insert(String(line[range]))
+                    }
+                }
+            }
+        }
+
+        var watching: Bool { state.withLock { $0.watching } }
+        var fixes: Int { state.withLock { $0.times.count } }
+    }
 
     /// The outputs of a replay of `trace` under the drive's configuration.
     static func replay(_ trace: String) throws -> [String] {
@@ -90,7 +116,9 @@ import Testing
 
     @Test(
         .enabled(
-            if: FileManager.default.isExecutableFile(atPath: gpsfake), "gpsfake is not installed (scripts/setup --gps)")
+            if: FileManager.default.isExecutableFile(atPath: gpsfake)
+                && FileManager.default.isExecutableFile(atPath: gpspipe),
+            "gpsfake and gpspipe are not installed (scripts/setup --gps)")
     )
     func gpsfakeThroughARealGpsdGivesTheOutputsOfTheTrace() async throws {
         let broker = try Broker()
@@ -148,9 +176,36 @@ import Testing
             logText().contains("gpsd watching") || !daemon.isRunning || !fake.isRunning
         }
         #expect(daemon.isRunning && fake.isRunning, "daemon: \(logText())\ngpsfake: \(fakeLog())")
-        // Lines end in CR LF, one Character to Swift: count the bytes.
+
+        // A watcher of the test's own sees each fix gpsd reports, and a fix is fed only once the
+        // one before it was reported: nothing piles up in gpsfake's pseudo-terminal, whose 4 KiB
+        // a loaded machine can fill while gpsd waits for the CPU, and gpsd then loses sentences.
+        let watcher = Process()
+        watcher.executableURL = URL(fileURLWithPath: Self.gpspipe)
+        watcher.arguments = ["-w", "127.0.0.1:\(gpsdPort)"]
+        let reports = Reports()
+        let pipe = Pipe()
+        watcher.standardOutput = pipe
+        pipe.fileHandleForReading.readabilityHandler = {
+            reports.take($0.availableData)
+            Eventually.changed()
+        }
+        try Eventually.start(watcher, loggingTo: folder.appendingPathComponent("gpspipe.log"))
+        defer {
+            if watcher.isRunning { kill(watcher.processIdentifier, SIGKILL) }
+            pipe.fileHandleForReading.readabilityHandler = nil
+        }
+        try await MQTTRunTests.Subscriber.until("gpspipe to watch") { reports.watching || !watcher.isRunning }
+        // Two sentences a fix (GGA, RMC); lines end in CR LF, one Character to Swift: count bytes.
         let sentences = try Data(contentsOf: Self.folder.appendingPathComponent("drive.nmea")).count { $0 == 0x0A }
-        prompts.fileHandleForWriting.write(Data(String(repeating: "\n", count: sentences + 1).utf8))
+        for fix in 0..<(sentences / 2) {
+            // gpsd reports a fix when the next one begins: wait for the one before the last fed.
+            try await MQTTRunTests.Subscriber.until("gpsd to report fix \(fix - 1)") {
+                reports.fixes >= fix - 1 || !fake.isRunning
+            }
+            prompts.fileHandleForWriting.write(Data("\n\n".utf8))
+        }
+        prompts.fileHandleForWriting.write(Data(String(repeating: "\n", count: sentences % 2 + 1).utf8))
 
         // Everything the trace gives: four transitions, and B/geofence back to none.
         do {

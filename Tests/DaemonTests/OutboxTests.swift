@@ -120,9 +120,27 @@ import Testing
         #expect(status == 0, "\(log)")
         let expected = try Self.locations(in: folder.appendingPathComponent("events.jsonl"))
         #expect(expected.count == count)
-        let (missing, firstArrivals) = await Self.arrivals(of: expected, at: subscriber)
-        #expect(missing.isEmpty, "\(Self.describe(missing, of: expected.count))")
-        let inOrder = firstArrivals == expected
+        // A stop waits at most 5 s for the broker's acknowledgements and keeps the rest in the
+        // outbox for the next start. On a loaded machine the last fault's reconnect can outlast
+        // that, so the daemon is started again on an empty trace, as a restarted service would
+        // be, until the outbox is delivered (those starts' own outputs are not counted).
+        try Data().write(to: folder.appendingPathComponent("empty.jsonl"))
+        var restarts = 0
+        while try !StateStore(path: folder.appendingPathComponent("state.sqlite").path).pendingOutbox().isEmpty,
+            restarts < 5
+        {
+            restarts += 1
+            let again = try Self.start(
+                [
+                    "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:empty.jsonl",
+                    "--log-level", "error",
+                ], in: folder, log: "drain-\(restarts).log")
+            #expect(try await Self.exit(of: again, within: 60) == 0)
+        }
+        let (missing, arrivals) = await Self.arrivals(of: expected, at: subscriber)
+        #expect(missing.isEmpty, "\(Self.describe(missing, of: expected.count)), after \(restarts) restarts")
+        let wanted = Set(expected)
+        let inOrder = arrivals.filter(wanted.contains) == expected
         #expect(inOrder)
         #expect(try StateStore(path: folder.appendingPathComponent("state.sqlite").path).pendingOutbox().isEmpty)
         subscriber.client.shutdown()
