@@ -91,8 +91,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            plugins: ["BuildInfo"]
         ),
+        // The checkout's commit for `beaconwatch --version`, written before each build.
+        .plugin(name: "BuildInfo", capability: .buildTool(), path: "Sources/BuildInfo"),
         // Every parser and the engine behind one entry each, for libFuzzer (scripts/fuzz) and
         // the tests that replay what it found.
         .target(

@@ -22,7 +22,7 @@ struct BeaconWatch: AsyncParsableCommand {
             Exit status: 0 success, 1 runtime failure, 2 bad input (configuration, trace, \
             arguments), 3 Bluetooth unavailable.
             """,
-        version: "beaconwatch \(version) (libmosquitto \(Mosquitto.libraryVersion))",
+        version: "beaconwatch \(version) (commit \(BuildInfo.commit), libmosquitto \(Mosquitto.libraryVersion))",
         subcommands: [
             Run.self, Replay.self, Check.self, Decode.self, ScheduleCommand.self, Simulate.self, Advertise.self,
             Calibrate.self, Forward.self,

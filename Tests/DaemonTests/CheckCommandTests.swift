@@ -127,6 +127,32 @@ import TestSupport
 
     /// Issue 21: no subcommand is a usage error: the help on standard error, status 2; asking for
     /// the help is not.
+    /// SPEC 11: `--version` says the version and the commit the build came from.
+    @Test func versionNamesTheBuildsCommit() throws {
+        let run = try DecodeCommandTests.beaconwatch(["--version"])
+        #expect(run.status == 0)
+        let line = run.stdout.trimmingCharacters(in: .newlines)
+        let match = try #require(
+            line.wholeMatch(of: /beaconwatch \d+\.\d+\.\d+ \(commit ([0-9a-f]{12}\+?|unknown), libmosquitto [0-9.]+\)/))
+        func git(_ arguments: [String]) throws -> Int32 {
+            let git = Process()
+            git.executableURL = URL(fileURLWithPath: "/usr/bin/git")
+            git.arguments = ["-C", Self.repository.path] + arguments
+            git.standardOutput = FileHandle.nullDevice
+            git.standardError = FileHandle.nullDevice
+            try git.run()
+            git.waitUntilExit()
+            return git.terminationStatus
+        }
+        let commit = String(match.output.1).replacingOccurrences(of: "+", with: "")
+        if try git(["rev-parse", "HEAD"]) == 0 {
+            // The build's commit is this checkout's HEAD or one before it (a commit since the build).
+            #expect(try git(["merge-base", "--is-ancestor", commit, "HEAD"]) == 0, "\(line)")
+        } else {
+            #expect(commit == "unknown")
+        }
+    }
+
     @Test func noSubcommandPrintsTheHelpAndExits2() throws {
         let bare = try DecodeCommandTests.beaconwatch([])
         #expect(bare.status == 2)
