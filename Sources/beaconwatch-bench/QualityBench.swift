@@ -216,7 +216,7 @@ struct QualityBench: ParsableCommand {
             let outputs = actions.outputs
             // The advertisements heard (after loss), per Zone index, in time order. (Keyed by index:
             // a `Region.zone` built here from a sighting's beacon hashed inconsistently in release
-            // builds with Swift 6.3.1; see docs/troubleshooting.md.)
+            // builds with Swift 6.3.1; see docs/development.md.)
             var heard: [Int32: [Timestamp]] = [:]
             for case .advertisement(let time, let advertisement) in sightings {
                 guard let index = hierarchy.index(of: advertisement.beacon) else { continue }
