@@ -225,11 +225,13 @@ public final class MQTTClient: Sendable {
     }
 
     /// Makes the first attempt to connect `mosq` and starts its network thread, which retries
-    /// (1 s, doubling to 60 s) while the broker is not there. An attempt that fails for another
-    /// reason than the network (a bad address) throws, and no thread is started.
+    /// (1 s, doubling to 60 s) while the broker is not there. A name that does not resolve yet
+    /// is retried too (at boot the resolver may come up after the daemon). An attempt that fails
+    /// for another reason (invalid arguments) throws, and no thread is started.
     private func connect(_ mosq: OpaquePointer, relay: Relay) throws -> NetworkLoop {
         let code = mosquitto_connect_async(mosq, connection.host, connection.port, connection.keepalive)
-        guard code == MOSQ_ERR_SUCCESS.rawValue || code == MOSQ_ERR_ERRNO.rawValue else {
+        let retried = [MOSQ_ERR_SUCCESS, MOSQ_ERR_ERRNO, MOSQ_ERR_EAI].map(\.rawValue)
+        guard retried.contains(code) else {
             throw MQTTError(operation: "connect to \(connection.host):\(connection.port)", code: code)
         }
         let loop: NetworkLoop

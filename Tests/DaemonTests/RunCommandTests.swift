@@ -25,6 +25,25 @@ import Testing
         #expect(run.stdout.contains(#""type":"location""#))
     }
 
+    /// A broker name that does not resolve (yet: at boot the resolver may start after the daemon)
+    /// is a broker not there, retried with backoff, not an error that ends the run.
+    @Test func aBrokerNameThatDoesNotResolveIsRetriedLikeAnAbsentBroker() throws {
+        let line =
+            #"{"t": 1700000000, "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1, "minor": 1, "rssi": -59}"#
+        let folder = try Self.folder("MQTT.host = broker.nonexistent.invalid\n")
+        let run = try DecodeCommandTests.beaconwatch(
+            [
+                "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:-", "--events", "-",
+                "--log-level", "warning",
+            ],
+            stdin: line + "\n", in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(
+            run.stderr.contains("MQTT broker broker.nonexistent.invalid:1883 is not reachable yet"), "\(run.stderr)")
+        #expect(run.stderr.contains("were not acknowledged before stopping; sent at the next start"))
+        #expect(run.stdout.contains(#""type":"location""#))
+    }
+
     @Test func runOnAnAdapterWithoutKernelSupportExits3() throws {
         guard !FileManager.default.fileExists(atPath: "/sys/class/bluetooth") else { return }
         let run = try DecodeCommandTests.beaconwatch(

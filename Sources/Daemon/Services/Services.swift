@@ -107,7 +107,9 @@ public struct MQTTService: Service {
                     },
                     fleet: { control.post($0) })
             }
-            let message = "MQTT broker \(endpoint) is not reachable yet; events wait for it in the outbox"
+            let message =
+                "MQTT broker \(endpoint) is not reachable yet (not running, or its name does not resolve); "
+                + "events wait for it in the outbox"
             // Said once the first connection is 5 s late, then again when it comes (a lost
             // connection is said by the sink, with its own "reachable again"); until the stop.
             let said = Mutex(false)
