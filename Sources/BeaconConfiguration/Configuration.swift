@@ -68,6 +68,14 @@ public struct MQTTSettings: Sendable, Hashable, CustomStringConvertible {
 
     public var usesTLS: Bool { tlsCA != nil }
 
+    /// The TLS files the client reads at start, each with its key: `check` and the MQTT sink
+    /// both ask whether they can be read before libmosquitto does.
+    public var tlsFiles: [(key: String, path: String)] {
+        [("MQTT.tls.ca", tlsCA), ("MQTT.tls.cert", tlsCert), ("MQTT.tls.key", tlsKey)].compactMap { key, path in
+            path.map { (key, $0) }
+        }
+    }
+
     public var description: String {
         var text =
             "\(usesTLS ? "mqtts" : "mqtt")://\(host.excerpt):\(port) as \(clientID.excerpt), MQTT \(version.rawValue), "

@@ -41,11 +41,8 @@ struct CheckJob {
             errors.append(configuration.problem("State.database", "the state database \(database) \(reason); \(fix)"))
         }
         if let mqtt = configuration.mqtt {
-            let files = [
-                ("MQTT.passwordFile", mqtt.passwordFile), ("MQTT.tls.ca", mqtt.tlsCA), ("MQTT.tls.cert", mqtt.tlsCert),
-                ("MQTT.tls.key", mqtt.tlsKey),
-            ]
-            for case (let key, let path?) in files {
+            let password = mqtt.passwordFile.map { [(key: "MQTT.passwordFile", path: $0)] } ?? []
+            for (key, path) in password + mqtt.tlsFiles {
                 if let reason = FileAccess.unreadable(path) {
                     errors.append(
                         configuration.problem(key, "\(key) \(path) \(reason); the daemon's user must read it"))

@@ -90,9 +90,7 @@ public final class MQTTSink: OutputSink {
         connection.username = settings.username
         connection.password = try settings.password ?? settings.passwordFile.map(Self.readPassword)
         // libmosquitto says only "invalid function arguments" of a TLS file it cannot read.
-        for case (let key, let path?) in [
-            ("MQTT.tls.ca", settings.tlsCA), ("MQTT.tls.cert", settings.tlsCert), ("MQTT.tls.key", settings.tlsKey),
-        ] {
+        for (key, path) in settings.tlsFiles {
             if let reason = FileAccess.unreadable(path) {
                 throw RuntimeFailure("\(key) \(path) \(reason); check the path and that this user may read it")
             }
