@@ -20,6 +20,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // gpsd's client (SPEC 17): already built for Hummingbird.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // SHA-1 of the OwnTracks app's derived waypoint ids (SPEC 15.1): already built for
+        // async-http-client's TLS.
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // Pure: identifiers, HCI advertising report decoding, btsnoop and trace readers.
@@ -59,7 +62,12 @@ let package = Package(
         // descriptor, and a condition async code awaits (woken, never polled).
         .target(name: "Syscalls"),
         // Pure: fleet payloads (OwnTracks, Theengs, forward) to observations, waypoint commands.
-        .target(name: "Fleet", dependencies: ["BeaconCore", "BeaconConfiguration", "Engine", "RegionMonitor", "Rules"]),
+        .target(
+            name: "Fleet",
+            dependencies: [
+                "BeaconCore", "BeaconConfiguration", "Engine", "RegionMonitor", "Rules",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         .target(name: "BlueZ", dependencies: ["BeaconCore", "CBluetooth", "Syscalls"]),
         .target(name: "MQTT", dependencies: ["BeaconCore", "CMosquitto", "RegionMonitor", "Syscalls"]),
         // Pure: what the web view shows (devices, their regions, dwell, transitions) as values,

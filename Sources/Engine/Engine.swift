@@ -64,6 +64,7 @@ public struct Engine: Sendable {
             restored: kept.classes,
             restoredNearest: kept.nearest
         )
+        if let presence = kept.presence { monitor.resume(presence) }
         dwell = DwellLedger(
             timeZone: configuration.monitor.timezone ?? .current, restored: kept.dwell, regions: kept.dwellRegions)
         keptRules = kept.rules
@@ -73,6 +74,10 @@ public struct Engine: Sendable {
             if !fences.isEmpty || configuration.rules.geofences != nil { fenceRegions = fences }
             self.rules = RuleEngine(
                 regions: rules, hierarchy: configuration.hierarchy, settings: ruleSettings, restored: kept.rules)
+            // The regions a restart resumes inside were entered before it: no `enter` rule again.
+            if let presence = kept.presence, !presence.inside.isEmpty {
+                self.rules?.assumePresence(inside: Set(presence.inside.keys), classesOf: nil)
+            }
         }
         if let fenceRegions {
             geofences = GeofenceMonitor(
@@ -196,7 +201,7 @@ public struct Engine: Sendable {
         if case .advertisement(let advertisement) = input { return sighting(advertisement, at: time, into: &actions) }
         if case .phoneSighting(let advertisement, let proximity) = input {
             monitor.notePhoneProximity(proximity, of: advertisement.beacon)
-            return sighting(advertisement, at: time, into: &actions)
+            return sighting(advertisement, at: time, byPhone: true, into: &actions)
         }
         let time = max(time, now)
         while let due = nextDeadline, due <= time { fire(due, into: &actions) }
@@ -269,7 +274,7 @@ public struct Engine: Sendable {
     /// One advertisement: the hot path, the same order as any input, but the monitor's own
     /// deadlines at `time` come after it (a sighting may renew them: SPEC 5.1).
     private mutating func sighting(
-        _ advertisement: Advertisement, at time: Timestamp, into actions: inout [EngineAction]
+        _ advertisement: Advertisement, at time: Timestamp, byPhone: Bool = false, into actions: inout [EngineAction]
     ) {
         let time = max(time, now)
         while let due = nextDeadline, due < time { fire(due, into: &actions) }
@@ -277,6 +282,8 @@ public struct Engine: Sendable {
         let start = pending.count
         sightings += 1
         if !monitor.sighting(advertisement, at: time, into: &pending) { unconfiguredSightings += 1 }
+        // A phone's own ranging also says which region its iOS holds it in (SPEC 15.1).
+        if byPhone { monitor.phoneRanged(advertisement.beacon, at: time, into: &pending) }
         observe(from: start)
         closeStep(into: &actions)
     }
@@ -411,10 +418,14 @@ public struct Engine: Sendable {
             .persist(
                 EngineStep(
                     changes: changes,
-                    whereabouts: Whereabouts(
-                        area: monitor.currentAreaName, zone: monitor.currentZoneName,
-                        nearest: monitor.nearestLocationID, dwell: dwellShown ?? [:],
-                        geofences: geofences?.insideLabels))))
+                    whereabouts: whereabouts(dwell: dwellShown ?? [:]))))
         for request in requests { actions.append(.request(request)) }
+    }
+
+    /// Where the user is now, with `dwell` to show.
+    public func whereabouts(dwell: [String: Double] = [:]) -> Whereabouts {
+        Whereabouts(
+            area: monitor.currentAreaName, zone: monitor.currentZoneName, nearest: monitor.nearestLocationID,
+            dwell: dwell, geofences: geofences?.insideLabels)
     }
 }

@@ -14,14 +14,21 @@ public struct FleetObservation: Sendable, Hashable {
         case sighting(Advertisement, phoneProximity: Proximity?)
         /// An HCI event of a `forward` node, decoded by the device's engine.
         case hci([UInt8])
-        /// The phone's own monitoring (OwnTracks `transition`, `t: "b"`, `desc: bw:<region>`).
-        case transition(Region, entered: Bool)
+        /// The phone's own monitoring (OwnTracks `transition`, `t: "b"`): matched to a region by
+        /// its `rid`, else its `desc`, by the fleet (the names are the hierarchy's).
+        case transition(PhoneTransition)
+        /// The phone's waypoints (OwnTracks `_type: waypoints`): its own regions count against
+        /// the iOS limit (SPEC 15.1).
+        case waypoints([PhoneWaypoint])
+        /// The phone's user made or changed a region (OwnTracks `_type: waypoint`).
+        case waypointChanged
         case position(Position)
         /// The phone went away (OwnTracks `lwt`).
         case offline
     }
 
-    /// The device's own time for it (`tst`, `t`), when it gave one: the age check (`Fleet.maxAge`).
+    /// When the device made it (OwnTracks `created_at`, else `tst` of a location or transition; a
+    /// trace line's `t`), when it says: the age check (`Fleet.maxAge`).
     public var time: Timestamp?
     public var kind: Kind
 

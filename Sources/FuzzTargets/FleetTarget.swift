@@ -36,7 +36,11 @@ enum FleetTarget {
                 case .hci(let event):
                     var decoder = AdvertisingReportDecoder()
                     decoder.decode(event: event) { _ in }
-                case .transition, .offline:
+                case .transition(let transition):
+                    precondition(transition.rid != nil || transition.desc != nil, "a transition naming nothing")
+                case .waypoints(let list):
+                    precondition(list.count <= 10_000, "\(list.count) waypoints")
+                case .offline, .waypointChanged:
                     break
                 }
             }

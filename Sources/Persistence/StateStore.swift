@@ -188,6 +188,16 @@ public final class StateStore: Sendable {
                         commandTopic TEXT, waypoints TEXT NOT NULL DEFAULT '');
                     """)
         }
+        migrator.registerMigration("v8: OwnTracks waypoints as the app reads them, presence per device") { db in
+            // `waypointForm` 1: the phone holds `desc: bw:<region>` waypoints without a rid (the
+            // form before SPEC 15.1's), deleted by the next start; 2: named waypoints with a rid.
+            try db.execute(
+                sql: """
+                    ALTER TABLE fleetDevice ADD COLUMN waypointForm INTEGER NOT NULL DEFAULT 1;
+                    ALTER TABLE fleetDevice ADD COLUMN ownWaypoints INTEGER;
+                    ALTER TABLE fleetDevice ADD COLUMN presence TEXT;
+                    """)
+        }
         return migrator
     }
 
@@ -319,13 +329,21 @@ public final class StateStore: Sendable {
                     """, arguments: [device, nearest.locationID])
         }
         if let record = share.record {
+            // The form is 2 once the legacy waypoints are deleted; a record without presence
+            // keeps the one kept before.
             try db.execute(
                 sql: """
-                    INSERT INTO fleetDevice (device, source, commandTopic, waypoints) VALUES (?, ?, ?, ?)
+                    INSERT INTO fleetDevice (device, source, commandTopic, waypoints, waypointForm, ownWaypoints, presence)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT(device) DO UPDATE SET source = excluded.source, commandTopic = excluded.commandTopic,
-                    waypoints = excluded.waypoints
+                    waypoints = excluded.waypoints, waypointForm = excluded.waypointForm,
+                    ownWaypoints = excluded.ownWaypoints, presence = COALESCE(excluded.presence, presence)
                     """,
-                arguments: [device, record.source, record.commandTopic, record.waypoints.joined(separator: "\n")])
+                arguments: [
+                    device, record.source, record.commandTopic,
+                    (record.legacy.isEmpty ? record.waypoints : record.legacy).joined(separator: "\n"),
+                    record.legacy.isEmpty ? 2 : 1, record.ownWaypoints, record.presence,
+                ])
         }
     }
 
@@ -450,11 +468,14 @@ public final class StateStore: Sendable {
         // One transaction for them all: a fleet of thousands starts without thousands of reads.
         try reading { db in
             var records: [String: FleetDeviceRecord] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT device, source, commandTopic, waypoints FROM fleetDevice") {
+            let columns = "device, source, commandTopic, waypoints, waypointForm, ownWaypoints, presence"
+            for row in try Row.fetchAll(db, sql: "SELECT \(columns) FROM fleetDevice") {
                 let list: String = row["waypoints"]
+                let regions = list.split(separator: "\n").map(String.init)
+                let legacy = (row["waypointForm"] as Int?) == 1
                 records[row["device"]] = FleetDeviceRecord(
-                    source: row["source"], commandTopic: row["commandTopic"],
-                    waypoints: list.split(separator: "\n").map(String.init))
+                    source: row["source"], commandTopic: row["commandTopic"], waypoints: legacy ? [] : regions,
+                    legacy: legacy ? regions : [], ownWaypoints: row["ownWaypoints"], presence: row["presence"])
             }
             let tables = [
                 "beaconReport", "ruleCounter", "groupCounter", "notificationDay", "alertRecord", "dwell",
@@ -463,7 +484,9 @@ public final class StateStore: Sendable {
             let sql = tables.map { "SELECT device FROM \($0) WHERE device != ''" }.joined(separator: " UNION ")
             var kept: [String: (record: FleetDeviceRecord?, state: KeptState)] = [:]
             for device in try String.fetchAll(db, sql: sql) {
-                kept[device] = (records[device], try Self.kept(in: db, device: device))
+                var state = try Self.kept(in: db, device: device)
+                state.presence = records[device]?.presence.map { MonitorPresence(text: $0) }
+                kept[device] = (records[device], state)
             }
             return kept
         }
@@ -690,16 +713,27 @@ public struct DeviceChanges: Sendable {
 }
 
 /// What the daemon knows of a fleet device beyond its engine's state: where it reports from,
-/// where its commands go, the regions its phone was last told to monitor (canonical).
+/// where its commands go, the regions its phone was last told to monitor (canonical), those it
+/// may hold in the form before SPEC 15.1's (to delete), how many waypoints of its own it has, and
+/// where the device is (``MonitorPresence/text``; `nil`: unchanged).
 public struct FleetDeviceRecord: Sendable, Hashable {
     public var source: String
     public var commandTopic: String?
     public var waypoints: [String]
+    public var legacy: [String]
+    public var ownWaypoints: Int?
+    public var presence: String?
 
-    public init(source: String, commandTopic: String?, waypoints: [String]) {
+    public init(
+        source: String, commandTopic: String?, waypoints: [String], legacy: [String] = [], ownWaypoints: Int? = nil,
+        presence: String? = nil
+    ) {
         self.source = source
         self.commandTopic = commandTopic
         self.waypoints = waypoints
+        self.legacy = legacy
+        self.ownWaypoints = ownWaypoints
+        self.presence = presence
     }
 }
 

@@ -35,13 +35,31 @@ extension Monitor {
         }
     }
 
+    /// Whether the phone's ranging reported a beacon of `ref` less than exitTimeout ago.
+    func phoneRangedRecently(_ ref: RegionRef) -> Bool {
+        phoneSeen.contains { beacon, time in
+            now - time < exitTimeout && contains(ref, beacon: beacon)
+        }
+    }
+
+    /// Whether `ref` holds `beacon`.
+    func contains(_ ref: RegionRef, beacon: Int32) -> Bool {
+        let zone = hierarchy.zoneOfBeacon[Int(beacon)]
+        switch ref.level {
+        case .beacon: return ref.index == beacon
+        case .zone: return ref.index == zone
+        case .area: return ref.index == hierarchy.areaOfZone[Int(zone)]
+        }
+    }
+
     /// Whether the monitored Area's Zones are awaited after the device's own `enter` of it.
     var isAreaHeld: Bool { areaHoldUntil.map { now < $0 } ?? false }
 
-    /// The candidates the policy keeps: the `cap` most recently sighted.
-    func mostRecent(_ candidates: [RegionRef]) -> [RegionRef] {
+    /// The candidates the policy keeps: the `cap` most recently sighted; those in `favoured` (the
+    /// regions a restart or reload carries inside) first.
+    func mostRecent(_ candidates: [RegionRef], favouring favoured: Set<RegionRef> = []) -> [RegionRef] {
         guard candidates.count > policy.cap else { return candidates }
-        return policy.select(candidates.map { ($0, last($0)) })
+        return policy.select(candidates.map { ($0, favoured.contains($0) ? .max : last($0)) })
     }
 
     func mostRecentAreas() -> [RegionRef] {
@@ -57,6 +75,7 @@ extension Monitor {
         into outputs: inout [MonitorOutput]
     ) {
         monitored = regions.sorted()
+        presenceChanges &+= 1
         monitoredMode = mode
         monitoredArea = area
         var next: [RegionRef: RegionState] = [:]
@@ -74,9 +93,15 @@ extension Monitor {
             }
         }
         let dropped = tracked.filter { next[$0.key] == nil && $0.value.inside }.keys
+        let added = monitored.filter { tracked[$0]?.monitored != true }
         tracked = next
         // The device no longer monitors what was dropped (its waypoint is deleted).
         held = held.filter { next[$0]?.monitored == true }
+        // A region given to a phone whose ranging reported one of its beacons less than
+        // exitTimeout ago: iOS settles it as inside without an `enter` (SPEC 15.1).
+        if !phoneSeen.isEmpty {
+            for ref in added where phoneRangedRecently(ref) { held.insert(ref) }
+        }
         for ref in dropped { leaveCurrent(ref) }
         // A region that turned monitored while inside needs its exit deadline.
         for ref in monitored where tracked[ref]!.inside && tracked[ref]!.timerGeneration == 0 { armExit(ref) }

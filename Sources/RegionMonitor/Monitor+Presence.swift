@@ -134,6 +134,7 @@ extension Monitor {
         state.enteredAt = now
         tracked[ref] = state
         policyDirty = true
+        presenceChanges &+= 1
         if state.monitored {
             armExit(ref)
             openWindow()
@@ -160,6 +161,7 @@ extension Monitor {
         state.inside = false
         tracked[ref] = state
         policyDirty = true
+        presenceChanges &+= 1
         if state.monitored { openWindow() }
         leaveCurrent(ref)
         var transition = Transition(

@@ -31,8 +31,17 @@ extension Monitor {
             kept.enteredAt = state.enteredAt
             carriedInside[carried] = kept
         }
-        // What the device holds stays held (its waypoints are still on it).
+        // What the device holds stays held (its waypoints are still on it), and what its phone
+        // ranged is remembered.
         held = Set(previous.held.compactMap { reference(to: previous.region($0)) })
+        for (beacon, time) in previous.phoneSeen {
+            guard let index = hierarchy.index(of: previous.hierarchy.beacons[Int(beacon)].id) else { continue }
+            phoneSeen[Int32(index)] = time
+        }
+        if let until = previous.areaHoldUntil, until > previous.now {
+            areaHoldUntil = until
+            timers.schedule(.areaHold, at: until)
+        }
         currentAreaIndex = previous.currentArea.flatMap { reference(to: $0) }
             .flatMap { carriedInside[$0] != nil ? Int($0.index) : nil }
         currentZoneIndex = previous.currentZone.flatMap { reference(to: $0) }

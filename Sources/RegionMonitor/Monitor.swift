@@ -58,6 +58,12 @@ public struct Monitor: Sendable {
     var held: Set<RegionRef> = []
     /// The class a phone's own ranging last gave each beacon (OwnTracks `prox`), by beacon index.
     var phoneClass: [Int32: Proximity] = [:]
+    /// Counts every change of presence (an enter, an exit, a new monitored set, a region held or
+    /// let go): a fleet keeps ``presence`` when it moved (SPEC 15).
+    public internal(set) var presenceChanges: UInt64 = 0
+    /// When the phone's own ranging last reported each beacon, by beacon index: a region given to
+    /// the phone while one of its beacons was ranged less than exitTimeout ago is held (15.1).
+    var phoneSeen: [Int32: Int64] = [:]
     /// After the device's own `enter` of an Area switched monitoring to its Zones (its waypoint is
     /// then deleted), the Area stays inside until a Zone enters, or exitTimeout passes without one.
     var areaHoldUntil: Int64?
@@ -200,7 +206,8 @@ public struct Monitor: Sendable {
         case .hierarchical:
             if let area = carriedArea() {
                 let zones = hierarchy.areas[Int(area)].zones.map { RegionRef(.zone, $0) }
-                applyMonitoring(mostRecent(zones), mode: .zones, area: area, into: &outputs)
+                let carried = Set(carriedInside.keys).union(held)
+                applyMonitoring(mostRecent(zones, favouring: carried), mode: .zones, area: area, into: &outputs)
             } else {
                 applyMonitoring(mostRecentAreas(), mode: .areas, area: nil, into: &outputs)
             }
@@ -293,6 +300,7 @@ public struct Monitor: Sendable {
             guard tracked[ref]?.monitored == true, held.insert(ref).inserted else { return }
         } else {
             guard held.remove(ref) != nil else { return }
+            presenceChanges &+= 1
             // Still sighted: the sightings' own exit deadline takes over.
             if tracked[ref]?.inside == true, isPresent(ref) { armExit(ref) }
         }
@@ -305,6 +313,34 @@ public struct Monitor: Sendable {
     public mutating func notePhoneProximity(_ proximity: Proximity, of beacon: BeaconID) {
         guard let index = hierarchy.index(of: beacon) else { return }
         phoneClass[Int32(index)] = proximity
+    }
+
+    /// The phone's own ranging reported `beacon` at `time` (an OwnTracks `beacon` message, after
+    /// its ``sighting(_:at:into:)``). The app ranges only inside the regions iOS says it is in, and
+    /// iOS settles a region it is given while inside without an `enter` (SPEC 15.1): so the
+    /// monitored region holding the beacon is inside until the phone's `leave` for it.
+    public mutating func phoneRanged(_ beacon: BeaconID, at time: Timestamp, into outputs: inout [MonitorOutput]) {
+        guard let index = hierarchy.index(of: beacon) else { return }
+        phoneSeen[Int32(index)] = time.microseconds
+        guard let ref = monitoredRegion(of: Int32(index)), tracked[ref]?.inside == true, held.insert(ref).inserted
+        else { return }
+        presenceChanges &+= 1
+        policyDirty = true
+        applyPolicy(into: &outputs)
+        report(into: &outputs)
+    }
+
+    /// The monitored region that holds `beacon`, at the level monitored now; `nil` when it is not
+    /// monitored.
+    func monitoredRegion(of beacon: Int32) -> RegionRef? {
+        let zone = hierarchy.zoneOfBeacon[Int(beacon)]
+        let ref: RegionRef
+        switch monitoredMode {
+        case .areas: ref = RegionRef(.area, hierarchy.areaOfZone[Int(zone)])
+        case .zones: ref = RegionRef(.zone, zone)
+        case .beacons: ref = RegionRef(.beacon, beacon)
+        }
+        return tracked[ref]?.monitored == true ? ref : nil
     }
 
     /// The monitored regions now, outside-in and in file order.

@@ -57,7 +57,6 @@ public struct EngineDriver {
     /// Where a fleet device's server call answers go when calls run in the background (a live
     /// run): back to whoever feeds the engine, to come in through ``answer(_:call:for:)``.
     public var deviceAnswered: (@Sendable (String, ServerAnswer, Int) -> Void)?
-    private var recordedDevices: Set<String> = []
     private var batch = StepBatch()
     /// Outputs delivered so far.
     public private(set) var delivered = 0
@@ -191,6 +190,11 @@ public struct EngineDriver {
     /// The last commit of a run: what cannot be written now is an error (exit status 1), since
     /// the outputs that waited would be lost with the process.
     public mutating func finish() throws {
+        // Each fleet device's presence as it is now: the next start resumes its deadlines.
+        if fleet != nil {
+            fleet?.close(into: &fleetActions)
+            try performFleet()
+        }
         lastTry = .now - Self.retryInterval
         try commit()
         if let failing {
@@ -213,18 +217,12 @@ public struct EngineDriver {
                 case .engine(let id, .persist(let step)):
                     let device = fleet?.devices[id]
                     let userid = device?.declaration?.userid ?? id
-                    var record = deviceRecords.removeValue(forKey: id)
-                    if record == nil, !recordedDevices.contains(id), let device {
-                        record = FleetDeviceRecord(
-                            source: device.source.rawValue, commandTopic: device.commandTopic,
-                            waypoints: device.waypoints.map(\.description))
-                    }
-                    if record != nil { recordedDevices.insert(id) }
                     batch.add(
                         deviceOutputs.removeValue(forKey: id) ?? [], state: step.changes, sinks: sinks,
                         whereabouts: step.whereabouts,
                         device: FleetDevice(id: id, userid: userid, name: device?.declaration?.name),
-                        commands: deviceCommands.removeValue(forKey: id) ?? [], record: record)
+                        commands: deviceCommands.removeValue(forKey: id) ?? [],
+                        record: deviceRecords.removeValue(forKey: id))
                     if batch.isFull { try commit() }
                 case .engine(let id, .request(let request)):
                     // As the engine's own: inline (a file run's virtual clock waits), or in the
@@ -237,11 +235,17 @@ public struct EngineDriver {
                         let (call, answer) = hook.perform(request, device: id)
                         fleet?.handle(.answer(answer, call: call), for: id, at: engine.now, into: &fleetActions)
                     }
-                case .waypoints(let id, let topic, let command, let regions):
-                    deviceCommands[id, default: []].append(OutboxMessage(topic: topic, payload: command, qos: 1))
+                case .command(let id, let topic, let payload):
+                    deviceCommands[id, default: []].append(OutboxMessage(topic: topic, payload: payload, qos: 1))
+                case .record(let id, let record):
+                    // The latest record wins; a presence taken earlier in the step stays with it.
+                    let presence = record.presence.map(\.text) ?? deviceRecords[id]?.presence
                     deviceRecords[id] = FleetDeviceRecord(
-                        source: FleetSource.owntracks.rawValue, commandTopic: topic,
-                        waypoints: regions.map(\.description))
+                        source: record.source.rawValue, commandTopic: record.commandTopic,
+                        waypoints: record.waypoints.map(\.description), legacy: record.legacy.map(\.description),
+                        ownWaypoints: record.ownWaypoints, presence: presence)
+                case .notice(_, let line):
+                    warn(line)
                 }
             }
         }

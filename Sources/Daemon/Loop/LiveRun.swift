@@ -79,7 +79,9 @@ public struct LiveRun {
                         state: device.state,
                         source: device.record.flatMap { FleetSource(rawValue: $0.source) } ?? .theengs,
                         commandTopic: device.record?.commandTopic,
-                        waypoints: device.record?.waypoints.compactMap { Region($0) } ?? [])
+                        waypoints: device.record?.waypoints.compactMap { Region($0) } ?? [],
+                        legacy: device.record?.legacy.compactMap { Region($0) } ?? [],
+                        ownWaypoints: device.record?.ownWaypoints)
                 }
                 driver.fleet = FleetEngine(
                     configuration: configuration, identity: engine.monitor.identity, rules: rules,

@@ -1,0 +1,112 @@
+import BeaconCore
+
+/// Where a device is, as a restart needs it to go on without a repeated `enter` (SPEC 15, 12):
+/// the regions inside and since when, the regions its phone holds inside (15.1), the current Area
+/// and Zone, and the last sighting of each beacon. Kept per fleet device in the state database as
+/// ``text``.
+public struct MonitorPresence: Sendable, Hashable {
+    /// Regions inside, with the instant each was entered (microseconds).
+    public var inside: [Region: Int64] = [:]
+    /// Monitored regions the phone's own monitoring holds inside.
+    public var held: Set<Region> = []
+    public var currentArea: Region?
+    public var currentZone: Region?
+    /// Last sighting of each beacon (microseconds), by Location ID.
+    public var sightings: [String: Int64] = [:]
+    /// Last sighting by the phone's own ranging (microseconds), by Location ID.
+    public var phoneSightings: [String: Int64] = [:]
+    /// Until when the Area the phone entered stays inside while its Zones are awaited.
+    public var areaHoldUntil: Int64?
+
+    public init() {}
+
+    /// One line per fact: `inside <µs> <region>`, `held <region>`, `area <region>`,
+    /// `zone <region>`, `seen <µs> <location ID>`, `phone <µs> <location ID>`, `hold <µs>`.
+    public var text: String {
+        var lines: [String] = []
+        for (region, since) in inside.sorted(by: { $0.key < $1.key }) { lines.append("inside \(since) \(region)") }
+        for region in held.sorted() { lines.append("held \(region)") }
+        if let currentArea { lines.append("area \(currentArea)") }
+        if let currentZone { lines.append("zone \(currentZone)") }
+        for (id, time) in sightings.sorted(by: { $0.key < $1.key }) { lines.append("seen \(time) \(id)") }
+        for (id, time) in phoneSightings.sorted(by: { $0.key < $1.key }) { lines.append("phone \(time) \(id)") }
+        if let areaHoldUntil { lines.append("hold \(areaHoldUntil)") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Reads ``text``; a line that is not one of its forms is skipped (a damaged record resumes
+    /// what it can, never traps).
+    public init(text: String) {
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: " ", maxSplits: 2).map(String.init)
+            guard parts.count >= 2 else { continue }
+            switch (parts[0], parts.count) {
+            case ("inside", 3):
+                if let since = Int64(parts[1]), let region = Region(parts[2]) { inside[region] = since }
+            case ("held", _): if let region = Region(parts.dropFirst().joined(separator: " ")) { held.insert(region) }
+            case ("area", _): currentArea = Region(parts[1])
+            case ("zone", _): currentZone = Region(parts[1])
+            case ("seen", 3): if let time = Int64(parts[1]) { sightings[parts[2]] = time }
+            case ("phone", 3): if let time = Int64(parts[1]) { phoneSightings[parts[2]] = time }
+            case ("hold", _): areaHoldUntil = Int64(parts[1])
+            default: continue
+            }
+        }
+    }
+}
+
+extension Monitor {
+    /// Where the device is now (``MonitorPresence``).
+    public var presence: MonitorPresence {
+        var presence = MonitorPresence()
+        for (ref, state) in tracked where state.inside { presence.inside[region(ref)] = state.enteredAt }
+        presence.held = Set(held.map(region))
+        presence.currentArea = currentArea
+        presence.currentZone = currentZone
+        for (index, time) in beaconLast.enumerated() where time != Self.never {
+            presence.sightings[hierarchy.beacons[index].locationID] = time
+        }
+        for (beacon, time) in phoneSeen {
+            presence.phoneSightings[hierarchy.beacons[Int(beacon)].locationID] = time
+        }
+        presence.areaHoldUntil = areaHoldUntil
+        return presence
+    }
+
+    /// Goes on from `presence` (a restart), before ``start(at:)``: the regions inside stay inside
+    /// without an `enter`, as a reload carries them (``init(reloading:hierarchy:settings:identity:restored:restoredNearest:)``);
+    /// those the sightings no longer hold exit at the start. Regions and beacons this hierarchy
+    /// does not have are left out.
+    public mutating func resume(_ presence: MonitorPresence) {
+        guard !started else { return }
+        for (id, time) in presence.sightings {
+            guard let index = hierarchy.index(ofLocation: id) else { continue }
+            beaconLast[index] = time
+            sightedAt[index] = time
+            let zone = Int(hierarchy.zoneOfBeacon[index])
+            let area = Int(hierarchy.areaOfZone[zone])
+            zoneLast[zone] = max(zoneLast[zone], time)
+            areaLast[area] = max(areaLast[area], time)
+        }
+        for (id, time) in presence.phoneSightings {
+            guard let index = hierarchy.index(ofLocation: id) else { continue }
+            phoneSeen[Int32(index)] = time
+        }
+        for (region, since) in presence.inside {
+            guard let ref = reference(to: region) else { continue }
+            var state = RegionState()
+            state.inside = true
+            state.enteredAt = since
+            carriedInside[ref] = state
+        }
+        held = Set(presence.held.compactMap { reference(to: $0) })
+        currentAreaIndex = presence.currentArea.flatMap { reference(to: $0) }
+            .flatMap { carriedInside[$0] != nil ? Int($0.index) : nil }
+        currentZoneIndex = presence.currentZone.flatMap { reference(to: $0) }
+            .flatMap { carriedInside[$0] != nil ? Int($0.index) : nil }
+        if let until = presence.areaHoldUntil {
+            areaHoldUntil = until
+            timers.schedule(.areaHold, at: until)
+        }
+    }
+}
