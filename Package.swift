@@ -122,7 +122,10 @@ let package = Package(
         // Test helpers: the conformance vectors' location, expected-sighting shapes, a seeded RNG.
         .target(
             name: "TestSupport",
-            dependencies: ["BeaconCore", "RegionMonitor", "Syscalls", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "BeaconCore", "RegionMonitor", "Syscalls", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Tests/TestSupport"),
         .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "TestSupport"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "BeaconCore", "BeaconConfiguration", "Rules"]),

@@ -141,7 +141,7 @@ public struct WaypointNames: Sendable {
     }
 
     /// Whether `text` is 1 to 32 ASCII letters and digits.
-    static func isPlain(_ text: String) -> Bool {
+    public static func isPlain(_ text: String) -> Bool {
         (1...32).contains(text.utf8.count)
             && text.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }
     }

@@ -31,77 +31,154 @@ import Testing
 
     static func time(_ seconds: Double) -> Timestamp { Timestamp(secondsSinceEpoch: start + seconds)! }
 
-    /// Feeds the phone's observations and applies the fleet's commands to it until quiet; returns
-    /// the device's transitions as `enter <region>` lines.
-    static func exchange(
-        _ transitions: [(Region, entered: Bool)], phone: inout SimulatedPhone, fleet: inout FleetEngine,
-        at seconds: Double,
-        monitored: (FleetEngine) -> [Region]
-    ) throws -> [String] {
-        var pending = transitions.map { FleetObservation.Kind.transition($0.0, entered: $0.entered) }
-        var lines: [String] = []
-        var rounds = 0
-        while !pending.isEmpty || rounds == 0 {
-            rounds += 1
-            try #require(rounds < 10, "the phone and the daemon did not settle")
-            var actions: [FleetEngine.Action] = []
-            fleet.advance(to: time(seconds), into: &actions)
-            let message = FleetMessage(
-                source: .owntracks, device: "alice-phone",
-                observations: pending.map { FleetObservation(time: time(seconds), kind: $0) },
-                commandTopic: "owntracks/alice/phone/cmd")
-            fleet.handle(message, at: time(seconds), into: &actions)
-            pending = []
-            for action in actions {
-                switch action {
-                case .engine(_, .output(.transition(_, let transition))):
-                    lines.append("\(transition.direction.rawValue) \(transition.region)")
-                case .waypoints(_, let topic, let command, let regions):
-                    #expect(topic == "owntracks/alice/phone/cmd")
-                    pending += try phone.apply(command).map { .transition($0.0, entered: $0.entered) }
-                    #expect(Set(phone.regions.values) == Set(regions))
-                    #expect(Set(phone.regions.values) == Set(monitored(fleet)))
-                default:
-                    break
-                }
-            }
-        }
-        return lines
-    }
-
     /// A walk through the office: the phone always holds exactly the monitored set (Areas while
     /// outside, the Zones of the Area it is in), never more than 20, and the device enters and
-    /// leaves as the walk goes.
+    /// leaves as the walk goes. The phone behaves as the OwnTracks app does (SimulatedPhone).
     @Test func aPhoneHoldsExactlyTheHSYCOSetThroughAWalk() throws {
-        var fleet = try Self.fleet()
-        var phone = SimulatedPhone()
-        let monitored = { (fleet: FleetEngine) in fleet.engines["alice-phone"]?.monitor.monitoredRegions ?? [] }
-        func place(_ area: UUID, _ major: UInt16) -> Set<Region> {
-            [.area(area), .zone(area, major: major), .beacon(BeaconID(uuid: area, major: major, minor: 1))]
+        var link = PhoneLink(fleet: try Self.fleet(), start: Self.start)
+        link.add(SimulatedPhone(base: "owntracks/alice/phone", lastFix: Self.start))
+        func place(_ area: UUID, _ major: UInt16, accuracy: Double = 1) -> [BeaconID: Double] {
+            [BeaconID(uuid: area, major: major, minor: 1): accuracy]
         }
-        // A first message (a location) makes the device and its first command: the two Areas.
-        var lines = try Self.exchange([], phone: &phone, fleet: &fleet, at: 0, monitored: monitored)
-        #expect(Set(phone.regions.values) == [.area(Self.area1), .area(Self.area2)])
+        // A first message (a location) makes the device, its first command (the two Areas) and
+        // the question for its own waypoints.
+        var lines = try link.locate("alice-phone", at: 0)
+        #expect(link.phones["alice-phone"]?.beaconRegions == [.area(Self.area1), .area(Self.area2)])
         #expect(lines.isEmpty)
+        #expect(link.commands["alice-phone"]?.first?.contains(#""action":"setWaypoints""#) == true)
+        #expect(link.commands["alice-phone"]?.last == Waypoints.request)
 
-        lines = try Self.exchange(
-            phone.move(to: place(Self.area1, 3)), phone: &phone, fleet: &fleet, at: 10, monitored: monitored)
+        lines = try link.move("alice-phone", to: place(Self.area1, 3), at: 10)
         #expect(lines == ["enter \(Self.area1)", "enter \(Self.area1):3"], "\(lines)")
-        #expect(phone.regions.count == 12 && phone.regions.values.allSatisfy { $0.kind == .zone })
+        #expect(link.phones["alice-phone"]?.beaconRegions.count == 12)
+        #expect(link.phones["alice-phone"]?.beaconRegions.allSatisfy { $0.kind == .zone } == true)
 
-        lines = try Self.exchange(
-            phone.move(to: place(Self.area1, 7)), phone: &phone, fleet: &fleet, at: 60, monitored: monitored)
+        lines = try link.move("alice-phone", to: place(Self.area1, 7), at: 60)
         #expect(lines == ["enter \(Self.area1):7", "exit \(Self.area1):3"], "\(lines)")
 
-        lines = try Self.exchange(
-            phone.move(to: place(Self.area2, 2)), phone: &phone, fleet: &fleet, at: 120, monitored: monitored)
+        lines = try link.move("alice-phone", to: place(Self.area2, 2), at: 120)
         #expect(lines.prefix(2) == ["exit \(Self.area1):7", "exit \(Self.area1)"], "\(lines)")
         #expect(lines.suffix(2) == ["enter \(Self.area2)", "enter \(Self.area2):2"], "\(lines)")
-        #expect(Set(phone.regions.values) == Set((1...12).map { Region.zone(Self.area2, major: UInt16($0)) }))
+        #expect(
+            link.phones["alice-phone"]?.beaconRegions == Set((1...12).map { Region.zone(Self.area2, major: UInt16($0)) }))
 
-        lines = try Self.exchange(phone.move(to: []), phone: &phone, fleet: &fleet, at: 180, monitored: monitored)
+        lines = try link.move("alice-phone", to: [:], at: 180)
         #expect(lines == ["exit \(Self.area2):2", "exit \(Self.area2)"], "\(lines)")
-        #expect(Set(phone.regions.values) == [.area(Self.area1), .area(Self.area2)])
+        #expect(link.phones["alice-phone"]?.beaconRegions == [.area(Self.area1), .area(Self.area2)])
+        #expect(link.phones["alice-phone"].map { $0.most <= SimulatedPhone.iOSLimit } == true)
+    }
+
+    /// The phone's own waypoints come off the cap: with 3 geofences, it is given 17 of an Area's
+    /// Zones, never more than 20 regions in all; the Zone it stands in is one of them.
+    @Test func aPhonesOwnWaypointsComeOffTheCap() throws {
+        var link = PhoneLink(fleet: try Self.fleet("Monitor.maxRegions = 20\n"), start: Self.start)
+        link.add(SimulatedPhone(base: "owntracks/bob/phone", lastFix: Self.start, geofences: ["Home", "Gym", "Office"]))
+        _ = try link.locate("bob-phone", at: 0)
+        #expect(link.fleet.cap(of: "bob-phone") == 17)
+        // 12 Zones fit under 17: all of them.
+        let lines = try link.move("bob-phone", to: [BeaconID(uuid: Self.area1, major: 12, minor: 1): 1], at: 10)
+        #expect(lines == ["enter \(Self.area1)", "enter \(Self.area1):12"], "\(lines)")
+        let phone = try #require(link.phones["bob-phone"])
+        #expect(phone.beaconRegions.count == 12 && phone.iOS.count == 15 && phone.most <= SimulatedPhone.iOSLimit)
+        #expect(phone.beaconRegions == Set(link.monitored("bob-phone")))
+    }
+
+    /// A phone whose last fix is 10 minutes old: its transitions carry `created_at` and are
+    /// tracked with `Fleet.maxAge = 10`; its beacon messages' old `tst` is not an age.
+    @Test func aPhoneWithAnOldFixIsTrackedNormally() throws {
+        var link = PhoneLink(fleet: try Self.fleet("Fleet.maxAge = 10\n"), start: Self.start)
+        link.add(SimulatedPhone(base: "owntracks/alice/phone", lastFix: Self.start - 600))
+        _ = try link.locate("alice-phone", at: 0)
+        let lines = try link.move("alice-phone", to: [BeaconID(uuid: Self.area1, major: 3, minor: 1): 1], at: 10)
+        #expect(lines == ["enter \(Self.area1)", "enter \(Self.area1):3"], "\(lines)")
+        #expect(link.fleet.devices["alice-phone"]?.stale == 0)
+    }
+
+    /// A database of the version before: the phone holds `bw:<region>` waypoints without a rid.
+    /// The start sends one command deleting each by the rid the app derived for it, then adding
+    /// the regions in the form the app reads; the phone then holds exactly those.
+    @Test func waypointsOfTheEarlierFormAreReplacedByOneCommand() throws {
+        let legacy: [Region] = [.area(Self.area1), .area(Self.area2)]
+        // The phone as the earlier version left it: both `bw:` waypoints, one iOS region "bw".
+        var phone = SimulatedPhone(base: "owntracks/alice/phone", lastFix: Self.start)
+        let old = legacy.map { region in
+            #"{"_type":"waypoint","desc":"bw:\#(region)","lat":0,"lon":0,"rad":0,"tst":\#(Waypoints.tst(of: region)),"uuid":"\#(region.uuid.uuidString)"}"#
+        }
+        let oldCommand = #"{"_type":"cmd","action":"setWaypoints","waypoints":{"_type":"waypoints","waypoints":[\#(old.joined(separator: ","))]}}"#
+        _ = phone.receive(topic: "owntracks/alice/phone/cmd", payload: oldCommand, now: Self.start)
+        #expect(phone.regions.count == 2 && phone.iOS.count == 1)
+        var fleet = FleetEngine(
+            configuration: try Self.configuration(), identity: MonitorIdentity(session: "s", address: "a", userid: "u"),
+            kept: [
+                "alice-phone": FleetEngine.Kept(
+                    state: KeptState(), source: .owntracks, commandTopic: "owntracks/alice/phone/cmd", waypoints: [],
+                    legacy: legacy)
+            ])
+        var actions: [FleetEngine.Action] = []
+        fleet.start(at: Self.time(0), into: &actions)
+        let commands = actions.compactMap { action -> String? in
+            guard case .command(_, _, let payload) = action else { return nil }
+            return payload
+        }
+        #expect(commands.count == 1)
+        for command in commands { _ = phone.receive(topic: "owntracks/alice/phone/cmd", payload: command, now: Self.start) }
+        #expect(phone.regions.count == 2 && phone.regions.allSatisfy { $0.name != Waypoints.legacyName })
+        #expect(phone.beaconRegions == Set(legacy))
+        #expect(phone.iOS.count == 2)
+        // The record keeps the new form.
+        let records = actions.compactMap { action -> FleetEngine.Record? in
+            guard case .record(_, let record) = action else { return nil }
+            return record
+        }
+        #expect(records.last?.legacy == [] && records.last?.waypoints == legacy)
+    }
+
+    /// A restart in the middle of a walk (the fleet rebuilt from what it kept) sends no command,
+    /// repeats no `enter`, and the walk's outputs are those of the same walk without it.
+    @Test func aRestartMidWalkChangesNothing() throws {
+        func walk(restartAt restart: Int?) throws -> (lines: [String], commandsAfterRestart: Int) {
+            var link = PhoneLink(fleet: try Self.fleet(), start: Self.start)
+            link.add(SimulatedPhone(base: "owntracks/alice/phone", lastFix: Self.start))
+            link.add(SimulatedPhone(base: "owntracks/bob/phone", lastFix: Self.start, geofences: ["Home", "Gym", "Office"]))
+            var lines: [String] = []
+            lines += try link.locate("alice-phone", at: 0)
+            lines += try link.locate("bob-phone", at: 0)
+            let steps: [(String, [BeaconID: Double])] = [
+                ("alice-phone", [BeaconID(uuid: Self.area1, major: 3, minor: 1): 1]),
+                ("bob-phone", [BeaconID(uuid: Self.area2, major: 5, minor: 1): 2]),
+                ("alice-phone", [BeaconID(uuid: Self.area1, major: 4, minor: 1): 1]),
+                ("bob-phone", [BeaconID(uuid: Self.area2, major: 5, minor: 1): 4]),
+                ("alice-phone", [BeaconID(uuid: Self.area2, major: 6, minor: 1): 1]),
+                ("bob-phone", [:]),
+                ("alice-phone", [:]),
+            ]
+            var commands = 0
+            for (n, (device, place)) in steps.enumerated() {
+                if n == restart {
+                    let before = link.commandCount
+                    let said = try link.restart(at: Double(n) * 20 + 5)
+                    commands = link.commandCount - before
+                    #expect(said.isEmpty, "the restart itself said \(said)")
+                }
+                lines += try link.move(device, to: place, at: Double(n) * 20 + 10).map { "\(device) \($0)" }
+            }
+            lines += try link.advance(to: 1000).map { "\($0)" }
+            return (lines, commands)
+        }
+        let straight = try walk(restartAt: nil)
+        for restart in 1...6 {
+            let restarted = try walk(restartAt: restart)
+            #expect(restarted.commandsAfterRestart == 0, "restart before step \(restart)")
+            #expect(restarted.lines == straight.lines, "restart before step \(restart)")
+        }
+        let (a1, a2) = (Self.area1, Self.area2)
+        #expect(
+            straight.lines == [
+                "alice-phone enter \(a1)", "alice-phone enter \(a1):3", "bob-phone enter \(a2)", "bob-phone enter \(a2):5",
+                "alice-phone enter \(a1):4", "alice-phone exit \(a1):3", "alice-phone exit \(a1):4",
+                "alice-phone exit \(a1)", "alice-phone enter \(a2)", "alice-phone enter \(a2):6", "bob-phone exit \(a2):5",
+                "bob-phone exit \(a2)", "alice-phone exit \(a2):6", "alice-phone exit \(a2)",
+            ], "\(straight.lines.joined(separator: "\n"))")
     }
 
     /// Sharding, unknown devices, the device cap and stale observations.

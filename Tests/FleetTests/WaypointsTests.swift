@@ -6,40 +6,72 @@ import RegionMonitor
 import Testing
 
 /// OwnTracks waypoints (SPEC 15.1): the commands that keep a phone's regions equal to its
-/// monitored set.
+/// monitored set, in the form the app reads (docs/owntracks-app.md).
 @Suite struct WaypointsTests {
     static let uuid = UUID(uuidString: "112EBB9D-B8C9-4ABD-9EB3-43578BF86A41")!
     static let area = Region.area(uuid)
     static let zone = Region.zone(uuid, major: 3)
     static let beacon = Region.beacon(BeaconID(uuid: uuid, major: 3, minor: 7))
+    static let names = WaypointNames(
+        Hierarchy(beacons: [Hierarchy.Beacon(locationID: "1003", id: BeaconID(uuid: uuid, major: 3, minor: 7))]))
 
-    /// The waypoints of a command, as `(desc, deleted)`.
-    static func waypoints(_ command: String?) throws -> [(String, Bool)] {
+    /// The waypoints of a command, as objects.
+    static func waypoints(_ command: String?) throws -> [[String: Any]] {
         let text = try #require(command)
         let object = try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         #expect(object["_type"] as? String == "cmd" && object["action"] as? String == "setWaypoints")
         let list = try #require((object["waypoints"] as? [String: Any])?["waypoints"] as? [[String: Any]])
-        return list.map { ($0["desc"] as? String ?? "", ($0["lat"] as? Int) == Waypoints.deleteLatitude) }
+        return list
     }
 
-    @Test func aCommandAddsNewRegionsAndDeletesDroppedOnesByTheirFixedTst() throws {
-        let first = Waypoints.command(from: [], to: [Self.area, Self.zone])
-        #expect(try Self.waypoints(first).map(\.0) == ["bw:\(Self.area)", "bw:\(Self.zone)"])
-        #expect(try Self.waypoints(first).allSatisfy { !$0.1 })
-        let next = Waypoints.command(from: [Self.area, Self.zone], to: [Self.zone, Self.beacon])
-        let items = try Self.waypoints(next)
-        #expect(items.map(\.0) == ["bw:\(Self.area)", "bw:\(Self.beacon)"])
-        #expect(items.map(\.1) == [true, false])
-        #expect(Waypoints.command(from: [Self.zone], to: [Self.zone]) == nil)
-        // The beacon's waypoint carries what identifies it; the tst names it for good.
-        let text = try #require(next)
-        #expect(text.contains(#""tst":\#(Waypoints.tst(of: Self.area))"#))
-        #expect(text.contains(#""uuid":"\#(Self.uuid.uuidString)","major":3,"minor":7"#), "\(text)")
-        #expect(text.contains(#""rad":0"#))
+    @Test func theDescIsNameUUIDMajorMinorWithARidAndDeletesComeFirst() throws {
+        let names = Self.names
+        let first = try Self.waypoints(Waypoints.command(from: [], to: [Self.area, Self.zone], names: names))
+        let areaName = names.name(of: Self.area)
+        let zoneName = names.name(of: Self.zone)
+        #expect(first.map { $0["desc"] as? String } == ["\(areaName):\(Self.uuid.uuidString)", "\(zoneName):\(Self.uuid.uuidString):3"])
+        #expect(first.map { $0["rid"] as? String } == [names.rid(of: Self.area), names.rid(of: Self.zone)])
+        #expect(first.allSatisfy { ($0["lat"] as? Int) == 0 && ($0["lon"] as? Int) == 0 && ($0["rad"] as? Int) == 0 })
+        // No uuid, major or minor fields: the app reads the desc alone.
+        #expect(first.allSatisfy { $0["uuid"] == nil && $0["major"] == nil && $0["minor"] == nil })
+        let next = try Self.waypoints(
+            Waypoints.command(from: [Self.area, Self.zone], to: [Self.beacon, Self.zone], names: names))
+        #expect(next.map { $0["rid"] as? String } == [names.rid(of: Self.area), names.rid(of: Self.beacon)])
+        #expect(next.map { $0["lat"] as? Int } == [Waypoints.deleteLatitude, 0])
+        #expect(next[1]["desc"] as? String == "bw1003:\(Self.uuid.uuidString):3:7")
+        #expect(next[0]["tst"] as? Int == Int(Waypoints.tst(of: Self.area)))
+        #expect(Waypoints.command(from: [Self.zone], to: [Self.zone], names: names) == nil)
     }
 
-    /// Every region of the example office gets its own waypoint `tst`, the same every time.
-    @Test func everyRegionOfTheExampleOfficeHasItsOwnTst() throws {
+    @Test func namesAreUniqueLettersAndDigitsAndTransitionsFindTheirRegion() {
+        let names = Self.names
+        let all = [Self.area, Self.zone, Self.beacon]
+        #expect(Set(all.map(names.name(of:))).count == 3 && Set(all.map(names.rid(of:))).count == 3)
+        #expect(all.allSatisfy { WaypointNames.isPlain(names.name(of: $0)) })
+        #expect(names.name(of: Self.beacon) == "bw1003")
+        #expect(names.region(rid: names.rid(of: Self.zone), desc: "anything") == Self.zone)
+        #expect(names.region(rid: nil, desc: "bw1003") == Self.beacon)
+        #expect(names.region(rid: "unknown", desc: "bw1003|2|3") == Self.beacon)
+        #expect(names.region(rid: "e1b527", desc: "home") == nil)
+        #expect(names.isOurs(rid: names.rid(of: Self.area)) && !names.isOurs(rid: "e1b527"))
+    }
+
+    /// The rid the app derived for a waypoint sent without one: the first 6 hex digits of SHA-1 of
+    /// `<name>-<tst>` (values from Python's hashlib).
+    @Test func theLegacyRidIsTheAppsDerivedOne() throws {
+        #expect(Waypoints.derivedRID(name: "bw", tst: 1_234_567_890) == "7550e0")
+        #expect(Waypoints.derivedRID(name: "home", tst: 1_600_000_000) == "e1b527")
+        let upgrade = try Self.waypoints(
+            Waypoints.command(from: [], to: [Self.zone], names: Self.names, legacy: [Self.area]))
+        #expect(upgrade.count == 2)
+        #expect(upgrade[0]["rid"] as? String == Waypoints.derivedRID(name: "bw", tst: Waypoints.tst(of: Self.area)))
+        #expect(upgrade[0]["lat"] as? Int == Waypoints.deleteLatitude)
+        #expect(upgrade[1]["rid"] as? String == Self.names.rid(of: Self.zone))
+    }
+
+    /// Every region of the example office gets its own waypoint `tst`, name and rid, the same
+    /// every time.
+    @Test func everyRegionOfTheExampleOfficeHasItsOwnTstNameAndRid() throws {
         let ini = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("etc/hsyco.ini").path
         let hierarchy = try Configuration.load(contentsOf: ini).get().hierarchy
@@ -47,13 +79,13 @@ import Testing
         regions += hierarchy.beacons.map { .beacon($0.id) }
         regions += hierarchy.beacons.map { .zone($0.id.uuid, major: $0.id.major) }
         let unique = Set(regions)
-        let stamps = Set(unique.map(Waypoints.tst(of:)))
-        #expect(stamps.count == unique.count)
-        #expect(
-            unique.allSatisfy {
-                Waypoints.tst(of: $0) == Waypoints.tst(of: $0)
-                    && (1_000_000_000..<2_000_000_000).contains(Waypoints.tst(of: $0))
-            })
+        let names = WaypointNames(hierarchy)
+        let again = WaypointNames(hierarchy)
+        #expect(Set(unique.map(Waypoints.tst(of:))).count == unique.count)
+        #expect(Set(unique.map(names.name(of:))).count == unique.count)
+        #expect(Set(unique.map(names.rid(of:))).count == unique.count)
+        #expect(unique.allSatisfy { names.name(of: $0) == again.name(of: $0) && names.rid(of: $0) == again.rid(of: $0) })
+        #expect(unique.allSatisfy { (1_000_000_000..<2_000_000_000).contains(Waypoints.tst(of: $0)) })
     }
 }
 

@@ -11,7 +11,7 @@ import Testing
         "v1: last reported class per beacon", "v2: MQTT outbox",
         "v3: rule counters, the day's notifications, the rules cache",
         "v4: alert statuses, dwell per region and day", "v5: the nearest beacon", "v6: the --events journal",
-        "v7: state per fleet device",
+        "v7: state per fleet device", "v8: OwnTracks waypoints as the app reads them, presence per device",
     ]
 
     static func temporaryPath() -> String {
