@@ -301,12 +301,33 @@ public struct Monitor: Sendable {
         } else {
             guard held.remove(ref) != nil else { return }
             presenceChanges &+= 1
+            // The phone left: what it ranged there no longer says it is inside (SPEC 15.1: inside
+            // until the phone's `leave`, not until exitTimeout after its last beacon message).
+            forgetPhoneSightings(in: ref)
             // Still sighted: the sightings' own exit deadline takes over.
             if tracked[ref]?.inside == true, isPresent(ref) { armExit(ref) }
         }
         reconcileAll(into: &outputs)
         applyPolicy(into: &outputs)
         report(into: &outputs)
+    }
+
+    /// Forgets the phone's ranging of the beacons in `ref`, and the presence it gave them.
+    mutating func forgetPhoneSightings(in ref: RegionRef) {
+        let beacons = phoneSeen.keys.filter { contains(ref, beacon: $0) }
+        guard !beacons.isEmpty else { return }
+        var zones: Set<Int32> = []
+        for beacon in beacons {
+            let index = Int(beacon)
+            if beaconLast[index] == phoneSeen[beacon] { beaconLast[index] = Self.never }
+            phoneSeen[beacon] = nil
+            zones.insert(hierarchy.zoneOfBeacon[index])
+        }
+        for zone in zones {
+            zoneLast[Int(zone)] = hierarchy.zones[Int(zone)].beacons.map { beaconLast[Int($0)] }.max() ?? Self.never
+            let area = Int(hierarchy.areaOfZone[Int(zone)])
+            areaLast[area] = hierarchy.areas[area].zones.map { zoneLast[$0] }.max() ?? Self.never
+        }
     }
 
     /// Notes the class a phone's own ranging gives `beacon` (reported as `phoneProximity`).
