@@ -111,6 +111,27 @@ import TestSupport
             "\(run.stdout)")
     }
 
+    /// Per declared OwnTracks device, the cap it is managed under (SPEC 15.1).
+    @Test func checkShowsTheCapOfEachOwnTracksPhone() throws {
+        let file = try TemporaryFile(
+            contents: Data(
+                """
+                LocationBaseBeacon.1 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1
+                MQTT.host = 127.0.0.1
+                Monitor.maxRegions = 18
+                Fleet.owntracks = owntracks/+/+
+                Device.alice-phone = Alice's iPhone,alice
+
+                """.utf8))
+        let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("owntracks: each phone is given at most 18 regions (Monitor.maxRegions)"), "\(run.stdout)")
+        #expect(
+            run.stdout.contains(
+                "owntracks device alice-phone (Alice's iPhone): cap 18 less its own waypoints (owntracks/alice/phone/cmd)"),
+            "\(run.stdout)")
+    }
+
     @Test func checkShowsTheAdaptiveExit() throws {
         let file = try TemporaryFile(
             contents: Data(

@@ -334,6 +334,8 @@ import Testing
         let ignored = log.split(separator: "\n").filter { $0.contains("ignored a message on") }
         #expect(ignored.count == 8, "\(log)")
         #expect(log.contains("over 64 KiB") && log.contains("unknown \"_type\" 'teleport'"), "\(log)")
+        // The stale fix is said once, with what to do about it.
+        #expect(log.contains("fleet: device eve-phone: 1 observation(s) made more than Fleet.maxAge = 30 s"), "\(log)")
         // No device was made by garbage or by a stale fix.
         #expect(Self.outputs(of: "eve-phone", in: folder).isEmpty && Self.outputs(of: "cart-8", in: folder).isEmpty)
         kill(daemon.processIdentifier, SIGTERM)

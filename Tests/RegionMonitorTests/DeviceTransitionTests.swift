@@ -110,4 +110,65 @@ import Testing
                 || lines.contains("11.000 exit A1 area derived dwell 10.0"), "\(lines)")
         #expect(run.monitor.monitoredRegions.allSatisfy { $0.kind == .area })
     }
+
+    /// A phone's ranging (a `beacon` message) of a region it holds makes it inside until the
+    /// phone's `leave`, not until exitTimeout (SPEC 15.1); the leave ends it at once.
+    @Test mutating func aPhonesRangingHoldsTheRegionUntilItsLeave() {
+        var run = MonitorHarness((1...21).map { "\($0)=1,\($0),1" }) { $0.exitTimeout = 10 }
+        run.start(at: 0)
+        let beacon = BeaconID(uuid: MonitorHarness.uuid(1), major: 3, minor: 1)
+        run.see("3", at: 1)
+        run.monitor.phoneRanged(beacon, at: MonitorHarness.time(1), into: &run.outputs)
+        let lines = run.take(Self.transitions)
+        #expect(lines == ["1.000 enter A1 area monitored", "1.000 enter A1:3 zone monitored"], "\(lines)")
+        // Long past exitTimeout with no message: the phone holds the Zone.
+        run.advance(to: 100)
+        #expect(run.take(Self.transitions) == [])
+        phone(&run, .zone(MonitorHarness.uuid(1), major: 3), entered: false, at: 101)
+        #expect(
+            run.take(Self.transitions) == [
+                "101.000 exit A1:3 zone monitored dwell 100.0", "101.000 exit A1 area derived dwell 100.0",
+            ])
+    }
+
+    /// A Zone given to the phone just after its ranging reported one of its beacons is settled by
+    /// iOS as inside with no `enter`: it is held, and stays inside until its `leave`.
+    @Test mutating func aZoneGivenRightAfterThePhoneRangedItIsHeld() {
+        var run = MonitorHarness((1...21).map { "\($0)=1,\($0),1" }) { $0.exitTimeout = 10 }
+        run.start(at: 0)
+        let beacon = BeaconID(uuid: MonitorHarness.uuid(1), major: 3, minor: 1)
+        // The phone enters the Area (its transition) and ranges a beacon of Zone 3 under it.
+        phone(&run, .area(MonitorHarness.uuid(1)), entered: true, at: 1)
+        run.see("3", at: 1.5)
+        run.monitor.phoneRanged(beacon, at: MonitorHarness.time(1.5), into: &run.outputs)
+        _ = run.take()
+        run.advance(to: 200)
+        #expect(run.take(Self.transitions) == [])
+        #expect(run.monitor.insideRegions.contains(.zone(MonitorHarness.uuid(1), major: 3)))
+    }
+
+    /// Where a device is survives as text and resumes without an `enter`: held regions stay
+    /// held, the monitored set is the one before; garbage lines are skipped.
+    @Test mutating func presenceResumesWithoutAnEnter() {
+        var run = MonitorHarness((1...21).map { "\($0)=1,\($0),1" }) { $0.exitTimeout = 10 }
+        run.start(at: 0)
+        phone(&run, .area(MonitorHarness.uuid(1)), entered: true, at: 1)
+        phone(&run, .zone(MonitorHarness.uuid(1), major: 7), entered: true, at: 2)
+        let before = run.monitor.monitoredRegions
+        let text = run.monitor.presence.text + "\nnonsense\ninside x y\nseen 12 \nheld not-a-region\nhold soon"
+        let presence = MonitorPresence(text: text)
+        #expect(presence == run.monitor.presence)
+        var resumed = MonitorHarness((1...21).map { "\($0)=1,\($0),1" }) { $0.exitTimeout = 10 }
+        resumed.monitor.resume(presence)
+        resumed.start(at: 50)
+        let lines = resumed.take()
+        #expect(lines.filter { $0.contains(" enter ") || $0.contains(" exit ") } == [], "\(lines)")
+        #expect(resumed.monitor.monitoredRegions == before)
+        #expect(resumed.monitor.currentZone == .zone(MonitorHarness.uuid(1), major: 7))
+        phone(&resumed, .zone(MonitorHarness.uuid(1), major: 7), entered: false, at: 60)
+        #expect(
+            resumed.take(Self.transitions) == [
+                "60.000 exit A1:7 zone monitored dwell 58.0", "60.000 exit A1 area derived dwell 59.0",
+            ])
+    }
 }

@@ -88,7 +88,8 @@ public struct LiveRun {
                     ruleSettings: .resolve(configuration), kept: kept)
             }
             var decoder = AdvertisingReportDecoder()
-            var refusals = FleetRefusals(maxDevices: configuration.fleet?.maxDevices ?? 0)
+            var refusals = FleetRefusals(
+                maxDevices: configuration.fleet?.maxDevices ?? 0, maxAge: configuration.fleet?.maxAge ?? 30)
             var last = (wall: now(), elapsed: elapsed())
             // The wall clock, with a step since the last reading taken out of the engine's
             // instants first: a step is not time passing.
@@ -150,14 +151,19 @@ public struct LiveRun {
 }
 
 /// Says why fleet messages changed nothing, without flooding the log (SPEC 15): each undeclared
-/// device once (with `Fleet.autoAdd` off), the device cap once; another shard's devices and
-/// stale observations never (they are counted).
+/// device once (with `Fleet.autoAdd` off), the device cap once, each device's first stale
+/// message once (they are all counted); another shard's devices never.
 struct FleetRefusals {
     let maxDevices: Int
+    let maxAge: Double
     private var unknown: Set<String> = []
+    private var late: Set<String> = []
     private var capSaid = false
 
-    init(maxDevices: Int) { self.maxDevices = maxDevices }
+    init(maxDevices: Int, maxAge: Double = 30) {
+        self.maxDevices = maxDevices
+        self.maxAge = maxAge
+    }
 
     mutating func say(_ refusal: FleetEngine.Refusal, device: String) -> String? {
         switch refusal {
@@ -170,7 +176,13 @@ struct FleetRefusals {
             capSaid = true
             return "fleet: \(maxDevices) devices are tracked (Fleet.maxDevices); device \(device) and any further "
                 + "ones are ignored; raise Fleet.maxDevices or shard the fleet (Fleet.shard)"
-        case .otherShard, .stale:
+        case .stale(let count):
+            guard late.count < 10_000, late.insert(device).inserted else { return nil }
+            return "fleet: device \(device): \(count) observation(s) made more than Fleet.maxAge = "
+                + "\(JSONValue.numberText(maxAge)) s before they arrived were dropped (said once per device); "
+                + "a phone flushing its queue after an outage, or a clock that is off; raise Fleet.maxAge if its "
+                + "messages are always late"
+        case .otherShard:
             return nil
         }
     }

@@ -156,6 +156,19 @@ struct CheckJob {
                 "  fleet: \(sources.joined(separator: ", ")); \(fleet.devices.count) declared devices, "
                     + (fleet.autoAdd ? "others added" : "no others")
                     + " (at most \(fleet.maxDevices)), shard \(fleet.shard)")
+            if fleet.owntracks != nil {
+                // The cap each phone is managed under (SPEC 15.1): its own waypoints come off it.
+                let cap = monitor.maxRegions
+                let plan = MonitoringPlan(configuration.hierarchy, maxRegions: cap)
+                lines.append(
+                    "  owntracks: each phone is given at most \(cap) regions (Monitor.maxRegions) less the waypoints "
+                        + "of its own that iOS monitors, as it answers action waypoints; at \(cap): \(plan)")
+                for device in fleet.devices where device.id.contains("-") {
+                    lines.append(
+                        "  owntracks device \(device.id) (\(device.name.printable)): cap \(cap) less its own waypoints "
+                            + "(owntracks/\(device.id.replacingOccurrences(of: "-", with: "/", options: [], range: device.id.range(of: "-")))/cmd)")
+                }
+            }
         }
         lines.append("  rules: \(configuration.rules.source.map { "\($0)" } ?? "none")")
         if let geofences = configuration.rules.geofences {
