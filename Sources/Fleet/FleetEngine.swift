@@ -244,7 +244,8 @@ public struct FleetEngine {
             self.settings = fleet
             // Each device under its own cap (a phone's own waypoints taken off).
             for id in devices.keys.sorted() {
-                handle(.reconfigure(deviceConfiguration(id), rules: rules, settings: settings), for: id, at: time,
+                handle(
+                    .reconfigure(deviceConfiguration(id), rules: rules, settings: settings), for: id, at: time,
                     into: &actions)
             }
             return
@@ -393,7 +394,8 @@ public struct FleetEngine {
         devices[id]?.ownWaypoints = own
         record(id, into: &actions)
         // The engine's start under its new cap closes a step, which keeps the record.
-        handle(.reconfigure(deviceConfiguration(id), rules: rules, settings: ruleSettings), for: id, at: time,
+        handle(
+            .reconfigure(deviceConfiguration(id), rules: rules, settings: ruleSettings), for: id, at: time,
             into: &actions)
     }
 

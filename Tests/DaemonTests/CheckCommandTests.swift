@@ -125,10 +125,13 @@ import TestSupport
                 """.utf8))
         let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stdout.contains("owntracks: each phone is given at most 18 regions (Monitor.maxRegions)"), "\(run.stdout)")
+        #expect(
+            run.stdout.contains("owntracks: each phone is given at most 18 regions (Monitor.maxRegions)"),
+            "\(run.stdout)")
         #expect(
             run.stdout.contains(
-                "owntracks device alice-phone (Alice's iPhone): cap 18 less its own waypoints (owntracks/alice/phone/cmd)"),
+                "owntracks device alice-phone (Alice's iPhone): cap 18 less its own waypoints (owntracks/alice/phone/cmd)"
+            ),
             "\(run.stdout)")
     }
 

@@ -29,7 +29,9 @@ import Testing
         var lines: [String] = []
         for area in 0..<areas {
             for zone in 1...zones[area] {
-                lines.append("LocationBaseBeacon.\(area + 1)\(String(format: "%02d", zone)) = \(uuids[area].uuidString),\(zone),1")
+                lines.append(
+                    "LocationBaseBeacon.\(area + 1)\(String(format: "%02d", zone)) = \(uuids[area].uuidString),\(zone),1"
+                )
             }
         }
         lines += [
@@ -71,7 +73,8 @@ import Testing
         func publish(_ messages: [SimulatedPhone.Published]) throws {
             guard let client = session.withLock({ $0?.client }) else { return }
             for message in messages {
-                _ = try client.publish(topic: message.topic, payload: Array(message.payload.utf8), qos: 1, retain: false)
+                _ = try client.publish(
+                    topic: message.topic, payload: Array(message.payload.utf8), qos: 1, retain: false)
             }
         }
 
@@ -358,7 +361,8 @@ import Testing
         sqlite.waitUntilExit()
         #expect(sqlite.terminationStatus == 0)
         // The phone as the version before left it: four waypoints named "bw", one iOS region.
-        let command = #"{"_type":"cmd","action":"setWaypoints","waypoints":{"_type":"waypoints","waypoints":[\#(old.joined(separator: ","))]}}"#
+        let command =
+            #"{"_type":"cmd","action":"setWaypoints","waypoints":{"_type":"waypoints","waypoints":[\#(old.joined(separator: ","))]}}"#
         var phone = SimulatedPhone(base: "owntracks/alice/phone", lastFix: Date().timeIntervalSince1970)
         _ = phone.receive(topic: "owntracks/alice/phone/cmd", payload: command, now: Date().timeIntervalSince1970)
         #expect(phone.regions.count == 4 && phone.iOS.count == 1)

@@ -60,7 +60,8 @@ import Testing
         #expect(lines.prefix(2) == ["exit \(Self.area1):7", "exit \(Self.area1)"], "\(lines)")
         #expect(lines.suffix(2) == ["enter \(Self.area2)", "enter \(Self.area2):2"], "\(lines)")
         #expect(
-            link.phones["alice-phone"]?.beaconRegions == Set((1...12).map { Region.zone(Self.area2, major: UInt16($0)) }))
+            link.phones["alice-phone"]?.beaconRegions
+                == Set((1...12).map { Region.zone(Self.area2, major: UInt16($0)) }))
 
         lines = try link.move("alice-phone", to: [:], at: 180)
         #expect(lines == ["exit \(Self.area2):2", "exit \(Self.area2)"], "\(lines)")
@@ -72,7 +73,8 @@ import Testing
     /// Zones, never more than 20 regions in all; the Zone it stands in is one of them.
     @Test func aPhonesOwnWaypointsComeOffTheCap() throws {
         var link = PhoneLink(fleet: try Self.fleet("Monitor.maxRegions = 20\n"), start: Self.start)
-        link.add(SimulatedPhone(base: "owntracks/bob/phone", lastFix: Self.start, geofences: ["Home", "Gym", "Office"]))
+        link.add(
+            SimulatedPhone(base: "owntracks/bob/phone", lastFix: Self.start, geofences: ["Home", "Gym", "Office"]))
         _ = try link.locate("bob-phone", at: 0)
         #expect(link.fleet.cap(of: "bob-phone") == 17)
         // 12 Zones fit under 17: all of them.
@@ -104,7 +106,8 @@ import Testing
         let old = legacy.map { region in
             #"{"_type":"waypoint","desc":"bw:\#(region)","lat":0,"lon":0,"rad":0,"tst":\#(Waypoints.tst(of: region)),"uuid":"\#(region.uuid.uuidString)"}"#
         }
-        let oldCommand = #"{"_type":"cmd","action":"setWaypoints","waypoints":{"_type":"waypoints","waypoints":[\#(old.joined(separator: ","))]}}"#
+        let oldCommand =
+            #"{"_type":"cmd","action":"setWaypoints","waypoints":{"_type":"waypoints","waypoints":[\#(old.joined(separator: ","))]}}"#
         _ = phone.receive(topic: "owntracks/alice/phone/cmd", payload: oldCommand, now: Self.start)
         #expect(phone.regions.count == 2 && phone.iOS.count == 1)
         var fleet = FleetEngine(
@@ -121,7 +124,9 @@ import Testing
             return payload
         }
         #expect(commands.count == 1)
-        for command in commands { _ = phone.receive(topic: "owntracks/alice/phone/cmd", payload: command, now: Self.start) }
+        for command in commands {
+            _ = phone.receive(topic: "owntracks/alice/phone/cmd", payload: command, now: Self.start)
+        }
         #expect(phone.regions.count == 2 && phone.regions.allSatisfy { $0.name != Waypoints.legacyName })
         #expect(phone.beaconRegions == Set(legacy))
         #expect(phone.iOS.count == 2)
@@ -139,7 +144,8 @@ import Testing
         func walk(restartAt restart: Int?) throws -> (lines: [String], commandsAfterRestart: Int) {
             var link = PhoneLink(fleet: try Self.fleet(), start: Self.start)
             link.add(SimulatedPhone(base: "owntracks/alice/phone", lastFix: Self.start))
-            link.add(SimulatedPhone(base: "owntracks/bob/phone", lastFix: Self.start, geofences: ["Home", "Gym", "Office"]))
+            link.add(
+                SimulatedPhone(base: "owntracks/bob/phone", lastFix: Self.start, geofences: ["Home", "Gym", "Office"]))
             var lines: [String] = []
             lines += try link.locate("alice-phone", at: 0)
             lines += try link.locate("bob-phone", at: 0)
@@ -174,9 +180,11 @@ import Testing
         let (a1, a2) = (Self.area1, Self.area2)
         #expect(
             straight.lines == [
-                "alice-phone enter \(a1)", "alice-phone enter \(a1):3", "bob-phone enter \(a2)", "bob-phone enter \(a2):5",
+                "alice-phone enter \(a1)", "alice-phone enter \(a1):3", "bob-phone enter \(a2)",
+                "bob-phone enter \(a2):5",
                 "alice-phone enter \(a1):4", "alice-phone exit \(a1):3", "alice-phone exit \(a1):4",
-                "alice-phone exit \(a1)", "alice-phone enter \(a2)", "alice-phone enter \(a2):6", "bob-phone exit \(a2):5",
+                "alice-phone exit \(a1)", "alice-phone enter \(a2)", "alice-phone enter \(a2):6",
+                "bob-phone exit \(a2):5",
                 "bob-phone exit \(a2)", "alice-phone exit \(a2):6", "alice-phone exit \(a2)",
             ], "\(straight.lines.joined(separator: "\n"))")
     }

@@ -177,7 +177,10 @@ import Testing
         ("owntracks/alice/phone", #"{"_type":"lwt","tst":"yesterday"}"#, "\"tst\""),
         ("owntracks/alice/phone/event", #"{"_type":"transition","event":"wander","t":"b","desc":"bw1"}"#, "\"event\""),
         ("owntracks/alice/phone/event", #"{"_type":"transition","event":"enter","t":"b","tst":1}"#, "names the region"),
-        ("owntracks/alice/phone/event", #"{"_type":"transition","event":"enter","t":"b","desc":"bw1","created_at":"now"}"#, "\"created_at\""),
+        (
+            "owntracks/alice/phone/event",
+            #"{"_type":"transition","event":"enter","t":"b","desc":"bw1","created_at":"now"}"#, "\"created_at\""
+        ),
         ("owntracks/alice/phone/waypoints", #"{"_type":"waypoints","waypoints":{"a":1}}"#, "must be a list"),
         ("owntracks/alice/phone/beacon", #"{"_type":"beacon","uuid":"x","major":1,"minor":1,"rssi":-60}"#, "\"uuid\""),
         (

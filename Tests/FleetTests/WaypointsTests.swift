@@ -29,7 +29,10 @@ import Testing
         let first = try Self.waypoints(Waypoints.command(from: [], to: [Self.area, Self.zone], names: names))
         let areaName = names.name(of: Self.area)
         let zoneName = names.name(of: Self.zone)
-        #expect(first.map { $0["desc"] as? String } == ["\(areaName):\(Self.uuid.uuidString)", "\(zoneName):\(Self.uuid.uuidString):3"])
+        #expect(
+            first.map { $0["desc"] as? String } == [
+                "\(areaName):\(Self.uuid.uuidString)", "\(zoneName):\(Self.uuid.uuidString):3",
+            ])
         #expect(first.map { $0["rid"] as? String } == [names.rid(of: Self.area), names.rid(of: Self.zone)])
         #expect(first.allSatisfy { ($0["lat"] as? Int) == 0 && ($0["lon"] as? Int) == 0 && ($0["rad"] as? Int) == 0 })
         // No uuid, major or minor fields: the app reads the desc alone.
@@ -84,7 +87,8 @@ import Testing
         #expect(Set(unique.map(Waypoints.tst(of:))).count == unique.count)
         #expect(Set(unique.map(names.name(of:))).count == unique.count)
         #expect(Set(unique.map(names.rid(of:))).count == unique.count)
-        #expect(unique.allSatisfy { names.name(of: $0) == again.name(of: $0) && names.rid(of: $0) == again.rid(of: $0) })
+        #expect(
+            unique.allSatisfy { names.name(of: $0) == again.name(of: $0) && names.rid(of: $0) == again.rid(of: $0) })
         #expect(unique.allSatisfy { (1_000_000_000..<2_000_000_000).contains(Waypoints.tst(of: $0)) })
     }
 }

@@ -54,7 +54,8 @@ public struct SimulatedPhone: Sendable {
             guard !name.isEmpty else { return nil }
             if rad > 0 { return .circle }
             guard let uuid else { return nil }
-            return .beacon(uuid, major: major > 0 ? UInt16(truncatingIfNeeded: major) : nil,
+            return .beacon(
+                uuid, major: major > 0 ? UInt16(truncatingIfNeeded: major) : nil,
                 minor: major > 0 && minor > 0 ? UInt16(truncatingIfNeeded: minor) : nil)
         }
     }
@@ -172,7 +173,8 @@ public struct SimulatedPhone: Sendable {
         guard (-90...90).contains(lat), (-180...180).contains(lon) else { return [] }
         let rad = (waypoint["rad"] as? NSNumber)?.doubleValue ?? 0
         return add(
-            AppRegion(rid: rid, name: name, tst: tst, uuid: uuid, major: major, minor: minor, rad: rad, lat: lat,
+            AppRegion(
+                rid: rid, name: name, tst: tst, uuid: uuid, major: major, minor: minor, rad: rad, lat: lat,
                 lon: lon), now: now)
     }
 

@@ -166,7 +166,8 @@ struct CheckJob {
                 for device in fleet.devices where device.id.contains("-") {
                     lines.append(
                         "  owntracks device \(device.id) (\(device.name.printable)): cap \(cap) less its own waypoints "
-                            + "(owntracks/\(device.id.replacingOccurrences(of: "-", with: "/", options: [], range: device.id.range(of: "-")))/cmd)")
+                            + "(owntracks/\(device.id.replacingOccurrences(of: "-", with: "/", options: [], range: device.id.range(of: "-")))/cmd)"
+                    )
                 }
             }
         }
