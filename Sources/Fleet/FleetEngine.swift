@@ -306,7 +306,12 @@ public struct FleetEngine {
             ruleSettings: ruleSettings)
         var engineActions: [EngineAction] = []
         engine.start(at: time, into: &engineActions)
-        devices[id]?.recordedPresence = engine.monitor.presenceChanges
+        // A start that only announces the set it resumed changes nothing to keep; one that exits
+        // a region whose sightings ran out meanwhile is kept (a second start must not exit it again).
+        let moved = engineActions.contains {
+            if case .output(.transition) = $0 { true } else { false }
+        }
+        if !moved { devices[id]?.recordedPresence = engine.monitor.presenceChanges }
         engines[id] = engine
         // A device new to the daemon is kept at once; a resumed one as it changes.
         if isNew { record(id, into: &actions) }

@@ -31,6 +31,8 @@ extension Monitor {
             kept.enteredAt = state.enteredAt
             carriedInside[carried] = kept
         }
+        // Presence goes on counting: a fleet compares the count with the one it last kept.
+        presenceChanges = previous.presenceChanges &+ 1
         // What the device holds stays held (its waypoints are still on it), and what its phone
         // ranged is remembered.
         held = Set(previous.held.compactMap { reference(to: previous.region($0)) })

@@ -189,6 +189,36 @@ import Testing
             ], "\(straight.lines.joined(separator: "\n"))")
     }
 
+    /// A tracker whose sightings ran out while the daemon was down exits at the start, once: the
+    /// next start does not exit it again; one that comes back within exitTimeout enters nothing.
+    @Test func aRegionWhoseSightingsRanOutExitsOnceAtTheStart() throws {
+        var link = PhoneLink(fleet: try Self.fleet(), start: Self.start)
+        let sighting = FleetObservation.Kind.sighting(
+            Advertisement(
+                format: .ibeacon, beacon: BeaconID(uuid: Self.area1, major: 3, minor: 1), power: -59, rssi: -60,
+                address: nil), phoneProximity: nil)
+        var actions: [FleetEngine.Action] = []
+        link.fleet.handle(
+            FleetMessage(
+                source: .theengs, device: "cart-1", observations: [FleetObservation(time: nil, kind: sighting)]),
+            at: link.time(0), into: &actions)
+        try link.perform(actions, at: 0)
+        #expect(link.transcript.filter { $0.contains(" enter ") }.count == 2)
+        // Back within exitTimeout (10 s): nothing happens; the exit comes at its own time.
+        #expect(try link.restart(at: 5) == [])
+        #expect(try link.advance(to: 10) == ["cart-1 exit \(Self.area1):3", "cart-1 exit \(Self.area1)"])
+        // Down past it: the start exits, and a second start does not.
+        var late = PhoneLink(fleet: try Self.fleet(), start: Self.start)
+        actions = []
+        late.fleet.handle(
+            FleetMessage(
+                source: .theengs, device: "cart-1", observations: [FleetObservation(time: nil, kind: sighting)]),
+            at: late.time(0), into: &actions)
+        try late.perform(actions, at: 0)
+        #expect(try late.restart(at: 100) == ["cart-1 exit \(Self.area1):3", "cart-1 exit \(Self.area1)"])
+        #expect(try late.restart(at: 200) == [])
+    }
+
     /// Sharding, unknown devices, the device cap and stale observations.
     @Test func devicesAreAdmittedByShardDeclarationCapAndAge() throws {
         let sighting = FleetObservation.Kind.sighting(
