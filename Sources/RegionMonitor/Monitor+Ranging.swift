@@ -167,14 +167,7 @@ extension Monitor {
     /// Background ranging reports a beacon only while the monitored region containing it is inside;
     /// its exit reports `off` (SPEC 6).
     private func insideMonitoredRegion(_ beacon: Int32) -> Bool {
-        let zone = hierarchy.zoneOfBeacon[Int(beacon)]
-        let ref: RegionRef
-        switch monitoredMode {
-        case .areas: ref = RegionRef(.area, hierarchy.areaOfZone[Int(zone)])
-        case .zones: ref = RegionRef(.zone, zone)
-        case .beacons: ref = RegionRef(.beacon, beacon)
-        }
-        return tracked[ref].map { $0.monitored && $0.inside } ?? false
+        tracked[regionAtMonitoredLevel(of: beacon)].map { $0.monitored && $0.inside } ?? false
     }
 
     private func event(_ beacon: Int32, _ value: Proximity) -> LocationBeaconEvent {

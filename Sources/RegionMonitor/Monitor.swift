@@ -354,14 +354,18 @@ public struct Monitor: Sendable {
     /// The monitored region that holds `beacon`, at the level monitored now; `nil` when it is not
     /// monitored.
     func monitoredRegion(of beacon: Int32) -> RegionRef? {
-        let zone = hierarchy.zoneOfBeacon[Int(beacon)]
-        let ref: RegionRef
-        switch monitoredMode {
-        case .areas: ref = RegionRef(.area, hierarchy.areaOfZone[Int(zone)])
-        case .zones: ref = RegionRef(.zone, zone)
-        case .beacons: ref = RegionRef(.beacon, beacon)
-        }
+        let ref = regionAtMonitoredLevel(of: beacon)
         return tracked[ref]?.monitored == true ? ref : nil
+    }
+
+    /// The region of the level monitored now (Area, Zone or Beacon) that holds `beacon`.
+    func regionAtMonitoredLevel(of beacon: Int32) -> RegionRef {
+        let zone = hierarchy.zoneOfBeacon[Int(beacon)]
+        switch monitoredMode {
+        case .areas: return RegionRef(.area, hierarchy.areaOfZone[Int(zone)])
+        case .zones: return RegionRef(.zone, zone)
+        case .beacons: return RegionRef(.beacon, beacon)
+        }
     }
 
     /// The monitored regions now, outside-in and in file order.
