@@ -95,11 +95,11 @@ public enum BTSnoop {
     }
 
     /// Why `record` cannot be used though the capture goes on, or `nil`: its time must lie in
-    /// ``Timestamp/inputRange`` (SPEC 3.3), like a trace line's.
+    /// ``Timestamp/captureRange`` (SPEC 3.2: a phone whose clock was never set dates its records
+    /// around 1970, and they are taken as they are).
     public static func problem(with record: Record) -> String? {
-        guard !Timestamp.inputRange.contains(record.time) else { return nil }
-        return "its time is not from 2000-01-01 to 2100-01-01: the capturing machine's clock was wrong, "
-            + "or the record is corrupt"
+        guard !Timestamp.captureRange.contains(record.time) else { return nil }
+        return "its time is not from 1900-01-01 to 2100-01-01: the record is corrupt"
     }
 
     /// The HCI event (from the event code on) a record carries, or `nil` for commands, ACL data

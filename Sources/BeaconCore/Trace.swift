@@ -95,7 +95,7 @@ public struct TraceParser {
         let time: Timestamp
         switch fields["t"] {
         case .number(let seconds)?:
-            guard let t = Timestamp(secondsSinceEpoch: seconds), Timestamp.inputRange.contains(t) else {
+            guard let t = Timestamp(secondsSinceEpoch: seconds), Timestamp.traceRange.contains(t) else {
                 return .failure(TraceLineError(Self.outOfRange("t \(seconds)")))
             }
             time = t
@@ -106,7 +106,7 @@ public struct TraceParser {
                         "t \"\(text.excerpt)\" is not an ISO-8601 time with an offset, such as 2023-11-14T22:13:20.25Z")
                 )
             }
-            guard Timestamp.inputRange.contains(t) else {
+            guard Timestamp.traceRange.contains(t) else {
                 return .failure(TraceLineError(Self.outOfRange("t \"\(text.excerpt)\"")))
             }
             time = t
@@ -137,7 +137,7 @@ public struct TraceParser {
     }
 
     static func outOfRange(_ given: String) -> String {
-        "\(given) is not a time from 2000-01-01 to 2100-01-01; give seconds since the Unix epoch such as 1700000000"
+        "\(given) is not a time from 1970-01-01 to 2100-01-01; give seconds since the Unix epoch such as 1700000000"
     }
 
     static func sighting(from fields: [String: JSONValue]) -> Result<TraceRecord, TraceLineError> {

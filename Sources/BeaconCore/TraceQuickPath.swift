@@ -72,7 +72,7 @@ extension TraceParser {
             time = t
         default: return nil
         }
-        guard Timestamp.inputRange.contains(time) else { return nil }
+        guard Timestamp.traceRange.contains(time) else { return nil }
 
         let kinds = (fields.uuid != nil ? 1 : 0) + (fields.hci != nil ? 1 : 0) + (fields.mode != nil ? 1 : 0)
         guard kinds == 1 else { return nil }

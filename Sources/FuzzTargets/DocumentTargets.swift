@@ -24,10 +24,10 @@ enum DocumentTargets {
         }
     }
 
-    /// Instants to ask schedules about: both ends of the input range, a spring-forward night in
+    /// Instants to ask schedules about: the ends of the capture and trace ranges, a spring-forward night in
     /// Paris, and now-ish.
     static let instants: [Timestamp] = [
-        Timestamp.inputRange.lowerBound, Timestamp.inputRange.upperBound,
+        Timestamp.captureRange.lowerBound, Timestamp.traceRange.lowerBound, Timestamp.traceRange.upperBound,
         Timestamp(microseconds: 1_711_846_800_000_000), Timestamp(microseconds: 1_700_000_000_000_000),
     ]
 

@@ -32,7 +32,7 @@ enum ParserTargets {
     }
 
     /// Every line through one ``TraceParser``: accepted lines are in time order and inside
-    /// ``Timestamp/inputRange``; HCI lines decode; a line the quick path reads is read the same
+    /// ``Timestamp/traceRange``; HCI lines decode; a line the quick path reads is read the same
     /// by the general way.
     static func trace(_ bytes: [UInt8]) {
         var parser = TraceParser()
@@ -48,7 +48,7 @@ enum ParserTargets {
             let parsed = parser.parse(line, number: index + 1)
             if case .failure(let error) = parsed { Message.check(error.description) }
             guard case .success(let (time, record)?) = parsed else { continue }
-            precondition(Timestamp.inputRange.contains(time), "line \(index + 1): t \(time.microseconds)")
+            precondition(Timestamp.traceRange.contains(time), "line \(index + 1): t \(time.microseconds)")
             precondition(last.map { $0 <= time } ?? true, "line \(index + 1) went back in time")
             last = time
             switch record {

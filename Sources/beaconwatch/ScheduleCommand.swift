@@ -29,7 +29,7 @@ struct ScheduleCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        guard let time = Timestamp(iso8601: at), Timestamp.inputRange.contains(time) else {
+        guard let time = Timestamp(iso8601: at), Timestamp.traceRange.contains(time) else {
             throw InputError(
                 file: "--at",
                 message: "\"\(at)\" is not an ISO-8601 time with an offset from 2000 to 2100, "

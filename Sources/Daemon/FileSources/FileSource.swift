@@ -25,7 +25,7 @@ public struct FileSource {
         public var lines = 0
         public var skippedLines = 0
         public var records = 0
-        /// Capture records skipped and counted: their time lies outside ``Timestamp/inputRange``.
+        /// Capture records skipped and counted: their time lies outside ``Timestamp/captureRange``.
         public var skippedRecords = 0
         /// The time of the last record or line, whatever it held: where the input's clock ends.
         public var lastTime: Timestamp?

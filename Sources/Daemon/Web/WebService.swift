@@ -31,14 +31,22 @@ public struct WebService: Service {
     static let samplePeriod = Duration.seconds(1)
     static let keepAlivePeriod = Duration.seconds(15)
 
+    /// What the server got to: listening, and whether the daemon is shutting down.
+    final class Progress: Sendable {
+        let listening = Atomic(false)
+        let stopping = Atomic(false)
+    }
+
     public func run() async throws {
         let (settings, logger, bound, state) = (settings, logger, bound, responder.state)
+        let progress = Progress()
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .warning)
         let app = Application(
             responder: responder,
             configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: nil),
             onServerRunning: { channel in
+                progress.listening.store(true, ordering: .relaxed)
                 let port = channel.localAddress?.port ?? settings.port
                 var shown = settings
                 shown.port = port
@@ -48,7 +56,23 @@ public struct WebService: Service {
             logger: quiet)
         try await withGracefulShutdownHandler {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await app.run() }
+                group.addTask {
+                    do {
+                        try await app.run()
+                    } catch  where progress.stopping.load(ordering: .relaxed) || Task.isCancelled {
+                        // The server stopping with the daemon is not a failure of the run.
+                        return
+                    } catch  where !settings.explicit && !progress.listening.load(ordering: .relaxed) {
+                        // The default address was taken between the daemon's look and its bind
+                        // (another daemon starting at the same moment): it runs without its web
+                        // view, as when the look finds it taken (SPEC 16).
+                        let reason = Self.reason(error)
+                        logger.warning(
+                            "web view not started: \(settings.authority) \(reason); set Web.listen to another address (empty turns it off)"
+                        )
+                        return
+                    }
+                }
                 // Child task: readings for the charts and the keep-alives, until cancelled.
                 group.addTask {
                     var sinceKeepAlive = Duration.zero
@@ -69,8 +93,15 @@ public struct WebService: Service {
                 group.cancelAll()
             }
         } onGracefulShutdown: {
+            progress.stopping.store(true, ordering: .relaxed)
             state.hub.close()
         }
+    }
+
+    /// The system's reason in an error from binding, e.g. `Address already in use`.
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
+        return "\(error)"
     }
 
     /// Whether `settings`' address can be bound now; the reason when not. The daemon asks before
