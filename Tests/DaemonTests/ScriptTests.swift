@@ -348,4 +348,21 @@ import Testing
         #expect(log.contains("more than 1000 runs waiting; dropped the oldest (1 so far)"), "\(log.text)")
         #expect(!log.contains("(2 so far)"), "once when dropping starts, then every thousandth")
     }
+
+    /// A script that hangs keeps at most about two queues' worth of runs in memory, however many
+    /// outputs come (issue 38: every dropped run was kept, about 150 bytes an output).
+    @Test func aHungScriptKeepsAFixedNumberOfRunsInMemory() async throws {
+        let folder = try scratchFolder("scripts")
+        let gate = folder.appendingPathComponent("gate")
+        let hung = try Self.script(
+            "hung", in: folder, "while [ ! -e \"\(gate.path)\" ]; do sleep 0.01; done")
+        let sink = ScriptSink(scripts: [.location: hung], timeout: 300, logger: Log().logger)
+        let outputs = try Self.run(
+            Self.walk(hops: 5000), configuration: try Self.configuration(in: folder), sink: sink, in: folder)
+        #expect(outputs.filter { $0.type == "location" }.count == 10_000)
+        #expect(sink.pending == ScriptSink.queueLimit + 1)
+        #expect(sink.storedRuns <= 2 * ScriptSink.queueLimit + 30, "\(sink.storedRuns) runs kept")
+        try Data().write(to: gate)
+        _ = await sink.finish(within: .seconds(1))
+    }
 }

@@ -160,6 +160,10 @@ public final class ScriptSink: OutputSink {
     /// Runs and waiting runs, over every script.
     public var pending: Int { runners.withLock { $0.values.reduce(0) { $0 + $1.pending } } }
 
+    /// The runs kept in memory over every script: bounded by about twice ``queueLimit`` a script,
+    /// however long one hangs.
+    public var storedRuns: Int { runners.withLock { $0.values.reduce(0) { $0 + $1.stored } } }
+
     /// Lets waiting runs finish for up to `limit`, then drops the rest (saying how many) and
     /// stops the runs still going (and the server hook's, when it shares ``runs``): SIGTERM to
     /// each one's process group, SIGKILL ``killGrace`` later. Returns how many were dropped.
@@ -189,6 +193,15 @@ final class ScriptRunner: Sendable {
         var dropped = 0
         var closed = false
         var waiting: Int { jobs.count - start }
+
+        /// Frees the runs before ``start`` (taken, or dropped as the oldest) once they are more
+        /// than 1024 and half of what is kept: a script that hangs must not keep every run it
+        /// dropped (issue 38 measured 150 bytes an output).
+        mutating func compact() {
+            guard start > 1024, start * 2 > jobs.count else { return }
+            jobs.removeFirst(start)
+            start = 0
+        }
     }
 
     let path: String
@@ -212,6 +225,9 @@ final class ScriptRunner: Sendable {
 
     var pending: Int { queue.withLock { $0.waiting + ($0.running ? 1 : 0) } }
 
+    /// The runs kept in memory, waiting or not yet freed.
+    var stored: Int { queue.withLock { $0.jobs.count } }
+
     func enqueue(_ invocation: ScriptInvocation, timeout: Duration) {
         let dropped = queue.withLock { queue -> Int? in
             guard !queue.closed else { return nil }
@@ -219,6 +235,7 @@ final class ScriptRunner: Sendable {
             guard queue.waiting > ScriptSink.queueLimit else { return nil }
             queue.start += 1
             queue.dropped += 1
+            queue.compact()
             return queue.dropped
         }
         wake.signal()
@@ -251,10 +268,7 @@ final class ScriptRunner: Sendable {
                 guard queue.start < queue.jobs.count else { return nil }
                 let job = queue.jobs[queue.start]
                 queue.start += 1
-                if queue.start > 1024, queue.start * 2 > queue.jobs.count {
-                    queue.jobs.removeFirst(queue.start)
-                    queue.start = 0
-                }
+                queue.compact()
                 queue.running = true
                 return job
             }
