@@ -32,7 +32,7 @@ struct ScheduleCommand: ParsableCommand {
         guard let time = Timestamp(iso8601: at), Timestamp.traceRange.contains(time) else {
             throw InputError(
                 file: "--at",
-                message: "\"\(at)\" is not an ISO-8601 time with an offset from 2000 to 2100, "
+                message: "\"\(at)\" is not an ISO-8601 time with an offset from 1970 to 2100, "
                     + "such as 2013-10-28T13:30:00+01:00")
         }
         let bytes: [UInt8]
