@@ -14,7 +14,7 @@ struct Bench: AsyncParsableCommand {
         subcommands: [
             DecodeBench.self, PipelineBench.self, E2EBench.self, QualityBench.self, SoakBench.self, OutageBench.self,
             FleetBench.self, WebBench.self, StateBench.self, DecodeCommandBench.self, ReplayCommandBench.self,
-            IdleBench.self, GeofenceBench.self,
+            IdleBench.self, GeofenceBench.self, FleetReplay.self,
         ]
     )
 }

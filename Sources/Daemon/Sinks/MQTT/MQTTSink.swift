@@ -24,7 +24,7 @@ import Syscalls
 public final class MQTTSink: OutputSink {
     public let tree: TopicTree
     /// The fleet's sources (SPEC 15): subscribed at every connect, their messages parsed here.
-    let fleetSources: [(FleetSource, TopicFilter)]
+    public let fleetSources: [(FleetSource, TopicFilter)]
     /// `MQTT.discoveryPrefix` when Home Assistant discovery is on.
     let discoveryPrefix: String?
     /// The fleet devices whose discovery is published (once a run, retained).
@@ -227,22 +227,45 @@ public final class MQTTSink: OutputSink {
             return inbound.handlers
         }
         guard let handlers else { return }
+        switch Self.route(topic: topic, payload: payload, retained: retained, tree: tree, fleet: fleetSources) {
+        case .command(let taken): handlers.command(taken)
+        case .fleet(let message): handlers.fleet(message)
+        case .garbage(let error):
+            if let line = inbound.withLock({ $0.garbage.say(error, at: .now) }) { handlers.logger.warning("\(line)") }
+        case .refusedCommand(let line): handlers.logger.warning("\(line)")
+        case .ignored: break
+        }
+    }
+
+    /// What an incoming message is.
+    public enum Routed: Sendable {
+        case command(DaemonCommand)
+        case fleet(FleetMessage)
+        /// A fleet message that is malformed: why (logged rate-limited).
+        case garbage(String)
+        /// A command that cannot be taken: the line to log.
+        case refusedCommand(String)
+        case ignored
+    }
+
+    /// Routes a message on `topic`: a command on `B/cmd/...`, else the first fleet source whose
+    /// parser takes it.
+    public static func route(
+        topic: String, payload: [UInt8], retained: Bool, tree: TopicTree, fleet: [(FleetSource, TopicFilter)]
+    ) -> Routed {
         switch Self.command(topic: topic, payload: payload, retained: retained, tree: tree) {
-        case .success(let taken?): handlers.command(taken)
+        case .success(let taken?): return .command(taken)
         case .success(nil):
             // Each source's parser matches the topic itself: the first that takes it decides.
-            sources: for (source, filter) in fleetSources {
+            for (source, filter) in fleet {
                 switch FleetMessage.parse(source: source, filter: filter, topic: topic, payload: payload) {
-                case .success(let message?): handlers.fleet(message)
-                case .success(nil): continue sources
-                case .failure(let error):
-                    if let line = inbound.withLock({ $0.garbage.say(error.description, at: .now) }) {
-                        handlers.logger.warning("\(line)")
-                    }
+                case .success(let message?): return .fleet(message)
+                case .success(nil): continue
+                case .failure(let error): return .garbage(error.description)
                 }
-                break
             }
-        case .failure(let error): handlers.logger.warning("ignored a message on \(topic.printable): \(error)")
+            return .ignored
+        case .failure(let error): return .refusedCommand("ignored a message on \(topic.printable): \(error)")
         }
     }
 
