@@ -69,7 +69,7 @@ enum OwnTracks {
                 return .failure(FleetError(topic: topic, "transition: \"event\" must be \"enter\" or \"leave\""))
             }
             // The user's circular regions (`t: "c"`) are not beaconwatch's; a beacon region is
-            // matched by its `rid`, else its `desc`, against the hierarchy's (FleetEngine).
+            // matched by its `rid`, else its `desc`, against the hierarchy's (Devices).
             guard fields["t"]?.string == "b" else { return .success(nil) }
             let rid = fields["rid"]?.string
             let desc = fields["desc"]?.string

@@ -265,22 +265,32 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// Writes what a step's outputs change in the state, the messages they put in the outbox, and
-    /// the removal of `settled` outbox entries (acknowledged since), in one transaction; none when
-    /// there is nothing to write. `devices` are the fleet devices' shares (SPEC 15), kept apart
-    /// from the daemon's own. Returns the outbox entries as written, in order.
+    /// Writes what the own radio's outputs change in its state (device `''`) with `outbox`,
+    /// `settled` and `journal`, as ``record(devices:outbox:settled:journal:)`` does.
     @discardableResult
     public func record(
         _ outputs: some Collection<MonitorOutput>, outbox: [OutboxMessage] = [], settled: [Int64] = [],
-        changes: StateChanges = StateChanges(), journal: [JournalLine] = [], devices: [DeviceChanges] = []
+        changes: StateChanges = StateChanges(), journal: [JournalLine] = []
     ) throws -> [OutboxEntry] {
-        let own = DeviceChanges(device: "", outputs: Array(outputs), changes: changes)
-        guard own.writes || devices.contains(where: \.writes) || !outbox.isEmpty || !settled.isEmpty || !journal.isEmpty
+        try record(
+            devices: [DeviceChanges(device: "", outputs: Array(outputs), changes: changes)], outbox: outbox,
+            settled: settled, journal: journal)
+    }
+
+    /// Writes what each device's outputs change in its state (`devices`, the own radio's as
+    /// device `''`), the messages they put in the outbox, the lines of the `--events` journal and
+    /// the removal of `settled` outbox entries (acknowledged since), in one transaction; none
+    /// when there is nothing to write. Returns the outbox entries as written, in order.
+    @discardableResult
+    public func record(
+        devices: [DeviceChanges], outbox: [OutboxMessage] = [], settled: [Int64] = [], journal: [JournalLine] = []
+    ) throws -> [OutboxEntry] {
+        guard devices.contains(where: \.writes) || !outbox.isEmpty || !settled.isEmpty || !journal.isEmpty
         else { return [] }
         do {
             return try database.write { db in
                 try Self.write(journal, in: db)
-                for share in [own] + devices where share.writes { try write(share, in: db) }
+                for share in devices where share.writes { try write(share, in: db) }
                 try Self.remove(settled, in: db)
                 var entries: [OutboxEntry] = []
                 entries.reserveCapacity(outbox.count)

@@ -1,12 +1,4 @@
-extension Int64 {
-    /// `self` moved by `delta` microseconds, saturating; the sentinels `Int64.min` (never) and
-    /// `Int64.max` stay as they are.
-    func shifted(by delta: Int64) -> Int64 {
-        guard self != .min, self != .max else { return self }
-        let (sum, overflow) = addingReportingOverflow(delta)
-        return overflow ? (delta < 0 ? .min + 1 : .max - 1) : sum
-    }
-}
+import BeaconCore
 
 extension Monitor {
     /// Re-expresses every instant the monitor holds `delta` microseconds later (earlier when

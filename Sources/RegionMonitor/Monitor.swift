@@ -69,7 +69,7 @@ public struct Monitor: Sendable {
     var areaHoldUntil: Int64?
     /// The monitored regions and the Areas and Zones containing them, with their reported state.
     var tracked: [RegionRef: RegionState] = [:]
-    var timers = TimerQueue<Deadline>()
+    var timers = DeadlineQueue<Deadline>()
     var timerGeneration: UInt32 = 0
 
     var started = false

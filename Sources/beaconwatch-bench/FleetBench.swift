@@ -95,7 +95,7 @@ struct FleetBench: AsyncParsableCommand {
     @Flag(help: "Only the engine side: parsed reports through the fleet engine and the store, no broker.")
     var engineOnly = false
 
-    /// Parsed reports through `FleetEngine` and the driver (state database on disk, no sinks).
+    /// Parsed reports through the table of `Devices` and the driver (state database on disk, no sinks).
     func engineRate() throws {
         let folder = try scratchFolder("bench-fleet-engine")
         let ini = """
@@ -113,9 +113,8 @@ struct FleetBench: AsyncParsableCommand {
         let configuration = try Configuration.load(Array(ini.utf8), path: folder.path + "/bench.ini").get()
         let store = try StateStore(path: folder.appendingPathComponent("state.sqlite").path)
         var driver = EngineDriver(
-            engine: Engine(configuration: configuration, identity: .resolve(configuration.monitor)), store: store,
+            devices: Devices(configuration: configuration, identity: .resolve(configuration.monitor)), store: store,
             requests: .inline(ServerHook(configuration: configuration, logger: .silent)))
-        driver.fleet = FleetEngine(configuration: configuration, identity: .resolve(configuration.monitor))
         let origin = Timestamp(secondsSinceEpoch: 1_700_000_000)!
         try driver.start(at: origin)
         let filter = TopicFilter("home/+/BTtoMQTT/#")!
@@ -201,13 +200,16 @@ struct FleetBench: AsyncParsableCommand {
             """
         let configuration = try Configuration.load(Array(ini.utf8), path: folder.path + "/bench.ini").get()
         let store = try StateStore(path: folder.appendingPathComponent("state.sqlite").path)
+        let control = EngineControl()
+        let input = MQTTInput(
+            settings: configuration.mqtt!, userid: "bench", fleet: configuration.fleet, control: control,
+            refusals: Refusals(), logger: Logger(label: "fleet"))
         let sink = try MQTTSink(
             settings: configuration.mqtt!, userid: "bench", hierarchy: configuration.hierarchy, store: store,
-            fleet: configuration.fleet)
-        let control = EngineControl()
+            input: input)
         let counting = DeviceCounter(arrivals: arrivals)
         try sink.start()
-        async let listening: Void = sink.run(logger: Logger(label: "fleet"), fleet: { control.post($0) })
+        async let listening: Void = sink.run(logger: Logger(label: "fleet"))
         guard await sink.waitConnected(within: .seconds(10)) else { throw RuntimeFailure("the broker did not answer") }
         try await Task.sleep(for: .milliseconds(200))  // the fleet subscription's SUBACK
         let engineThread = Task {

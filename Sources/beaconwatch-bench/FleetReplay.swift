@@ -123,19 +123,20 @@ struct FleetReplay: ParsableCommand {
         )
         .regions
         guard let settings = configuration.mqtt else { throw ValidationError("the configuration has no MQTT.host") }
-        let mqtt = try MQTTSink(
-            settings: settings, userid: MonitorIdentity.resolve(configuration.monitor).userid,
-            hierarchy: configuration.hierarchy, store: store,
-            fleet: configuration.fleet)
         let control = EngineControl()
+        let userid = MonitorIdentity.resolve(configuration.monitor).userid
+        let routing = MQTTInput(
+            settings: settings, userid: userid, fleet: configuration.fleet, control: control, refusals: Refusals(),
+            logger: .silent)
+        let mqtt = try MQTTSink(settings: settings, userid: userid, hierarchy: configuration.hierarchy, store: store)
         let first = Int64(((lines.first?.t ?? 1_700_000_000) * 1_000_000).rounded()) - 1_000_000
         let last = Int64(((lines.last?.t ?? 1_700_000_000) * 1_000_000).rounded())
         let input = ScriptedInput(
             lines: lines, start: first, end: last + Int64(tail * 1_000_000),
             deliver: { line in
-                let routed = MQTTSink.route(
+                let routed = MQTTInput.route(
                     topic: line.topic, payload: Array(line.payload.utf8), retained: line.retained ?? false,
-                    tree: mqtt.tree, fleet: mqtt.fleetSources)
+                    tree: routing.tree, fleet: routing.fleetSources)
                 switch routed {
                 case .command(let command): control.post(command)
                 case .fleet(let message): control.post(message)

@@ -372,12 +372,10 @@ import Testing
         let rules = try RulesDocument.load(Array(Data(contentsOf: rulesPath)), name: "rules").get().regions
         let recorder = Recorder()
         let hook = ServerHook(configuration: configuration, logger: .silent)
-        var driver = EngineDriver(
-            engine: Engine(configuration: configuration, identity: .resolve(configuration.monitor)),
-            store: try StateStore(), sinks: [recorder], requests: .inline(hook))
-        driver.fleet = FleetEngine(
-            configuration: configuration, identity: .resolve(configuration.monitor), rules: rules,
-            ruleSettings: .resolve(configuration))
+        let devices = Devices(
+            own: Engine(configuration: configuration, identity: .resolve(configuration.monitor)),
+            configuration: configuration, rules: rules, ruleSettings: .resolve(configuration))
+        var driver = EngineDriver(devices: devices, store: try StateStore(), sinks: [recorder], requests: .inline(hook))
         let start = Timestamp(secondsSinceEpoch: 1_383_555_600)!
         try driver.start(at: start)
         let sighting = Advertisement(

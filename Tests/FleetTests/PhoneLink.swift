@@ -13,7 +13,7 @@ import Testing
 /// fleet at the same instant. It also keeps what a state database would (records, classes,
 /// presence), so that ``restart(at:)`` can rebuild the fleet from it.
 struct PhoneLink {
-    var fleet: FleetEngine
+    var fleet: Devices
     /// Seconds since the epoch of time 0.
     let start: Double
     var phones: [String: SimulatedPhone] = [:]
@@ -25,11 +25,11 @@ struct PhoneLink {
     var transcript: [String] = []
     var notices: [String] = []
     /// What the state database would hold of each device.
-    var records: [String: FleetEngine.Record] = [:]
+    var records: [String: Devices.Record] = [:]
     var classes: [String: [String: Proximity]] = [:]
     let filter = TopicFilter("owntracks/+/+")!
 
-    init(fleet: FleetEngine, start: Double) {
+    init(fleet: Devices, start: Double) {
         self.fleet = fleet
         self.start = start
     }
@@ -43,7 +43,7 @@ struct PhoneLink {
 
     func time(_ seconds: Double) -> Timestamp { Timestamp(secondsSinceEpoch: start + seconds)! }
 
-    func monitored(_ device: String) -> [Region] { fleet.engines[device]?.monitor.monitoredRegions ?? [] }
+    func monitored(_ device: String) -> [Region] { fleet.engine(device)?.monitor.monitoredRegions ?? [] }
 
     /// The phone publishes a location fix at `seconds`; returns the device's transitions.
     mutating func locate(_ device: String, at seconds: Double) throws -> [String] {
@@ -61,7 +61,7 @@ struct PhoneLink {
 
     /// Time passes to `seconds`; returns every device's transitions.
     mutating func advance(to seconds: Double) throws -> [String] {
-        var actions: [FleetEngine.Action] = []
+        var actions: [Devices.Action] = []
         fleet.advance(to: time(seconds), into: &actions)
         let mark = transcript.count
         try perform(actions, at: seconds)
@@ -72,20 +72,21 @@ struct PhoneLink {
     /// returns the transitions the start made.
     @discardableResult
     mutating func restart(at seconds: Double) throws -> [String] {
-        var actions: [FleetEngine.Action] = []
+        var actions: [Devices.Action] = []
         fleet.close(into: &actions)
         try perform(actions, at: seconds)
-        var kept: [String: FleetEngine.Kept] = [:]
+        var kept: [String: Devices.Kept] = [:]
         for (id, record) in records {
             var state = KeptState()
             state.classes = classes[id] ?? [:]
             state.presence = record.presence
-            kept[id] = FleetEngine.Kept(
+            kept[id] = Devices.Kept(
                 state: state, source: record.source, commandTopic: record.commandTopic, waypoints: record.waypoints,
                 legacy: record.legacy, ownWaypoints: record.ownWaypoints)
         }
-        fleet = FleetEngine(
-            configuration: fleet.configuration, identity: MonitorIdentity(session: "s", address: "a", userid: "u"),
+        fleet = Devices(
+            configuration: try #require(fleet.configuration),
+            identity: MonitorIdentity(session: "s", address: "a", userid: "u"),
             kept: kept)
         actions = []
         fleet.start(at: time(seconds), into: &actions)
@@ -111,7 +112,7 @@ struct PhoneLink {
                 Issue.record("the phone's \(next.payload) on \(next.topic) was not taken: \(parsed)")
                 continue
             }
-            var actions: [FleetEngine.Action] = []
+            var actions: [Devices.Action] = []
             fleet.advance(to: Timestamp(microseconds: time(seconds).microseconds - 1), into: &actions)
             fleet.handle(message, at: time(seconds), into: &actions)
             queue += try perform(actions, at: seconds)
@@ -122,7 +123,7 @@ struct PhoneLink {
 
     /// Carries out the fleet's actions; returns what the phones publish in answer.
     @discardableResult
-    mutating func perform(_ actions: [FleetEngine.Action], at seconds: Double) throws -> [SimulatedPhone.Published] {
+    mutating func perform(_ actions: [Devices.Action], at seconds: Double) throws -> [SimulatedPhone.Published] {
         var published: [SimulatedPhone.Published] = []
         for action in actions {
             switch action {

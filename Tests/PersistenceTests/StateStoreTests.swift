@@ -218,7 +218,6 @@ import Testing
             beacon: BeaconID(uuid: UUID(), major: 1, minor: 1), name: nil, area: "A", zoneName: "Z", rssi: -70,
             meters: 3.2)
         try store.record(
-            [],
             devices: [
                 DeviceChanges(
                     device: "cart-7", outputs: [.location(time, event)], changes: StateChanges(),

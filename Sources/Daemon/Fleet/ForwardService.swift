@@ -61,9 +61,7 @@ public struct ForwardService: Service {
                 control.isStopping ? "stopped" : "end of input",
                 metadata: ["sightings": "\(summary.sightings)", "messages": "\(summary.messages)"])
         }
-        let broker = MQTTService(
-            sink: sink, control: control, endpoint: "\(settings.host):\(settings.port)", logger: logger,
-            reload: { _ in })
+        let broker = MQTTService(sink: sink, endpoint: "\(settings.host):\(settings.port)", logger: logger)
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .notice)
         let group = ServiceGroup(

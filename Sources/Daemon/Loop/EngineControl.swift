@@ -70,7 +70,8 @@ public final class EngineControl: Sendable {
     /// A fleet message for the engine, taken at the daemon's clock when the loop gets to it.
     public func post(_ message: FleetMessage) { post(.message(message)) }
 
-    /// A fleet order: a message (bounded queue: the oldest are dropped beyond the limit) or an answer.
+    /// A device order: a message (bounded queue: the oldest messages are dropped beyond the
+    /// limit), an answer or a command.
     ///
     /// Wakes the loop only when the queue was empty: the loop clears the wake-up only when it
     /// takes the last order, so a queue with orders in it always has one pending (a busy fleet
@@ -79,8 +80,11 @@ public final class EngineControl: Sendable {
         let wasEmpty = state.withLock { state in
             let wasEmpty = state.fleet.isEmpty && state.orders.isEmpty
             state.fleet.append(order)
-            if state.fleet.count > Self.fleetQueueLimit {
-                state.fleet.removeFirst(state.fleet.count - Self.fleetQueueLimit)
+            // The oldest message goes; an answer or a command is never dropped.
+            if state.fleet.count > Self.fleetQueueLimit,
+                let oldest = state.fleet.firstIndex(where: { if case .message = $0 { true } else { false } })
+            {
+                state.fleet.remove(at: oldest)
                 state.droppedFleet += 1
             }
             return wasEmpty

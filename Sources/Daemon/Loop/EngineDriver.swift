@@ -18,148 +18,137 @@ extension Engine {
     }
 }
 
-/// Performs an ``Engine``'s actions: the one shell between the pure engine and the world, used
-/// by file runs, live runs, benchmarks and tests.
+/// Performs the actions of the table of ``Devices``: the one shell between the pure engines and
+/// the world, used by file runs, live runs, benchmarks and tests.
 ///
-/// Each step the engine closes (``EngineAction/persist(_:)``) is staged with the outbox messages
-/// its sinks want kept; ``commit()`` writes the staged steps in one transaction and only then
-/// hands each step's outputs to `output` and the sinks. Steps are staged until ``commit()``, or
-/// until ``StepBatch/limit`` of them wait: the caller commits when its input would wait (a
-/// group commit while input is backed up). Requests (server calls, `Script.server`) are carried
-/// out by the ``Requests`` way given.
+/// Each step a device's engine closes (``EngineAction/persist(_:)``) is staged with the outbox
+/// messages its sinks want kept (and, for a fleet device, its commands and record); ``commit()``
+/// writes the staged steps in one transaction and only then hands each step's outputs to
+/// `output` and the sinks. Steps are staged until ``commit()``, or until ``StepBatch/limit`` of
+/// them wait: the caller commits when its input would wait (a group commit while input is backed
+/// up). Requests (server calls, `Script.server`) are carried out by the ``Requests`` way given.
 public struct EngineDriver {
     /// How the rules' requests are answered.
     public enum Requests {
         /// Each in turn, waiting for the answer, which is given at the engine's clock: a file
         /// run's way, whose virtual clock waits too, so a replay is the same every time.
         case inline(ServerHook)
-        /// Each on a thread of its own; `answered` hands the answer back to whoever feeds the
-        /// engine (a live run, which goes on with sightings while a server thinks).
-        case background(ServerHook, answered: @Sendable (ServerAnswer, Int) -> Void)
+        /// Each on a thread of the hook's; `answered` hands the answer (with its device's id) back
+        /// to whoever feeds the engine (a live run, which goes on with sightings while a server
+        /// thinks), to come in through ``answer(_:call:for:)``.
+        case background(ServerHook, answered: @Sendable (_ device: String, ServerAnswer, _ call: Int) -> Void)
     }
 
-    public private(set) var engine: Engine
+    /// Every device's engine: the own radio's and the fleet's.
+    public private(set) var devices: Devices
     public let store: StateStore
     public let sinks: [any OutputSink]
     let requests: Requests
     let output: (MonitorOutput) throws -> Void
-    private var actions: [EngineAction] = []
+    private var actions: [Devices.Action] = []
+    /// The actions being carried out (storage reused: ``actions`` fills while they are).
+    private var taking: [Devices.Action] = []
+    /// The outputs of the step being staged (one device's: a step comes out whole).
     private var stepOutputs: [MonitorOutput] = []
-    /// The fleet's devices (SPEC 15), when `Fleet.*` is set: each device's steps are staged and
-    /// committed like the engine's own, named by their device.
-    public var fleet: FleetEngine?
-    private var fleetActions: [FleetEngine.Action] = []
-    private var deviceOutputs: [String: [MonitorOutput]] = [:]
     private var deviceCommands: [String: [OutboxMessage]] = [:]
-    /// What the store must keep of each device with its next step (its source, command topic and
-    /// phone regions), when it changed.
+    /// What the store must keep of each fleet device with its next step (its source, command
+    /// topic and phone regions), when it changed.
     private var deviceRecords: [String: FleetDeviceRecord] = [:]
-    /// Where a fleet device's server call answers go when calls run in the background (a live
-    /// run): back to whoever feeds the engine, to come in through ``answer(_:call:for:)``.
-    public var deviceAnswered: (@Sendable (String, ServerAnswer, Int) -> Void)?
     private var batch = StepBatch()
     /// Outputs delivered so far.
     public private(set) var delivered = 0
-    /// Advertisements handed to the engine so far (every decoded report of the radio or file).
+    /// Advertisements handed to the own radio's engine so far (every decoded report of the radio or file).
     public private(set) var reports = 0
     /// Why the last commit failed, while commits fail: the staged steps wait in memory (the
     /// engine goes on) and ``commit()`` tries again at most every ``retryInterval``.
     public private(set) var failing: StateStoreError?
     private var lastTry = ContinuousClock.now
-    /// Says, once each, that commits fail and that they succeed again.
+    /// Says, once each, that commits fail and that they succeed again; and the devices' notices.
     public var warn: (String) -> Void = { _ in }
     public static let retryInterval = Duration.seconds(1)
 
+    /// A driver of `devices`.
     public init(
-        engine: Engine, store: StateStore, sinks: [any OutputSink] = [], requests: Requests,
+        devices: Devices, store: StateStore, sinks: [any OutputSink] = [], requests: Requests,
         output: @escaping (MonitorOutput) throws -> Void = { _ in }
     ) {
-        self.engine = engine
+        self.devices = devices
         self.store = store
         self.sinks = sinks
         self.requests = requests
         self.output = output
     }
 
-    /// Starts the engine's clock at `time`.
+    /// A driver of a daemon with no fleet, its own radio `engine`.
+    public init(
+        engine: Engine, store: StateStore, sinks: [any OutputSink] = [], requests: Requests,
+        output: @escaping (MonitorOutput) throws -> Void = { _ in }
+    ) {
+        self.init(devices: Devices(own: engine), store: store, sinks: sinks, requests: requests, output: output)
+    }
+
+    /// The own radio's engine.
+    public var engine: Engine { devices.own }
+
+    /// Starts the own radio's clock at `time` and resumes the fleet's devices of an earlier run.
     public mutating func start(at time: Timestamp) throws {
-        engine.start(at: time, into: &actions)
+        devices.start(at: time, into: &actions)
         try perform()
     }
 
-    /// One input at `time`.
+    /// One input for the daemon at `time`: the own radio's, and a reload or new rules for every
+    /// device.
     public mutating func handle(_ input: EngineInput, at time: Timestamp) throws {
         if case .advertisement = input { reports &+= 1 }
-        engine.handle(input, at: time, into: &actions)
+        devices.handle(input, at: time, into: &actions)
         try perform()
-        // A reload or new rules reach every fleet device too.
-        switch input {
-        case .reconfigure, .rules, .geofences:
-            guard fleet != nil else { return }
-            fleet?.reconfigure(input, at: time, into: &fleetActions)
-            try performFleet()
-        default:
-            return
-        }
     }
 
-    /// One source event at its own time.
+    /// One source event of the own radio's file at its own time.
     public mutating func handle(_ event: SourceEvent) throws {
         if case .advertisement = event { reports &+= 1 }
-        engine.handle(event, into: &actions)
+        devices.handle(event, into: &actions)
         try perform()
     }
 
     /// A fleet message at its arrival (the daemon's clock); returns why it changed nothing, if so.
     @discardableResult
-    public mutating func handle(_ message: FleetMessage, at time: Timestamp) throws -> FleetEngine.Refusal? {
-        let refusal = fleet?.handle(message, at: time, into: &fleetActions)
-        try performFleet()
+    public mutating func handle(_ message: FleetMessage, at time: Timestamp) throws -> Devices.Refusal? {
+        let refusal = devices.handle(message, at: time, into: &actions)
+        try perform()
         return refusal
     }
 
-    /// The answer to fleet device `device`'s server call `call`, at the engine's clock.
+    /// The answer to device `device`'s server call `call`, at the engine's clock.
     public mutating func answer(_ answer: ServerAnswer, call: Int, for device: String) throws {
-        fleet?.handle(.answer(answer, call: call), for: device, at: engine.now, into: &fleetActions)
-        try performFleet()
-    }
-
-    /// An input for fleet device `device` (a command), at the engine's clock.
-    public mutating func handle(_ input: EngineInput, for device: String) throws {
-        fleet?.handle(input, for: device, at: engine.now, into: &fleetActions)
-        try performFleet()
-    }
-
-    /// Resumes the fleet's devices of an earlier run (``FleetEngine/start(at:)``).
-    public mutating func startFleet(at time: Timestamp) throws {
-        fleet?.start(at: time, into: &fleetActions)
-        try performFleet()
-    }
-
-    /// When a live shell must wake: the engine's next wake-up or any fleet device's.
-    public var nextWake: Timestamp? {
-        guard let fleetWake = fleet?.nextWake else { return engine.nextWake }
-        return engine.nextWake.map { min($0, fleetWake) } ?? fleetWake
-    }
-
-    /// The wall clock was stepped by `delta` microseconds (``Engine/shiftClock(by:)``).
-    public mutating func shiftClock(by delta: Int64) {
-        engine.shiftClock(by: delta)
-    }
-
-    /// Fires the engine's timers up to `time`, and the fleet's.
-    public mutating func advance(to time: Timestamp) throws {
-        engine.advance(to: time, into: &actions)
+        devices.handle(.answer(answer, call: call), for: device, at: devices.now, into: &actions)
         try perform()
-        guard fleet != nil else { return }
-        fleet?.advance(to: time, into: &fleetActions)
-        try performFleet()
+    }
+
+    /// An input for device `device` (a command), at the engine's clock.
+    public mutating func handle(_ input: EngineInput, for device: String) throws {
+        devices.handle(input, for: device, at: devices.now, into: &actions)
+        try perform()
+    }
+
+    /// When a live shell must wake: the earliest device's next wake-up.
+    public var nextWake: Timestamp? { devices.nextWake }
+
+    /// The wall clock was stepped by `delta` microseconds (``Devices/shiftClock(by:)``).
+    public mutating func shiftClock(by delta: Int64) {
+        devices.shiftClock(by: delta)
+    }
+
+    /// Moves the clock to `time`, firing every device's timers up to it.
+    public mutating func advance(to time: Timestamp) throws {
+        devices.advance(to: time, into: &actions)
+        try perform()
     }
 
     /// Fires timers one instant at a time until none is left at or before `limit` (or none at
     /// all: `nil`, a replay's end, where the clock runs on until nothing is pending).
     public mutating func drain(notAfter limit: Timestamp?) throws {
-        while engine.advanceToNextDeadline(notAfter: limit, into: &actions) { try perform() }
+        while devices.drain(notAfter: limit, into: &actions) { try perform() }
     }
 
     /// Commits the staged steps (with what the sinks settled) in one transaction, then delivers
@@ -191,10 +180,8 @@ public struct EngineDriver {
     /// the outputs that waited would be lost with the process.
     public mutating func finish() throws {
         // Each fleet device's presence as it is now: the next start resumes its deadlines.
-        if fleet != nil {
-            fleet?.close(into: &fleetActions)
-            try performFleet()
-        }
+        devices.close(into: &actions)
+        try perform()
         lastTry = .now - Self.retryInterval
         try commit()
         if let failing {
@@ -203,37 +190,41 @@ public struct EngineDriver {
         }
     }
 
-    /// Carries out the fleet's actions in order: each device's outputs staged with its step, its
-    /// `setWaypoints` with the step that changed its monitored set; its server calls made as the
-    /// engine's own are.
-    private mutating func performFleet() throws {
-        while !fleetActions.isEmpty {
-            let taken = fleetActions
-            fleetActions.removeAll(keepingCapacity: true)
-            for action in taken {
+    /// The FleetDevice the sinks name device `id` by; `nil` for the own radio (its outputs carry
+    /// no `"device"`, its topics are the daemon's).
+    private func sinkName(of id: String) -> FleetDevice? {
+        guard id != Devices.ownID else { return nil }
+        let declaration = devices[id]?.declaration
+        return FleetDevice(id: id, userid: declaration?.userid ?? id, name: declaration?.name)
+    }
+
+    /// Carries out the devices' actions in order: each step's outputs staged with it (with a
+    /// fleet device's commands and record); server calls made inline, their answers going back
+    /// in at the engine's clock (and their actions carried out in turn), or in the background.
+    private mutating func perform() throws {
+        while !actions.isEmpty {
+            swap(&actions, &taking)
+            defer { taking.removeAll(keepingCapacity: true) }
+            for action in taking {
                 switch action {
-                case .engine(let id, .output(let item)):
-                    deviceOutputs[id, default: []].append(item)
+                case .engine(_, .output(let item)):
+                    stepOutputs.append(item)
                 case .engine(let id, .persist(let step)):
-                    let device = fleet?.devices[id]
-                    let userid = device?.declaration?.userid ?? id
                     batch.add(
-                        deviceOutputs.removeValue(forKey: id) ?? [], state: step.changes, sinks: sinks,
-                        whereabouts: step.whereabouts,
-                        device: FleetDevice(id: id, userid: userid, name: device?.declaration?.name),
-                        commands: deviceCommands.removeValue(forKey: id) ?? [],
-                        record: deviceRecords.removeValue(forKey: id))
+                        stepOutputs, state: step.changes, sinks: sinks, whereabouts: step.whereabouts,
+                        device: sinkName(of: id),
+                        commands: deviceCommands.isEmpty ? [] : deviceCommands.removeValue(forKey: id) ?? [],
+                        record: deviceRecords.isEmpty ? nil : deviceRecords.removeValue(forKey: id))
+                    stepOutputs.removeAll(keepingCapacity: true)
                     if batch.isFull { try commit() }
                 case .engine(let id, .request(let request)):
-                    // As the engine's own: inline (a file run's virtual clock waits), or in the
-                    // background with the answer routed back to the device.
+                    let device = id == Devices.ownID ? nil : id
                     switch requests {
-                    case .background(let hook, _) where deviceAnswered != nil:
-                        let answered = deviceAnswered
-                        hook.performInBackground(request, device: id) { call, answer in answered?(id, answer, call) }
-                    case .inline(let hook), .background(let hook, _):
-                        let (call, answer) = hook.perform(request, device: id)
-                        fleet?.handle(.answer(answer, call: call), for: id, at: engine.now, into: &fleetActions)
+                    case .inline(let hook):
+                        let (call, answer) = hook.perform(request, device: device)
+                        devices.handle(.answer(answer, call: call), for: id, at: devices.now, into: &actions)
+                    case .background(let hook, let answered):
+                        hook.performInBackground(request, device: device) { call, answer in answered(id, answer, call) }
                     }
                 case .command(let id, let topic, let payload):
                     deviceCommands[id, default: []].append(OutboxMessage(topic: topic, payload: payload, qos: 1))
@@ -247,35 +238,6 @@ public struct EngineDriver {
                 case .notice(_, let line):
                     warn(line)
                 }
-            }
-        }
-    }
-
-    /// Carries out the engine's actions in order; inline answers go back in at the engine's
-    /// clock, and their actions are carried out in turn.
-    private mutating func perform() throws {
-        while !actions.isEmpty {
-            var answers: [(call: Int, answer: ServerAnswer)] = []
-            for action in actions {
-                switch action {
-                case .output(let item):
-                    stepOutputs.append(item)
-                case .persist(let step):
-                    batch.add(stepOutputs, state: step.changes, sinks: sinks, whereabouts: step.whereabouts)
-                    stepOutputs.removeAll(keepingCapacity: true)
-                    if batch.isFull { try commit() }
-                case .request(let request):
-                    switch requests {
-                    case .inline(let hook):
-                        answers.append(hook.perform(request))
-                    case .background(let hook, let answered):
-                        hook.performInBackground(request) { call, answer in answered(answer, call) }
-                    }
-                }
-            }
-            actions.removeAll(keepingCapacity: true)
-            for (call, answer) in answers {
-                engine.handle(.answer(answer, call: call), at: engine.now, into: &actions)
             }
         }
     }

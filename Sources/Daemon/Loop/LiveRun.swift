@@ -24,6 +24,8 @@ public struct LiveRun {
     /// Carries out the rules' server calls and `Script.server` runs, each on a thread of its own;
     /// the answer comes back through the control, so sightings go on meanwhile.
     public var hook: ServerHook
+    /// Where what the devices refuse (undeclared, over the cap, stale) is counted and said.
+    public var refusals: Refusals
 
     /// The longest wait with no timer due: long, since nothing needs the loop meanwhile (the
     /// wall clock is read again when it wakes).
@@ -42,6 +44,7 @@ public struct LiveRun {
         let origin = ContinuousClock.now
         self.elapsed = elapsed ?? { ContinuousClock.now - origin }
         hook = ServerHook(configuration: configuration, logger: .silent)
+        refusals = Refusals(maxDevices: configuration.fleet?.maxDevices ?? 0, maxAge: configuration.fleet?.maxAge ?? 30)
     }
 
     /// Runs until `shouldStop` (checked after each wait) or `control` says so (which wakes it), carrying
@@ -62,20 +65,15 @@ public struct LiveRun {
             // With a control, server calls run beside the loop and their answers come back as orders.
             var requests = EngineDriver.Requests.inline(hook)
             if let control {
-                requests = .background(hook) { answer, call in control.post(.answer(answer, call: call)) }
-            }
-            var driver = EngineDriver(engine: engine, store: store, sinks: sinks, requests: requests, output: output)
-            driver.warn = warn
-            if configuration.fleet != nil, let control {
-                driver.deviceAnswered = { device, answer, call in
+                requests = .background(hook) { device, answer, call in
                     control.post(.answer(device: device, answer, call: call))
                 }
             }
+            // Every fleet device of an earlier run goes on from its kept state.
+            var kept: [String: Devices.Kept] = [:]
             if configuration.fleet != nil {
-                // Every device of an earlier run goes on from its kept state.
-                var kept: [String: FleetEngine.Kept] = [:]
                 for (id, device) in try store.keptDevices() {
-                    kept[id] = FleetEngine.Kept(
+                    kept[id] = Devices.Kept(
                         state: device.state,
                         source: device.record.flatMap { FleetSource(rawValue: $0.source) } ?? .theengs,
                         commandTopic: device.record?.commandTopic,
@@ -83,13 +81,13 @@ public struct LiveRun {
                         legacy: device.record?.legacy.compactMap { Region($0) } ?? [],
                         ownWaypoints: device.record?.ownWaypoints)
                 }
-                driver.fleet = FleetEngine(
-                    configuration: configuration, identity: engine.monitor.identity, rules: rules,
-                    ruleSettings: .resolve(configuration), kept: kept)
             }
+            let devices = Devices(
+                own: engine, configuration: configuration, rules: rules, ruleSettings: .resolve(configuration),
+                kept: kept)
+            var driver = EngineDriver(devices: devices, store: store, sinks: sinks, requests: requests, output: output)
+            driver.warn = warn
             var decoder = AdvertisingReportDecoder()
-            var refusals = FleetRefusals(
-                maxDevices: configuration.fleet?.maxDevices ?? 0, maxAge: configuration.fleet?.maxAge ?? 30)
             var last = (wall: now(), elapsed: elapsed())
             // The wall clock, with a step since the last reading taken out of the engine's
             // instants first: a step is not time passing.
@@ -110,7 +108,6 @@ public struct LiveRun {
                 return max(reading.wall, driver.engine.now)
             }
             try driver.start(at: last.wall)
-            try driver.startFleet(at: last.wall)
             try driver.commit()
             while !shouldStop(), control?.isStopping != true {
                 let current = clock()
@@ -120,7 +117,7 @@ public struct LiveRun {
                     switch order {
                     case .message(let message):
                         if let refusal = try driver.handle(message, at: current),
-                            let line = refusals.say(refusal, device: message.device)
+                            let line = refusals.refused(refusal, device: message.device)
                         {
                             warn(line)
                         }
@@ -146,44 +143,6 @@ public struct LiveRun {
                 try driver.commit()
             }
             try driver.finish()
-        }
-    }
-}
-
-/// Says why fleet messages changed nothing, without flooding the log (SPEC 15): each undeclared
-/// device once (with `Fleet.autoAdd` off), the device cap once, each device's first stale
-/// message once (they are all counted); another shard's devices never.
-struct FleetRefusals {
-    let maxDevices: Int
-    let maxAge: Double
-    private var unknown: Set<String> = []
-    private var late: Set<String> = []
-    private var capSaid = false
-
-    init(maxDevices: Int, maxAge: Double = 30) {
-        self.maxDevices = maxDevices
-        self.maxAge = maxAge
-    }
-
-    mutating func say(_ refusal: FleetEngine.Refusal, device: String) -> String? {
-        switch refusal {
-        case .unknownDevice:
-            guard unknown.count < 10_000, unknown.insert(device).inserted else { return nil }
-            return "fleet: device \(device) is not declared and Fleet.autoAdd is off; its messages are ignored "
-                + "(declare it with Device.\(device) = name)"
-        case .tooManyDevices:
-            guard !capSaid else { return nil }
-            capSaid = true
-            return "fleet: \(maxDevices) devices are tracked (Fleet.maxDevices); device \(device) and any further "
-                + "ones are ignored; raise Fleet.maxDevices or shard the fleet (Fleet.shard)"
-        case .stale(let count):
-            guard late.count < 10_000, late.insert(device).inserted else { return nil }
-            return "fleet: device \(device): \(count) observation(s) made more than Fleet.maxAge = "
-                + "\(JSONValue.numberText(maxAge)) s before they arrived were dropped (said once per device); "
-                + "a phone flushing its queue after an outage, or a clock that is off; raise Fleet.maxAge if its "
-                + "messages are always late"
-        case .otherShard:
-            return nil
         }
     }
 }

@@ -65,10 +65,17 @@ public struct BeaconwatchService: Service {
             $0 == "-" ? EventsFile() : try EventsFile(path: $0, store: store) { logger.warning("\($0)") }
         }
         let mqttSettings = noMqtt ? nil : configuration.mqtt
+        let control = EngineControl()
+        let refusals = Refusals(
+            maxDevices: configuration.fleet?.maxDevices ?? 0, maxAge: configuration.fleet?.maxAge ?? 30)
+        let input = mqttSettings.map {
+            MQTTInput(
+                settings: $0, userid: identity.userid, fleet: configuration.fleet, control: control,
+                refusals: refusals, logger: logger)
+        }
         let mqtt = try mqttSettings.map {
             try MQTTSink(
-                settings: $0, userid: identity.userid, hierarchy: configuration.hierarchy, store: store,
-                fleet: configuration.fleet)
+                settings: $0, userid: identity.userid, hierarchy: configuration.hierarchy, store: store, input: input)
         }
         logger.info(
             "starting",
@@ -87,7 +94,6 @@ public struct BeaconwatchService: Service {
                 metadata: ["source": "\(loaded.origin)", "regions": "\(loaded.regions.count)"])
         }
         try mqtt?.start()
-        let control = EngineControl()
         let scripts = ScriptSink(scripts: configuration.scripts, timeout: configuration.scriptTimeout, logger: logger)
         var sinks: [any OutputSink] = [scripts]
         var web: WebService?
@@ -118,10 +124,11 @@ public struct BeaconwatchService: Service {
         let reloader = Reloader(
             path: config, running: configuration, identity: identity, control: control, sinks: sinks, store: store,
             logger: logger)
+        input?.onReload { reloader.request($0) }
         let job = Job(
             configuration: configuration, source: source, store: store, sinks: sinks, logger: logger,
             active: active, realtime: realtime, skipBadLines: skipBadLines, rules: rules.regions, scripts: scripts,
-            linger: options.linger)
+            linger: options.linger, refusals: refusals)
         // Shut down in reverse: the engine stops first, then the sinks flush what it committed.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: reloader, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)
@@ -145,9 +152,7 @@ public struct BeaconwatchService: Service {
                     failureTerminationBehavior: .gracefullyShutdownGroup))
         }
         if let mqtt, let settings = mqttSettings {
-            let service = MQTTService(
-                sink: mqtt, control: control, endpoint: "\(settings.host):\(settings.port)", logger: logger,
-                reload: { reloader.request($0) })
+            let service = MQTTService(sink: mqtt, endpoint: "\(settings.host):\(settings.port)", logger: logger)
             services.append(.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup))
         }
         services.append(
@@ -187,6 +192,7 @@ public struct BeaconwatchService: Service {
         var rules: [RuleRegion]?
         var scripts: ScriptSink
         var linger: Duration
+        var refusals: Refusals
 
         var hook: ServerHook {
             ServerHook(configuration: configuration, logger: logger, runs: scripts.runs)
@@ -199,6 +205,7 @@ public struct BeaconwatchService: Service {
                 var live = LiveRun(configuration: configuration)
                 live.rules = rules
                 live.hook = hook
+                live.refusals = refusals
                 try live.run(
                     source: NoRadio(), store: store, output: { _ in }, sinks: sinks, control: control,
                     warn: { logger.warning("\($0)") })
@@ -217,6 +224,7 @@ public struct BeaconwatchService: Service {
                 var live = LiveRun(configuration: configuration)
                 live.rules = rules
                 live.hook = hook
+                live.refusals = refusals
                 try live.run(
                     source: scanner,
                     store: store,

@@ -70,43 +70,28 @@ public struct Handed<Value>: @unchecked Sendable {
     public init(_ value: Value) { self.value = value }
 }
 
-/// The broker connection as a service: handles the client's events, sends commands on
-/// (`reload` to `reload`, the rest to the engine), and at shutdown publishes `offline` after
-/// flushing the outbox for up to ``flushLimit``.
+/// The broker connection as a service: handles the client's events (what comes in goes to the
+/// sink's ``MQTTInput``), and at shutdown publishes `offline` after flushing the outbox for up to
+/// ``flushLimit``.
 public struct MQTTService: Service {
     /// How long a stopping daemon waits for the broker to acknowledge what is in flight (SPEC 13).
     public static let flushLimit = Duration.seconds(5)
 
     let sink: MQTTSink
-    let control: EngineControl
-    let reload: @Sendable (String) -> Void
     let logger: Logger
     let endpoint: String
 
-    public init(
-        sink: MQTTSink, control: EngineControl, endpoint: String, logger: Logger,
-        reload: @escaping @Sendable (String) -> Void
-    ) {
+    public init(sink: MQTTSink, endpoint: String, logger: Logger) {
         self.sink = sink
-        self.control = control
         self.endpoint = endpoint
         self.logger = logger
-        self.reload = reload
     }
 
     public func run() async {
-        let (sink, control, reload, logger, endpoint) = (sink, control, reload, logger, endpoint)
+        let (sink, logger, endpoint) = (sink, logger, endpoint)
         await withTaskGroup(of: Void.self) { group in
             // A child task: the client's events, until the flush below shuts the client down.
-            group.addTask {
-                await sink.run(
-                    logger: logger,
-                    command: { command in
-                        logger.info("command", metadata: ["command": "\(command)"])
-                        if command == .reload { reload("cmd/reload") } else { control.post(command) }
-                    },
-                    fleet: { control.post($0) })
-            }
+            group.addTask { await sink.run(logger: logger) }
             let message =
                 "MQTT broker \(endpoint) is not reachable yet (not running, or its name does not resolve); "
                 + "events wait for it in the outbox"

@@ -1,4 +1,5 @@
 import Engine
+import Fleet
 import Persistence
 import RegionMonitor
 
@@ -12,13 +13,12 @@ public struct StepBatch: Sendable {
     public static let limit = 64
 
     private var outputs: [MonitorOutput] = []
-    /// The daemon's own outputs, whose state the store keeps; each fleet device's share apart.
-    private var recorded: [MonitorOutput] = []
+    /// Each device's share of the batch (its outputs and state changes, what the store keeps of
+    /// it), by its id in the table of ``Devices``, in the order they came.
     private var devices: [String: DeviceChanges] = [:]
     private var deviceOrder: [String] = []
     private var messages: [OutboxMessage] = []
     private var journal: [JournalLine] = []
-    private var state = StateChanges()
     /// Outbox entries the sinks settled, not yet removed (a commit that failed keeps them).
     private var settled: [Int64] = []
     /// Each step: where its outputs end, where its messages for each sink end, where the user is.
@@ -38,18 +38,14 @@ public struct StepBatch: Sendable {
         let context = StepContext(
             whereabouts: whereabouts, device: device, commands: commands, staged: step.isEmpty ? nil : .now)
         outputs += step
-        if let device {
-            if devices[device.id] == nil {
-                devices[device.id] = DeviceChanges(device: device.id, outputs: [], changes: StateChanges())
-                deviceOrder.append(device.id)
-            }
-            devices[device.id]?.outputs += step
-            if !changes.isEmpty { devices[device.id]?.changes.merge(changes) }
-            if let record { devices[device.id]?.record = record }
-        } else {
-            recorded += step
-            if !changes.isEmpty { state.merge(changes) }
+        let id = device?.id ?? Devices.ownID
+        if devices[id] == nil {
+            devices[id] = DeviceChanges(device: id, outputs: [], changes: StateChanges())
+            deviceOrder.append(id)
         }
+        devices[id]?.outputs += step
+        if !changes.isEmpty { devices[id]?.changes.merge(changes) }
+        if let record { devices[id]?.record = record }
         var ends: [Int] = []
         ends.reserveCapacity(sinks.count)
         for sink in sinks {
@@ -77,18 +73,15 @@ public struct StepBatch: Sendable {
             return 0
         }
         let entries = try store.record(
-            recorded, outbox: messages, settled: settled, changes: state, journal: journal,
-            devices: deviceOrder.compactMap { devices[$0] })
+            devices: deviceOrder.compactMap { devices[$0] }, outbox: messages, settled: settled, journal: journal)
         settled.removeAll(keepingCapacity: true)
         defer {
             outputs.removeAll(keepingCapacity: true)
-            recorded.removeAll(keepingCapacity: true)
             devices.removeAll(keepingCapacity: true)
             deviceOrder.removeAll(keepingCapacity: true)
             messages.removeAll(keepingCapacity: true)
             journal.removeAll(keepingCapacity: true)
             steps.removeAll(keepingCapacity: true)
-            state = StateChanges()
         }
         var outputStart = 0
         var messageStart = 0

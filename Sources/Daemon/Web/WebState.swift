@@ -16,7 +16,8 @@ public final class WebState: OutputSink, Sendable {
     public let hub = EventHub()
     public let metrics: WebMetrics
     let control: EngineControl
-    /// The daemon's own device id: its userid.
+    /// The id the web view shows the daemon's own radio by (its userid; ``Devices/own`` in the
+    /// table, no `"device"` in its outputs).
     let ownID: String
     private let model: Mutex<BuildingModel>
     /// Changes so far: outputs delivered (on the engine's thread) and commands posted; a reading
@@ -139,21 +140,17 @@ public final class WebState: OutputSink, Sendable {
 
     /// Reads every engine once (the engine's thread), then takes the readings into the model.
     private func read() async {
-        let ownID = ownID
         let snapshot = await control.read { [self] driver -> Snapshot in
+            let table = driver.devices
             var devices: [(id: String, name: String?, reading: DeviceReading)] = []
-            devices.append((ownID, nil, driver.engine.reading))
-            if let fleet = driver.fleet {
-                devices.reserveCapacity(fleet.engines.count + 1)
-                for (id, engine) in fleet.engines {
-                    devices.append((id, fleet.devices[id]?.declaration?.name, engine.reading))
-                }
+            devices.reserveCapacity(table.count)
+            for id in table.ids {
+                guard let engine = table.engine(id) else { continue }
+                devices.append((webID(id), table[id]?.declaration?.name, engine.reading))
             }
             return Snapshot(
                 generation: self.delivered.load(ordering: .acquiring), devices: devices, reports: driver.reports,
-                sightings: driver.engine.sightings
-                    + (driver.fleet?.engines.values.reduce(0) { $0 + $1.sightings } ?? 0),
-                failing: driver.failing.map { "\($0)" })
+                sightings: table.sightings, failing: driver.failing.map { "\($0)" })
         }
         refreshing.withLock { state in
             state.inFlight = nil
@@ -195,17 +192,17 @@ public final class WebState: OutputSink, Sendable {
         // The next reading is taken after the command (the loop takes orders before queries):
         // a request that follows sees what it did, outputs or not.
         defer { delivered.add(1, ordering: .releasing) }
-        if id == ownID {
-            control.post(command)
-            return true
-        }
+        let device = id == ownID ? Devices.ownID : id
         switch command {
-        case .mode(let mode): control.post(.input(device: id, .mode(mode)))
-        case .alert: command.traceCommand.map { control.post(.input(device: id, .command($0))) }
+        case .mode(let mode): control.post(.input(device: device, .mode(mode)))
+        case .alert: command.traceCommand.map { control.post(.input(device: device, .command($0))) }
         case .reload: return false
         }
         return true
     }
+
+    /// The id the web view shows a device of the table by: the own radio's is its userid.
+    func webID(_ id: String) -> String { id == Devices.ownID ? ownID : id }
 
     /// Whether the engine runs and can keep what it does: `nil` when healthy, else why not.
     public func health(within limit: Duration = .seconds(2)) async -> String? {

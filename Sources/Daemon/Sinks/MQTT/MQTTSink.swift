@@ -21,10 +21,13 @@ import Syscalls
 /// it, and calls libmosquitto with no lock held, so the library's network thread (which delivers
 /// PUBACKs here) never waits for a caller that waits for it. Whatever is left at a stop or a crash
 /// is sent first at the next start.
+///
+/// The sink owns the one connection to the broker; what comes in over it goes unread to the
+/// ``MQTTInput`` it was given, whose topics it subscribes to at every connect.
 public final class MQTTSink: OutputSink {
     public let tree: TopicTree
-    /// The fleet's sources (SPEC 15): subscribed at every connect, their messages parsed here.
-    public let fleetSources: [(FleetSource, TopicFilter)]
+    /// Where incoming messages go, and what to subscribe to.
+    let input: MQTTInput?
     /// `MQTT.discoveryPrefix` when Home Assistant discovery is on.
     let discoveryPrefix: String?
     /// The fleet devices whose discovery is published (once a run, retained).
@@ -46,7 +49,10 @@ public final class MQTTSink: OutputSink {
 
     /// Told after every change of the machine: what ``wait(within:until:)`` waits on.
     private let changes = Awaitable()
-    private let inbound = Mutex(Inbound())
+    /// Reads of the outbox the machine asked for (``Outbox/Action/load(after:limit:)``), carried
+    /// out by ``run(logger:)`` on a thread of their own: never on libmosquitto's thread.
+    private let loads: AsyncStream<(after: Int64, limit: Int)>
+    private let loadRequests: AsyncStream<(after: Int64, limit: Int)>.Continuation
 
     /// The machine, and what the sink knows of the connection beside it.
     struct Shared {
@@ -67,16 +73,15 @@ public final class MQTTSink: OutputSink {
         public init() {}
     }
 
-    /// A sink for `settings`, reporting for `userid` on `hierarchy`, with its outbox in `store`;
-    /// nothing is sent before ``start()``.
+    /// A sink for `settings`, reporting for `userid` on `hierarchy`, with its outbox in `store`,
+    /// handing what comes in to `input`; nothing is sent before ``start()``.
     public init(
-        settings: MQTTSettings, userid: String, hierarchy: Hierarchy, store: StateStore, fleet: FleetSettings? = nil,
+        settings: MQTTSettings, userid: String, hierarchy: Hierarchy, store: StateStore, input: MQTTInput? = nil,
         seams: Seams = Seams()
     ) throws {
         self.seams = seams
-        fleetSources = [
-            (FleetSource.owntracks, fleet?.owntracks), (.theengs, fleet?.theengs), (.forward, fleet?.forward),
-        ].compactMap { source, text in text.flatMap(TopicFilter.init).map { (source, $0) } }
+        self.input = input
+        (loads, loadRequests) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         tree = TopicTree(topic: settings.topic, userid: userid, qos: Int32(settings.qos))
         topic = settings.topic
         discoveryPrefix = settings.homeAssistant ? settings.discoveryPrefix : nil
@@ -105,7 +110,7 @@ public final class MQTTSink: OutputSink {
         let callbacks = NetworkCallbacks()
         client = try MQTTClient(
             connection, published: { callbacks.acknowledged($0, generation: $1) },
-            received: { callbacks.received(topic: $0, payload: $1, retained: $2) })
+            received: { input?.received(topic: $0, payload: $1, retained: $2) })
         callbacks.attach(self)
     }
 
@@ -144,24 +149,27 @@ public final class MQTTSink: OutputSink {
     }
 
     /// Handles the client's events until it shuts down: on every connect, (re)publishes the
-    /// retained state, subscribes to `B/cmd/+` and the fleet's topics and resumes the outbox; an
-    /// unclean disconnect resets the client (on a thread of its own: stopping libmosquitto's
-    /// thread blocks); through `logger`.
-    ///
-    /// Incoming messages are taken on the network thread as they arrive (a hop to another thread
-    /// per message is what a fleet cannot afford): valid commands go to `command`, fleet messages
-    /// to `fleet`, garbage is logged (rate-limited) and ignored. Both must be quick and must not
-    /// block. Messages that came before this call are handled first.
-    public func run(
-        logger: Logger, command: @escaping @Sendable (DaemonCommand) -> Void = { _ in },
-        fleet: @escaping @Sendable (FleetMessage) -> Void = { _ in }
-    ) async {
-        let early = inbound.withLock { inbound in
-            inbound.handlers = Inbound.Handlers(logger: logger, command: command, fleet: fleet)
-            defer { inbound.early.removeAll() }
-            return inbound.early
+    /// retained state, subscribes to the input's topics and resumes the outbox; an unclean
+    /// disconnect resets the client (on a thread of its own: stopping libmosquitto's thread
+    /// blocks); through `logger`. Reads of the outbox the machine asks for are done here too,
+    /// each on a thread of its own.
+    public func run(logger: Logger) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [self] in
+                for await load in loads {
+                    let store = store
+                    let entries = try? await onDedicatedThread {
+                        try store.pendingOutbox(after: load.after, limit: load.limit)
+                    }
+                    perform(update { $0.loaded(entries) })
+                }
+            }
+            await handleEvents(logger: logger)
+            loadRequests.finish()
         }
-        for message in early { received(topic: message.topic, payload: message.payload, retained: message.retained) }
+    }
+
+    private func handleEvents(logger: Logger) async {
         var outage = false
         for await event in client.events {
             switch event {
@@ -170,13 +178,8 @@ public final class MQTTSink: OutputSink {
                     logger.warning("MQTT broker reachable again; republishing retained state, then the outbox")
                 }
                 outage = false
-                do { _ = try client.subscribe(tree.commandFilter, qos: 1) } catch {
-                    logger.warning("\(error); commands are not taken")
-                }
-                for (_, filter) in fleetSources {
-                    do { _ = try client.subscribe(filter.withSubtopics, qos: 1) } catch {
-                        logger.warning("\(error); the fleet's messages on \(filter) are not taken")
-                    }
+                for (filter, lost) in input?.subscriptions ?? [] {
+                    do { _ = try client.subscribe(filter, qos: 1) } catch { logger.warning("\(error); \(lost)") }
                 }
                 state.withLock { $0.unreachable = false }
                 perform(update { $0.connected(at: now) })
@@ -194,78 +197,12 @@ public final class MQTTSink: OutputSink {
                     outage = true
                 }
             case .published, .message:
-                // Taken on the network thread: ``acknowledged(_:generation:)``,
-                // ``received(topic:payload:retained:)``.
+                // Taken on the network thread: ``acknowledged(_:generation:)``, and the input's
+                // ``MQTTInput/received(topic:payload:retained:)``.
                 break
             case .subscribed:
                 break
             }
-        }
-    }
-
-    /// Where incoming messages go once ``run(logger:command:fleet:)`` says so; those that come
-    /// before wait (a broker keeping a session may deliver at once on connecting).
-    struct Inbound {
-        struct Handlers {
-            let logger: Logger
-            let command: @Sendable (DaemonCommand) -> Void
-            let fleet: @Sendable (FleetMessage) -> Void
-        }
-        var handlers: Handlers?
-        var early: [(topic: String, payload: [UInt8], retained: Bool)] = []
-        var garbage = GarbageLog()
-        /// Messages kept before ``run(logger:command:fleet:)`` at most.
-        static let earlyLimit = 10_000
-    }
-
-    /// An incoming message, on the network thread: a command, a fleet message, or garbage.
-    func received(topic: String, payload: [UInt8], retained: Bool) {
-        let handlers = inbound.withLock { inbound -> Inbound.Handlers? in
-            if inbound.handlers == nil, inbound.early.count < Inbound.earlyLimit {
-                inbound.early.append((topic, payload, retained))
-            }
-            return inbound.handlers
-        }
-        guard let handlers else { return }
-        switch Self.route(topic: topic, payload: payload, retained: retained, tree: tree, fleet: fleetSources) {
-        case .command(let taken): handlers.command(taken)
-        case .fleet(let message): handlers.fleet(message)
-        case .garbage(let error):
-            if let line = inbound.withLock({ $0.garbage.say(error, at: .now) }) { handlers.logger.warning("\(line)") }
-        case .refusedCommand(let line): handlers.logger.warning("\(line)")
-        case .ignored: break
-        }
-    }
-
-    /// What an incoming message is.
-    public enum Routed: Sendable {
-        case command(DaemonCommand)
-        case fleet(FleetMessage)
-        /// A fleet message that is malformed: why (logged rate-limited).
-        case garbage(String)
-        /// A command that cannot be taken: the line to log.
-        case refusedCommand(String)
-        case ignored
-    }
-
-    /// Routes a message on `topic`: a command on `B/cmd/...`, else the first fleet source whose
-    /// parser takes it.
-    public static func route(
-        topic: String, payload: [UInt8], retained: Bool, tree: TopicTree, fleet: [(FleetSource, TopicFilter)]
-    ) -> Routed {
-        switch Self.command(topic: topic, payload: payload, retained: retained, tree: tree) {
-        case .success(let taken?): return .command(taken)
-        case .success(nil):
-            // Each source's parser matches the topic itself: the first that takes it decides.
-            for (source, filter) in fleet {
-                switch FleetMessage.parse(source: source, filter: filter, topic: topic, payload: payload) {
-                case .success(let message?): return .fleet(message)
-                case .success(nil): continue
-                case .failure(let error): return .garbage(error.description)
-                }
-            }
-            return .ignored
-        case .failure(let error): return .refusedCommand("ignored a message on \(topic.printable): \(error)")
         }
     }
 
@@ -313,11 +250,11 @@ public final class MQTTSink: OutputSink {
     private func perform(_ action: Outbox.Action?) {
         var next = action
         while let action = next {
-            // Events on disk only, read back a window at a time (no lock held).
+            // Events on disk only, read back a window at a time by ``run(logger:)``; the machine
+            // waits for them (it asks nothing else while a read is under way).
             if case .load(let after, let limit) = action {
-                let entries = try? store.pendingOutbox(after: after, limit: limit)
-                next = update { $0.loaded(entries) }
-                continue
+                loadRequests.yield((after, limit))
+                return
             }
             guard case .publish(let batch) = action else { return }
             var results: [(Outbox.Publication, Int32?)] = []
@@ -339,22 +276,6 @@ public final class MQTTSink: OutputSink {
             }
             let sentTo = generation ?? .max
             next = update { $0.sent(results, generation: sentTo, at: now) }
-        }
-    }
-
-    /// The command a message on `B/cmd/...` carries. A retained `reload` or `alert` would act
-    /// again on every connect, so those are ignored (a retained `mode` is a standing wish, and
-    /// taken); other topics are `nil`.
-    static func command(topic: String, payload: [UInt8], retained: Bool, tree: TopicTree) -> Result<
-        DaemonCommand?, CommandError
-    > {
-        guard let name = tree.commandName(topic: topic) else { return .success(nil) }
-        return DaemonCommand.parse(name: name, payload: payload).flatMap { command in
-            if case .mode = command { return .success(command) }
-            guard !retained else {
-                return .failure(CommandError("\(name) was retained; publish this command without the retain flag"))
-            }
-            return .success(command)
         }
     }
 
@@ -450,8 +371,8 @@ public final class MQTTSink: OutputSink {
     }
 }
 
-/// Hands acknowledgements and incoming messages from the network thread to the sink, which owns
-/// the client (and so cannot be named when the client is made).
+/// Hands acknowledgements from the network thread to the sink, which owns the client (and so
+/// cannot be named when the client is made).
 final class NetworkCallbacks: Sendable {
     private struct Target {
         weak var sink: MQTTSink?
@@ -463,39 +384,5 @@ final class NetworkCallbacks: Sendable {
 
     func acknowledged(_ messageID: Int32, generation: UInt64) {
         target.withLock { $0.sink }?.acknowledged(messageID, generation: generation)
-    }
-
-    func received(topic: String, payload: [UInt8], retained: Bool) {
-        target.withLock { $0.sink }?.received(topic: topic, payload: payload, retained: retained)
-    }
-}
-
-/// Says what was wrong with fleet messages without flooding the log: the first
-/// ``perMinute`` lines of each minute, then how many more were ignored (SPEC 15).
-struct GarbageLog {
-    static let perMinute = 10
-    private var windowStart: ContinuousClock.Instant?
-    private var said = 0
-    private var unsaid = 0
-    /// Fleet messages ignored as malformed, in all.
-    private(set) var total = 0
-
-    /// The line to log for `message`, if any.
-    mutating func say(_ message: String, at now: ContinuousClock.Instant) -> String? {
-        total += 1
-        var prefix = ""
-        if let start = windowStart, now - start < .seconds(60) {
-            guard said < Self.perMinute else {
-                unsaid += 1
-                return nil
-            }
-        } else {
-            if unsaid > 0 { prefix = "(\(unsaid) more fleet messages were ignored in the last minute) " }
-            windowStart = now
-            said = 0
-            unsaid = 0
-        }
-        said += 1
-        return prefix + message
     }
 }

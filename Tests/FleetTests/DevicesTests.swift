@@ -10,7 +10,7 @@ import Testing
 
 /// The fleet engine (SPEC 15): a device per engine, and an OwnTracks phone whose regions follow
 /// its monitored set under the 20-region cap (15.1).
-@Suite struct FleetEngineTests {
+@Suite struct DevicesTests {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     static let area1 = UUID(uuidString: "112EBB9D-B8C9-4ABD-9EB3-43578BF86A41")!
     static let area2 = UUID(uuidString: "22A17B43-552A-4482-865F-597D4C10BACC")!
@@ -24,8 +24,8 @@ import Testing
         return try Configuration.load(Array(text.utf8), path: path).get()
     }
 
-    static func fleet(_ extra: String = "") throws -> FleetEngine {
-        FleetEngine(
+    static func fleet(_ extra: String = "") throws -> Devices {
+        Devices(
             configuration: try configuration(extra), identity: MonitorIdentity(session: "s", address: "a", userid: "u"))
     }
 
@@ -93,7 +93,7 @@ import Testing
         _ = try link.locate("alice-phone", at: 0)
         let lines = try link.move("alice-phone", to: [BeaconID(uuid: Self.area1, major: 3, minor: 1): 1], at: 10)
         #expect(lines == ["enter \(Self.area1)", "enter \(Self.area1):3"], "\(lines)")
-        #expect(link.fleet.devices["alice-phone"]?.stale == 0)
+        #expect(link.fleet["alice-phone"]?.stale == 0)
     }
 
     /// A database of the version before: the phone holds `bw:<region>` waypoints without a rid.
@@ -110,14 +110,14 @@ import Testing
             #"{"_type":"cmd","action":"setWaypoints","waypoints":{"_type":"waypoints","waypoints":[\#(old.joined(separator: ","))]}}"#
         _ = phone.receive(topic: "owntracks/alice/phone/cmd", payload: oldCommand, now: Self.start)
         #expect(phone.regions.count == 2 && phone.iOS.count == 1)
-        var fleet = FleetEngine(
+        var fleet = Devices(
             configuration: try Self.configuration(), identity: MonitorIdentity(session: "s", address: "a", userid: "u"),
             kept: [
-                "alice-phone": FleetEngine.Kept(
+                "alice-phone": Devices.Kept(
                     state: KeptState(), source: .owntracks, commandTopic: "owntracks/alice/phone/cmd", waypoints: [],
                     legacy: legacy)
             ])
-        var actions: [FleetEngine.Action] = []
+        var actions: [Devices.Action] = []
         fleet.start(at: Self.time(0), into: &actions)
         let commands = actions.compactMap { action -> String? in
             guard case .command(_, _, let payload) = action else { return nil }
@@ -131,7 +131,7 @@ import Testing
         #expect(phone.beaconRegions == Set(legacy))
         #expect(phone.iOS.count == 2)
         // The record keeps the new form.
-        let records = actions.compactMap { action -> FleetEngine.Record? in
+        let records = actions.compactMap { action -> Devices.Record? in
             guard case .record(_, let record) = action else { return nil }
             return record
         }
@@ -197,7 +197,7 @@ import Testing
             Advertisement(
                 format: .ibeacon, beacon: BeaconID(uuid: Self.area1, major: 3, minor: 1), power: -59, rssi: -60,
                 address: nil), phoneProximity: nil)
-        var actions: [FleetEngine.Action] = []
+        var actions: [Devices.Action] = []
         link.fleet.handle(
             FleetMessage(
                 source: .theengs, device: "cart-1", observations: [FleetObservation(time: nil, kind: sighting)]),
@@ -230,14 +230,14 @@ import Testing
                 source: .theengs, device: device,
                 observations: [FleetObservation(time: Self.time(100 - age), kind: sighting)])
         }
-        var actions: [FleetEngine.Action] = []
+        var actions: [Devices.Action] = []
         var closed = try Self.fleet(
             "Fleet.autoAdd = false\nFleet.maxDevices = 1\nDevice.cart-1 = Cart 1\nDevice.cart-2 = Cart 2\n")
         #expect(closed.handle(message("stranger"), at: Self.time(100), into: &actions) == .unknownDevice)
         #expect(closed.handle(message("cart-1"), at: Self.time(100), into: &actions) == nil)
         #expect(closed.handle(message("cart-2"), at: Self.time(100), into: &actions) == .tooManyDevices)
         #expect(closed.handle(message("cart-1", age: 31), at: Self.time(100), into: &actions) == .stale(1))
-        #expect(closed.devices.keys.sorted() == ["cart-1"] && closed.devices["cart-1"]?.stale == 1)
+        #expect(closed.fleet.keys.sorted() == ["cart-1"] && closed["cart-1"]?.stale == 1)
         // The device's outputs carry its declared name's userid, or its id.
         let userids = actions.compactMap { action -> String? in
             guard case .engine(_, .output(.location(_, let event))) = action else { return nil }
@@ -250,14 +250,14 @@ import Testing
             let refusals = (0..<2).map { halves[$0].handle(message("tag-\(n)"), at: Self.time(100), into: &actions) }
             #expect(refusals.filter { $0 == .otherShard }.count == 1, "tag-\(n)")
         }
-        #expect(halves[0].devices.count + halves[1].devices.count == 200)
+        #expect(halves[0].fleet.count + halves[1].fleet.count == 200)
     }
 
     /// A phone's ranging message is a sighting, and its own class is reported beside the
     /// daemon's as `phoneProximity`; a tracker's sighting has none.
     @Test func aPhonesOwnClassIsReportedAsPhoneProximity() throws {
         var fleet = try Self.fleet()
-        var actions: [FleetEngine.Action] = []
+        var actions: [Devices.Action] = []
         let advertisement = Advertisement(
             format: .ibeacon, beacon: BeaconID(uuid: Self.area1, major: 3, minor: 1), power: -59, rssi: -60,
             address: nil)
@@ -280,7 +280,7 @@ import Testing
     /// A reload reaches every device: a name given meanwhile is on the device's next outputs.
     @Test func aReloadReachesEveryDevice() throws {
         var fleet = try Self.fleet()
-        var actions: [FleetEngine.Action] = []
+        var actions: [Devices.Action] = []
         let advertisement = Advertisement(
             format: .ibeacon, beacon: BeaconID(uuid: Self.area1, major: 3, minor: 1), power: -59, rssi: -60,
             address: nil)
@@ -290,7 +290,7 @@ import Testing
                 observations: [FleetObservation(time: nil, kind: .sighting(advertisement, phoneProximity: nil))]),
             at: Self.time(1), into: &actions)
         let renamed = try Self.configuration("LocationAreaName.\(Self.area1) = Warehouse\n")
-        fleet.reconfigure(
+        fleet.handle(
             .reconfigure(renamed, rules: nil, settings: RuleSettings()), at: Self.time(2), into: &actions)
         actions = []
         fleet.advance(to: Self.time(30), into: &actions)
@@ -314,7 +314,7 @@ import Testing
     /// Each device's timers fire on their own: a sighting's exit comes exitTimeout later.
     @Test func eachDevicesExitFiresAtItsOwnTime() throws {
         var fleet = try Self.fleet()
-        var actions: [FleetEngine.Action] = []
+        var actions: [Devices.Action] = []
         for (n, device) in ["a", "b"].enumerated() {
             let sighting = FleetObservation(
                 time: nil,
@@ -337,7 +337,7 @@ import Testing
         }
         #expect(exits == ["a 10.0"])
         fleet.advance(to: Self.time(11), into: &actions)
-        #expect(fleet.engines.values.allSatisfy { $0.monitor.insideRegions.isEmpty })
+        #expect(fleet.fleet.keys.compactMap(fleet.engine).allSatisfy { $0.monitor.insideRegions.isEmpty })
     }
 
     /// SPEC 15.1 and 17: an OwnTracks phone's `location` is a fix for its own geofences, and the
@@ -346,7 +346,7 @@ import Testing
         let example = Self.folder.appendingPathComponent("conformance/ubudu/u_geofences-example.json")
         let configuration = try Self.configuration("Rules.geofences = \(example.path)\nRules.geofenceRadiusUnit = km\n")
         let fences = try GeofencesDocument.load(Array(Data(contentsOf: example)), name: "g", unit: .km).get().regions
-        var fleet = FleetEngine(
+        var fleet = Devices(
             configuration: configuration, identity: MonitorIdentity(session: "s", address: "a", userid: "u"),
             rules: fences)
         let filter = try #require(TopicFilter("owntracks/+/+"))
@@ -357,7 +357,7 @@ import Testing
                 try FleetMessage.parse(
                     source: .owntracks, filter: filter, topic: "owntracks/alice/phone", payload: Array(payload.utf8)
                 ).get())
-            var actions: [FleetEngine.Action] = []
+            var actions: [Devices.Action] = []
             fleet.handle(message, at: Self.time(seconds), into: &actions)
             return actions.compactMap { action in
                 guard case .engine(let device, .output(let output)) = action, case .geofence = output else {
@@ -369,6 +369,6 @@ import Testing
         #expect(try locate(48.8682, 2.3232, at: 0) == ["alice-phone enter true"])
         #expect(try locate(48.8690, 2.3232, at: 10) == [])
         #expect(try locate(48.8800, 2.3232, at: 20) == ["alice-phone exit true"])
-        #expect(fleet.engines["alice-phone"]?.geofences?.insideLabels == Optional([String]()))
+        #expect(fleet.engine("alice-phone")?.geofences?.insideLabels == Optional([String]()))
     }
 }

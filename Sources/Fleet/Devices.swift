@@ -4,11 +4,20 @@ import Engine
 import RegionMonitor
 import Rules
 
-/// Many devices in one daemon (SPEC 15): one ``Engine`` per device, sharing the hierarchy,
-/// settings and rules, each fed the observations of its fleet messages at the daemon's clock.
-/// Pure, as the engine is: messages and instants in, each device's engine actions out, with the
-/// `setWaypoints` commands that keep an OwnTracks phone's regions equal to its monitored set.
-public struct FleetEngine {
+/// Every device the daemon tracks, in one table: the daemon's own radio (id ``own``, always the
+/// first) and the fleet's phones, trackers and nodes (docs/fleet.md), each with its own
+/// ``Engine`` on the shared hierarchy, settings and rules.
+///
+/// Pure, as the engine is: inputs, messages and instants in, each device's engine actions out,
+/// with the `setWaypoints` commands that keep an OwnTracks phone's regions equal to its monitored
+/// set. Inputs for the daemon as a whole (a reload, a rules document) reach every device; the
+/// own radio's sightings and commands reach it alone; a fleet message reaches its device at the
+/// daemon's clock. One device's step comes out whole: its outputs, then any command and record,
+/// then its persist, with nothing of another device in between.
+///
+/// The own radio runs on the daemon's clock (``advance(to:into:)`` moves it on every call); every
+/// other device wakes only when its next timer is due, from one ``DeadlineQueue`` of wake-ups.
+public struct Devices {
     /// What the shell does for a device.
     public enum Action: Sendable {
         /// One of the device's engine actions, in order (outputs, steps to persist, requests).
@@ -24,7 +33,7 @@ public struct FleetEngine {
         case notice(device: String, String)
     }
 
-    /// What the daemon knows of a device beyond its engine's state (kept per device, SPEC 15).
+    /// What the daemon knows of a fleet device beyond its engine's state (kept per device).
     public struct Record: Sendable, Hashable {
         public var source: FleetSource
         /// Where its commands go (OwnTracks).
@@ -65,12 +74,12 @@ public struct FleetEngine {
         case stale(Int)
     }
 
-    /// What the daemon knows of one device (its engine is in ``engines``, apart: reading this
-    /// copies no engine state).
+    /// What the daemon knows of one device (its engine is kept apart: reading this copies no
+    /// engine state).
     public struct Device: Sendable {
         public var declaration: DeviceDeclaration?
-        /// The source it reports through (the first message's).
-        public var source: FleetSource
+        /// The source it reports through (the first message's); `nil` for the daemon's own radio.
+        public var source: FleetSource?
         /// Where its commands go (OwnTracks), from its latest message.
         public var commandTopic: String?
         /// The regions its phone was last told to monitor (OwnTracks).
@@ -94,36 +103,103 @@ public struct FleetEngine {
         var sightedSinceRecord = false
     }
 
-    public private(set) var configuration: Configuration
+    /// The own radio's id in the table: its outputs carry no `"device"`, its topics are the
+    /// daemon's own (`MQTT.topic/<Monitor.userid>`), and the store keeps it under this id.
+    public static let ownID = ""
+
+    /// The configuration fleet devices run under; `nil` when the daemon has no fleet (a file run).
+    public private(set) var configuration: Configuration?
     public private(set) var settings: FleetSettings
     let identity: MonitorIdentity
     private(set) var rules: [RuleRegion]?
     private(set) var ruleSettings: RuleSettings
-    /// Each region's waypoint name and `rid` (SPEC 15.1).
+    /// Each region's waypoint name and `rid` (docs/owntracks-app.md).
     public private(set) var names: WaypointNames
-    public private(set) var devices: [String: Device] = [:]
-    /// Each device's engine, changed in place only (``withEngine(_:_:)``).
-    public private(set) var engines: [String: Engine] = [:]
+    /// Every device's id, in the order it was added (the own radio first).
+    public private(set) var ids: [String]
+    private var index: [String: Int]
+    /// What the daemon knows of each device, by position in ``ids``.
+    private var known: [Device]
+    /// Each device's engine, by position in ``ids``, changed in place only (never copied: a copy
+    /// of every array of a large hierarchy per message).
+    private var engines: [Engine]
     private let declared: [String: DeviceDeclaration]
-    /// Each device's next wake-up, earliest first; an entry is stale when the device's own
+    /// Each fleet device's next wake-up, earliest first; an entry is stale when the device's own
     /// ``scheduled`` differs.
-    private var wakeups = MinHeap()
-    private var scheduled: [String: Int64] = [:]
+    private var wakeups = DeadlineQueue<Int>()
+    private var scheduled: [Int64?]
+    /// The actions of one engine call, before they are named by their device (storage reused).
+    private var scratch: [EngineAction] = []
 
-    /// A fleet for `configuration` (whose ``Configuration/fleet`` is set), with the daemon's
-    /// `identity` (the devices' events carry their own userid) and rules.
+    /// The table of a daemon whose own radio is `own` (not started: ``start(at:into:)``), with a
+    /// fleet when `configuration` has one: fleet devices get their own engines on it, with the
+    /// own radio's identity (each event carries its device's userid), `rules` and
+    /// `ruleSettings`, and the devices of an earlier run (`kept`) resume at the start.
+    public init(
+        own: Engine, configuration: Configuration? = nil, rules: [RuleRegion]? = nil,
+        ruleSettings: RuleSettings = RuleSettings(), kept: [String: Kept] = [:]
+    ) {
+        self.configuration = configuration?.fleet == nil ? nil : configuration
+        self.settings = configuration?.fleet ?? FleetSettings()
+        self.identity = own.monitor.identity
+        self.rules = rules
+        self.ruleSettings = ruleSettings
+        names = WaypointNames(own.monitor.hierarchy)
+        declared = Dictionary(settings.devices.map { ($0.id, $0) }) { first, _ in first }
+        self.kept = self.configuration == nil ? [:] : kept
+        ids = [Self.ownID]
+        index = [Self.ownID: 0]
+        known = [Device(declaration: nil, source: nil)]
+        engines = [own]
+        scheduled = [nil]
+    }
+
+    /// A table for `configuration` (whose ``Configuration/fleet`` is set), its own radio an engine
+    /// for it with `identity`.
     public init(
         configuration: Configuration, identity: MonitorIdentity, rules: [RuleRegion]? = nil,
         ruleSettings: RuleSettings = RuleSettings(), kept: [String: Kept] = [:]
     ) {
-        self.configuration = configuration
-        self.settings = configuration.fleet ?? FleetSettings()
-        self.identity = identity
-        self.rules = rules
-        self.ruleSettings = ruleSettings
-        names = WaypointNames(configuration.hierarchy)
-        declared = Dictionary(settings.devices.map { ($0.id, $0) }) { first, _ in first }
-        self.kept = kept
+        self.init(
+            own: Engine(configuration: configuration, identity: identity, rules: rules, ruleSettings: ruleSettings),
+            configuration: configuration, rules: rules, ruleSettings: ruleSettings, kept: kept)
+    }
+
+    /// The own radio's engine.
+    public var own: Engine { engines[0] }
+
+    /// The daemon's clock: the own radio's.
+    public var now: Timestamp { engines[0].now }
+
+    /// What the daemon knows of device `id`.
+    public subscript(id: String) -> Device? { index[id].map { known[$0] } }
+
+    /// Device `id`'s engine.
+    public func engine(_ id: String) -> Engine? { index[id].map { engines[$0] } }
+
+    /// Every fleet device, by id (the own radio is not one).
+    public var fleet: [String: Device] {
+        var devices: [String: Device] = [:]
+        for (position, id) in ids.enumerated() where position > 0 { devices[id] = known[position] }
+        return devices
+    }
+
+    /// How many devices the table holds, the own radio included.
+    public var count: Int { ids.count }
+
+    /// Sightings handed to every device's engine.
+    public var sightings: Int { engines.reduce(0) { $0 + $1.sightings } }
+
+    /// The fleet devices' ids, sorted: the order a change for all of them goes in.
+    private var fleetIDs: [String] { ids.dropFirst().sorted() }
+
+    /// What the daemon knows of device `id`, changed in place.
+    private subscript(known id: String) -> Device? {
+        get { index[id].map { known[$0] } }
+        set {
+            guard let position = index[id], let newValue else { return }
+            known[position] = newValue
+        }
     }
 
     /// What a restart goes on from for one device: its engine's kept state (with its presence),
@@ -152,11 +228,14 @@ public struct FleetEngine {
     /// The devices of an earlier run, resumed at ``start(at:)``.
     private var kept: [String: Kept]
 
-    /// Resumes every device of an earlier run (SPEC 15, 12): its engine goes on from its kept
+    /// Starts the own radio's engine, then resumes every fleet device of an earlier run
+    /// (docs/fleet.md, "Restarts"): its engine goes on from its kept
     /// state and presence, so a restart by itself sends no command and repeats no `enter`; a
     /// phone whose regions differ from its monitored set (a changed configuration, waypoints of
     /// the earlier form to delete) is told at once.
     public mutating func start(at time: Timestamp, into actions: inout [Action]) {
+        engines[0].start(at: time, into: &scratch)
+        finish(0, into: &actions)
         let resumed = kept
         kept = [:]
         for (id, device) in resumed.sorted(by: { $0.key < $1.key }) where settings.shard.owns(id) {
@@ -171,7 +250,11 @@ public struct FleetEngine {
     }
 
     /// The earliest instant a device's timer is due (an exit, an `off`, a latch, a local midnight).
-    public var nextWake: Timestamp? { wakeups.peek.map { Timestamp(microseconds: $0.time) } }
+    public var nextWake: Timestamp? {
+        guard let fleetWake = wakeups.nextDue else { return engines[0].nextWake }
+        let wake = engines[0].nextWake?.microseconds ?? fleetWake
+        return Timestamp(microseconds: min(wake, fleetWake))
+    }
 
     /// A parsed message at its arrival: each fresh observation goes to its device's engine, at
     /// `arrival` (the daemon's clock). Returns why nothing happened, if so.
@@ -179,6 +262,7 @@ public struct FleetEngine {
     public mutating func handle(_ message: FleetMessage, at arrival: Timestamp, into actions: inout [Action])
         -> Refusal?
     {
+        guard configuration != nil else { return nil }
         guard settings.shard.owns(message.device) else { return .otherShard }
         let oldest = arrival.microseconds - Int64((settings.maxAge * 1_000_000).rounded())
         let fresh = message.observations.filter { observation in
@@ -187,26 +271,26 @@ public struct FleetEngine {
         let stale = message.observations.count - fresh.count
         // A phone flushing its queue after an outage does not replay the past as now.
         if stale > 0, fresh.isEmpty {
-            devices[message.device]?.stale += stale
+            self[known: message.device]?.stale += stale
             return .stale(stale)
         }
         // Every device's timers due before the message fire first (those at its instant after it,
         // as a sighting at an exit deadline keeps the region inside: SPEC 5.1).
-        advance(to: Timestamp(microseconds: arrival.microseconds - 1), into: &actions)
+        wake(upTo: arrival.microseconds - 1, into: &actions)
         let id = message.device
-        if devices[id] == nil {
+        if index[id] == nil {
             let declaration = declared[id]
             guard declaration != nil || settings.autoAdd else { return .unknownDevice }
-            guard devices.count < settings.maxDevices else { return .tooManyDevices }
+            guard ids.count - 1 < settings.maxDevices else { return .tooManyDevices }
             add(
                 id, Device(declaration: declaration, source: message.source, commandTopic: message.commandTopic),
                 state: KeptState(), isNew: true, at: arrival, into: &actions)
-        } else if let topic = message.commandTopic, devices[id]?.commandTopic != topic {
-            devices[id]?.commandTopic = topic
+        } else if let topic = message.commandTopic, self[known: id]?.commandTopic != topic {
+            self[known: id]?.commandTopic = topic
             record(id, into: &actions)
         }
         for observation in fresh { feed(observation.kind, to: id, at: arrival, into: &actions) }
-        if stale > 0 { devices[id]?.stale += stale }
+        if stale > 0 { self[known: id]?.stale += stale }
         askForWaypoints(id, into: &actions)
         return nil
     }
@@ -215,23 +299,32 @@ public struct FleetEngine {
     public mutating func handle(
         _ input: EngineInput, for id: String, at time: Timestamp, into actions: inout [Action]
     ) {
-        var engineActions: [EngineAction] = []
-        guard withEngine(id, { $0.handle(input, at: time, into: &engineActions) }) else { return }
-        finish(id, engineActions, into: &actions)
+        guard let position = index[id] else { return }
+        engines[position].handle(input, at: time, into: &scratch)
+        finish(position, into: &actions)
     }
 
-    /// Runs `body` on device `id`'s engine where it is kept: changed in place, never copied (a
-    /// copy of every array of a large hierarchy per message). Returns whether it exists.
-    private mutating func withEngine(_ id: String, _ body: (inout Engine) -> Void) -> Bool {
-        guard let index = engines.index(forKey: id) else { return false }
-        body(&engines.values[index])
-        return true
+    /// An input for the daemon as a whole at `time`: the own radio's (a sighting, `B/cmd/mode`, a
+    /// position fix); a reload or a rules document reaches every device, the own radio first.
+    public mutating func handle(_ input: EngineInput, at time: Timestamp, into actions: inout [Action]) {
+        engines[0].handle(input, at: time, into: &scratch)
+        finish(0, into: &actions)
+        switch input {
+        case .reconfigure, .rules, .geofences: reconfigure(input, at: time, into: &actions)
+        default: return
+        }
     }
 
-    /// A reloaded configuration or a fetched rules document, for every device (the daemon's own
-    /// engine takes it too): devices go on under it, and new devices start with it. The fleet's
-    /// sources stay those of the start.
-    public mutating func reconfigure(_ input: EngineInput, at time: Timestamp, into actions: inout [Action]) {
+    /// A source event of the own radio's file at its own time.
+    public mutating func handle(_ event: SourceEvent, into actions: inout [Action]) {
+        engines[0].handle(event, into: &scratch)
+        finish(0, into: &actions)
+    }
+
+    /// A reloaded configuration or a fetched rules document, for every fleet device: devices go
+    /// on under it, and new devices start with it. The fleet's sources stay those of the start.
+    private mutating func reconfigure(_ input: EngineInput, at time: Timestamp, into actions: inout [Action]) {
+        guard self.configuration != nil else { return }
         switch input {
         case .reconfigure(let configuration, let rules, let settings):
             let sources = self.settings
@@ -243,10 +336,10 @@ public struct FleetEngine {
             (fleet.owntracks, fleet.theengs, fleet.forward) = (sources.owntracks, sources.theengs, sources.forward)
             self.settings = fleet
             // Each device under its own cap (a phone's own waypoints taken off).
-            for id in devices.keys.sorted() {
+            for id in fleetIDs {
                 handle(
-                    .reconfigure(deviceConfiguration(id), rules: rules, settings: settings), for: id, at: time,
-                    into: &actions)
+                    .reconfigure(deviceConfiguration(id) ?? configuration, rules: rules, settings: settings), for: id,
+                    at: time, into: &actions)
             }
             return
         case .rules(let regions):
@@ -256,25 +349,49 @@ public struct FleetEngine {
         default:
             return
         }
-        for id in devices.keys.sorted() { handle(input, for: id, at: time, into: &actions) }
+        for id in fleetIDs { handle(input, for: id, at: time, into: &actions) }
     }
 
-    /// Fires every device's timers up to `time`, earliest first.
+    /// Moves the own radio's clock to `time`, firing its timers on the way, then fires every fleet
+    /// device's timers up to `time`, earliest first.
     public mutating func advance(to time: Timestamp, into actions: inout [Action]) {
-        while let next = wakeups.peek, next.time <= time.microseconds {
-            wakeups.pop()
-            guard scheduled[next.device] == next.time else { continue }
-            var engineActions: [EngineAction] = []
-            let due = Timestamp(microseconds: next.time)
-            guard withEngine(next.device, { $0.advance(to: due, into: &engineActions) }) else { continue }
-            finish(next.device, engineActions, into: &actions)
+        engines[0].advance(to: time, into: &scratch)
+        finish(0, into: &actions)
+        wake(upTo: time.microseconds, into: &actions)
+    }
+
+    /// Fires the fleet devices' timers due at or before `time` (microseconds), earliest first.
+    private mutating func wake(upTo time: Int64, into actions: inout [Action]) {
+        while let (due, position) = wakeups.popDue(atOrBefore: time) {
+            guard scheduled[position] == due else { continue }
+            engines[position].advance(to: Timestamp(microseconds: due), into: &scratch)
+            finish(position, into: &actions)
         }
+    }
+
+    /// Fires the own radio's earliest timer that can cause an output, if it falls at or before
+    /// `limit` (any, when `nil`); returns whether one fired. A replay drains its clock with this
+    /// at the end of its input (``Engine/advanceToNextDeadline(notAfter:into:)``); a file run has
+    /// no fleet.
+    public mutating func drain(notAfter limit: Timestamp?, into actions: inout [Action]) -> Bool {
+        let fired = engines[0].advanceToNextDeadline(notAfter: limit, into: &scratch)
+        finish(0, into: &actions)
+        return fired
+    }
+
+    /// The wall clock was stepped by `delta` microseconds: every device's instants move with it
+    /// (``Engine/shiftClock(by:)``), so nothing fires or waits because of the step.
+    public mutating func shiftClock(by delta: Int64) {
+        guard delta != 0 else { return }
+        for position in engines.indices { engines[position].shiftClock(by: delta) }
+        wakeups.shiftClock(by: delta)
+        for position in scheduled.indices { scheduled[position] = scheduled[position]?.shifted(by: delta) }
     }
 
     /// The end of a run: each device whose beacons were sighted since its presence was last kept
     /// has it kept now, so that the next start resumes every exit deadline (SPEC 15, 12).
     public mutating func close(into actions: inout [Action]) {
-        for id in devices.keys.sorted() where devices[id]?.sightedSinceRecord == true {
+        for id in fleetIDs where self[known: id]?.sightedSinceRecord == true {
             record(id, presence: true, into: &actions)
             flush(id, into: &actions)
         }
@@ -284,52 +401,56 @@ public struct FleetEngine {
 
     /// The configuration device `id`'s engine runs under: the daemon's, with a phone's own
     /// monitored waypoints taken off `Monitor.maxRegions` (SPEC 15.1; at least 1 region is left).
-    func deviceConfiguration(_ id: String) -> Configuration {
-        guard let own = devices[id]?.ownWaypoints, own > 0 else { return configuration }
+    func deviceConfiguration(_ id: String) -> Configuration? {
+        guard let configuration else { return nil }
+        guard let own = self[known: id]?.ownWaypoints, own > 0 else { return configuration }
         var adjusted = configuration
         adjusted.monitor.maxRegions = max(1, configuration.monitor.maxRegions - own)
         return adjusted
     }
 
     /// The cap the daemon manages on device `id`'s phone.
-    public func cap(of id: String) -> Int { deviceConfiguration(id).monitor.maxRegions }
+    public func cap(of id: String) -> Int { deviceConfiguration(id)?.monitor.maxRegions ?? own.monitor.settings.maxRegions }
 
     private mutating func add(
         _ id: String, _ device: Device, state: KeptState, isNew: Bool, at time: Timestamp,
         into actions: inout [Action]
     ) {
+        guard index[id] == nil, let configuration else { return }
         let userid = device.declaration?.userid ?? id
         let deviceIdentity = MonitorIdentity(session: identity.session, address: identity.address, userid: userid)
-        devices[id] = device
+        let position = ids.count
+        ids.append(id)
+        index[id] = position
+        known.append(device)
+        scheduled.append(nil)
         var engine = Engine(
-            configuration: deviceConfiguration(id), identity: deviceIdentity, kept: state, rules: rules,
-            ruleSettings: ruleSettings)
-        var engineActions: [EngineAction] = []
-        engine.start(at: time, into: &engineActions)
+            configuration: deviceConfiguration(id) ?? configuration, identity: deviceIdentity, kept: state,
+            rules: rules, ruleSettings: ruleSettings)
+        engine.start(at: time, into: &scratch)
         // A start that only announces the set it resumed changes nothing to keep; one that exits
         // a region whose sightings ran out meanwhile is kept (a second start must not exit it again).
-        let moved = engineActions.contains {
+        let moved = scratch.contains {
             if case .output(.transition) = $0 { true } else { false }
         }
-        if !moved { devices[id]?.recordedPresence = engine.monitor.presenceChanges }
-        engines[id] = engine
+        if !moved { known[position].recordedPresence = engine.monitor.presenceChanges }
+        engines.append(engine)
         // A device new to the daemon is kept at once; a resumed one as it changes.
         if isNew { record(id, into: &actions) }
-        finish(id, engineActions, into: &actions)
+        finish(position, into: &actions)
     }
 
     private mutating func feed(
         _ kind: FleetObservation.Kind, to id: String, at time: Timestamp, into actions: inout [Action]
     ) {
-        var engineActions: [EngineAction] = []
         switch kind {
         case .sighting, .transition, .position, .waypoints, .waypointChanged:
-            if devices[id]?.offline == true {
-                devices[id]?.offline = false
+            if self[known: id]?.offline == true {
+                self[known: id]?.offline = false
                 // Back after its `lwt`: what it holds is asked again.
-                devices[id]?.asked = false
+                self[known: id]?.asked = false
             }
-        case .offline: devices[id]?.offline = true
+        case .offline: self[known: id]?.offline = true
         case .hci: break
         }
         switch kind {
@@ -337,37 +458,34 @@ public struct FleetEngine {
             takeWaypoints(list, of: id, at: time, into: &actions)
             return
         case .waypointChanged:
-            devices[id]?.asked = false
+            self[known: id]?.asked = false
             return
         case .sighting, .hci:
-            devices[id]?.sightedSinceRecord = true
+            self[known: id]?.sightedSinceRecord = true
         default:
             break
         }
-        let names = names
-        let found = withEngine(id) { engine in
-            switch kind {
-            case .sighting(let advertisement, let phone):
-                let input: EngineInput =
-                    phone.map { .phoneSighting(advertisement, proximity: $0) } ?? .advertisement(advertisement)
-                engine.handle(input, at: time, into: &engineActions)
-            case .hci(let event):
-                var decoder = AdvertisingReportDecoder()
-                decoder.decode(event: event) { advertisement in
-                    engine.handle(.advertisement(advertisement), at: time, into: &engineActions)
-                }
-            case .transition(let transition):
-                // By `rid`, else by `desc`; a region that is none of ours is the user's own.
-                guard let region = names.region(rid: transition.rid, desc: transition.desc) else { return }
-                engine.handle(.deviceTransition(region, entered: transition.entered), at: time, into: &engineActions)
-            case .position(let position):
-                engine.handle(.position(position), at: time, into: &engineActions)
-            case .offline, .waypoints, .waypointChanged:
-                break
+        guard let position = index[id] else { return }
+        switch kind {
+        case .sighting(let advertisement, let phone):
+            let input: EngineInput =
+                phone.map { .phoneSighting(advertisement, proximity: $0) } ?? .advertisement(advertisement)
+            engines[position].handle(input, at: time, into: &scratch)
+        case .hci(let event):
+            var decoder = AdvertisingReportDecoder()
+            decoder.decode(event: event) { advertisement in
+                engines[position].handle(.advertisement(advertisement), at: time, into: &scratch)
             }
+        case .transition(let transition):
+            // By `rid`, else by `desc`; a region that is none of ours is the user's own.
+            guard let region = names.region(rid: transition.rid, desc: transition.desc) else { break }
+            engines[position].handle(.deviceTransition(region, entered: transition.entered), at: time, into: &scratch)
+        case .position(let fix):
+            engines[position].handle(.position(fix), at: time, into: &scratch)
+        case .offline, .waypoints, .waypointChanged:
+            break
         }
-        guard found else { return }
-        finish(id, engineActions, into: &actions)
+        finish(position, into: &actions)
     }
 
     /// The phone's answer to `action: waypoints`: its own monitored waypoints come off the cap
@@ -376,17 +494,17 @@ public struct FleetEngine {
     private mutating func takeWaypoints(
         _ list: [PhoneWaypoint], of id: String, at time: Timestamp, into actions: inout [Action]
     ) {
-        guard let device = devices[id] else { return }
+        guard let device = self[known: id] else { return }
         let own = list.filter { waypoint in
             waypoint.monitored && !(waypoint.rid.map { names.isOurs(rid: $0) } ?? false)
                 && waypoint.name != Waypoints.legacyName
         }.count
         if let holding = device.askedHolding {
-            devices[id]?.askedHolding = nil
+            self[known: id]?.askedHolding = nil
             let present = Set(list.compactMap(\.rid))
             let missing = holding.filter { !present.contains(names.rid(of: $0)) }.count
             if missing > 0, !device.refusalSaid {
-                devices[id]?.refusalSaid = true
+                self[known: id]?.refusalSaid = true
                 actions.append(
                     .notice(
                         device: id,
@@ -396,21 +514,20 @@ public struct FleetEngine {
             }
         }
         guard own != device.ownWaypoints else { return }
-        devices[id]?.ownWaypoints = own
+        self[known: id]?.ownWaypoints = own
         record(id, into: &actions)
         // The engine's start under its new cap closes a step, which keeps the record.
-        handle(
-            .reconfigure(deviceConfiguration(id), rules: rules, settings: ruleSettings), for: id, at: time,
-            into: &actions)
+        guard let adjusted = deviceConfiguration(id) else { return }
+        handle(.reconfigure(adjusted, rules: rules, settings: ruleSettings), for: id, at: time, into: &actions)
     }
 
     /// Asks an OwnTracks phone for its waypoints when it was not since it came (SPEC 15.1).
     private mutating func askForWaypoints(_ id: String, into actions: inout [Action]) {
-        guard let device = devices[id], device.source == .owntracks, !device.asked,
+        guard let device = self[known: id], device.source == .owntracks, !device.asked,
             let topic = device.commandTopic
         else { return }
-        devices[id]?.asked = true
-        devices[id]?.askedHolding = Set(device.waypoints)
+        self[known: id]?.asked = true
+        self[known: id]?.askedHolding = Set(device.waypoints)
         actions.append(.command(device: id, topic: topic, payload: Waypoints.request))
         flush(id, into: &actions)
     }
@@ -418,48 +535,50 @@ public struct FleetEngine {
     /// Closes a step of device `id` with nothing of its engine in it, for what was added outside
     /// one (a command, a record): they are kept and delivered with it.
     private mutating func flush(_ id: String, into actions: inout [Action]) {
-        guard let engine = engines[id] else { return }
-        actions.append(.engine(device: id, .persist(EngineStep(whereabouts: engine.whereabouts()))))
+        guard let position = index[id] else { return }
+        actions.append(.engine(device: id, .persist(EngineStep(whereabouts: engines[position].whereabouts()))))
     }
 
     /// Keeps what the daemon knows of device `id` (with its presence when `presence`).
     private mutating func record(_ id: String, presence: Bool = false, into actions: inout [Action]) {
-        guard let device = devices[id] else { return }
+        guard let position = index[id], let source = known[position].source else { return }
+        let device = known[position]
         var snapshot: MonitorPresence?
-        if presence, let engine = engines[id] {
-            snapshot = engine.monitor.presence
-            devices[id]?.recordedPresence = engine.monitor.presenceChanges
-            devices[id]?.sightedSinceRecord = false
+        if presence {
+            snapshot = engines[position].monitor.presence
+            known[position].recordedPresence = engines[position].monitor.presenceChanges
+            known[position].sightedSinceRecord = false
         }
         actions.append(
             .record(
                 device: id,
                 Record(
-                    source: device.source, commandTopic: device.commandTopic, waypoints: device.waypoints,
+                    source: source, commandTopic: device.commandTopic, waypoints: device.waypoints,
                     legacy: device.legacy, ownWaypoints: device.ownWaypoints, presence: snapshot)))
     }
 
-    /// Hands the device's engine actions on, with the `setWaypoints` its monitored set calls for
-    /// and what the daemon keeps of it before the step's persist, and schedules its next wake-up.
-    private mutating func finish(_ id: String, _ engineActions: [EngineAction], into actions: inout [Action]) {
-        guard let index = devices.index(forKey: id) else { return }
-        let (source, commandTopic) = (devices.values[index].source, devices.values[index].commandTopic)
-        var regions: [Region]?
-        var wake: Int64?
-        var presenceChanges: UInt64 = 0
-        _ = withEngine(id) { engine in
-            if source == .owntracks, commandTopic != nil { regions = engine.monitor.monitoredRegions }
-            wake = engine.nextWake?.microseconds
-            presenceChanges = engine.monitor.presenceChanges
+    /// Hands the actions of the device's engine call (in ``scratch``) on, named by the device,
+    /// with the `setWaypoints` its monitored set calls for and what the daemon keeps of it before
+    /// the step's persist, and schedules its next wake-up (a fleet device's).
+    private mutating func finish(_ position: Int, into actions: inout [Action]) {
+        defer { scratch.removeAll(keepingCapacity: true) }
+        let id = ids[position]
+        guard position > 0 else {
+            for action in scratch { actions.append(.engine(device: id, action)) }
+            return
         }
+        let device = known[position]
+        var regions: [Region]?
+        if device.source == .owntracks, device.commandTopic != nil { regions = engines[position].monitor.monitoredRegions }
+        let wake = engines[position].nextWake?.microseconds
+        let presenceChanges = engines[position].monitor.presenceChanges
         var before: [Action] = []
-        let device = devices.values[index]
-        if let topic = commandTopic, let regions, regions != device.waypoints || !device.legacy.isEmpty,
+        if let topic = device.commandTopic, let regions, regions != device.waypoints || !device.legacy.isEmpty,
             let command = Waypoints.command(
                 from: Set(device.waypoints), to: regions, names: names, legacy: device.legacy)
         {
-            devices.values[index].waypoints = regions
-            devices.values[index].legacy = []
+            known[position].waypoints = regions
+            known[position].legacy = []
             before.append(.command(device: id, topic: topic, payload: command))
         }
         let changed = presenceChanges != device.recordedPresence
@@ -467,7 +586,7 @@ public struct FleetEngine {
             record(id, presence: changed, into: &before)
         }
         // The command and the record go with the step that changed them: before its persist.
-        var body = engineActions[...]
+        var body = scratch[...]
         if !before.isEmpty, case .persist? = body.last {
             let persist = body.removeLast()
             for action in body { actions.append(.engine(device: id, action)) }
@@ -480,43 +599,8 @@ public struct FleetEngine {
                 flush(id, into: &actions)
             }
         }
-        guard scheduled[id] != wake else { return }
-        scheduled[id] = wake
-        if let wake { wakeups.push(time: wake, device: id) }
-    }
-}
-
-/// A binary min-heap of (instant, device): the fleet's wake-ups.
-struct MinHeap: Sendable {
-    private var items: [(time: Int64, device: String)] = []
-
-    var peek: (time: Int64, device: String)? { items.first }
-
-    mutating func push(time: Int64, device: String) {
-        items.append((time, device))
-        var child = items.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard items[child].time < items[parent].time else { break }
-            items.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    mutating func pop() {
-        guard !items.isEmpty else { return }
-        items.swapAt(0, items.count - 1)
-        items.removeLast()
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1
-            let right = left + 1
-            var smallest = parent
-            if left < items.count, items[left].time < items[smallest].time { smallest = left }
-            if right < items.count, items[right].time < items[smallest].time { smallest = right }
-            guard smallest != parent else { return }
-            items.swapAt(parent, smallest)
-            parent = smallest
-        }
+        guard scheduled[position] != wake else { return }
+        scheduled[position] = wake
+        if let wake { wakeups.schedule(position, at: wake) }
     }
 }

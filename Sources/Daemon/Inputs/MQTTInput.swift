@@ -1,0 +1,117 @@
+import BeaconConfiguration
+import BeaconCore
+import Fleet
+import Logging
+import MQTT
+import Synchronization
+
+/// What comes in over MQTT, as a source of the engine's inputs (docs/mqtt.md, "Commands";
+/// docs/fleet.md): commands on `B/cmd/+` and the fleet's messages, parsed where they arrive (the
+/// MQTT client's network thread: a hop to another thread per message is what a fleet cannot
+/// afford) and posted to the ``EngineControl``; garbage is counted and said through
+/// ``Refusals``. It reads nothing and writes nothing: the engine's thread does that.
+///
+/// ``MQTTSink`` owns the one connection to the broker, subscribes to ``subscriptions`` at every
+/// connect and hands every incoming message here unread.
+public final class MQTTInput: Sendable {
+    public let tree: TopicTree
+    /// The fleet's sources and their topic filters, in the order they are tried.
+    public let fleetSources: [(FleetSource, TopicFilter)]
+    let control: EngineControl
+    public let refusals: Refusals
+    let logger: Logger
+    /// Where `cmd/reload` goes (the daemon's reloader, once there is one).
+    private let reloader = Mutex<(@Sendable (String) -> Void)?>(nil)
+
+    /// The input of a daemon reporting as `userid` under `settings`, with `fleet`'s sources, into
+    /// `control`.
+    public init(
+        settings: MQTTSettings, userid: String, fleet: FleetSettings?, control: EngineControl, refusals: Refusals,
+        logger: Logger
+    ) {
+        tree = TopicTree(topic: settings.topic, userid: userid, qos: Int32(settings.qos))
+        fleetSources = [
+            (FleetSource.owntracks, fleet?.owntracks), (.theengs, fleet?.theengs), (.forward, fleet?.forward),
+        ].compactMap { source, text in text.flatMap(TopicFilter.init).map { (source, $0) } }
+        self.control = control
+        self.refusals = refusals
+        self.logger = logger
+    }
+
+    /// `cmd/reload` calls `body` from now on.
+    public func onReload(_ body: @escaping @Sendable (String) -> Void) { reloader.withLock { $0 = body } }
+
+    /// The topic filters to subscribe to at every connect, each with what is lost if it fails.
+    public var subscriptions: [(filter: String, lost: String)] {
+        [(tree.commandFilter, "commands are not taken")]
+            + fleetSources.map { _, filter in
+                (filter.withSubtopics, "the fleet's messages on \(filter) are not taken")
+            }
+    }
+
+    /// An incoming message (the network thread): a command, a fleet message, or garbage.
+    public func received(topic: String, payload: [UInt8], retained: Bool) {
+        switch Self.route(topic: topic, payload: payload, retained: retained, tree: tree, fleet: fleetSources) {
+        case .command(let command):
+            logger.info("command", metadata: ["command": "\(command)"])
+            if command == .reload {
+                reloader.withLock { $0 }?("cmd/reload")
+            } else {
+                control.post(command)
+            }
+        case .fleet(let message): control.post(message)
+        case .garbage(let problem):
+            if let line = refusals.garbage(problem, at: .now) { logger.warning("\(line)") }
+        case .refusedCommand(let line): logger.warning("\(line)")
+        case .ignored: break
+        }
+    }
+
+    /// What an incoming message is.
+    public enum Routed: Sendable {
+        case command(DaemonCommand)
+        case fleet(FleetMessage)
+        /// A fleet message that is malformed: why (said through ``Refusals``).
+        case garbage(String)
+        /// A command that cannot be taken: the line to log.
+        case refusedCommand(String)
+        case ignored
+    }
+
+    /// Routes a message on `topic`: a command on `B/cmd/...`, else the first fleet source whose
+    /// parser takes it.
+    public static func route(
+        topic: String, payload: [UInt8], retained: Bool, tree: TopicTree, fleet: [(FleetSource, TopicFilter)]
+    ) -> Routed {
+        switch command(topic: topic, payload: payload, retained: retained, tree: tree) {
+        case .success(let taken?): return .command(taken)
+        case .success(nil):
+            // Each source's parser matches the topic itself: the first that takes it decides.
+            for (source, filter) in fleet {
+                switch FleetMessage.parse(source: source, filter: filter, topic: topic, payload: payload) {
+                case .success(let message?): return .fleet(message)
+                case .success(nil): continue
+                case .failure(let error): return .garbage(error.description)
+                }
+            }
+            return .ignored
+        case .failure(let error): return .refusedCommand("ignored a message on \(topic.printable): \(error)")
+        }
+    }
+
+    /// The command a message on `B/cmd/...` carries. A retained `reload` or `alert` would act
+    /// again on every connect, so those are ignored (a retained `mode` is a standing wish, and
+    /// taken); other topics are `nil`.
+    static func command(topic: String, payload: [UInt8], retained: Bool, tree: TopicTree) -> Result<
+        DaemonCommand?, CommandError
+    > {
+        guard let name = tree.commandName(topic: topic) else { return .success(nil) }
+        return DaemonCommand.parse(name: name, payload: payload).flatMap { command in
+            if case .mode = command { return .success(command) }
+            guard !retained else {
+                return .failure(CommandError("\(name) was retained; publish this command without the retain flag"))
+            }
+            return .success(command)
+        }
+    }
+}
