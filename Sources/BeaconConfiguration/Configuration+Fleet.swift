@@ -1,7 +1,7 @@
 import BeaconCore
 
 extension Loader {
-    /// `Fleet.*` and `Device.<id>` (SPEC 15). The sources come over the broker of `MQTT.*`.
+    /// `Fleet.*` and `Device.<id>` (docs/behaviour.md §15). The sources come over the broker of `MQTT.*`.
     mutating func loadFleet(_ entries: [String: IniFile.Entry], devices: [IniFile.Entry], file: IniFile) {
         var settings = FleetSettings()
         let sources: [(key: String, wildcards: Int, example: String, set: WritableKeyPath<FleetSettings, String?>)] = [
@@ -61,7 +61,7 @@ extension Loader {
     }
 
     /// OwnTracks reads a major or minor of 0 as "any": a phone cannot monitor such a Zone or Beacon
-    /// exactly (SPEC 15.1).
+    /// exactly (docs/behaviour.md §15.1).
     mutating func warnAboutZeros(_ file: IniFile) {
         for beacon in configuration.hierarchy.beacons where beacon.id.major == 0 || beacon.id.minor == 0 {
             guard let entry = file.entries.first(where: { $0.key == "LocationBaseBeacon.\(beacon.locationID)" })

@@ -92,7 +92,7 @@ struct Loader {
     mutating func load(_ file: IniFile) {
         for entry in file.entries { configuration.lines[entry.key] = entry.line }
         let beacons = loadBeacons(file.entries.filter { $0.key.hasPrefix("LocationBaseBeacon.") })
-        // Geofences alone are something to monitor (SPEC 17).
+        // Geofences alone are something to monitor (docs/behaviour.md §17).
         if !file.entries.contains(where: { $0.key.hasPrefix("LocationBaseBeacon.") || $0.key == "Rules.geofences" }) {
             // Nothing to monitor: a truncated or wrong file, which must not replace a running one.
             let what = file.entries.isEmpty ? "has no settings (an empty file?)" : "defines no beacon"
@@ -508,7 +508,7 @@ struct Loader {
     }
 
     /// Checks across keys: class boundaries in order, the region cap against the hierarchy.
-    /// `Web.listen` and `Web.token` (SPEC 16): off when the address is empty; an address other
+    /// `Web.listen` and `Web.token` (docs/behaviour.md §16): off when the address is empty; an address other
     /// machines can reach needs a token.
     mutating func loadWeb(_ entries: [String: IniFile.Entry]) {
         var settings = WebSettings()

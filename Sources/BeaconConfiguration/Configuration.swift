@@ -2,7 +2,7 @@ import BeaconCore
 import Foundation
 import RegionMonitor
 
-/// A loaded hsyco.ini: every key of SPEC 2 typed, with the warnings it gave.
+/// A loaded hsyco.ini: every key of docs/behaviour.md §2 typed, with the warnings it gave.
 public struct Configuration: Sendable {
     /// The file's path as given; relative paths in values were resolved against its folder.
     public var path: String
@@ -43,7 +43,7 @@ public struct Configuration: Sendable {
     }
 }
 
-/// `MQTT.*` (SPEC 2.3). The password never appears in ``description``.
+/// `MQTT.*` (docs/behaviour.md §2.3). The password never appears in ``description``.
 public struct MQTTSettings: Sendable, Hashable, CustomStringConvertible {
     public enum Version: String, Sendable, Hashable {
         case v311 = "3.1.1"
@@ -87,7 +87,7 @@ public struct MQTTSettings: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// `Rules.*` (SPEC 2.4).
+/// `Rules.*` (docs/behaviour.md §2.4).
 public struct RulesSettings: Sendable, Hashable {
     public enum Source: Sendable, Hashable, CustomStringConvertible {
         case file(String)
@@ -109,7 +109,7 @@ public struct RulesSettings: Sendable, Hashable {
     public var autoServerNotify = true
     public var autoUserNotify = true
     public var serverTimeout: Double = 5
-    /// `Rules.geofences`: a u_geofences.json file or URL (SPEC 17).
+    /// `Rules.geofences`: a u_geofences.json file or URL (docs/behaviour.md §17).
     public var geofences: Source?
     /// `Rules.geofenceRadiusUnit`: what the document's radii are counted in.
     public var geofenceRadiusUnit = GeofenceRadiusUnit.m
@@ -117,7 +117,7 @@ public struct RulesSettings: Sendable, Hashable {
     public init() {}
 }
 
-/// The outputs a `Script.<type>` may be hung on (SPEC 10.2).
+/// The outputs a `Script.<type>` may be hung on (docs/behaviour.md §10.2).
 public enum ScriptEvent: String, Sendable, Hashable, CaseIterable {
     case location, enter, exit, rule, server, notification, alert, nearest
 }

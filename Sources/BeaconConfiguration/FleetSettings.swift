@@ -1,6 +1,6 @@
 import BeaconCore
 
-/// `Fleet.*` and `Device.<id>` (SPEC 15): devices whose observations arrive over MQTT, each
+/// `Fleet.*` and `Device.<id>` (docs/behaviour.md §15): devices whose observations arrive over MQTT, each
 /// tracked like the daemon's own radio. `nil` in ``Configuration/fleet`` without a source.
 public struct FleetSettings: Sendable, Hashable {
     /// Topic filters of the three sources; at least one is set.

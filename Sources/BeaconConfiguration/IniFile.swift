@@ -1,6 +1,6 @@
 import BeaconCore
 
-/// The hsyco.ini syntax (SPEC 2): one `key = value` a line, `#` and `;` comments, no
+/// The hsyco.ini syntax (docs/behaviour.md §2): one `key = value` a line, `#` and `;` comments, no
 /// continuation lines, UTF-8, and no key set twice.
 public struct IniFile: Sendable {
     public struct Entry: Sendable, Hashable {

@@ -1,6 +1,6 @@
 import BeaconCore
 
-/// `Web.*` (SPEC 16): where the web view and HTTP API listen, and the token that guards them.
+/// `Web.*` (docs/behaviour.md §16): where the web view and HTTP API listen, and the token that guards them.
 /// The token never appears in ``description``.
 public struct WebSettings: Sendable, Hashable, CustomStringConvertible {
     /// A host name or an IP address (IPv6 without brackets).

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Decodes HCI LE advertising report events into beacon advertisements (SPEC 3.2).
+/// Decodes HCI LE advertising report events into beacon advertisements (docs/behaviour.md §3.2).
 ///
 /// Handles LE Advertising Report (LE meta event 0x3E, subevent 0x02; every report of the event)
 /// and LE Extended Advertising Report (subevent 0x0D; complete data only). Input is an HCI event

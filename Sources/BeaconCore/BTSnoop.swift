@@ -95,7 +95,7 @@ public enum BTSnoop {
     }
 
     /// Why `record` cannot be used though the capture goes on, or `nil`: its time must lie in
-    /// ``Timestamp/captureRange`` (SPEC 3.2: a phone whose clock was never set dates its records
+    /// ``Timestamp/captureRange`` (docs/behaviour.md §3.2: a phone whose clock was never set dates its records
     /// around 1970, and they are taken as they are).
     public static func problem(with record: Record) -> String? {
         guard !Timestamp.captureRange.contains(record.time) else { return nil }

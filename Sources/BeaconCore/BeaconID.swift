@@ -2,7 +2,7 @@ import Foundation
 
 /// The identity of an iBeacon: proximity UUID, major and minor.
 ///
-/// Its canonical text form is `UUID:major:minor` with the UUID upper-case (SPEC 1).
+/// Its canonical text form is `UUID:major:minor` with the UUID upper-case (docs/behaviour.md §1).
 public struct BeaconID: Hashable, Sendable, CustomStringConvertible {
     public var uuid: UUID
     public var major: UInt16

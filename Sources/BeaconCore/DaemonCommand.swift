@@ -1,6 +1,6 @@
 import Foundation
 
-/// A command to the running daemon: a message on `B/cmd/<name>` (SPEC 10.1).
+/// A command to the running daemon: a message on `B/cmd/<name>` (docs/behaviour.md §10.1).
 ///
 /// Pure: ``parse(name:payload:)`` validates a message's bytes and says in one line what is wrong
 /// with garbage; the shell logs that and carries on.
@@ -12,7 +12,7 @@ public enum DaemonCommand: Sendable, Hashable, CustomStringConvertible {
     /// `B/cmd/alert`: `{"action": "done"|"decline", "id": "17081"}`.
     case alert(AlertAction, id: String)
 
-    /// What a user may do with an offered alert (SPEC 9.1).
+    /// What a user may do with an offered alert (docs/behaviour.md §9.1).
     public enum AlertAction: String, Sendable, Hashable, CaseIterable {
         case done, decline
     }

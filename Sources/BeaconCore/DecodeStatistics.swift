@@ -12,7 +12,7 @@ public struct DecodeStatistics: Hashable, Sendable {
     public var notBeacons = 0
     /// Reports dropped because the controller gave RSSI 127 ("not available").
     public var rssiUnavailable = 0
-    /// Extended reports whose data was incomplete or truncated (SPEC 3.2: complete data only).
+    /// Extended reports whose data was incomplete or truncated (docs/behaviour.md §3.2: complete data only).
     public var incomplete = 0
     /// Events or reports whose bytes did not parse: lengths running past the end, truncation.
     public var malformed = 0

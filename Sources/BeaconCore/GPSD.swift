@@ -1,4 +1,4 @@
-/// `Monitor.position = gpsd:HOST:PORT` (SPEC 17): where gpsd listens.
+/// `Monitor.position = gpsd:HOST:PORT` (docs/behaviour.md §17): where gpsd listens.
 public struct GPSDEndpoint: Sendable, Hashable, CustomStringConvertible {
     public var host: String
     public var port: UInt16
@@ -24,7 +24,7 @@ public struct GPSDEndpoint: Sendable, Hashable, CustomStringConvertible {
     public var description: String { host.contains(":") ? "gpsd:[\(host)]:\(port)" : "gpsd:\(host):\(port)" }
 }
 
-/// gpsd's JSON protocol, the part beaconwatch speaks (SPEC 17): the `?WATCH` that asks for
+/// gpsd's JSON protocol, the part beaconwatch speaks (docs/behaviour.md §17): the `?WATCH` that asks for
 /// reports, and the TPV reports that carry fixes. Pure: the shell owns the socket.
 public enum GPSD {
     /// Sent once connected: every report, as JSON.

@@ -65,7 +65,7 @@ public struct LocalDay: Sendable {
     }
 
     /// Calendar arithmetic that has no answer (an instant the calendar cannot place) gives the
-    /// Unix epoch's day fields rather than a trap: callers bound their times (SPEC 3.3), and a
+    /// Unix epoch's day fields rather than a trap: callers bound their times (docs/behaviour.md §3.3), and a
     /// day that slipped through must not take the daemon down.
     private init(start: Date, calendar: Calendar) {
         zone = calendar.timeZone

@@ -1,4 +1,4 @@
-/// A position fix (SPEC 17): where the device is, and how sure it is. From a trace position line,
+/// A position fix (docs/behaviour.md §17): where the device is, and how sure it is. From a trace position line,
 /// gpsd's TPV reports or an OwnTracks `location` message.
 public struct Position: Sendable, Hashable {
     /// Degrees north, -90 to 90.

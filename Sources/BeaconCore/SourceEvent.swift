@@ -4,7 +4,7 @@ public enum SourceEvent: Sendable, Hashable {
     case advertisement(Timestamp, Advertisement)
     case mode(Timestamp, RangingMode)
     case command(Timestamp, TraceCommand)
-    /// A position fix (a trace position line, gpsd), for geofences (SPEC 17).
+    /// A position fix (a trace position line, gpsd), for geofences (docs/behaviour.md §17).
     case position(Timestamp, Position)
 
     public var time: Timestamp {

@@ -1,10 +1,10 @@
-/// Where sightings come from (SPEC 3.1): `hci0`, `btsnoop:PATH` or `trace:PATH` (`trace:-` is
+/// Where sightings come from (docs/behaviour.md §3.1): `hci0`, `btsnoop:PATH` or `trace:PATH` (`trace:-` is
 /// standard input).
 public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
     case adapter(String)
     case btsnoop(path: String)
     case trace(path: String)
-    /// No radio of its own: a daemon for its fleet only (SPEC 15), `Monitor.source = none`.
+    /// No radio of its own: a daemon for its fleet only (docs/behaviour.md §15), `Monitor.source = none`.
     case none
 
     /// Parses the text form. A bare path is taken as a trace unless it ends in `.btsnoop`/`.log`

@@ -25,13 +25,13 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         self.init(secondsSinceEpoch: date.timeIntervalSince1970)
     }
 
-    /// The instants a trace line may give: 1970-01-01 up to 2100-01-01 (SPEC 3.3); a line outside
+    /// The instants a trace line may give: 1970-01-01 up to 2100-01-01 (docs/behaviour.md §3.3); a line outside
     /// is malformed. Checked where times come in, so that the calendar arithmetic of schedules and
     /// dwell days never meets a time it has nothing sensible to say about.
     public static let traceRange =
         Timestamp(microseconds: 0)...Timestamp(microseconds: 4_102_444_800_000_000)
 
-    /// The instants a capture record may carry: 1900-01-01 up to 2100-01-01 (SPEC 3.2). Phones
+    /// The instants a capture record may carry: 1900-01-01 up to 2100-01-01 (docs/behaviour.md §3.2). Phones
     /// whose clock was never set write captures dated around 1970, some of them just before it.
     public static let captureRange =
         Timestamp(microseconds: -2_208_988_800_000_000)...Timestamp(microseconds: 4_102_444_800_000_000)

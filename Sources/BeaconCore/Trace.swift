@@ -1,6 +1,6 @@
 import Foundation
 
-/// Foreground ranges continuously; background ranges in windows after transitions (SPEC 6).
+/// Foreground ranges continuously; background ranges in windows after transitions (docs/behaviour.md §6).
 public enum RangingMode: String, Sendable, Hashable, CaseIterable {
     case foreground
     case background
@@ -18,7 +18,7 @@ public struct TraceCommand: Sendable, Hashable {
     }
 }
 
-/// What one trace line says (SPEC 3.3).
+/// What one trace line says (docs/behaviour.md §3.3).
 public enum TraceRecord: Sendable, Hashable {
     /// A sighting written out field by field.
     case sighting(Advertisement)
@@ -28,18 +28,18 @@ public enum TraceRecord: Sendable, Hashable {
     case mode(RangingMode)
     /// A command, as if received over MQTT.
     case command(TraceCommand)
-    /// A position fix (`{"t", "lat", "lng", "acc"}`, SPEC 17).
+    /// A position fix (`{"t", "lat", "lng", "acc"}`, docs/behaviour.md §17).
     case position(Position)
 }
 
-/// Parses the JSON-lines trace format one line at a time, checking time order (SPEC 3.3).
+/// Parses the JSON-lines trace format one line at a time, checking time order (docs/behaviour.md §3.3).
 ///
 /// Pure: the caller reads the lines and decides what a bad line does (stop with status 2, or skip
 /// and count it with `--skip-bad-lines`). A rejected line does not move the time-order check.
 public struct TraceParser {
     /// The default measured power of a sighting line without `power`.
     public static let defaultPower: Int8 = -59
-    /// The longest line read, in bytes (SPEC 3.3); a longer one is malformed.
+    /// The longest line read, in bytes (docs/behaviour.md §3.3); a longer one is malformed.
     public static let maximumLineLength = 1 << 16
 
     /// The message for a line longer than ``maximumLineLength``.

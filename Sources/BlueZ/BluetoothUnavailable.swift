@@ -2,7 +2,7 @@
     import Glibc
 #endif
 
-/// Why live scanning cannot start (SPEC 3.1), each with the fix in the message. Exit status 3.
+/// Why live scanning cannot start (docs/behaviour.md §3.1), each with the fix in the message. Exit status 3.
 public enum BluetoothUnavailable: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kernel has no `AF_BLUETOOTH` (no Bluetooth support built or loaded).
     case noKernelSupport

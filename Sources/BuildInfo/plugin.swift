@@ -3,7 +3,7 @@ import PackagePlugin
 
 /// Writes `BuildInfo.swift` (`BuildInfo.commit`) before each build of the target it is applied
 /// to: the checkout's commit, with `+` when tracked files were changed, or `unknown` outside a git
-/// checkout (a source tarball). `beaconwatch --version` shows it (SPEC 11). The file is rewritten
+/// checkout (a source tarball). `beaconwatch --version` shows it (docs/behaviour.md §11). The file is rewritten
 /// only when its text changes, so an unchanged commit compiles nothing again.
 @main struct BuildInfo: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {

@@ -9,7 +9,7 @@ import Rules
 #endif
 
 extension MonitorIdentity {
-    /// `Monitor.userid`, `Monitor.session` and `Monitor.address`, with SPEC 2.2's defaults for the
+    /// `Monitor.userid`, `Monitor.session` and `Monitor.address`, with docs/behaviour.md §2.2's defaults for the
     /// unset ones: the host name, a random session per start, the first non-loopback IPv4 address
     /// (`127.0.0.1` when the machine has none).
     public static func resolve(_ settings: MonitorSettings) -> MonitorIdentity {

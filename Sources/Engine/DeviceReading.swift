@@ -2,13 +2,13 @@ import BeaconCore
 import RegionMonitor
 import Rules
 
-/// What one device's engine knows now, read for a person (the web view and its API, SPEC 16):
+/// What one device's engine knows now, read for a person (the web view and its API, docs/behaviour.md §16):
 /// the monitor's reading, alerts, rule counts, pending latches, the day's notifications, dwell.
 public struct DeviceReading: Sendable, Hashable {
     public var monitor: MonitorReading
     /// Each alerted beacon's status, by Location ID.
     public var alerts: [String: AlertStatus]
-    /// Accepted events per rule (SPEC 7.3), by region and rule id.
+    /// Accepted events per rule (docs/behaviour.md §7.3), by region and rule id.
     public var ruleCounts: [RuleKey: Int]
     public var latches: [PendingLatch]
     /// Notifications sent on the engine's local day (the `Rules.maxNotificationsPerDay` count).
@@ -16,7 +16,7 @@ public struct DeviceReading: Sendable, Hashable {
     /// Seconds inside today per canonical region: finished visits plus the current one.
     public var dwellToday: [String: Double]
     /// The labels (name, else id) of the geofences inside, in document order; `nil` without
-    /// geofences (SPEC 17).
+    /// geofences (docs/behaviour.md §17).
     public var geofences: [String]?
 
     public init(

@@ -21,15 +21,15 @@ public struct Engine: Sendable {
     /// The Ubudu rules on the monitor's and the geofences' transitions; `nil` without
     /// `Rules.source` and `Rules.geofences`.
     public private(set) var rules: RuleEngine?
-    /// Presence in the geofences of `Rules.geofences` (SPEC 17); `nil` without it.
+    /// Presence in the geofences of `Rules.geofences` (docs/behaviour.md §17); `nil` without it.
     public private(set) var geofences: GeofenceMonitor?
     /// The regions of each rules document, as the rule engine was built from them: a refresh of
     /// one keeps the other.
     private var beaconRegions: [RuleRegion]?
     private var fenceRegions: [RuleRegion]?
-    /// The `LocationAlert.*` alerts (SPEC 9.1); `nil` without any.
+    /// The `LocationAlert.*` alerts (docs/behaviour.md §9.1); `nil` without any.
     public private(set) var alerts: AlertConsumer?
-    /// Time inside each Area and Zone per local day (SPEC 9.3).
+    /// Time inside each Area and Zone per local day (docs/behaviour.md §9.3).
     public private(set) var dwell: DwellLedger
     /// The earliest latch or alert reset, and the earliest latch: kept, as every input asks (and
     /// reading through the optionals would copy the rule engine each time).
@@ -196,7 +196,7 @@ public struct Engine: Sendable {
     ///
     /// The timers of earlier instants fire first, each its own step. At `time` itself, latches
     /// and alert resets come before the input; the monitor's deadlines come after a sighting
-    /// (which may renew them: SPEC 5.1) and before anything else.
+    /// (which may renew them: docs/behaviour.md §5.1) and before anything else.
     public mutating func handle(_ input: EngineInput, at time: Timestamp, into actions: inout [EngineAction]) {
         if case .advertisement(let advertisement) = input { return sighting(advertisement, at: time, into: &actions) }
         if case .phoneSighting(let advertisement, let proximity) = input {
@@ -272,7 +272,7 @@ public struct Engine: Sendable {
     }
 
     /// One advertisement: the hot path, the same order as any input, but the monitor's own
-    /// deadlines at `time` come after it (a sighting may renew them: SPEC 5.1).
+    /// deadlines at `time` come after it (a sighting may renew them: docs/behaviour.md §5.1).
     private mutating func sighting(
         _ advertisement: Advertisement, at time: Timestamp, byPhone: Bool = false, into actions: inout [EngineAction]
     ) {
@@ -282,7 +282,7 @@ public struct Engine: Sendable {
         let start = pending.count
         sightings += 1
         if !monitor.sighting(advertisement, at: time, into: &pending) { unconfiguredSightings += 1 }
-        // A phone's own ranging also says which region its iOS holds it in (SPEC 15.1).
+        // A phone's own ranging also says which region its iOS holds it in (docs/behaviour.md §15.1).
         if byPhone { monitor.phoneRanged(advertisement.beacon, at: time, into: &pending) }
         observe(from: start)
         closeStep(into: &actions)
@@ -312,7 +312,7 @@ public struct Engine: Sendable {
 
     /// A new configuration in force from `time`, as a restart would start on it, but carrying
     /// over what the running engine knows: presence (no exit or enter for regions that stay
-    /// inside, SPEC 13), the rules' view of it, counts, alert statuses, dwell, the reported
+    /// inside, docs/behaviour.md §13), the rules' view of it, counts, alert statuses, dwell, the reported
     /// classes and the nearest beacon. The mode stays the app's (`cmd/mode`), not the file's.
     private mutating func reconfigure(
         _ configuration: Configuration, rules regions: [RuleRegion]?, settings: RuleSettings, at time: Timestamp,
@@ -377,7 +377,7 @@ public struct Engine: Sendable {
                 rules!.observe(output, into: &pending)
             }
         }
-        // The computed classes (SPEC 7.2, 9.1: not only the reported ones), where the step's
+        // The computed classes (docs/behaviour.md §7.2, §9.1: not only the reported ones), where the step's
         // `location` outputs stand: after its transitions.
         for change in monitor.takeClassChanges() {
             touched = true

@@ -21,11 +21,11 @@ public enum EngineInput: Sendable {
     indirect case reconfigure(Configuration, rules: [RuleRegion]?, settings: RuleSettings)
     /// A fetched rules document replaces the one in force.
     indirect case rules([RuleRegion])
-    /// A fetched geofences document (SPEC 17) replaces the one in force.
+    /// A fetched geofences document (docs/behaviour.md §17) replaces the one in force.
     indirect case geofences([RuleRegion])
-    /// A position fix (SPEC 17).
+    /// A position fix (docs/behaviour.md §17).
     case position(Position)
-    /// The device's own monitoring entered or left a region (an OwnTracks phone, SPEC 15.1).
+    /// The device's own monitoring entered or left a region (an OwnTracks phone, docs/behaviour.md §15.1).
     case deviceTransition(Region, entered: Bool)
     /// An advertisement a phone ranged, with the class its own ranging gave (OwnTracks `prox`).
     case phoneSighting(Advertisement, proximity: Proximity)
@@ -45,7 +45,7 @@ public enum EngineInput: Sendable {
 /// one transaction with them before anyone sees them), then requests that need the outside
 /// world. The shell performs them in this order.
 public enum EngineAction: Sendable {
-    /// An output of SPEC 10, in causal order.
+    /// An output of docs/behaviour.md §10, in causal order.
     case output(MonitorOutput)
     /// Closes a step: keep its state changes with the outputs since the previous step, then
     /// deliver those outputs; ``EngineStep/whereabouts`` is where the user is after it.
@@ -78,7 +78,7 @@ public struct Whereabouts: Sendable, Hashable {
     public var nearest: String?
     /// Seconds inside today, by canonical region.
     public var dwell: [String: Double]
-    /// The labels of the geofences inside (`B/geofence`, SPEC 17); `nil` without geofences.
+    /// The labels of the geofences inside (`B/geofence`, docs/behaviour.md §17); `nil` without geofences.
     public var geofences: [String]?
 
     public init(

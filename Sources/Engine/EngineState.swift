@@ -36,7 +36,7 @@ public struct KeptState: Sendable, Hashable {
     public var dwellRegions: Set<String> = []
     /// The Location ID of the last reported nearest beacon; `nil` for none.
     public var nearest: String?
-    /// Where the device was (a fleet device's presence and its phone's held regions, SPEC 15):
+    /// Where the device was (a fleet device's presence and its phone's held regions, docs/behaviour.md §15):
     /// a restart goes on from it without a repeated `enter`. `nil`: start outside.
     public var presence: MonitorPresence?
 

@@ -40,7 +40,7 @@ public struct Devices {
         public var commandTopic: String?
         /// The regions its phone holds as beaconwatch's waypoints (OwnTracks).
         public var waypoints: [Region]
-        /// Regions its phone may still hold as waypoints of the form before SPEC 15.1's
+        /// Regions its phone may still hold as waypoints of the form before docs/behaviour.md §15.1's
         /// (`desc` `bw:<region>`): deleted by the next command.
         public var legacy: [Region]
         /// How many of the phone's own waypoints iOS monitors (its user's regions), from its
@@ -275,7 +275,7 @@ public struct Devices {
             return .stale(stale)
         }
         // Every device's timers due before the message fire first (those at its instant after it,
-        // as a sighting at an exit deadline keeps the region inside: SPEC 5.1).
+        // as a sighting at an exit deadline keeps the region inside: docs/behaviour.md §5.1).
         wake(upTo: arrival.microseconds - 1, into: &actions)
         let id = message.device
         if index[id] == nil {
@@ -389,7 +389,7 @@ public struct Devices {
     }
 
     /// The end of a run: each device whose beacons were sighted since its presence was last kept
-    /// has it kept now, so that the next start resumes every exit deadline (SPEC 15, 12).
+    /// has it kept now, so that the next start resumes every exit deadline (docs/behaviour.md §15, §12).
     public mutating func close(into actions: inout [Action]) {
         for id in fleetIDs where self[known: id]?.sightedSinceRecord == true {
             record(id, presence: true, into: &actions)
@@ -400,7 +400,7 @@ public struct Devices {
     // MARK: - Devices
 
     /// The configuration device `id`'s engine runs under: the daemon's, with a phone's own
-    /// monitored waypoints taken off `Monitor.maxRegions` (SPEC 15.1; at least 1 region is left).
+    /// monitored waypoints taken off `Monitor.maxRegions` (docs/behaviour.md §15.1; at least 1 region is left).
     func deviceConfiguration(_ id: String) -> Configuration? {
         guard let configuration else { return nil }
         guard let own = self[known: id]?.ownWaypoints, own > 0 else { return configuration }
@@ -410,7 +410,9 @@ public struct Devices {
     }
 
     /// The cap the daemon manages on device `id`'s phone.
-    public func cap(of id: String) -> Int { deviceConfiguration(id)?.monitor.maxRegions ?? own.monitor.settings.maxRegions }
+    public func cap(of id: String) -> Int {
+        deviceConfiguration(id)?.monitor.maxRegions ?? own.monitor.settings.maxRegions
+    }
 
     private mutating func add(
         _ id: String, _ device: Device, state: KeptState, isNew: Bool, at time: Timestamp,
@@ -489,7 +491,7 @@ public struct Devices {
     }
 
     /// The phone's answer to `action: waypoints`: its own monitored waypoints come off the cap
-    /// (SPEC 15.1), and an answer that lacks what the daemon had sent says the phone does not
+    /// (docs/behaviour.md §15.1), and an answer that lacks what the daemon had sent says the phone does not
     /// take its commands.
     private mutating func takeWaypoints(
         _ list: [PhoneWaypoint], of id: String, at time: Timestamp, into actions: inout [Action]
@@ -521,7 +523,7 @@ public struct Devices {
         handle(.reconfigure(adjusted, rules: rules, settings: ruleSettings), for: id, at: time, into: &actions)
     }
 
-    /// Asks an OwnTracks phone for its waypoints when it was not since it came (SPEC 15.1).
+    /// Asks an OwnTracks phone for its waypoints when it was not since it came (docs/behaviour.md §15.1).
     private mutating func askForWaypoints(_ id: String, into actions: inout [Action]) {
         guard let device = self[known: id], device.source == .owntracks, !device.asked,
             let topic = device.commandTopic
@@ -569,7 +571,9 @@ public struct Devices {
         }
         let device = known[position]
         var regions: [Region]?
-        if device.source == .owntracks, device.commandTopic != nil { regions = engines[position].monitor.monitoredRegions }
+        if device.source == .owntracks, device.commandTopic != nil {
+            regions = engines[position].monitor.monitoredRegions
+        }
         let wake = engines[position].nextWake?.microseconds
         let presenceChanges = engines[position].monitor.presenceChanges
         var before: [Action] = []

@@ -2,7 +2,7 @@ import BeaconCore
 import BeaconConfiguration
 import RegionMonitor
 
-/// Where a fleet message came from (SPEC 15): which `Fleet.*` filter it matched.
+/// Where a fleet message came from (docs/behaviour.md §15): which `Fleet.*` filter it matched.
 public enum FleetSource: String, Sendable, Hashable, CaseIterable {
     case owntracks, theengs, forward
 }
@@ -18,7 +18,7 @@ public struct FleetObservation: Sendable, Hashable {
         /// its `rid`, else its `desc`, by the fleet (the names are the hierarchy's).
         case transition(PhoneTransition)
         /// The phone's waypoints (OwnTracks `_type: waypoints`): its own regions count against
-        /// the iOS limit (SPEC 15.1).
+        /// the iOS limit (docs/behaviour.md §15.1).
         case waypoints([PhoneWaypoint])
         /// The phone's user made or changed a region (OwnTracks `_type: waypoint`).
         case waypointChanged

@@ -1,6 +1,6 @@
 import BeaconCore
 
-/// The lines a `beaconwatch forward` node has not yet published (SPEC 15): sightings as trace
+/// The lines a `beaconwatch forward` node has not yet published (docs/behaviour.md §15): sightings as trace
 /// lines, sent together at most ``delay`` after the first of them, and always under the 64 KiB a
 /// fleet daemon reads. Pure: instants in, payloads out.
 public struct ForwardBatch: Sendable {

@@ -2,7 +2,7 @@ import BeaconCore
 import Foundation
 import RegionMonitor
 
-/// OwnTracks iOS payloads (SPEC 15.1), on `owntracks/<user>/<device>` (location, lwt),
+/// OwnTracks iOS payloads (docs/behaviour.md §15.1), on `owntracks/<user>/<device>` (location, lwt),
 /// `…/event` (transition), `…/beacon` (ranging) and `…/waypoints` (the phone's regions), read as
 /// the app writes them (docs/owntracks-app.md).
 enum OwnTracks {

@@ -1,7 +1,7 @@
 import BeaconCore
 import Foundation
 
-/// Theengs Gateway / OpenMQTTGateway iBeacon reports (SPEC 15): `{"id": MAC, "mfid": "4c00",
+/// Theengs Gateway / OpenMQTTGateway iBeacon reports (docs/behaviour.md §15): `{"id": MAC, "mfid": "4c00",
 /// "uuid": 32 or 36 hex, "major", "minor", "txpower" or "power", "rssi"}`. A gateway reports every
 /// Bluetooth device it hears; what is not an iBeacon is ignored without a word.
 enum Theengs {
@@ -50,7 +50,7 @@ enum Theengs {
     }
 }
 
-/// `beaconwatch forward` messages (SPEC 15): one or more trace lines (3.3), sightings or HCI
+/// `beaconwatch forward` messages (docs/behaviour.md §15): one or more trace lines (3.3), sightings or HCI
 /// events, in time order. A message with a bad line is refused whole, naming the line.
 enum Forward {
     static func parse(_ payload: some Collection<UInt8>, topic: String) -> Result<[FleetObservation]?, FleetError> {

@@ -3,7 +3,7 @@ import Crypto
 import Foundation
 import RegionMonitor
 
-/// The regions an OwnTracks phone monitors, as its waypoints (SPEC 15.1): the commands that keep
+/// The regions an OwnTracks phone monitors, as its waypoints (docs/behaviour.md §15.1): the commands that keep
 /// them equal to the device's monitored set (5.2), in the form the OwnTracks iOS app reads.
 /// Pure: sets in, JSON out.
 ///
@@ -109,7 +109,7 @@ public enum Waypoints {
     }
 }
 
-/// The name and `rid` of every region of a hierarchy as a waypoint (SPEC 15.1): unique, stable
+/// The name and `rid` of every region of a hierarchy as a waypoint (docs/behaviour.md §15.1): unique, stable
 /// across restarts, letters and digits only (the app splits `desc` on `:`, cuts a transition's
 /// `desc` at `|`, and gives a leading `-` or `+` meanings of its own).
 ///

@@ -62,7 +62,7 @@ enum DocumentTargets {
     }
 }
 
-/// What every message about input promises (SPEC 13): one line, no control character that could
+/// What every message about input promises (docs/behaviour.md §13): one line, no control character that could
 /// rewrite a terminal, and input quoted in short excerpts, so a 70 KB value makes a short line.
 public enum Message {
     /// The longest message: a sentence with a few quoted excerpts.

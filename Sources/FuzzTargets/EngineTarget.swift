@@ -85,7 +85,7 @@ enum EngineTarget {
 
     static func run(_ bytes: [UInt8]) {
         let setup = setup
-        // Programs of odd length run under `Monitor.exitTimeout = auto` (SPEC 18).
+        // Programs of odd length run under `Monitor.exitTimeout = auto` (docs/behaviour.md §18).
         var configuration = setup.configuration
         configuration.monitor.adaptiveExit = bytes.count % 2 == 1
         var engine = Engine(
@@ -118,7 +118,7 @@ enum EngineTarget {
                 clock = clock.adding(seconds: Double(program.next()) * 600)
                 engine.advance(to: clock, into: &actions)
             case 4 where operation & 0x20 != 0:
-                // A phone's own monitoring (OwnTracks, SPEC 15.1): any region, entered or left.
+                // A phone's own monitoring (OwnTracks, docs/behaviour.md §15.1): any region, entered or left.
                 let region = setup.regions[Int(program.next()) % setup.regions.count]
                 engine.handle(.deviceTransition(region, entered: operation & 0x40 != 0), at: clock, into: &actions)
             case 4:

@@ -2,7 +2,7 @@ import BeaconCore
 import BeaconConfiguration
 import Fleet
 
-/// A fleet message (SPEC 15): the first byte picks the source (OwnTracks, Theengs, forward), then
+/// A fleet message (docs/behaviour.md §15): the first byte picks the source (OwnTracks, Theengs, forward), then
 /// the topic up to the first NUL, then the payload.
 enum FleetTarget {
     static let filters: [(FleetSource, TopicFilter?)] = [

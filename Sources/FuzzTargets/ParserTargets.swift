@@ -25,7 +25,7 @@ enum ParserTargets {
             event.withUnsafeBytes { body in
                 decoder.decode(event: body) { advertisement in
                     let line = advertisement.jsonLine(at: record.time)
-                    // Records from 1900 to 2100 are taken (SPEC 3.2): a four-digit year in range.
+                    // Records from 1900 to 2100 are taken (docs/behaviour.md §3.2): a four-digit year in range.
                     precondition(
                         line.hasPrefix(#"{"t":"19"#) || line.hasPrefix(#"{"t":"20"#)
                             || line.hasPrefix(#"{"t":"2100-01-01T00:00:00.000Z""#), line)

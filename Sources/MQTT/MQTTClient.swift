@@ -2,7 +2,7 @@ import CMosquitto
 import Foundation
 import Synchronization
 
-/// How to reach the broker (SPEC 2.3), and the will it should publish for us.
+/// How to reach the broker (docs/behaviour.md §2.3), and the will it should publish for us.
 public struct MQTTConnection: Sendable, Hashable {
     public enum Version: Sendable, Hashable {
         case v311, v5
@@ -69,7 +69,7 @@ public struct MQTTError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// One libmosquitto client: it owns the handle and its network thread (a ``NetworkLoop`` of
-/// ours, not libmosquitto's: it reconnects as SPEC 10.1 says and writes bursts in one turn).
+/// ours, not libmosquitto's: it reconnects as docs/behaviour.md §10.1 says and writes bursts in one turn).
 ///
 /// The C callbacks capture nothing; they find their way back through the `userdata` pointer
 /// (``Relay``, retained by the client) and only yield an ``MQTTEvent`` to ``events``. Publishing is

@@ -46,7 +46,7 @@ extension TopicTree {
         return messages
     }
 
-    /// Home Assistant discovery for a fleet device (SPEC 15), whose topics these are: a
+    /// Home Assistant discovery for a fleet device (docs/behaviour.md §15), whose topics these are: a
     /// `device_tracker` (state: its Area, `not_home` for `none`) and sensors for its Zone and
     /// nearest beacon, available while the `daemon`'s status says `online`, and shown as a device
     /// connected through the daemon's.

@@ -16,14 +16,14 @@ public struct MQTTMessage: Sendable, Hashable {
     }
 }
 
-/// The topics and payloads of SPEC 10.1 under `B = MQTT.topic/userid`: pure, so that the mapping
+/// The topics and payloads of docs/behaviour.md §10.1 under `B = MQTT.topic/userid`: pure, so that the mapping
 /// of every output to its messages is tested without a broker.
 public struct TopicTree: Sendable, Hashable {
     /// `MQTT.topic/userid`.
     public let base: String
     /// `MQTT.qos`, for events.
     public let qos: Int32
-    /// The fleet device whose topics these are (SPEC 15): its events' payloads carry `"device"`.
+    /// The fleet device whose topics these are (docs/behaviour.md §15): its events' payloads carry `"device"`.
     public let device: String?
 
     public init(topic: String, userid: String, qos: Int32, device: String? = nil) {
@@ -91,7 +91,7 @@ public struct TopicTree: Sendable, Hashable {
     }
 
     /// `B/geofence`: the labels (name, else id) of the geofences inside, comma-separated in
-    /// document order, or `none` (SPEC 17).
+    /// document order, or `none` (docs/behaviour.md §17).
     public func geofences(_ labels: [String]) -> MQTTMessage {
         MQTTMessage(
             topic: "\(base)/geofence", payload: labels.isEmpty ? "none" : labels.joined(separator: ","), qos: 1,

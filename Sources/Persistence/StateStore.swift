@@ -7,7 +7,7 @@ import Engine
 import Synchronization
 import Syscalls
 
-/// The SQLite state of SPEC 12 (WAL, versioned migrations): each beacon's last reported class, so
+/// The SQLite state of docs/behaviour.md §12 (WAL, versioned migrations): each beacon's last reported class, so
 /// that a restart repeats no LocationBeaconEvent; the MQTT outbox, so that no event is lost; the
 /// rule and group counters with their limits' fingerprints and the day's notification count; the
 /// cached rules document of a URL source.
@@ -190,7 +190,7 @@ public final class StateStore: Sendable {
         }
         migrator.registerMigration("v8: OwnTracks waypoints as the app reads them, presence per device") { db in
             // `waypointForm` 1: the phone holds `desc: bw:<region>` waypoints without a rid (the
-            // form before SPEC 15.1's), deleted by the next start; 2: named waypoints with a rid.
+            // form before docs/behaviour.md §15.1's), deleted by the next start; 2: named waypoints with a rid.
             try db.execute(
                 sql: """
                     ALTER TABLE fleetDevice ADD COLUMN waypointForm INTEGER NOT NULL DEFAULT 1;
@@ -473,7 +473,7 @@ public final class StateStore: Sendable {
         return totals
     }
 
-    /// Every fleet device with kept state (SPEC 15): what the daemon knew of it, and its state.
+    /// Every fleet device with kept state (docs/behaviour.md §15): what the daemon knew of it, and its state.
     public func keptDevices() throws -> [String: (record: FleetDeviceRecord?, state: KeptState)] {
         // One transaction for them all: a fleet of thousands starts without thousands of reads.
         try reading { db in
@@ -695,7 +695,7 @@ public struct StateStoreError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// A fleet device's share of a transaction (SPEC 15): the state its steps change, kept apart from
+/// A fleet device's share of a transaction (docs/behaviour.md §15): the state its steps change, kept apart from
 /// the daemon's own (which is device `""`), and what the daemon knows of the device.
 public struct DeviceChanges: Sendable {
     public var device: String
@@ -724,7 +724,7 @@ public struct DeviceChanges: Sendable {
 
 /// What the daemon knows of a fleet device beyond its engine's state: where it reports from,
 /// where its commands go, the regions its phone was last told to monitor (canonical), those it
-/// may hold in the form before SPEC 15.1's (to delete), how many waypoints of its own it has, and
+/// may hold in the form before docs/behaviour.md §15.1's (to delete), how many waypoints of its own it has, and
 /// where the device is (``MonitorPresence/text``; `nil`: unchanged).
 public struct FleetDeviceRecord: Sendable, Hashable {
     public var source: String

@@ -1,6 +1,6 @@
 import BeaconCore
 
-/// `LocationAlert.<id> = range,strategy[,action[,title]]` (SPEC 9.1).
+/// `LocationAlert.<id> = range,strategy[,action[,title]]` (docs/behaviour.md §9.1).
 public struct AlertDefinition: Sendable, Hashable {
     public enum Strategy: String, Sendable, Hashable, CaseIterable {
         /// Exactly that class.
@@ -35,7 +35,7 @@ public struct AlertDefinition: Sendable, Hashable {
     }
 }
 
-/// An alerted beacon's action status (SPEC 9.1).
+/// An alerted beacon's action status (docs/behaviour.md §9.1).
 public enum AlertStatus: String, Sendable, Hashable {
     case waiting, inProgress, done
 }
@@ -72,7 +72,7 @@ public struct AlertChange: Sendable, Hashable {
     }
 }
 
-/// The Connecthings alert strategies (SPEC 9.1) as a state machine fed the computed classes
+/// The Connecthings alert strategies (docs/behaviour.md §9.1) as a state machine fed the computed classes
 /// (``ProximityChange``), the app's `done` and `decline`, and the clock; no I/O.
 ///
 /// One alert is in progress at a time. When none is, the closest ready beacon (condition holding,
@@ -132,7 +132,7 @@ public struct AlertConsumer: Sendable {
         return Dictionary(uniqueKeysWithValues: changed.map { (definitions[$0].locationID, storage[$0]) })
     }
 
-    /// Sees a beacon's computed class change (SPEC 9.1: in either ranging mode).
+    /// Sees a beacon's computed class change (docs/behaviour.md §9.1: in either ranging mode).
     public mutating func observe(_ change: ProximityChange, into outputs: inout [MonitorOutput]) {
         guard let position = index[change.locationID] else { return }
         let time = change.time

@@ -12,7 +12,7 @@ public struct DwellKey: Sendable, Hashable {
     }
 }
 
-/// Time inside every Area and Zone, summed per local day (SPEC 9.3): each visit, on its exit, is
+/// Time inside every Area and Zone, summed per local day (docs/behaviour.md §9.3): each visit, on its exit, is
 /// split at local midnights and added to the days it spans. Pure; the time zone is given.
 ///
 /// It also says what `B/dwell/<region>` ("seconds inside today") should show: at the first

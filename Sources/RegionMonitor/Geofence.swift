@@ -1,7 +1,7 @@
 import BeaconCore
 import Foundation
 
-/// What a u_geofences.json `radius` is counted in (`Rules.geofenceRadiusUnit`, SPEC 17): the
+/// What a u_geofences.json `radius` is counted in (`Rules.geofenceRadiusUnit`, docs/behaviour.md §17): the
 /// Ubudu specification says metres, its own example export writes kilometres.
 public enum GeofenceRadiusUnit: String, Sendable, Hashable, CaseIterable {
     case m, km
@@ -10,7 +10,7 @@ public enum GeofenceRadiusUnit: String, Sendable, Hashable, CaseIterable {
     public var metres: Double { self == .km ? 1000 : 1 }
 }
 
-/// A circular geofence of a u_geofences.json document (SPEC 17): an Ubudu area defined by a
+/// A circular geofence of a u_geofences.json document (docs/behaviour.md §17): an Ubudu area defined by a
 /// centre and a radius instead of a beacon pattern.
 public struct Geofence: Sendable, Hashable {
     /// The document's `id`, as text.
@@ -41,10 +41,10 @@ public struct Geofence: Sendable, Hashable {
     public static func dwellKey(id: String) -> String { "geofence/\(id)" }
 }
 
-/// Great-circle distance on a sphere (SPEC 17): not flat-earth, so that fixes across the
+/// Great-circle distance on a sphere (docs/behaviour.md §17): not flat-earth, so that fixes across the
 /// antimeridian or near a pole measure what they should.
 public enum GreatCircle {
-    /// The mean Earth radius of SPEC 17, metres.
+    /// The mean Earth radius of docs/behaviour.md §17, metres.
     public static let earthRadius = 6_371_008.8
 
     static let radiansPerDegree = Double.pi / 180
@@ -69,7 +69,7 @@ public enum GreatCircle {
     }
 }
 
-/// A geofence `enter` or `exit` (SPEC 17): the output `{"type": "enter"|"exit", "kind":
+/// A geofence `enter` or `exit` (docs/behaviour.md §17): the output `{"type": "enter"|"exit", "kind":
 /// "geofence", …}`.
 public struct GeofenceTransition: Sendable, Hashable {
     public var direction: Transition.Direction

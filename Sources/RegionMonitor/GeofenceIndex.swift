@@ -1,6 +1,6 @@
 import Foundation
 
-/// Which geofences a fix can be near, without measuring the distance to every one (SPEC 17,
+/// Which geofences a fix can be near, without measuring the distance to every one (docs/behaviour.md §17,
 /// `scripts/bench geofence`): a grid over latitude and longitude at four cell sizes (0.01°, 0.1°,
 /// 1° and 10°). Each geofence lives at the finest level whose cells are at least half as wide as
 /// its reach's box (radius plus the widest exit margin, both ways) in both directions, in the at

@@ -1,7 +1,7 @@
 import BeaconCore
 import Foundation
 
-/// `Monitor.maxPositionError` and `Monitor.geofenceHysteresis` (SPEC 17), metres.
+/// `Monitor.maxPositionError` and `Monitor.geofenceHysteresis` (docs/behaviour.md §17), metres.
 public struct GeofenceSettings: Sendable, Hashable {
     /// A fix less accurate than this is ignored.
     public var maxPositionError: Double = 100
@@ -14,7 +14,7 @@ public struct GeofenceSettings: Sendable, Hashable {
     }
 }
 
-/// Presence in geofences (SPEC 17), decided fix by fix: pure, driven by the caller's fixes and
+/// Presence in geofences (docs/behaviour.md §17), decided fix by fix: pure, driven by the caller's fixes and
 /// clock.
 ///
 /// A geofence is entered when a fix is at most its radius from the centre, and exited when one is

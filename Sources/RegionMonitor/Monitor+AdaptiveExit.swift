@@ -1,4 +1,4 @@
-/// `Monitor.exitTimeout = auto` (SPEC 18): the silence a region or a beacon is allowed, from its
+/// `Monitor.exitTimeout = auto` (docs/behaviour.md §18): the silence a region or a beacon is allowed, from its
 /// beacons' ``SilenceModel``s. With a fixed exitTimeout every function here gives it unchanged.
 extension Monitor {
     /// Microseconds of silence after which `ref` is no longer inside, as its beacons say now

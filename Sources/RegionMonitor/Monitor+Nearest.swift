@@ -1,6 +1,6 @@
 import BeaconCore
 
-/// The nearest beacon, with hand-over (SPEC 9.2).
+/// The nearest beacon, with hand-over (docs/behaviour.md §9.2).
 extension Monitor {
     /// The Location ID of the nearest beacon, `nil` for none.
     public var nearestLocationID: String? { nearest < 0 ? nil : hierarchy.beacons[Int(nearest)].locationID }

@@ -1,6 +1,6 @@
 import BeaconCore
 
-/// Which regions are monitored under the cap (SPEC 5.2): the ``MonitoringPolicy`` decides, the
+/// Which regions are monitored under the cap (docs/behaviour.md §5.2): the ``MonitoringPolicy`` decides, the
 /// monitor applies its decisions and determines the state of newly monitored regions at once.
 extension Monitor {
     /// Applies the hierarchical policy until it is stable: switching between Areas and the Zones of
@@ -67,7 +67,7 @@ extension Monitor {
     }
 
     /// Makes `regions` the monitored set and emits the `monitoring` output. Regions that stay
-    /// tracked keep their state; the others are dropped without an exit (SPEC 5.2).
+    /// tracked keep their state; the others are dropped without an exit (docs/behaviour.md §5.2).
     mutating func applyMonitoring(
         _ regions: [RegionRef],
         mode: MonitoringChange.Mode,
@@ -98,7 +98,7 @@ extension Monitor {
         // The device no longer monitors what was dropped (its waypoint is deleted).
         held = held.filter { next[$0]?.monitored == true }
         // A region given to a phone whose ranging reported one of its beacons less than
-        // exitTimeout ago: iOS settles it as inside without an `enter` (SPEC 15.1).
+        // exitTimeout ago: iOS settles it as inside without an `enter` (docs/behaviour.md §15.1).
         if !phoneSeen.isEmpty {
             for ref in added where phoneRangedRecently(ref) { held.insert(ref) }
         }

@@ -1,6 +1,6 @@
 import BeaconCore
 
-/// Presence of the monitored regions and the transitions around them (SPEC 5.1, 5.3): a region is
+/// Presence of the monitored regions and the transitions around them (docs/behaviour.md §5.1, §5.3): a region is
 /// inside while sighted less than exitTimeout ago; enters nest outside-in, exits inside-out.
 extension Monitor {
 
@@ -12,7 +12,7 @@ extension Monitor {
         }
     }
 
-    /// Inside: sighted less than exitTimeout ago (SPEC 5.1; under `auto`, the silence its
+    /// Inside: sighted less than exitTimeout ago (docs/behaviour.md §5.1; under `auto`, the silence its
     /// beacons allow now, 18), or held by the device's own monitoring (15.1).
     func isPresent(_ ref: RegionRef) -> Bool {
         if held.contains(ref) { return true }
@@ -88,7 +88,7 @@ extension Monitor {
     }
 
     /// Recomputes every tracked region from the sightings: exits inside-out, then enters
-    /// outside-in (SPEC 5.3).
+    /// outside-in (docs/behaviour.md §5.3).
     mutating func reconcileAll(into outputs: inout [MonitorOutput]) {
         var desiredInside: Set<RegionRef> = []
         var newlyInsideAreas: [RegionRef] = []

@@ -7,7 +7,7 @@ struct BeaconRanging: Sendable {
     var meters = 0.0
 }
 
-/// Ranging and LocationBeaconEvent (SPEC 4, 6).
+/// Ranging and LocationBeaconEvent (docs/behaviour.md §4, §6).
 extension Monitor {
     /// Filters a sighting's RSSI into the beacon's distance and class. Every sighting counts here,
     /// whatever its strength: `Monitor.enterRssi` gates presence, not ranging.
@@ -136,7 +136,7 @@ extension Monitor {
     }
 
     /// The computed classes that changed in this step, for rules and alerts (which go by the
-    /// computed class in either ranging mode, SPEC 7.2 and 9.1), in beacon order.
+    /// computed class in either ranging mode, docs/behaviour.md §7.2 and 9.1), in beacon order.
     private mutating func recordClassChanges() {
         var previous: Int32 = -1
         for beacon in dirty.count == 1 ? dirty : dirty.sorted() where beacon != previous {
@@ -165,7 +165,7 @@ extension Monitor {
     }
 
     /// Background ranging reports a beacon only while the monitored region containing it is inside;
-    /// its exit reports `off` (SPEC 6).
+    /// its exit reports `off` (docs/behaviour.md §6).
     private func insideMonitoredRegion(_ beacon: Int32) -> Bool {
         tracked[regionAtMonitoredLevel(of: beacon)].map { $0.monitored && $0.inside } ?? false
     }

@@ -1,6 +1,6 @@
 import BeaconCore
 
-/// A reloaded configuration (SPEC 13: SIGHUP, `cmd/reload`) carries presence over.
+/// A reloaded configuration (docs/behaviour.md §13: SIGHUP, `cmd/reload`) carries presence over.
 extension Monitor {
     /// A monitor for a new `hierarchy` and `settings` that goes on from `previous`: the beacons
     /// both configurations hold keep their last sightings, and the regions both hold that were

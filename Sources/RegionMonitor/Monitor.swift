@@ -2,7 +2,7 @@ import BeaconCore
 import Foundation
 
 /// The region monitor: presence, the HSYCO monitoring policy, transitions and ranging, as one state
-/// machine driven by sightings and an injected clock (SPEC 4–6).
+/// machine driven by sightings and an injected clock (docs/behaviour.md §4–§6).
 ///
 /// Nothing here reads a clock or does I/O. Each entry point takes the instant it happens at and
 /// appends what follows from it to `outputs`, in causal order: transitions and `monitoring`
@@ -13,7 +13,7 @@ public struct Monitor: Sendable {
     public let hierarchy: Hierarchy
     public let settings: MonitorSettings
     public let identity: MonitorIdentity
-    /// The cap policy (SPEC 5.2).
+    /// The cap policy (docs/behaviour.md §5.2).
     public let policy: MonitoringPolicy
     public var plan: MonitoringPlan { policy.plan }
     public private(set) var mode: RangingMode
@@ -21,7 +21,7 @@ public struct Monitor: Sendable {
     let ranging: Ranging
     /// Microseconds of silence before an exit or an `off`: fixed, or the most under `auto`.
     let exitTimeout: Int64
-    /// `Monitor.exitConfidence` under `Monitor.exitTimeout = auto` (SPEC 18), else `nil`.
+    /// `Monitor.exitConfidence` under `Monitor.exitTimeout = auto` (docs/behaviour.md §18), else `nil`.
     let exitConfidence: Double?
     /// Under `auto`, each beacon's sightings since it was last `off` (its visit).
     var silence: [SilenceModel]
@@ -54,12 +54,12 @@ public struct Monitor: Sendable {
     var monitoredArea: Int32?
     var monitored: [RegionRef] = []
     /// Monitored regions the device's own operating system says it is inside (an OwnTracks
-    /// phone's `enter`, SPEC 15.1): inside while held, whatever the sightings say.
+    /// phone's `enter`, docs/behaviour.md §15.1): inside while held, whatever the sightings say.
     var held: Set<RegionRef> = []
     /// The class a phone's own ranging last gave each beacon (OwnTracks `prox`), by beacon index.
     var phoneClass: [Int32: Proximity] = [:]
     /// Counts every change of presence (an enter, an exit, a new monitored set, a region held or
-    /// let go): a fleet keeps ``presence`` when it moved (SPEC 15).
+    /// let go): a fleet keeps ``presence`` when it moved (docs/behaviour.md §15).
     public internal(set) var presenceChanges: UInt64 = 0
     /// When the phone's own ranging last reported each beacon, by beacon index: a region given to
     /// the phone while one of its beacons was ranged less than exitTimeout ago is held (15.1).
@@ -92,7 +92,7 @@ public struct Monitor: Sendable {
     /// Set by whatever may change the policy's decision: a transition, a sighted candidate.
     var policyDirty = false
 
-    /// The nearest beacon (SPEC 9.2), -1 for none; and the beacon ranged in this step.
+    /// The nearest beacon (docs/behaviour.md §9.2), -1 for none; and the beacon ranged in this step.
     var nearest: Int32 = -1
     /// Per beacon, its filtered RSSI above its measured power, dB; -infinity while `off`.
     var heardStrength: [Double]
@@ -259,7 +259,7 @@ public struct Monitor: Sendable {
     /// nothing; the return value says whether this one was configured.
     ///
     /// The deadlines before `time` fire first; those *at* `time` fire after the sighting. A region
-    /// is inside while sighted less than exitTimeout ago (SPEC 5.1), so a sighting exactly at its
+    /// is inside while sighted less than exitTimeout ago (docs/behaviour.md §5.1), so a sighting exactly at its
     /// exit deadline keeps it inside: it never was outside, and neither an exit nor an `off` is due.
     @discardableResult
     public mutating func sighting(
@@ -288,7 +288,7 @@ public struct Monitor: Sendable {
     }
 
     /// The device's own monitoring says it entered (`entered`) or left `region` (an OwnTracks
-    /// transition, SPEC 15.1). A region is inside while the device holds it or a sighting less than
+    /// transition, docs/behaviour.md §15.1). A region is inside while the device holds it or a sighting less than
     /// exitTimeout old does; derived regions follow (5.3). A region that is not monitored now (the
     /// phone has not yet taken the latest waypoints) is not entered.
     public mutating func deviceTransition(
@@ -301,7 +301,7 @@ public struct Monitor: Sendable {
         } else {
             guard held.remove(ref) != nil else { return }
             presenceChanges &+= 1
-            // The phone left: what it ranged there no longer says it is inside (SPEC 15.1: inside
+            // The phone left: what it ranged there no longer says it is inside (docs/behaviour.md §15.1: inside
             // until the phone's `leave`, not until exitTimeout after its last beacon message).
             forgetPhoneSightings(in: ref)
             // Still sighted: the sightings' own exit deadline takes over.
@@ -338,7 +338,7 @@ public struct Monitor: Sendable {
 
     /// The phone's own ranging reported `beacon` at `time` (an OwnTracks `beacon` message, after
     /// its ``sighting(_:at:into:)``). The app ranges only inside the regions iOS says it is in, and
-    /// iOS settles a region it is given while inside without an `enter` (SPEC 15.1): so the
+    /// iOS settles a region it is given while inside without an `enter` (docs/behaviour.md §15.1): so the
     /// monitored region holding the beacon is inside until the phone's `leave` for it.
     public mutating func phoneRanged(_ beacon: BeaconID, at time: Timestamp, into outputs: inout [MonitorOutput]) {
         guard let index = hierarchy.index(of: beacon) else { return }

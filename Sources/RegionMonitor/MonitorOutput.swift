@@ -14,7 +14,7 @@ public struct MonitorIdentity: Sendable, Hashable {
     }
 }
 
-/// A change of the monitored set (SPEC 5.2): the `monitoring` output.
+/// A change of the monitored set (docs/behaviour.md §5.2): the `monitoring` output.
 public struct MonitoringChange: Sendable, Hashable {
     public enum Mode: String, Sendable, Hashable {
         case areas, zones, beacons
@@ -33,7 +33,7 @@ public struct MonitoringChange: Sendable, Hashable {
     }
 }
 
-/// An `enter` or `exit` of a region (SPEC 5.3).
+/// An `enter` or `exit` of a region (docs/behaviour.md §5.3).
 public struct Transition: Sendable, Hashable {
     public enum Direction: String, Sendable, Hashable {
         case enter, exit
@@ -53,10 +53,10 @@ public struct Transition: Sendable, Hashable {
     /// Seconds of the visit, on `exit`.
     public var dwell: Double?
     /// Seconds inside the region this local day (`Monitor.timezone`), this visit included, on the
-    /// `exit` of an Area or Zone (SPEC 9.3).
+    /// `exit` of an Area or Zone (docs/behaviour.md §9.3).
     public var dwellToday: Double?
     /// Under `Monitor.exitTimeout = auto`, the silence (seconds) after which a monitored region
-    /// exited (SPEC 18).
+    /// exited (docs/behaviour.md §18).
     public var timeout: Double?
 
     public init(
@@ -71,7 +71,7 @@ public struct Transition: Sendable, Hashable {
     }
 }
 
-/// A beacon's reported proximity changed (SPEC 6): the six HSYCO callback fields, then the rest.
+/// A beacon's reported proximity changed (docs/behaviour.md §6): the six HSYCO callback fields, then the rest.
 public struct LocationBeaconEvent: Sendable, Hashable {
     public var session: String
     public var address: String
@@ -91,7 +91,7 @@ public struct LocationBeaconEvent: Sendable, Hashable {
     /// The distance estimate, metres; `nil` for `off`.
     public var meters: Double?
     /// The class the device's own operating system gave the beacon (an OwnTracks phone's `prox`,
-    /// SPEC 15.1); `nil` for other devices, and then not in the JSON.
+    /// docs/behaviour.md §15.1); `nil` for other devices, and then not in the JSON.
     public var phoneProximity: Proximity?
 
     public init(
@@ -113,7 +113,7 @@ public struct LocationBeaconEvent: Sendable, Hashable {
     }
 }
 
-/// The nearest beacon changed (SPEC 9.2): its Location ID, or `nil` when none is heard.
+/// The nearest beacon changed (docs/behaviour.md §9.2): its Location ID, or `nil` when none is heard.
 public struct NearestChange: Sendable, Hashable {
     public var locationID: String?
     public var name: String?
@@ -135,7 +135,7 @@ public enum MonitorOutput: Sendable, Hashable {
     case notification(Timestamp, UserNotification)
     case nearest(Timestamp, NearestChange)
     case alert(Timestamp, AlertChange)
-    /// A geofence's `enter` or `exit` (SPEC 17).
+    /// A geofence's `enter` or `exit` (docs/behaviour.md §17).
     case geofence(Timestamp, GeofenceTransition)
 
     public var time: Timestamp {
@@ -147,7 +147,7 @@ public enum MonitorOutput: Sendable, Hashable {
         }
     }
 
-    /// The output type of SPEC 10: `monitoring`, `enter`, `exit`, `location`, `rule`, `server`,
+    /// The output type of docs/behaviour.md §10: `monitoring`, `enter`, `exit`, `location`, `rule`, `server`,
     /// `notification`, `nearest` or `alert`.
     public var type: String {
         switch self {
@@ -163,10 +163,10 @@ public enum MonitorOutput: Sendable, Hashable {
         }
     }
 
-    /// The output as one JSON object (SPEC 10), `t` and `type` first.
+    /// The output as one JSON object (docs/behaviour.md §10), `t` and `type` first.
     public var json: String { json(device: nil) }
 
-    /// The output of fleet device `device` (SPEC 15): `"device"` follows `type`; without one,
+    /// The output of fleet device `device` (docs/behaviour.md §15): `"device"` follows `type`; without one,
     /// exactly ``json``.
     public func json(device: String?) -> String {
         var object = JSONObjectWriter()
@@ -254,9 +254,9 @@ public enum MonitorOutput: Sendable, Hashable {
     }
 }
 
-/// A configured beacon's *computed* class changed (SPEC 4): what rules with `maximum_proximity`
+/// A configured beacon's *computed* class changed (docs/behaviour.md §4): what rules with `maximum_proximity`
 /// and alerts see, whatever is reported. In `background` mode a LocationBeaconEvent reports a
-/// class only inside a ranging window; this is every change, window or not (SPEC 7.2, 9.1).
+/// class only inside a ranging window; this is every change, window or not (docs/behaviour.md §7.2, §9.1).
 public struct ProximityChange: Sendable, Hashable {
     public var time: Timestamp
     public var beacon: BeaconID

@@ -1,6 +1,6 @@
 import BeaconCore
 
-/// Where a device is, as a restart needs it to go on without a repeated `enter` (SPEC 15, 12):
+/// Where a device is, as a restart needs it to go on without a repeated `enter` (docs/behaviour.md §15, §12):
 /// the regions inside and since when, the regions its phone holds inside (15.1), the current Area
 /// and Zone, and the last sighting of each beacon. Kept per fleet device in the state database as
 /// ``text``.

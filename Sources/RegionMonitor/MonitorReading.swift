@@ -1,6 +1,6 @@
 import BeaconCore
 
-/// What a monitor knows now, read for a person (the web view, SPEC 16): the monitored set, the
+/// What a monitor knows now, read for a person (the web view, docs/behaviour.md §16): the monitored set, the
 /// regions inside, and every beacon that is ranged or was last reported as not `off`.
 public struct MonitorReading: Sendable, Hashable {
     /// One beacon's ranging now.

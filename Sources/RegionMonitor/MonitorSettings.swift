@@ -1,7 +1,7 @@
 import BeaconCore
 import Foundation
 
-/// How RSSI samples of the last `rssiWindow` seconds become one value (SPEC 4).
+/// How RSSI samples of the last `rssiWindow` seconds become one value (docs/behaviour.md §4).
 public enum RSSIFilterKind: String, Sendable, Hashable, CaseIterable {
     case median
     /// Trimmed mean, AltBeacon style.
@@ -10,7 +10,7 @@ public enum RSSIFilterKind: String, Sendable, Hashable, CaseIterable {
     case none
 }
 
-/// The `Monitor.*` settings of SPEC 2.2, with their defaults.
+/// The `Monitor.*` settings of docs/behaviour.md §2.2, with their defaults.
 public struct MonitorSettings: Sendable, Hashable {
     /// HSYCO `userid`; `nil` means the host name, resolved at start.
     public var userid: String?
@@ -22,7 +22,7 @@ public struct MonitorSettings: Sendable, Hashable {
     public var maxRegions = 20
     /// Seconds of silence before a region exits and a beacon goes `off`, unless ``adaptiveExit``.
     public var exitTimeout: Double = 10
-    /// `Monitor.exitTimeout = auto` (SPEC 18): each region's silence comes from its beacons' own
+    /// `Monitor.exitTimeout = auto` (docs/behaviour.md §18): each region's silence comes from its beacons' own
     /// advertising rate and loss during the visit (``SilenceModel``).
     public var adaptiveExit = false
     /// `Monitor.exitConfidence`: with ``adaptiveExit``, the probability below which a silence
@@ -47,7 +47,7 @@ public struct MonitorSettings: Sendable, Hashable {
     public var lng: Double?
     /// Device identifier for URL templates; `nil` means /etc/machine-id, read at start.
     public var udid: String?
-    /// `Monitor.maxPositionError` and `Monitor.geofenceHysteresis` (SPEC 17).
+    /// `Monitor.maxPositionError` and `Monitor.geofenceHysteresis` (docs/behaviour.md §17).
     public var geofence = GeofenceSettings()
     /// `Monitor.position = gpsd:HOST:PORT`: where fixes come from besides traces and OwnTracks.
     public var position: GPSDEndpoint?

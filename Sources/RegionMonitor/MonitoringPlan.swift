@@ -1,4 +1,4 @@
-/// Which kind of regions the monitor watches under the cap (SPEC 5.2, the HSYCO policy).
+/// Which kind of regions the monitor watches under the cap (docs/behaviour.md §5.2, the HSYCO policy).
 public enum MonitoringPlan: Sendable, Hashable, CustomStringConvertible {
     /// B ≤ N: every Beacon region.
     case beacons

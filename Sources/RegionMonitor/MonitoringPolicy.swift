@@ -1,4 +1,4 @@
-/// The HSYCO monitoring policy under the region cap (SPEC 5.2), as pure decisions: the plan for
+/// The HSYCO monitoring policy under the region cap (docs/behaviour.md §5.2), as pure decisions: the plan for
 /// the hierarchy, and which candidates to keep when there are more than the cap.
 ///
 /// Recency is by the last sighting of any of a candidate's beacons; the never-sighted count as

@@ -1,4 +1,4 @@
-/// A beacon's proximity class, ordered immediate < near < far < off (SPEC 1, 4).
+/// A beacon's proximity class, ordered immediate < near < far < off (docs/behaviour.md §1, §4).
 public enum Proximity: String, Sendable, Hashable, CaseIterable, Comparable {
     case immediate, near, far, off
 

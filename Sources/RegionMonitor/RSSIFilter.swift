@@ -1,6 +1,6 @@
 import BeaconCore
 
-/// One beacon's RSSI filter over the samples of the last `Monitor.rssiWindow` seconds (SPEC 4).
+/// One beacon's RSSI filter over the samples of the last `Monitor.rssiWindow` seconds (docs/behaviour.md §4).
 ///
 /// `median` and `mean` keep the window's samples (at most ``capacity``, the newest) and a sorted
 /// copy of their values, so each sample costs a binary search and a short move, not a sort.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Distance and proximity class from a filtered RSSI (SPEC 4).
+/// Distance and proximity class from a filtered RSSI (docs/behaviour.md §4).
 public struct Ranging: Sendable, Hashable {
     public var pathLossExponent: Double
     /// Metres; closer is `immediate`.

@@ -1,7 +1,7 @@
 import BeaconCore
 import Foundation
 
-/// An Area (UUID), a Zone (UUID + major) or a Beacon (UUID + major + minor) (SPEC 1).
+/// An Area (UUID), a Zone (UUID + major) or a Beacon (UUID + major + minor) (docs/behaviour.md §1).
 ///
 /// The text form is canonical: `UUID`, `UUID:major`, `UUID:major:minor`, UUID upper-case.
 public enum Region: Hashable, Sendable, CustomStringConvertible, Comparable {

@@ -1,6 +1,6 @@
 import BeaconCore
 
-/// Why an accepted rule event did not fire (SPEC 7.4 and 7.5): the first failing condition.
+/// Why an accepted rule event did not fire (docs/behaviour.md §7.4 and 7.5): the first failing condition.
 public enum RuleReason: String, Sendable, Hashable, CaseIterable {
     case dailyCap = "daily_cap"
     case beforeStart = "before_start"
@@ -31,7 +31,7 @@ public struct RuleEvaluation: Sendable, Hashable {
     public var count: Int
     /// The group's count for the trigger, when the region has a group.
     public var groupCount: Int?
-    /// The rule region is a geofence (SPEC 17): the JSON says `"kind": "geofence"`.
+    /// The rule region is a geofence (docs/behaviour.md §17): the JSON says `"kind": "geofence"`.
     public var geofence = false
 
     public init(
@@ -55,7 +55,7 @@ public struct ServerNotice: Sendable, Hashable {
     public var region: String
     public var rule: String
     public var url: String
-    /// The rule region is a geofence (SPEC 17).
+    /// The rule region is a geofence (docs/behaviour.md §17).
     public var geofence = false
 
     public init(region: String, rule: String, url: String) {
@@ -65,7 +65,7 @@ public struct ServerNotice: Sendable, Hashable {
     }
 }
 
-/// A `notification` output (SPEC 7.6): what to show the user.
+/// A `notification` output (docs/behaviour.md §7.6): what to show the user.
 public struct UserNotification: Sendable, Hashable {
     /// Who shows it: beaconwatch's own delivery (`Script.notification`, MQTT), or the
     /// application alone (`Rules.autoUserNotify = false`).
@@ -84,7 +84,7 @@ public struct UserNotification: Sendable, Hashable {
     /// From `open_pbk`, when there is no `open_url`.
     public var pbk: String?
     public var delivery: Delivery
-    /// The rule region is a geofence (SPEC 17).
+    /// The rule region is a geofence (docs/behaviour.md §17).
     public var geofence = false
 
     public init(

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What one beacon's sightings during a visit say about how it advertises (SPEC 18): the spacing
+/// What one beacon's sightings during a visit say about how it advertises (docs/behaviour.md §18): the spacing
 /// of its last ``capacity`` sightings gives its advertising interval; every gap of the visit,
 /// counted in advertisements at the interval known then, gives its losses, both after a heard
 /// advertisement and after a lost one (so losses that come in runs are seen as such).

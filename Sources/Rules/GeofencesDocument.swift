@@ -2,9 +2,9 @@ import BeaconCore
 import Foundation
 import RegionMonitor
 
-/// A u_geofences.json document (SPEC 17): `{"u_geofences": [geofence…], "valid_until": …}`, each
+/// A u_geofences.json document (docs/behaviour.md §17): `{"u_geofences": [geofence…], "valid_until": …}`, each
 /// geofence an Ubudu area with `id`, `name`, `lat`, `lng`, `radius` and the rules, schedules and
-/// group counts of a beacon region (SPEC 7.1), read as untidily as real exports are written.
+/// group counts of a beacon region (docs/behaviour.md §7.1), read as untidily as real exports are written.
 public enum GeofencesDocument {
     /// Below this many metres, a radius read in metres is probably kilometres (`check` warns).
     public static let smallRadius = 10.0

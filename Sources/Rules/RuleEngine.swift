@@ -2,7 +2,7 @@ import BeaconCore
 import Foundation
 import RegionMonitor
 
-/// The `Rules.*` settings the engine works by (SPEC 2.4), with `Monitor.timezone` and the
+/// The `Rules.*` settings the engine works by (docs/behaviour.md §2.4), with `Monitor.timezone` and the
 /// template values.
 public struct RuleSettings: Sendable, Hashable {
     /// 0 = unlimited.
@@ -20,7 +20,7 @@ public struct RuleSettings: Sendable, Hashable {
     public init() {}
 }
 
-/// The Ubudu rule engine (SPEC 7.2–7.6): a state machine fed the monitor's outputs, driven by
+/// The Ubudu rule engine (docs/behaviour.md §7.2–§7.6): a state machine fed the monitor's outputs, driven by
 /// the caller's clock, doing no I/O.
 ///
 /// It sees each rule region's transitions (or, for a rule with `maximum_proximity`, the enter and
@@ -68,7 +68,7 @@ public struct RuleEngine: Sendable {
     public let settings: RuleSettings
     /// The rule regions attached to each configured region, in file order.
     let attached: [Region: [Int]]
-    /// The rule region of each geofence, by id (SPEC 17).
+    /// The rule region of each geofence, by id (docs/behaviour.md §17).
     let fences: [String: Int]
     /// Each group's limits per trigger, written down: a change restarts the group's count.
     let groupFingerprints: [GroupKey: String]
@@ -185,7 +185,7 @@ public struct RuleEngine: Sendable {
     }
 
     /// Sees a beacon's computed class change: the qualified presence of `maximum_proximity`
-    /// rules follows it, in either ranging mode (SPEC 7.2).
+    /// rules follows it, in either ranging mode (docs/behaviour.md §7.2).
     public mutating func observe(_ change: ProximityChange, into outputs: inout [MonitorOutput]) {
         guard proximityRules else { return }
         cause += 1
@@ -296,7 +296,7 @@ public struct RuleEngine: Sendable {
         return counter!.count
     }
 
-    /// The conditions of SPEC 7.4, in order.
+    /// The conditions of docs/behaviour.md §7.4, in order.
     private func firstFailure(_ region: RuleRegion, _ rule: Rule, count: Int, groupCount: Int?, at time: Timestamp)
         -> RuleReason?
     {
@@ -362,7 +362,7 @@ public struct RuleEngine: Sendable {
         }
     }
 
-    /// The rule fired: SPEC 7.6.
+    /// The rule fired: docs/behaviour.md §7.6.
     private mutating func finish(
         _ head: Evaluation, action: RuleAction, at time: Timestamp, into outputs: inout [MonitorOutput]
     ) {
@@ -432,7 +432,7 @@ public struct RuleEngine: Sendable {
     }
 }
 
-/// An event held in a rule's latch (SPEC 7.3), read for a person.
+/// An event held in a rule's latch (docs/behaviour.md §7.3), read for a person.
 public struct PendingLatch: Sendable, Hashable {
     public var region: String
     public var rule: String

@@ -1,4 +1,4 @@
-/// A persistent count of accepted events (SPEC 7.3) and the fingerprint of the limits it was
+/// A persistent count of accepted events (docs/behaviour.md §7.3) and the fingerprint of the limits it was
 /// counted under: when the limits change, the count starts again.
 public struct RuleCounter: Sendable, Hashable {
     public var count: Int
@@ -44,7 +44,7 @@ public struct DayCount: Sendable, Hashable {
     }
 }
 
-/// What the rule engine keeps across restarts (SPEC 12): the whole of it when restored, or what
+/// What the rule engine keeps across restarts (docs/behaviour.md §12): the whole of it when restored, or what
 /// one step changed, to be written with that step's outputs.
 public struct RuleState: Sendable, Hashable {
     public var rules: [RuleKey: RuleCounter]

@@ -2,7 +2,7 @@ import BeaconCore
 import Foundation
 import RegionMonitor
 
-/// One Ubudu rule (SPEC 7.1): when it fires, and what it does.
+/// One Ubudu rule (docs/behaviour.md §7.1): when it fires, and what it does.
 public struct Rule: Sendable, Hashable {
     public var id: String
     /// `on_entry`, `on_exit`; other values are kept and never fire.
@@ -30,7 +30,7 @@ public struct Rule: Sendable, Hashable {
     }
 }
 
-/// Where a rule region is (SPEC 7.1, 17): a beacon pattern, or a geofence.
+/// Where a rule region is (docs/behaviour.md §7.1, §17): a beacon pattern, or a geofence.
 public enum RulePlace: Sendable, Hashable {
     /// `proximity_uid`, `major`, `minor` of a u_beacons.json region (`nil`: any).
     case beacons(UUID, major: UInt16?, minor: UInt16?)
@@ -38,8 +38,8 @@ public enum RulePlace: Sendable, Hashable {
     case geofence(Geofence)
 }
 
-/// A region of a rules document with its rules (SPEC 7.1): a beacon region of u_beacons.json,
-/// or a geofence of u_geofences.json (SPEC 17), with the same rules, schedules and group counts.
+/// A region of a rules document with its rules (docs/behaviour.md §7.1): a beacon region of u_beacons.json,
+/// or a geofence of u_geofences.json (docs/behaviour.md §17), with the same rules, schedules and group counts.
 public struct RuleRegion: Sendable, Hashable {
     public var id: String
     public var group: String?
@@ -75,12 +75,12 @@ public struct RuleRegion: Sendable, Hashable {
         }
     }
 
-    /// The key of its rules' counts (SPEC 7.3): the id, and `geofence:<id>` for a geofence, so that
+    /// The key of its rules' counts (docs/behaviour.md §7.3): the id, and `geofence:<id>` for a geofence, so that
     /// the two documents' ids never share a count.
     public var countKey: String { geofence == nil ? id : "geofence:\(id)" }
 }
 
-/// A u_beacons.json document (SPEC 7.1), read the way real Ubudu servers write it.
+/// A u_beacons.json document (docs/behaviour.md §7.1), read the way real Ubudu servers write it.
 public struct RulesDocument: Sendable, Hashable {
     public var regions: [RuleRegion]
     public var validUntil: Timestamp?
@@ -188,7 +188,7 @@ public struct RulesDocument: Sendable, Hashable {
 }
 
 extension RuleRegion {
-    /// The configured region with this region's pattern (SPEC 7.1): an Area for `UUID`, a Zone
+    /// The configured region with this region's pattern (docs/behaviour.md §7.1): an Area for `UUID`, a Zone
     /// for `UUID:major`, a Beacon for `UUID:major:minor`; `nil` when none is configured, and then
     /// its rules never fire.
     public func attachment(in hierarchy: Hierarchy) -> Region? {

@@ -17,7 +17,7 @@ public struct Hours: Sendable, Hashable {
     func contains(_ seconds: Int) -> Bool { open <= seconds && seconds < close }
 }
 
-/// An opening-hours schedule (SPEC 8): weekly hours, weekly breaks, and specific days.
+/// An opening-hours schedule (docs/behaviour.md §8): weekly hours, weekly breaks, and specific days.
 ///
 /// Pure: the time zone is given, and the answer for an instant depends on nothing else. The time
 /// of day is the *elapsed* seconds since local midnight, so on a 23- or 25-hour day the hours move

@@ -36,7 +36,7 @@ public struct RuleAction: Sendable, Hashable {
     }
 }
 
-/// The answer to a rule's server hook (SPEC 7.5), from an HTTP reply or `Script.server`.
+/// The answer to a rule's server hook (docs/behaviour.md §7.5), from an HTTP reply or `Script.server`.
 public enum ServerAnswer: Sendable, Hashable {
     /// Go on with the rule's own action.
     case enable

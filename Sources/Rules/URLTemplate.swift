@@ -1,6 +1,6 @@
 import Foundation
 
-/// The values a rule's URL templates name (SPEC 7.7).
+/// The values a rule's URL templates name (docs/behaviour.md §7.7).
 public struct TemplateValues: Sendable, Hashable {
     public var namespace: String
     public var udid: String

@@ -16,7 +16,7 @@ public struct RulesError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 extension JSONValue {
-    /// Reading the values of real Ubudu exports (SPEC 7.1), which are untidy: numbers may come
+    /// Reading the values of real Ubudu exports (docs/behaviour.md §7.1), which are untidy: numbers may come
     /// as strings, and empty strings and nulls mean "nothing".
     var isNothing: Bool {
         switch self {
@@ -51,12 +51,12 @@ extension Optional where Wrapped == JSONValue {
 }
 
 extension Schedule {
-    /// The latest second of a day's hours. SPEC 8 says 0–90000 (25 hours), but its own
+    /// The latest second of a day's hours. docs/behaviour.md §8 says 0–90000 (25 hours), but its own
     /// conformance vectors close a Friday at 93600 (Saturday 02:00); hours may run into the next
     /// day, and no further: 48 hours.
     public static let latest = 172_800
 
-    /// Reads a u_beacons `schedule` (SPEC 8) the way real exports write it: `null`, `""` or `{}`
+    /// Reads a u_beacons `schedule` (docs/behaviour.md §8) the way real exports write it: `null`, `""` or `{}`
     /// is the empty (always open) schedule; `specific_days` may be null; a weekday spelled `thi`
     /// is Thursday (said through `warn`). Garbage is rejected naming `path`.
     public init(ubudu value: JSONValue?, path: String = "schedule", warn: (String) -> Void = { _ in })
@@ -121,7 +121,7 @@ extension Schedule {
     }
 }
 
-/// A rule region's time zone (SPEC 7.1): `zone` an Olson name or an ISO designator (`Z`,
+/// A rule region's time zone (docs/behaviour.md §7.1): `zone` an Olson name or an ISO designator (`Z`,
 /// `+02:00`, `-1000`, `+03`), with `offset` seconds as the fallback.
 public enum RegionTimeZone {
     /// The zone a u_beacons `timezone` object names; `nil` when neither `zone` nor `offset` does.

@@ -1,5 +1,5 @@
-/// How long to wait before the next attempt to reach a server (the broker, SPEC 10.1; gpsd, SPEC
-/// 17): 1 s, doubling to 60 s, and 1 s again once the server has accepted a connection.
+/// How long to wait before the next attempt to reach a server (the broker, docs/behaviour.md §10.1; gpsd,
+/// docs/behaviour.md §17): 1 s, doubling to 60 s, and 1 s again once the server has accepted a connection.
 ///
 /// libmosquitto's own thread cannot do this: its exponential setting waits delay × n² (1, 4, 9,
 /// 16 … s), which left a restarted broker unvisited for up to a minute.

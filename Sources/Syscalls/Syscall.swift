@@ -38,6 +38,31 @@ public enum Syscall {
         return ready > 0 ? pollers.map(\.revents) : pollers.map { _ in 0 }
     }
 
+    /// Writes all of `bytes` to `descriptor`, through partial writes and `EINTR`; returns how
+    /// many were written and, when it stopped short, why (a full disk, a closed pipe).
+    public static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> (
+        written: Int, error: SyscallError?
+    ) {
+        var written = 0
+        while written < bytes.count {
+            guard let base = bytes.baseAddress else { break }
+            let result = write(descriptor, base + written, bytes.count - written)
+            if result > 0 {
+                written += result
+                continue
+            }
+            if result < 0, errno == EINTR { continue }
+            // 0 bytes written of a non-empty buffer: no progress can be made either.
+            return (written, SyscallError(operation: "write", code: result < 0 ? errno : EIO))
+        }
+        return (written, nil)
+    }
+
+    /// Opens `path` for appending, creating it (mode 0644) when missing; close-on-exec.
+    public static func openAppending(_ path: String) throws(SyscallError) -> Int32 {
+        Int32(try retrying("open") { Int(open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)) })
+    }
+
     /// Blocks the calling thread for `duration`, resuming after signals.
     public static func sleep(_ duration: Duration) {
         guard duration > .zero else { return }

@@ -2,7 +2,7 @@ import BeaconCore
 import Engine
 import RegionMonitor
 
-/// What the web view shows (SPEC 16), as a value: every device with its latest reading, each
+/// What the web view shows (docs/behaviour.md §16), as a value: every device with its latest reading, each
 /// beacon's filtered RSSI over the last five minutes, and the latest transitions of all devices.
 ///
 /// Fed two ways by the shell: ``update(_:reading:)`` with readings of the engines (taken on the
@@ -12,7 +12,7 @@ import RegionMonitor
 public struct BuildingModel: Sendable {
     /// A device as the view names it.
     public struct Device: Sendable, Hashable {
-        /// Its id: the daemon's own userid, or the fleet device's id (SPEC 15).
+        /// Its id: the daemon's own userid, or the fleet device's id (docs/behaviour.md §15).
         public var id: String
         /// `Device.<id> = name`, or `nil`.
         public var name: String?

@@ -2,7 +2,7 @@ import BeaconCore
 import Engine
 import RegionMonitor
 
-/// The web view's pages (SPEC 16), rendered on the server so that they show the state with
+/// The web view's pages (docs/behaviour.md §16), rendered on the server so that they show the state with
 /// JavaScript off. Each page is a frame around a `<main id="main">` whose content the page's
 /// script fetches again (`?fragment=main`) when an output arrives over server-sent events.
 public enum Pages {
@@ -105,7 +105,7 @@ public enum Pages {
     }
 
     private static func deviceTable(_ devices: [BuildingModel.Device], _ model: BuildingModel, into html: inout HTML) {
-        // Geofences (SPEC 17) get a column when any device has them.
+        // Geofences (docs/behaviour.md §17) get a column when any device has them.
         let fences = devices.contains { $0.reading?.geofences != nil }
         html.raw("<section class=\"device-list\"><h2>Devices</h2><table><thead><tr>")
         html.raw("<th>device</th><th>area</th><th>zone</th>\(fences ? "<th>geofences</th>" : "")")

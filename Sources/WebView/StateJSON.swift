@@ -93,7 +93,7 @@ struct JSONText {
     }
 }
 
-/// The API's JSON (SPEC 16, docs/web.md): `/api/v1/state` and `/api/v1/devices/<id>`.
+/// The API's JSON (docs/behaviour.md §16, docs/web.md): `/api/v1/state` and `/api/v1/devices/<id>`.
 public enum StateJSON {
     /// The building: every device's whereabouts, the hierarchy with who is inside each Area and
     /// Zone and today's leaderboard per Zone, and the latest transitions (newest first).

@@ -49,7 +49,7 @@ struct DecodeBench: ParsableCommand {
                 }
             }
         }
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        let seconds = elapsed.inSeconds
         let stats = decoder.statistics
         let rate = Double(stats.reports) / seconds
         print("decode: \(corpus.description)")
@@ -159,11 +159,6 @@ struct DecodeCorpus: CustomStringConvertible {
         parameters += [0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, UInt8(data.count)] + data
         return [0x3E, UInt8(parameters.count)] + parameters
     }
-}
-
-extension Duration {
-    /// The duration in seconds.
-    var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
 }
 
 func format(_ value: Double, _ decimals: Int) -> String {

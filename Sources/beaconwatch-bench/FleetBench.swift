@@ -17,7 +17,7 @@ import TestSupport
     import Glibc
 #endif
 
-/// Many trackers through a real mosquitto into one daemon's fleet (SPEC 15): the ingest rate
+/// Many trackers through a real mosquitto into one daemon's fleet (docs/behaviour.md §15): the ingest rate
 /// next to the broker's own rate for the same messages, memory per device, and latency at a
 /// steady rate.
 struct FleetBench: AsyncParsableCommand {

@@ -3,7 +3,7 @@ import BeaconCore
 import Foundation
 import RegionMonitor
 
-/// Fixes per second against many geofences (SPEC 17, issue 20): the grid index against a scan of
+/// Fixes per second against many geofences (docs/behaviour.md §17, issue 20): the grid index against a scan of
 /// every geofence.
 struct GeofenceBench: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -73,18 +73,14 @@ struct GeofenceBench: ParsableCommand {
                     if check.inside != scanInside.indices.filter({ scanInside[$0] }) { mismatches += 1 }
                 }
             }
-            let indexRate = Double(track.count) / Self.seconds(indexed)
-            let scanRate = Double(min(scanFixes, track.count)) / Self.seconds(scanned)
+            let indexRate = Double(track.count) / indexed.inSeconds
+            let scanRate = Double(min(scanFixes, track.count)) / scanned.inSeconds
             print(
                 "  \(name): index \(Self.rate(indexRate)) fixes/s (\(transitions) transitions), "
                     + "scan \(Self.rate(scanRate)) fixes/s, \(String(format: "%.0f", indexRate / scanRate))x; "
                     + "index and scan \(mismatches == 0 ? "agree" : "DIFFER on \(mismatches) fixes")")
             if mismatches > 0 { throw ExitCode(1) }
         }
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     static func rate(_ value: Double) -> String {

@@ -41,7 +41,7 @@ struct PipelineBench: ParsableCommand {
     )
     var rules = true
 
-    @Flag(help: "Monitor.exitTimeout = auto (SPEC 18) instead of the fixed 10 s.")
+    @Flag(help: "Monitor.exitTimeout = auto (docs/behaviour.md §18) instead of the fixed 10 s.")
     var auto = false
 
     func run() {

@@ -86,7 +86,7 @@ struct QualityBench: ParsableCommand {
         }
     }
 
-    /// `Monitor.exitTimeout = auto` beside the fixed default, per Zone size (SPEC 18).
+    /// `Monitor.exitTimeout = auto` beside the fixed default, per Zone size (docs/behaviour.md §18).
     func adaptiveTable(_ hierarchy: Hierarchy) {
         print("")
         print("adaptive exit (Monitor.exitTimeout = auto, confidence 1e-6, at most 30 s) beside the fixed 10 s:")

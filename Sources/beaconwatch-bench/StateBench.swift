@@ -9,7 +9,7 @@ import Persistence
 import Synchronization
 import TestSupport
 
-/// `/api/v1/state` of a daemon tracking a fleet, under `wrk` on loopback (SPEC 16, issue 18).
+/// `/api/v1/state` of a daemon tracking a fleet, under `wrk` on loopback (docs/behaviour.md §16, issue 18).
 struct StateBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "web-state",

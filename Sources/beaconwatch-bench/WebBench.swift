@@ -7,7 +7,7 @@ import Logging
 import Synchronization
 import TestSupport
 
-/// What server-sent event clients cost the daemon (SPEC 16, issue 18): the e2e figures with no
+/// What server-sent event clients cost the daemon (docs/behaviour.md §16, issue 18): the e2e figures with no
 /// client, then with `--clients` connected to `/api/v1/events`, in one run.
 struct WebBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -11,7 +11,7 @@ import Persistence
     import Glibc
 #endif
 
-/// The `beaconwatch` command and its subcommands (SPEC 11).
+/// The `beaconwatch` command and its subcommands (docs/behaviour.md §11).
 struct BeaconWatch: AsyncParsableCommand {
     static let version = "0.1.0"
 
@@ -39,7 +39,7 @@ extension BeaconWatch {
     }
 }
 
-/// Exit statuses of SPEC 11.
+/// Exit statuses of docs/behaviour.md §11.
 enum Status {
     static let runtimeFailure: Int32 = 1
     static let badInput: Int32 = 2
@@ -61,7 +61,7 @@ enum Main {
         }
     }
 
-    /// Prints the one-line message for `error` and returns the exit status SPEC 11 gives it.
+    /// Prints the one-line message for `error` and returns the exit status docs/behaviour.md §11 gives it.
     static func status(for error: any Error) -> Int32 {
         switch error {
         case let error as InputError:

@@ -3,7 +3,7 @@ import BeaconCore
 import Daemon
 import Logging
 
-/// `beaconwatch forward`: a scanner node for a fleet daemon (SPEC 15).
+/// `beaconwatch forward`: a scanner node for a fleet daemon (docs/behaviour.md §15).
 struct Forward: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Publish decoded sightings to MQTT for a fleet daemon (a scanner node).",

@@ -4,7 +4,7 @@ import Daemon
 import Foundation
 import Rules
 
-/// `beaconwatch schedule --rules SRC --region ID --at TIME [--json]` (SPEC 8, 11).
+/// `beaconwatch schedule --rules SRC --region ID --at TIME [--json]` (docs/behaviour.md §8, §11).
 struct ScheduleCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "schedule",

@@ -66,7 +66,7 @@ struct Simulate: ParsableCommand {
         let output = LineWriter()
         let progress = TerminalProgress.make(label: "simulate \(walk)", unit: .items("lines"))
         let sightings = simulation.run(plan, through: configuration.hierarchy, from: begin).sightings
-        // The `decode` line is a trace line (SPEC 3.3): one format for both.
+        // The `decode` line is a trace line (docs/behaviour.md §3.3): one format for both.
         for (index, event) in sightings.enumerated() {
             guard case .advertisement(let time, let advertisement) = event else { continue }
             output.write(line: advertisement.jsonLine(at: time))

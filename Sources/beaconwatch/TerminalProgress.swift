@@ -22,7 +22,7 @@ final class TerminalProgress: Sendable {
 
     func update(done: Int, total: Int?) {
         let elapsed = start.duration(to: .now)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.inSeconds
         write(line.withLock { $0.update(done: done, total: total, elapsed: seconds) })
     }
 

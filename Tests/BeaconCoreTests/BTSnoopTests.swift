@@ -87,7 +87,7 @@ import TestSupport
         try Array(Data(contentsOf: Conformance.url("capture-\(datalink).btsnoop")))
     }
 
-    /// Records from 1900 to 2100 are taken as they are (SPEC 3.2): a phone whose clock was never
+    /// Records from 1900 to 2100 are taken as they are (docs/behaviour.md §3.2): a phone whose clock was never
     /// set dates them around 1970, some just before it.
     @Test func aRecordTimeOutsideTheTwoCenturiesIsAProblemAtEitherEnd() {
         func record(_ microseconds: Int64) -> BTSnoop.Record {

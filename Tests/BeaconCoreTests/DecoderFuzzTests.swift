@@ -2,7 +2,7 @@ import BeaconCore
 import Testing
 import TestSupport
 
-/// Random and mutated input must never crash a parser (SPEC 13). Seeded, so a failure replays.
+/// Random and mutated input must never crash a parser (docs/behaviour.md §13). Seeded, so a failure replays.
 @Suite struct DecoderFuzzTests {
     @Test func hundredThousandRandomAndMutatedEventsNeverCrashTheDecoder() throws {
         let adverts = try Conformance.load(Conformance.Adverts.self, from: "adverts.json")

@@ -1,7 +1,7 @@
 import BeaconCore
 import Testing
 
-/// SPEC 17: the part of gpsd's JSON protocol beaconwatch reads, and `Monitor.position`.
+/// docs/behaviour.md §17: the part of gpsd's JSON protocol beaconwatch reads, and `Monitor.position`.
 @Suite struct GPSDTests {
     static func parse(_ line: String) -> Result<GPSD.Report, TraceLineError> { GPSD.parse(Array(line.utf8)) }
 

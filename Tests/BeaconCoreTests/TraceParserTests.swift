@@ -56,7 +56,7 @@ import TestSupport
     }
 
     @Test func positionLinesAreFixes() throws {
-        // SPEC 3.3's example line.
+        // docs/behaviour.md §3.3's example line.
         let (time, record) = try record(#"{"t": 1700000009.0, "lat": 45.4642, "lng": 9.1900, "acc": 12}"#)
         #expect(time == Timestamp(secondsSinceEpoch: 1_700_000_009))
         #expect(record == .position(Position(latitude: 45.4642, longitude: 9.19, accuracy: 12)))

@@ -90,7 +90,7 @@ import Testing
 }
 
 @Suite struct LocalDayTests {
-    /// Calendar arithmetic never traps, whatever instant reaches it (SPEC 13): the day of an
+    /// Calendar arithmetic never traps, whatever instant reaches it (docs/behaviour.md §13): the day of an
     /// instant the calendar cannot place is still a day.
     @Test(arguments: [Int64.min, Int64.min / 2, -62_135_596_800_000_000, 0, 253_402_300_799_000_000, Int64.max])
     func anyInstantHasADayWithoutTrapping(microseconds: Int64) {

@@ -83,7 +83,7 @@ import TestSupport
         #expect(configuration.warnings.map(\.line) == [6])
     }
 
-    /// SPEC 18: `auto` with its confidence and maximum; a number keeps the fixed timeout.
+    /// docs/behaviour.md §18: `auto` with its confidence and maximum; a number keeps the fixed timeout.
     @Test func exitTimeoutAutoTakesItsConfidenceAndMaximum() throws {
         let auto = try load(
             "LocationBaseBeacon.1 = \(Self.office),1,1\nMonitor.exitTimeout = auto\nMonitor.exitConfidence = 1e-9\n"
@@ -101,7 +101,7 @@ import TestSupport
         #expect(fixed.monitor.exitTimeout == 4)
     }
 
-    /// SPEC 17: geofences, their radius unit, the position source and its limits; geofences
+    /// docs/behaviour.md §17: geofences, their radius unit, the position source and its limits; geofences
     /// alone are a configuration.
     @Test func geofenceKeysAreRead() throws {
         let configuration = try load(

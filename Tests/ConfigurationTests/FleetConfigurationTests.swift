@@ -4,7 +4,7 @@ import Foundation
 import RegionMonitor
 import Testing
 
-/// `Fleet.*` and `Device.<id>` (SPEC 15).
+/// `Fleet.*` and `Device.<id>` (docs/behaviour.md §15).
 @Suite struct FleetConfigurationTests {
     static let base = """
         LocationBaseBeacon.1 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1

@@ -53,7 +53,7 @@ import Testing
         }
     }
 
-    /// SPEC 9.1: alert conditions use the computed class in either mode. In `background` mode
+    /// docs/behaviour.md §9.1: alert conditions use the computed class in either mode. In `background` mode
     /// 17081 turns near 30 s after the entry, outside the window: the alert is shown then.
     @Test func anAlertIsShownInBackgroundModeOutsideAnyRangingWindow() throws {
         let folder = try scratchFolder("alerts-background")
@@ -112,7 +112,7 @@ import Testing
     }
 
     /// The engine with alerts steps its deadlines instant by instant; a sighting at a Zone's exit
-    /// deadline still keeps it inside (SPEC 5.1), in a file run as in the monitor alone.
+    /// deadline still keeps it inside (docs/behaviour.md §5.1), in a file run as in the monitor alone.
     @Test func aSightingAtTheExitInstantKeepsTheZoneInsideThroughTheEngine() throws {
         let folder = try scratchFolder("tie")
         let outputs = try Self.replay(

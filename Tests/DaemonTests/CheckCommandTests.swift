@@ -111,7 +111,7 @@ import TestSupport
             "\(run.stdout)")
     }
 
-    /// Per declared OwnTracks device, the cap it is managed under (SPEC 15.1).
+    /// Per declared OwnTracks device, the cap it is managed under (docs/behaviour.md §15.1).
     @Test func checkShowsTheCapOfEachOwnTracksPhone() throws {
         let file = try TemporaryFile(
             contents: Data(
@@ -151,7 +151,7 @@ import TestSupport
 
     /// Issue 21: no subcommand is a usage error: the help on standard error, status 2; asking for
     /// the help is not.
-    /// SPEC 11: `--version` says the version and the commit the build came from.
+    /// docs/behaviour.md §11: `--version` says the version and the commit the build came from.
     @Test func versionNamesTheBuildsCommit() throws {
         let run = try DecodeCommandTests.beaconwatch(["--version"])
         #expect(run.status == 0)
@@ -187,7 +187,7 @@ import TestSupport
         #expect(help.stdout.contains("USAGE: beaconwatch <subcommand>"))
     }
 
-    /// SPEC 17: `check` lists the geofences, and warns about radii under 10 m read in metres.
+    /// docs/behaviour.md §17: `check` lists the geofences, and warns about radii under 10 m read in metres.
     @Test func checkListsGeofencesAndWarnsOfMetresThatLookLikeKilometres() throws {
         let example = Conformance.url("ubudu/u_geofences-example.json").path
         for unit in ["km", "m"] {

@@ -11,7 +11,7 @@ import Testing
     import Glibc
 #endif
 
-/// `--events FILE` (SPEC 13): every committed output is in the file, whatever kills the daemon;
+/// `--events FILE` (docs/behaviour.md §13): every committed output is in the file, whatever kills the daemon;
 /// the state database's journal is the reference.
 @Suite(.serialized) struct EventsFileTests {
     static let uuid = LifecycleTests.area

@@ -16,7 +16,7 @@ import Testing
     import Glibc
 #endif
 
-/// A fleet daemon (SPEC 15) against a real mosquitto: a Theengs tracker and a `forward` node
+/// A fleet daemon (docs/behaviour.md §15) against a real mosquitto: a Theengs tracker and a `forward` node
 /// each give their device the outputs `replay` gives the same sightings; garbage on every fleet
 /// topic changes nothing else.
 @Suite(.serialized) struct FleetRunTests {
@@ -172,7 +172,7 @@ import Testing
         watcher.client.shutdown()
     }
 
-    /// A restart resumes every device (SPEC 15, 12): the class a tracker was reported at is not
+    /// A restart resumes every device (docs/behaviour.md §15, §12): the class a tracker was reported at is not
     /// reported again, and its beacon, no longer heard, goes `off` exitTimeout after the start.
     @Test func aRestartResumesEveryDevice() async throws {
         let broker = try Broker()
@@ -344,7 +344,7 @@ import Testing
     }
 }
 
-/// A fleet device's rules call their server as the daemon's own do (SPEC 7.5, 15).
+/// A fleet device's rules call their server as the daemon's own do (docs/behaviour.md §7.5, §15).
 @Suite struct FleetRuleTests {
     /// Records each step's outputs with the device whose step it is.
     final class Recorder: OutputSink {

@@ -5,7 +5,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// `beaconwatch forward` (SPEC 15) against a real mosquitto: what a node publishes is what
+/// `beaconwatch forward` (docs/behaviour.md §15) against a real mosquitto: what a node publishes is what
 /// `decode` prints of the same capture, and a broker outage loses none of it.
 @Suite(.serialized) struct ForwardTests {
     typealias Subscriber = MQTTRunTests.Subscriber

@@ -8,7 +8,7 @@ import Testing
     import Glibc
 #endif
 
-/// SPEC 17 with the real things: a drive into and out of the two geofences of the Ubudu example
+/// docs/behaviour.md §17 with the real things: a drive into and out of the two geofences of the Ubudu example
 /// export (radii in km), as NMEA sentences fed by gpsfake to a real gpsd that the daemon reads,
 /// and as a trace that `replay` reads; both must give the same outputs.
 ///

@@ -7,7 +7,7 @@ import Testing
     import Glibc
 #endif
 
-/// The daemon's lifecycle against a real mosquitto (SPEC 13): commands on `B/cmd/...`, SIGTERM,
+/// The daemon's lifecycle against a real mosquitto (docs/behaviour.md §13): commands on `B/cmd/...`, SIGTERM,
 /// SIGHUP.
 @Suite(.serialized) struct LifecycleTests {
     typealias Subscriber = MQTTRunTests.Subscriber
@@ -155,7 +155,7 @@ import Testing
         try await Subscriber.until("the second reload") { daemon.logText.contains("reason=cmd/reload") }
         daemon.sight(major: 5, at: 1_700_000_003)
         try await Subscriber.until("the new name") { watcher.payloads("/zone").last == "Boardroom" }
-        // Still inside through both reloads: the Area never read `none` once entered (SPEC 13).
+        // Still inside through both reloads: the Area never read `none` once entered (docs/behaviour.md §13).
         let areas = watcher.payloads("/area").drop { $0 == "none" }
         #expect(!areas.isEmpty && !areas.contains("none"), "\(watcher.payloads("/area"))")
         // The reloaded engine keeps the identity and reports what it had reported before.

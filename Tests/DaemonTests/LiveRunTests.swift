@@ -243,7 +243,7 @@ import Testing
         }
     }
 
-    /// SPEC 10.1: `B/dwell/<region>` is the seconds inside *today*, so an idle daemon zeroes it at
+    /// docs/behaviour.md §10.1: `B/dwell/<region>` is the seconds inside *today*, so an idle daemon zeroes it at
     /// local midnight; a restart shows the kept day's totals again.
     @Test func anIdleLiveRunZeroesTheDaysDwellAtLocalMidnightAndARestartShowsItAgain() throws {
         let ini = """

@@ -8,7 +8,7 @@ import Testing
     import Glibc
 #endif
 
-/// `run` publishing to a real mosquitto (SPEC 10.1).
+/// `run` publishing to a real mosquitto (docs/behaviour.md §10.1).
 @Suite(.serialized) struct MQTTRunTests {
     /// Collects every message under a topic filter, as a subscriber sees it.
     final class Subscriber: Sendable {

@@ -10,7 +10,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// The outbox state machine alone (SPEC 10.1): no broker, no clock, no threads.
+/// The outbox state machine alone (docs/behaviour.md §10.1): no broker, no clock, no threads.
 @Suite struct OutboxMachineTests {
     static func entries(_ range: ClosedRange<Int64>) -> [OutboxEntry] {
         range.map { OutboxEntry(sequence: $0, message: OutboxMessage(topic: "b/event", payload: "\($0)", qos: 1)) }
@@ -78,7 +78,7 @@ import Testing
     /// A long outage holds at most the memory limit; the rest is read back from the database a
     /// window at a time, and everything goes out once, in order, new events after old.
     @Test func aLongOutageHoldsAtMostTheMemoryLimitAndEverythingGoesOutInOrder() {
-        var outbox = Outbox(window: 3, confirmation: 1, memoryLimit: 8)
+        var outbox = Outbox(window: 3, confirmation: 1_000_000, memoryLimit: 8)
         var disk = Self.entries(1...50)
         #expect(outbox.enqueue(disk) == nil)
         #expect(outbox.waiting == 50 && outbox.inMemory == 8)
@@ -95,7 +95,7 @@ import Testing
     /// Retained state that changes during an outage is not queued change by change: the connect
     /// publishes each topic's latest message once.
     @Test func retainedChangesDuringAnOutageGoOutOnceEachAtTheConnect() {
-        var outbox = Outbox(window: 10, confirmation: 1)
+        var outbox = Outbox(window: 10, confirmation: 1_000_000)
         for n in 0..<1000 {
             let message = MQTTMessage(topic: "b/beacon/\(n % 3)", payload: "\(n)", qos: 1, retain: true)
             #expect(outbox.retain(message) == nil)
@@ -110,7 +110,7 @@ import Testing
 
     /// At a restart nothing is read whole: the kept events are read back as the broker takes them.
     @Test func aRestartReadsTheKeptEventsBackAWindowAtATime() {
-        var outbox = Outbox(window: 4, confirmation: 1, memoryLimit: 10)
+        var outbox = Outbox(window: 4, confirmation: 1_000_000, memoryLimit: 10)
         let disk = Self.entries(101...130)
         #expect(outbox.resume(kept: 30, newest: 130) == nil)
         #expect(outbox.waiting == 30 && outbox.inMemory == 0)
@@ -123,7 +123,7 @@ import Testing
     /// A read can see a step committed before its sink handed it over: handed over afterwards,
     /// it is not sent twice.
     @Test func anEventReadBackBeforeItsEnqueueGoesOutOnce() {
-        var outbox = Outbox(window: 10, confirmation: 1, memoryLimit: 10)
+        var outbox = Outbox(window: 10, confirmation: 1_000_000, memoryLimit: 10)
         _ = outbox.resume(kept: 3, newest: 3)
         var id: Int32 = 1
         let disk = Self.entries(1...5)  // 4 and 5 committed, not yet enqueued
@@ -134,7 +134,7 @@ import Testing
 
     /// A read that fails leaves what is in memory going out, and is tried again at the next enqueue.
     @Test func aFailedReadIsTriedAgainAtTheNextEnqueue() {
-        var outbox = Outbox(window: 10, confirmation: 1, memoryLimit: 10)
+        var outbox = Outbox(window: 10, confirmation: 1_000_000, memoryLimit: 10)
         _ = outbox.resume(kept: 5, newest: 5)
         guard case .load? = outbox.connected(at: 0) else {
             Issue.record("no read at connect")
@@ -159,26 +159,26 @@ import Testing
     }
 
     @Test func anAcknowledgementBeforeItsPublisherReportedIsMatchedAfterwards() {
-        var outbox = Outbox(window: 10, confirmation: 1)
+        var outbox = Outbox(window: 10, confirmation: 1_000_000)
         _ = outbox.connected(at: 0)
         let batch = outbox.enqueue(Self.entries(1...1))
         // The PUBACK of message 7 comes on the network thread before `sent` says 7 is event 1.
         #expect(outbox.acknowledged(7, generation: 0, at: 0) == nil)
         _ = outbox.sent(Self.published(batch, from: 7), generation: 0, at: 0)
         #expect(outbox.waiting == 0)
-        #expect(outbox.takeSettled(at: 0.5).isEmpty)
-        #expect(outbox.takeSettled(at: 1) == [1])
+        #expect(outbox.takeSettled(at: 500_000).isEmpty)
+        #expect(outbox.takeSettled(at: 1_000_000) == [1])
     }
 
     @Test func anEventLeavesTheDatabaseOnlyOnceConfirmedByASecondOfConnection() {
-        var outbox = Outbox(window: 10, confirmation: 1)
+        var outbox = Outbox(window: 10, confirmation: 1_000_000)
         _ = outbox.connected(at: 0)
         let batch = outbox.enqueue(Self.entries(1...2))
         _ = outbox.sent(Self.published(batch, from: 1), generation: 0, at: 0)
         _ = outbox.acknowledged(1, generation: 0, at: 0)
-        _ = outbox.acknowledged(2, generation: 0, at: 0.9)
-        #expect(outbox.takeSettled(at: 1.1) == [1])
-        #expect(outbox.takeSettled(at: 2) == [2])
+        _ = outbox.acknowledged(2, generation: 0, at: 900_000)
+        #expect(outbox.takeSettled(at: 1_100_000) == [1])
+        #expect(outbox.takeSettled(at: 2_000_000) == [2])
     }
 
     /// The interleaving that once deadlocked the shell: a reset decided while a batch is being
@@ -186,7 +186,7 @@ import Testing
     /// in order; the old connection's late PUBACKs settle nothing; the new connection resends
     /// from the oldest.
     @Test func aResetDuringPubacksTakesEverythingUnconfirmedBackInOrderAndIgnoresTheOldConnection() {
-        var outbox = Outbox(window: 4, confirmation: 1)
+        var outbox = Outbox(window: 4, confirmation: 1_000_000)
         _ = outbox.connected(at: 0)
         let first = outbox.enqueue(Self.entries(1...6))
         #expect(Self.names(first) == ["e1", "e2", "e3", "e4"])
@@ -194,18 +194,18 @@ import Testing
         // Event 1 acknowledged and confirmed; its room goes to event 5, handed to a publisher.
         let second = outbox.acknowledged(1, generation: 0, at: 0)
         #expect(Self.names(second) == ["e5"])
-        #expect(outbox.takeSettled(at: 1) == [1])
+        #expect(outbox.takeSettled(at: 1_000_000) == [1])
         // Event 2 acknowledged, not yet confirmed, when the connection drops.
-        #expect(outbox.acknowledged(2, generation: 0, at: 1) == nil)
+        #expect(outbox.acknowledged(2, generation: 0, at: 1_000_000) == nil)
         #expect(outbox.disconnected(clean: false) == .reset)
         #expect(outbox.generation == 1)
         // The publisher reports event 5, sent to the old client; a late PUBACK of it comes.
-        #expect(outbox.sent(Self.published(second, from: 5), generation: 0, at: 1) == nil)
-        #expect(outbox.acknowledged(3, generation: 0, at: 1) == nil)
-        #expect(outbox.takeSettled(at: 5).isEmpty)
+        #expect(outbox.sent(Self.published(second, from: 5), generation: 0, at: 1_000_000) == nil)
+        #expect(outbox.acknowledged(3, generation: 0, at: 1_000_000) == nil)
+        #expect(outbox.takeSettled(at: 5_000_000).isEmpty)
         #expect(outbox.waiting == 5)
         // The new connection: every unconfirmed event again, oldest first.
-        #expect(Self.names(outbox.connected(at: 2)) == ["e2", "e3", "e4", "e5"])
+        #expect(Self.names(outbox.connected(at: 2_000_000)) == ["e2", "e3", "e4", "e5"])
     }
 
     @Test func aPublishTheClientRefusedWaitsForTheNextConnectInOrder() {
@@ -218,7 +218,7 @@ import Testing
         #expect(outbox.sent(results, generation: 0, at: 0) == nil)
         #expect(outbox.enqueue(Self.entries(4...4)) == nil)
         _ = outbox.disconnected(clean: false)
-        #expect(Self.names(outbox.connected(at: 1)) == ["e1", "e2", "e3", "e4"])
+        #expect(Self.names(outbox.connected(at: 1_000_000)) == ["e1", "e2", "e3", "e4"])
     }
 
     @Test func retainedStateGoesOutWhenItChangesAndAllOfItAtEveryConnect() {
@@ -236,7 +236,7 @@ import Testing
         _ = outbox.acknowledged(2, generation: 0, at: 0)
         #expect(outbox.retainedWaiting == 0)
         _ = outbox.disconnected(clean: true)
-        #expect(Self.names(outbox.connected(at: 1)) == ["rb/status", "rb/area"])
+        #expect(Self.names(outbox.connected(at: 1_000_000)) == ["rb/status", "rb/area"])
     }
 }
 

@@ -10,7 +10,7 @@ import Testing
     import Glibc
 #endif
 
-/// At-least-once delivery through the outbox (SPEC 10.1, 12, 13): a broker that dies, a daemon
+/// At-least-once delivery through the outbox (docs/behaviour.md §10.1, §12, §13): a broker that dies, a daemon
 /// that dies; a persistent QoS 1 subscriber ends with every event, in order.
 @Suite(.serialized) struct OutboxTests {
     typealias Subscriber = MQTTRunTests.Subscriber
@@ -235,7 +235,7 @@ import Testing
         subscriber.client.shutdown()
     }
 
-    /// SPEC 12: a rule's count and the `rule` output it makes are committed together, so a
+    /// docs/behaviour.md §12: a rule's count and the `rule` output it makes are committed together, so a
     /// daemon SIGKILLed mid-run neither counts an entry twice nor loses a count's output: after a
     /// restart, the broker has each count exactly once, 1 to the last, with no gap.
     @Test func aDaemonKilledMidRunNeitherCountsTwiceNorLosesACount() async throws {

@@ -11,7 +11,7 @@ import Testing
     import Glibc
 #endif
 
-/// OwnTracks phones on a real iPhone's terms (SPEC 15.1), against a real mosquitto and the daemon:
+/// OwnTracks phones on a real iPhone's terms (docs/behaviour.md §15.1), against a real mosquitto and the daemon:
 /// two phones that behave as the OwnTracks app does (``SimulatedPhone``), each on its own
 /// persistent MQTT session, walk a building of 26 Zones in 4 Areas (one Area of exactly 20).
 @Suite(.serialized) struct OwnTracksRunTests {

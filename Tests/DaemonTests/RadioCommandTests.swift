@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// `advertise` and `calibrate` through the binary (SPEC 11).
+/// `advertise` and `calibrate` through the binary (docs/behaviour.md §11).
 @Suite struct RadioCommandTests {
     static let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
 

@@ -36,7 +36,7 @@ import Testing
         #expect(run.stderr.contains("stdin:2:"))
     }
 
-    /// SPEC 3.3: `t` in year 1 is a malformed line (status 2, its line number), with rules and
+    /// docs/behaviour.md §3.3: `t` in year 1 is a malformed line (status 2, its line number), with rules and
     /// their calendar arithmetic in play; it never reaches them.
     @Test func aLineInYearOneIsBadInputWithItsLineNumber() throws {
         let folder = try Self.folder()

@@ -29,7 +29,7 @@ import TestSupport
         #expect(captures.count == 6)
         let folder = try scratchFolder("reproducers")
         for capture in captures {
-            // A record dated 1970 is taken as it is (SPEC 3.2: phones whose clock was never set);
+            // A record dated 1970 is taken as it is (docs/behaviour.md §3.2: phones whose clock was never set);
             // the others lie outside 1900-2100 and are skipped.
             let taken = capture.lastPathComponent.contains("year-1970")
             let decode = try DecodeCommandTests.beaconwatch(["decode", "--quiet", "btsnoop:" + capture.path])

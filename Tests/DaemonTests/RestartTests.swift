@@ -7,7 +7,7 @@ import Persistence
 import RegionMonitor
 import Testing
 
-/// SPEC 6 and 12: a kept state database makes a restart repeat no LocationBeaconEvent and report
+/// docs/behaviour.md §6 and 12: a kept state database makes a restart repeat no LocationBeaconEvent and report
 /// `off` for the beacons gone meanwhile.
 @Suite struct RestartTests {
     static let ini = """

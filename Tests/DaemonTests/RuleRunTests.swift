@@ -83,7 +83,7 @@ import Testing
             in: folder)
     }
 
-    /// SPEC 7.2: a `maximum_proximity` rule goes by the computed class in either mode. In
+    /// docs/behaviour.md §7.2: a `maximum_proximity` rule goes by the computed class in either mode. In
     /// `background` mode the beacon turns immediate 20 s after the entry, long after the
     /// ranging window closed, so nothing reports it; the rule qualifies there and then.
     @Test func anImmediateBeaconOutsideAnyRangingWindowQualifiesAMaximumProximityRule() throws {
@@ -201,7 +201,7 @@ import Testing
         }
     }
 
-    /// SPEC 12: two replays sharing a state file count on from where the first stopped.
+    /// docs/behaviour.md §12: two replays sharing a state file count on from where the first stopped.
     @Test func countsSurviveARestart() throws {
         let folder = try scratchFolder("counts")
         let rules = folder.appendingPathComponent("rules.json")
@@ -240,7 +240,7 @@ import Testing
         #expect(counts == ["1", "2", "3", "4"])
     }
 
-    /// SPEC 7.1: a URL source is requested with its query parameters and kept; when a fetch
+    /// docs/behaviour.md §7.1: a URL source is requested with its query parameters and kept; when a fetch
     /// fails, the kept copy stays in force.
     @Test func aURLSourceIsFetchedKeptAndUsedWhenTheServerIsGone() throws {
         let folder = try scratchFolder("url-source")

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// `beaconwatch schedule` (SPEC 8, 11) on the Ubudu example.
+/// `beaconwatch schedule` (docs/behaviour.md §8, §11) on the Ubudu example.
 @Suite struct ScheduleCommandTests {
     static let rules = Conformance.url("ubudu/u_beacons-example.json").path
 

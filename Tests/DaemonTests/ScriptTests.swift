@@ -11,7 +11,7 @@ import Syscalls
 import TestSupport
 import Testing
 
-/// `Script.<type>` (SPEC 10.2): real programs, started without a shell.
+/// `Script.<type>` (docs/behaviour.md §10.2): real programs, started without a shell.
 @Suite(.serialized) struct ScriptTests {
     static let uuid = "112EBB9D-B8C9-4ABD-9EB3-43578BF86A41"
 
@@ -110,13 +110,13 @@ import Testing
         // `monitoring` has no script.
         #expect(outputs.contains { $0.type == "monitoring" })
         #expect(outputs.filter { $0.type == "monitoring" }.allSatisfy { ScriptInvocation(for: $0) == nil })
-        // A fleet device's run names it (SPEC 15).
+        // A fleet device's run names it (docs/behaviour.md §15).
         let device = ScriptInvocation(for: outputs[1], device: "cart-7")
         #expect(device?.environment["BW_DEVICE"] == "cart-7" && device?.input == outputs[1].json(device: "cart-7"))
         #expect(invocations.allSatisfy { $0.environment["BW_DEVICE"] == nil })
     }
 
-    /// SPEC 17: `Script.enter`/`Script.exit` run on geofence transitions, `BW_KIND=geofence`.
+    /// docs/behaviour.md §17: `Script.enter`/`Script.exit` run on geofence transitions, `BW_KIND=geofence`.
     @Test func geofenceTransitionsRunTheEnterAndExitScripts() throws {
         let output = MonitorOutput.geofence(
             Timestamp(secondsSinceEpoch: 1_700_000_000)!,

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// `beaconwatch simulate` (SPEC 11) on the example office.
+/// `beaconwatch simulate` (docs/behaviour.md §11) on the example office.
 @Suite struct SimulateCommandTests {
     static let root = Conformance.directory.deletingLastPathComponent().deletingLastPathComponent()
 

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// `etc/beaconwatch.service` runs the daemon as SPEC 13 says: unprivileged, with CAP_NET_RAW only.
+/// `etc/beaconwatch.service` runs the daemon as docs/behaviour.md §13 says: unprivileged, with CAP_NET_RAW only.
 @Suite struct SystemdUnitTests {
     static func settings() throws -> [String: [String]] {
         let root = Conformance.directory.deletingLastPathComponent().deletingLastPathComponent()

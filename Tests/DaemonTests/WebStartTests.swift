@@ -8,7 +8,7 @@ import Testing
     import Glibc
 #endif
 
-/// Daemons starting at the same moment with the default web address (SPEC 16): one of them
+/// Daemons starting at the same moment with the default web address (docs/behaviour.md §16): one of them
 /// serves the web view, every other says so in one line and runs on without it.
 @Suite(.serialized) struct WebStartTests {
     static let defaultAddress = WebSettings(host: "127.0.0.1", port: 8080, explicit: false)

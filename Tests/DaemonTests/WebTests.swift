@@ -6,7 +6,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// The web view and HTTP API (SPEC 16) of a daemon run in-process, fed through a FIFO trace so
+/// The web view and HTTP API (docs/behaviour.md §16) of a daemon run in-process, fed through a FIFO trace so
 /// that the test says when each sighting happens; requests over real loopback sockets.
 @Suite struct WebTests {
     static let uuid = "74278BDA-B644-4520-8F0C-720EAF059935"

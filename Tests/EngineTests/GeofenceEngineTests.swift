@@ -7,7 +7,7 @@ import Rules
 import TestSupport
 import Testing
 
-/// SPEC 17 through the whole engine: fixes in, geofence transitions with their rules, dwell and
+/// docs/behaviour.md §17 through the whole engine: fixes in, geofence transitions with their rules, dwell and
 /// `B/geofence` out, beside the beacon half.
 @Suite struct GeofenceEngineTests {
     static let document = #"""

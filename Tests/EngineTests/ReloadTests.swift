@@ -6,7 +6,7 @@ import RegionMonitor
 import Rules
 import Testing
 
-/// SPEC 13: a reload (SIGHUP, `cmd/reload`) carries presence over. Regions that stay inside see
+/// docs/behaviour.md §13: a reload (SIGHUP, `cmd/reload`) carries presence over. Regions that stay inside see
 /// no exit and no enter, and the current Area and Zone never read `none` in between (Home
 /// Assistant's tracker would show `not_home` for a moment).
 @Suite struct ReloadTests {

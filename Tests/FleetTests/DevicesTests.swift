@@ -8,7 +8,7 @@ import Rules
 import TestSupport
 import Testing
 
-/// The fleet engine (SPEC 15): a device per engine, and an OwnTracks phone whose regions follow
+/// The fleet engine (docs/behaviour.md §15): a device per engine, and an OwnTracks phone whose regions follow
 /// its monitored set under the 20-region cap (15.1).
 @Suite struct DevicesTests {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -340,7 +340,7 @@ import Testing
         #expect(fleet.fleet.keys.compactMap(fleet.engine).allSatisfy { $0.monitor.insideRegions.isEmpty })
     }
 
-    /// SPEC 15.1 and 17: an OwnTracks phone's `location` is a fix for its own geofences, and the
+    /// docs/behaviour.md §15.1 and 17: an OwnTracks phone's `location` is a fix for its own geofences, and the
     /// transitions carry the device.
     @Test func anOwnTracksLocationEntersTheDevicesGeofences() throws {
         let example = Self.folder.appendingPathComponent("conformance/ubudu/u_geofences-example.json")

@@ -5,7 +5,7 @@ import Foundation
 import RegionMonitor
 import Testing
 
-/// Fleet payloads (SPEC 15): OwnTracks, Theengs and forward messages to observations, and every
+/// Fleet payloads (docs/behaviour.md §15): OwnTracks, Theengs and forward messages to observations, and every
 /// kind of garbage refused in one line naming the topic.
 @Suite struct FleetPayloadTests {
     static let uuid = "112EBB9D-B8C9-4ABD-9EB3-43578BF86A41"
@@ -123,7 +123,7 @@ import Testing
         #expect(Self.kinds(Self.parse(.owntracks, "owntracks/alice/phone/beacon", unmeasured)) == [])
     }
 
-    /// When a message was made (the age check, SPEC 15): `created_at` when the app gives it (its
+    /// When a message was made (the age check, docs/behaviour.md §15): `created_at` when the app gives it (its
     /// last fix is old), else `tst`; never a `beacon` message's `tst`, which is the last fix.
     @Test func theAgeComesFromCreatedAtAndNeverFromABeaconsTst() {
         let old = 1_700_000_000

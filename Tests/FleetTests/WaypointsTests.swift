@@ -5,7 +5,7 @@ import Foundation
 import RegionMonitor
 import Testing
 
-/// OwnTracks waypoints (SPEC 15.1): the commands that keep a phone's regions equal to its
+/// OwnTracks waypoints (docs/behaviour.md §15.1): the commands that keep a phone's regions equal to its
 /// monitored set, in the form the app reads (docs/owntracks-app.md).
 @Suite struct WaypointsTests {
     static let uuid = UUID(uuidString: "112EBB9D-B8C9-4ABD-9EB3-43578BF86A41")!
@@ -93,7 +93,7 @@ import Testing
     }
 }
 
-/// A forward node's batches (SPEC 15): at most 50 ms late, always under 64 KiB.
+/// A forward node's batches (docs/behaviour.md §15): at most 50 ms late, always under 64 KiB.
 @Suite struct ForwardBatchTests {
     @Test func aBatchIsDue50msAfterItsFirstLineAndNeverTooBig() {
         var batch = ForwardBatch()

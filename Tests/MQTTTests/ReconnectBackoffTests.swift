@@ -1,7 +1,7 @@
 import Syscalls
 import Testing
 
-/// SPEC 10.1: after a failed attempt to reach the broker, wait 1 s, doubling to 60 s.
+/// docs/behaviour.md §10.1: after a failed attempt to reach the broker, wait 1 s, doubling to 60 s.
 @Suite struct ReconnectBackoffTests {
     @Test func waitsOneSecondDoublingToSixty() {
         var backoff = ReconnectBackoff()

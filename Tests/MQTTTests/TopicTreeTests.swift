@@ -4,7 +4,7 @@ import MQTT
 import RegionMonitor
 import Testing
 
-/// SPEC 10.1's topics and payloads, without a broker.
+/// docs/behaviour.md §10.1's topics and payloads, without a broker.
 @Suite struct TopicTreeTests {
     static let tree = TopicTree(topic: "beaconwatch", userid: "alice", qos: 1)
     static let uuid = UUID(uuidString: "ACFD165E-C0C0-11E3-9BBE-1A514932AC01")!
@@ -68,7 +68,7 @@ import Testing
         }
     }
 
-    /// A fleet device (SPEC 15): a tracker and its Zone and nearest beacon under its own topics,
+    /// A fleet device (docs/behaviour.md §15): a tracker and its Zone and nearest beacon under its own topics,
     /// available with the daemon, shown as connected through it.
     @Test func homeAssistantDiscoveryOfAFleetDevice() throws {
         let daemon = TopicTree(topic: "beaconwatch", userid: "hq", qos: 1)
@@ -122,7 +122,7 @@ import Testing
         #expect(Set(configs.map { $0["unique_id"] as! String }).count == configs.count)
     }
 
-    /// SPEC 17: geofence transitions on `B/transition`, their dwell under `B/dwell/geofence/<id>`,
+    /// docs/behaviour.md §17: geofence transitions on `B/transition`, their dwell under `B/dwell/geofence/<id>`,
     /// and `B/geofence` with the labels inside or `none`.
     @Test func geofenceTransitionsAndTheGeofencesInside() {
         let time = Timestamp(secondsSinceEpoch: 1_700_000_000)!

@@ -3,7 +3,7 @@ import Foundation
 import RegionMonitor
 import Testing
 
-/// SPEC 18: `Monitor.exitTimeout = auto` exits after the silence the region's beacons make
+/// docs/behaviour.md §18: `Monitor.exitTimeout = auto` exits after the silence the region's beacons make
 /// improbable, and says which in the `exit`.
 @Suite struct AdaptiveExitTests {
     static let transitions: Set<String> = ["enter", "exit"]

@@ -3,7 +3,7 @@ import Foundation
 import RegionMonitor
 import Testing
 
-/// SPEC 9.1: the Connecthings alert strategies.
+/// docs/behaviour.md §9.1: the Connecthings alert strategies.
 @Suite struct AlertTests {
     /// The Connecthings example: two beacons, range near, strategy `=`, action popup.
     static let definitions = [

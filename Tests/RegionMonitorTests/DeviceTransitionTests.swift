@@ -3,7 +3,7 @@ import Foundation
 import RegionMonitor
 import Testing
 
-/// A device's own monitoring (an OwnTracks phone's transitions, SPEC 15.1): a region is inside
+/// A device's own monitoring (an OwnTracks phone's transitions, docs/behaviour.md §15.1): a region is inside
 /// while the device holds it or a recent sighting does; derived regions follow.
 @Suite struct DeviceTransitionTests {
     static let transitions: Set<String> = ["enter", "exit"]
@@ -112,7 +112,7 @@ import Testing
     }
 
     /// A phone's ranging (a `beacon` message) of a region it holds makes it inside until the
-    /// phone's `leave`, not until exitTimeout (SPEC 15.1); the leave ends it at once.
+    /// phone's `leave`, not until exitTimeout (docs/behaviour.md §15.1); the leave ends it at once.
     @Test mutating func aPhonesRangingHoldsTheRegionUntilItsLeave() {
         var run = MonitorHarness((1...21).map { "\($0)=1,\($0),1" }) { $0.exitTimeout = 10 }
         run.start(at: 0)

@@ -3,7 +3,7 @@ import Foundation
 import RegionMonitor
 import Testing
 
-/// SPEC 9.3: time inside each Area and Zone per local day.
+/// docs/behaviour.md §9.3: time inside each Area and Zone per local day.
 @Suite struct DwellTests {
     static let paris = TimeZone(identifier: "Europe/Paris")!
     static let zone = Region.zone(UUID(uuidString: "ACFD165E-C0C0-11E3-9BBE-1A514932AC01")!, major: 1)

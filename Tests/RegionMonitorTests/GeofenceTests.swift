@@ -3,7 +3,7 @@ import Foundation
 import RegionMonitor
 import Testing
 
-/// SPEC 17: haversine distance, and presence in geofences fix by fix.
+/// docs/behaviour.md §17: haversine distance, and presence in geofences fix by fix.
 @Suite struct GeofenceTests {
     static let start = Timestamp(secondsSinceEpoch: 1_789_459_200)!
 
@@ -213,7 +213,7 @@ import Testing
             let before = Set(indexed.inside)
             var outputs: [MonitorOutput] = []
             indexed.fix(Self.fix(latitude, longitude, acc: accuracy), at: Self.at(Double(step)), into: &outputs)
-            // The rule of SPEC 17, by a scan of every geofence.
+            // The rule of docs/behaviour.md §17, by a scan of every geofence.
             var expected = before
             for (position, geofence) in geofences.enumerated() {
                 let distance = GreatCircle.distance(

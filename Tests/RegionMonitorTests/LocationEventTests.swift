@@ -3,7 +3,7 @@ import Foundation
 import RegionMonitor
 import Testing
 
-/// SPEC 6: what is reported, when, and after a restart.
+/// docs/behaviour.md §6: what is reported, when, and after a restart.
 @Suite struct LocationEventTests {
     static let locations: Set<String> = ["location"]
 

@@ -4,7 +4,7 @@ import RegionMonitor
 import Testing
 
 /// Random buildings, caps, settings and sighting streams: whatever happens, the outputs keep the
-/// promises of SPEC 5 and 6.
+/// promises of docs/behaviour.md §5 and 6.
 @Suite struct MonitorInvariantTests {
     @Test(arguments: 1...40)
     func randomRunsKeepEveryPromise(_ seed: Int) {

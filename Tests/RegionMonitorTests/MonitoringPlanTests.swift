@@ -3,7 +3,7 @@ import Foundation
 import RegionMonitor
 import Testing
 
-/// SPEC 5.2 at its edges: B = N, B = N+1, Z = N, Z = N+1, more Areas than N, an Area with more
+/// docs/behaviour.md §5.2 at its edges: B = N, B = N+1, Z = N, Z = N+1, more Areas than N, an Area with more
 /// Zones than N.
 @Suite struct MonitoringPlanTests {
     /// `areas` UUIDs, each with `zones` zones of `beacons` beacons.

@@ -3,8 +3,8 @@ import Foundation
 import RegionMonitor
 import Testing
 
-/// SPEC 5.2 as it runs: the first monitored set at each edge of the cap, the hierarchical switch,
-/// and the scan-assisted replacement, with the causal order of SPEC 5.3 and 10.
+/// docs/behaviour.md §5.2 as it runs: the first monitored set at each edge of the cap, the hierarchical switch,
+/// and the scan-assisted replacement, with the causal order of docs/behaviour.md §5.3 and 10.
 @Suite struct MonitoringPolicyTests {
     static let monitoring: Set<String> = ["monitoring", "enter", "exit"]
 
@@ -127,7 +127,7 @@ import Testing
                 "0.000 enter A1:3 zone monitored",
                 "2.000 monitoring zones A1 [A1:2 A1:3]",
                 "2.000 enter A1:2 zone monitored",
-                // A1:3, the least recent, is dropped while inside: no exit of its own (SPEC 5.2).
+                // A1:3, the least recent, is dropped while inside: no exit of its own (docs/behaviour.md §5.2).
                 "4.000 monitoring zones A1 [A1:1 A1:2]",
                 "4.000 enter A1:1 zone monitored",
                 "12.000 exit A1:2 zone monitored dwell 10.0",

@@ -2,7 +2,7 @@ import BeaconCore
 import RegionMonitor
 import Testing
 
-/// SPEC 9.2: the nearest beacon, handed over only to a clearly stronger one.
+/// docs/behaviour.md §9.2: the nearest beacon, handed over only to a clearly stronger one.
 @Suite struct NearestTests {
     /// Three beacons in one zone, raw RSSI (no filter), the default 5 dB margin.
     static func harness(_ configure: @escaping (inout MonitorSettings) -> Void = { _ in }) -> MonitorHarness {
@@ -65,7 +65,7 @@ import Testing
         #expect(run.take(["nearest"]) == ["0.000 nearest 101", "10.000 nearest 102", "24.000 nearest none"])
     }
 
-    /// The nearest is kept across a restart, as the classes are (SPEC 6), so a restart does not
+    /// The nearest is kept across a restart, as the classes are (docs/behaviour.md §6), so a restart does not
     /// say it again; not heard within the grace, it becomes none.
     static func restarted() -> MonitorHarness {
         var run = MonitorHarness(

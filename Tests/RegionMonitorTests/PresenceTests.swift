@@ -3,7 +3,7 @@ import Foundation
 import RegionMonitor
 import Testing
 
-/// SPEC 5.1 and 5.3: presence, exit timing, derived regions, ordering, dwell, current Area/Zone.
+/// docs/behaviour.md §5.1 and 5.3: presence, exit timing, derived regions, ordering, dwell, current Area/Zone.
 @Suite struct PresenceTests {
     static let transitions: Set<String> = ["enter", "exit"]
 

@@ -3,7 +3,7 @@ import Foundation
 import RegionMonitor
 import Testing
 
-/// SPEC 4: filters over the window, the log-distance model, classes with hysteresis.
+/// docs/behaviour.md §4: filters over the window, the log-distance model, classes with hysteresis.
 @Suite struct RangingTests {
     static func time(_ seconds: Double) -> Timestamp { MonitorHarness.time(seconds) }
 

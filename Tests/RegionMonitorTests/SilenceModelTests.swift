@@ -1,7 +1,7 @@
 import RegionMonitor
 import Testing
 
-/// The adaptive exit's estimator (SPEC 18): how long a region may stay silent before it exits.
+/// The adaptive exit's estimator (docs/behaviour.md §18): how long a region may stay silent before it exits.
 @Suite struct SilenceModelTests {
     static let second: Int64 = 1_000_000
 

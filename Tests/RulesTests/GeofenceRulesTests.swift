@@ -5,7 +5,7 @@ import Rules
 import TestSupport
 import Testing
 
-/// SPEC 17: u_geofences.json, and the rules of section 7 on geofence transitions.
+/// docs/behaviour.md §17: u_geofences.json, and the rules of section 7 on geofence transitions.
 @Suite struct GeofenceRulesTests {
     static func example(unit: GeofenceRadiusUnit) throws -> RulesDocument {
         let bytes = try Data(contentsOf: Conformance.url("ubudu/u_geofences-example.json"))

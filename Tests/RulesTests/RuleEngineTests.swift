@@ -4,7 +4,7 @@ import RegionMonitor
 import Rules
 import Testing
 
-/// SPEC 7.2–7.6 on the pure engine: transitions in, `rule`, `server` and `notification` out.
+/// docs/behaviour.md §7.2–§7.6 on the pure engine: transitions in, `rule`, `server` and `notification` out.
 @Suite struct RuleEngineTests {
     static let uuid = UUID(uuidString: "566C5595-6EC7-4F08-909F-C954BDCA6CD3")!
     static let zone = Region.zone(uuid, major: 42)

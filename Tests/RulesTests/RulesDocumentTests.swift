@@ -5,7 +5,7 @@ import Rules
 import TestSupport
 import Testing
 
-/// SPEC 7.1: reading u_beacons.json as real Ubudu servers write it.
+/// docs/behaviour.md §7.1: reading u_beacons.json as real Ubudu servers write it.
 @Suite struct RulesDocumentTests {
     static func load(_ json: String) -> Result<RulesDocument, RulesError> {
         RulesDocument.load(Array(json.utf8), name: "rules.json")

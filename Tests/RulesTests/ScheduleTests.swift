@@ -4,7 +4,7 @@ import Rules
 import TestSupport
 import Testing
 
-/// SPEC 8, on the conformance vectors and beyond.
+/// docs/behaviour.md §8, on the conformance vectors and beyond.
 @Suite struct ScheduleTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var name: String

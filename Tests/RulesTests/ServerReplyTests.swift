@@ -3,7 +3,7 @@ import Rules
 import TestSupport
 import Testing
 
-/// SPEC 7.5's replies and 7.7's URL templates.
+/// docs/behaviour.md §7.5's replies and 7.7's URL templates.
 @Suite struct ServerReplyTests {
     static func answer(_ json: String, status: Int = 200) -> ServerAnswer {
         ServerAnswer.reply(status: status, body: Array(json.utf8))

@@ -89,7 +89,7 @@ import WebView
         #expect(devices?.map { $0["zone"] as? String } == ["Reception", "Kitchen"])
     }
 
-    /// SPEC 17: the geofences each device is inside, on the building page, its state and its page.
+    /// docs/behaviour.md §17: the geofences each device is inside, on the building page, its state and its page.
     @Test func theGeofencesInsideAreListedPerDevice() throws {
         var model = BuildingModel(hierarchy: Self.hierarchy, maxRegions: 20)
         model.declare(.init(id: "van", own: true))

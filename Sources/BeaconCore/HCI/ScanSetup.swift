@@ -1,5 +1,5 @@
 /// Setting up a passive (or active) LE scan, as a state machine over commands and responses, so
-/// that a scripted controller can drive it without a socket (SPEC 3.1).
+/// that a scripted controller can drive it without a socket (docs/behaviour.md §3.1).
 ///
 /// Legacy first: LE Set Scan Parameters, then LE Set Scan Enable. When the controller answers
 /// either with Command Disallowed (controllers that speak only the extended commands once any was

@@ -179,7 +179,7 @@ public struct FileSource {
                     report.records += 1
                     defer { offset = next }
                     if let problem = BTSnoop.problem(with: record) {
-                        // Skipped and counted, like a malformed report (SPEC 3.2); the first is named.
+                        // Skipped and counted, like a malformed report (docs/behaviour.md §3.2); the first is named.
                         report.skippedRecords += 1
                         if report.skippedRecords == 1 {
                             warn(

@@ -4,7 +4,7 @@ import Fleet
 import Foundation
 import Persistence
 
-/// `beaconwatch forward` (SPEC 15): a scanner node that publishes what it decodes, as trace lines,
+/// `beaconwatch forward` (docs/behaviour.md §15): a scanner node that publishes what it decodes, as trace lines,
 /// to `MQTT.topic/<userid>/sightings` for a fleet daemon, batched (at most 50 ms late) and kept
 /// in the outbox first, so a broker outage loses nothing.
 public struct ForwardRun: Sendable {

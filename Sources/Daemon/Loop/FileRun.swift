@@ -158,14 +158,9 @@ public struct FileRun {
     }
 
     private struct Stopped: Error {}
-
-    static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
 }
 
-/// Where the state database lives when `State.database` is not set (SPEC 2.4).
+/// Where the state database lives when `State.database` is not set (docs/behaviour.md §2.4).
 public enum StateLocation {
     /// `$STATE_DIRECTORY/beaconwatch.sqlite` under systemd (its first folder), else
     /// `~/.local/state/beaconwatch/beaconwatch.sqlite`.

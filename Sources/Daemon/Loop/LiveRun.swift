@@ -93,9 +93,7 @@ public struct LiveRun {
             // instants first: a step is not time passing.
             func clock() -> Timestamp {
                 let reading = (wall: now(), elapsed: elapsed())
-                let (seconds, attoseconds) = (reading.elapsed - last.elapsed).components
-                let passed = seconds.multipliedReportingOverflow(by: 1_000_000).partialValue
-                    .addingReportingOverflow(attoseconds / 1_000_000_000_000).partialValue
+                let passed = (reading.elapsed - last.elapsed).microseconds
                 let expected = last.wall.microseconds.addingReportingOverflow(passed).partialValue
                 let (step, overflow) = reading.wall.microseconds.subtractingReportingOverflow(expected)
                 last = reading

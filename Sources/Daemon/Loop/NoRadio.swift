@@ -1,7 +1,7 @@
 import BeaconCore
 import Syscalls
 
-/// `Monitor.source = none`: a daemon with no radio of its own, for its fleet only (SPEC 15). It
+/// `Monitor.source = none`: a daemon with no radio of its own, for its fleet only (docs/behaviour.md §15). It
 /// hears nothing; its waits end at their timeout or when the control wakes them (a fleet message,
 /// a command, a stop).
 public final class NoRadio: HCIEventSource {

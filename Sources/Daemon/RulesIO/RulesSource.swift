@@ -7,7 +7,7 @@ import RegionMonitor
 import Rules
 import Syscalls
 
-/// Reads `Rules.source` (SPEC 7.1) or `Rules.geofences` (SPEC 17): a u_beacons.json or
+/// Reads `Rules.source` (docs/behaviour.md §7.1) or `Rules.geofences` (docs/behaviour.md §17): a u_beacons.json or
 /// u_geofences.json file, or an http(s) URL fetched with the Ubudu query parameters, kept in the
 /// state database and used until `valid_until` (or `Rules.refresh`); when a fetch fails, the kept
 /// copy stays in force.

@@ -9,7 +9,7 @@ extension Logger {
     public static let silent = Logger(label: "beaconwatch.silent") { _ in SwiftLogNoOpLogHandler() }
 }
 
-/// Carries out the rule engine's actions (SPEC 7.5): the `notify_server` GET, or a
+/// Carries out the rule engine's actions (docs/behaviour.md §7.5): the `notify_server` GET, or a
 /// `Script.server` run whose exit status decides. The I/O shell of ``RuleEngine``.
 public struct ServerHook: Sendable {
     /// `Script.server`, when set.

@@ -200,7 +200,7 @@ public struct BeaconwatchService: Service {
 
         func run(control: EngineControl) throws {
             if source == .none {
-                // No radio: the fleet's devices only (SPEC 15).
+                // No radio: the fleet's devices only (docs/behaviour.md §15).
                 logger.info("no radio of its own (Monitor.source = none): tracking the fleet only")
                 var live = LiveRun(configuration: configuration)
                 live.rules = rules

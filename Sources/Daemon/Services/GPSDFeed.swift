@@ -6,7 +6,7 @@ import ServiceLifecycle
 import Synchronization
 import Syscalls
 
-/// `Monitor.position = gpsd:HOST:PORT` (SPEC 17): a client of gpsd's JSON protocol that hands
+/// `Monitor.position = gpsd:HOST:PORT` (docs/behaviour.md §17): a client of gpsd's JSON protocol that hands
 /// every TPV fix (mode ≥ 2) to the engine, taken at the daemon's clock when it arrives.
 ///
 /// It sends `?WATCH={"enable":true,"json":true}` once connected and reads report lines. When gpsd

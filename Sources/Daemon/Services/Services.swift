@@ -74,7 +74,7 @@ public struct Handed<Value>: @unchecked Sendable {
 /// sink's ``MQTTInput``), and at shutdown publishes `offline` after flushing the outbox for up to
 /// ``flushLimit``.
 public struct MQTTService: Service {
-    /// How long a stopping daemon waits for the broker to acknowledge what is in flight (SPEC 13).
+    /// How long a stopping daemon waits for the broker to acknowledge what is in flight (docs/behaviour.md §13).
     public static let flushLimit = Duration.seconds(5)
 
     let sink: MQTTSink
@@ -172,7 +172,10 @@ public final class Reloader: Service, Sendable {
             group.addTask { [self] in
                 for await _ in signals.cancelOnGracefulShutdown() { request("SIGHUP") }
             }
-            for await reason in requests.cancelOnGracefulShutdown() { reload(reason) }
+            // Reading the file and the rules (a fetch, SQLite) blocks: a thread of its own.
+            for await reason in requests.cancelOnGracefulShutdown() {
+                _ = try? await onDedicatedThread { [self] in reload(reason) }
+            }
             group.cancelAll()
         }
     }
@@ -235,8 +238,12 @@ public struct RulesRefresher: Service {
             let wait = max(0, Double(expires.microseconds - Timestamp(.now)!.microseconds) / 1e6)
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(wait)) }
             guard !Task.isCancelled, !Task.isShuttingDownGracefully else { return }
-            let loaded = try? source.loadWarning(
-                store: store, now: Timestamp(.now)!, fetchKeptCopy: true, warn: { logger.warning("\($0)") })
+            // The fetch waits up to its timeout, and the kept copy is SQLite: a thread of its own.
+            let (source, store, logger) = (source, store, logger)
+            let loaded = try? await onDedicatedThread {
+                try source.loadWarning(
+                    store: store, now: Timestamp(.now)!, fetchKeptCopy: true, warn: { logger.warning("\($0)") })
+            }
             guard let loaded else {
                 expires = Timestamp(.now)!.adding(seconds: RulesSource.shortestRefresh)
                 continue

@@ -2,6 +2,7 @@ import BeaconCore
 import Engine
 import Foundation
 import Persistence
+import Syscalls
 import RegionMonitor
 
 #if canImport(Glibc)
@@ -52,12 +53,11 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
     public init(path: String, store: StateStore, warn: @escaping (String) -> Void) throws {
         self.path = path
         self.warn = warn
-        descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
+        do {
+            descriptor = try Syscall.openAppending(path)
+        } catch {
             throw InputError(
-                file: path,
-                message:
-                    "cannot open for writing (\(String(cString: strerror(errno)))); give --events another file or -")
+                file: path, message: "cannot open for writing (\(error.reason)); give --events another file or -")
         }
         ownsDescriptor = true
         var status = stat()
@@ -117,24 +117,20 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
     /// whole line and the lines wait for the next commit; a closed pipe drops them.
     private func write() {
         guard !buffer.isEmpty else { return }
-        var done = 0
-        while done < buffer.count {
-            let result = buffer.withUnsafeBytes { raw in
-                Glibc.write(descriptor, raw.baseAddress.map { $0 + done }, raw.count - done)
-            }
-            if result < 0, errno == EINTR { continue }
-            guard result > 0 else {
-                guard journalName != nil else { break }
-                if !failing {
-                    warn(
-                        "cannot write --events \(path) (\(String(cString: strerror(errno)))); its lines wait and "
-                            + "go out once it can be written")
-                }
-                failing = true
-                _ = ftruncate(descriptor, off_t(written))
+        let (_, error) = buffer.withUnsafeBytes { Syscall.writeAll(descriptor, $0) }
+        if let error {
+            // A pipe that closed: its lines are dropped.
+            guard journalName != nil else {
+                buffer.removeAll(keepingCapacity: true)
                 return
             }
-            done += result
+            if !failing {
+                warn(
+                    "cannot write --events \(path) (\(error.reason)); its lines wait and go out once it can be written")
+            }
+            failing = true
+            _ = ftruncate(descriptor, off_t(written))
+            return
         }
         if failing {
             warn("--events \(path) is written again")

@@ -24,7 +24,7 @@ public protocol OutputSink: Sendable {
     func reconfigure(_ configuration: Configuration)
 }
 
-/// Whose step it is and what else it asks: the daemon's own radio or a fleet device (SPEC 15).
+/// Whose step it is and what else it asks: the daemon's own radio or a fleet device (docs/behaviour.md §15).
 public struct StepContext: Sendable {
     /// Where the user (the device) is after the step.
     public var whereabouts: Whereabouts

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Server-sent events to any number of clients (SPEC 16, `/api/v1/events`), fed from the
+/// Server-sent events to any number of clients (docs/behaviour.md §16, `/api/v1/events`), fed from the
 /// engine's thread without ever waiting for a client.
 ///
 /// Each output is framed once into one shared log; a client is a cursor into it. Publishing

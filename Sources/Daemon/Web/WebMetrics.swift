@@ -3,7 +3,7 @@ import Metrics
 import Prometheus
 import Synchronization
 
-/// The daemon's metrics (SPEC 16, `/metrics`) through swift-metrics, kept in a Prometheus
+/// The daemon's metrics (docs/behaviour.md §16, `/metrics`) through swift-metrics, kept in a Prometheus
 /// registry of this daemon's own (never the process-wide bootstrap: tests run many daemons in
 /// one process).
 ///

@@ -10,7 +10,7 @@ import ServiceLifecycle
 import Synchronization
 import WebView
 
-/// Answers the web view's and the API's requests (SPEC 16, docs/web.md): one
+/// Answers the web view's and the API's requests (docs/behaviour.md §16, docs/web.md): one
 /// responder for every path, so that every error is the same one-line JSON.
 public struct WebResponder: HTTPResponder {
     public typealias Context = BasicRequestContext
@@ -140,7 +140,7 @@ public struct WebResponder: HTTPResponder {
             .notFound, "no such path \(Self.quoted(path)); see /, /api/v1/state, /api/v1/events, /healthz, /metrics")
     }
 
-    /// `POST /api/v1/devices/<id>/cmd/mode|alert`: the payloads of `B/cmd/*` (SPEC 10.1).
+    /// `POST /api/v1/devices/<id>/cmd/mode|alert`: the payloads of `B/cmd/*` (docs/behaviour.md §10.1).
     private func command(_ request: Request, id: String, name: String) async throws -> Response {
         guard let token else {
             return Self.error(

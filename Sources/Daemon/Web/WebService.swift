@@ -6,10 +6,11 @@ import NIOCore
 import ServiceLifecycle
 import Synchronization
 
-/// The web view and HTTP API as a service of the daemon's group (SPEC 16): a Hummingbird
-/// server, a reading of the engines every second while advertisements or outputs come (the RSSI
-/// charts; less often when nothing happens), and a keep-alive to every event client every 15 s (which finds the ones that vanished). A graceful shutdown ends every
-/// event stream first, so the server's own shutdown does not wait for them.
+/// The web view and HTTP API as a service of the daemon's group (docs/behaviour.md §16): a
+/// Hummingbird server, a reading of the engines every second while advertisements or outputs come
+/// (the RSSI charts; less often when nothing happens), and a keep-alive to every event client every
+/// 15 s (which finds the ones that vanished). A graceful shutdown ends every event stream first, so
+/// the server's own shutdown does not wait for them.
 public struct WebService: Service {
     let settings: WebSettings
     let responder: WebResponder
@@ -65,7 +66,7 @@ public struct WebService: Service {
                     } catch  where !settings.explicit && !progress.listening.load(ordering: .relaxed) {
                         // The default address was taken between the daemon's look and its bind
                         // (another daemon starting at the same moment): it runs without its web
-                        // view, as when the look finds it taken (SPEC 16).
+                        // view, as when the look finds it taken (docs/behaviour.md §16).
                         let reason = Self.reason(error)
                         logger.warning(
                             "web view not started: \(settings.authority) \(reason); set Web.listen to another address (empty turns it off)"

@@ -7,6 +7,7 @@ import Persistence
 import Prometheus
 import RegionMonitor
 import Synchronization
+import Syscalls
 import WebView
 
 /// The web view's side of the daemon: a sink that takes every output as it is delivered (the
@@ -28,10 +29,14 @@ public final class WebState: OutputSink, Sendable {
     /// clients asking at once cost one rendering per change.
     private let rendered = Mutex<[String: (version: Int, text: String)]>([:])
 
+    /// Told when a reading ends: requests that found one under way wait on it.
+    private let readingEnded = Awaitable()
+
     private struct Refresh {
         var readAt: ContinuousClock.Instant?
         var readGeneration = -1
-        var inFlight: Task<Void, Never>?
+        /// A request is taking a reading now; the others wait for it.
+        var reading = false
         var ended = false
         /// The last reading got no answer (a stuck engine): requests show the model as it is.
         var unanswered = false
@@ -113,25 +118,38 @@ public final class WebState: OutputSink, Sendable {
     /// Whether the engine's loop has ended (a file source's end, a stop).
     public var engineEnded: Bool { refreshing.withLock { $0.ended } }
 
+    /// What a request does about the model: nothing (it is fresh, or the engine has ended), wait
+    /// for the reading another request is taking, or take one itself after `pause`.
+    private enum Turn {
+        case done
+        case wait
+        case read(pause: Duration)
+    }
+
+    /// Brings the model up to date for a request: one request at a time takes the reading (in its
+    /// own task, at most every ``minimumInterval``); the others wait for it to end.
     func refresh(maxAge: Duration) async {
         while true {
             let wanted = delivered.load(ordering: .acquiring)
-            let task: Task<Void, Never>? = refreshing.withLock { state in
-                if state.ended { return nil }
-                if let inFlight = state.inFlight { return inFlight }
+            let turn = refreshing.withLock { state -> Turn in
+                if state.ended { return .done }
+                if state.reading { return .wait }
                 let fresh =
                     state.readGeneration >= wanted && state.readAt.map { ContinuousClock.now - $0 < maxAge } == true
-                if fresh { return nil }
-                let wait = state.readAt.map { Self.minimumInterval - (ContinuousClock.now - $0) } ?? .zero
-                let task = Task { [self] in
-                    if wait > .zero { try? await Task.sleep(for: wait) }
-                    await read()
-                }
-                state.inFlight = task
-                return task
+                if fresh { return .done }
+                state.reading = true
+                return .read(pause: state.readAt.map { Self.minimumInterval - (ContinuousClock.now - $0) } ?? .zero)
             }
-            guard let task else { return }
-            await task.value
+            switch turn {
+            case .done:
+                return
+            case .wait:
+                // The reader's wait for the engine is bounded (``EngineControl/read(within:_:)``).
+                _ = await readingEnded.wait(within: .seconds(10)) { !refreshing.withLock { $0.reading } }
+            case .read(let pause):
+                if pause > .zero { try? await Task.sleep(for: pause) }
+                await read()
+            }
             // A reading that began before this request's outputs were delivered: once more; but
             // never again after one that got no answer (each waits for the engine's limit).
             if refreshing.withLock({ $0.ended || $0.unanswered || $0.readGeneration >= wanted }) { return }
@@ -152,8 +170,9 @@ public final class WebState: OutputSink, Sendable {
                 generation: self.delivered.load(ordering: .acquiring), devices: devices, reports: driver.reports,
                 sightings: table.sightings, failing: driver.failing.map { "\($0)" })
         }
+        defer { readingEnded.changed() }
         refreshing.withLock { state in
-            state.inFlight = nil
+            state.reading = false
             state.unanswered = snapshot == nil
             if let snapshot {
                 state.readAt = .now

@@ -157,7 +157,7 @@ struct CheckJob {
                     + (fleet.autoAdd ? "others added" : "no others")
                     + " (at most \(fleet.maxDevices)), shard \(fleet.shard)")
             if fleet.owntracks != nil {
-                // The cap each phone is managed under (SPEC 15.1): its own waypoints come off it.
+                // The cap each phone is managed under (docs/behaviour.md §15.1): its own waypoints come off it.
                 let cap = monitor.maxRegions
                 let plan = MonitoringPlan(configuration.hierarchy, maxRegions: cap)
                 lines.append(

@@ -10,7 +10,7 @@ import RegionMonitor
 import Synchronization
 import Syscalls
 
-/// Publishes outputs and state to the broker (SPEC 10.1): events as they come, retained state
+/// Publishes outputs and state to the broker (docs/behaviour.md §10.1): events as they come, retained state
 /// when it changes and again on every connect, `online`/`offline` on `B/status` (the will says
 /// `offline` when the daemon dies).
 ///
@@ -86,7 +86,8 @@ public final class MQTTSink: OutputSink {
         topic = settings.topic
         discoveryPrefix = settings.homeAssistant ? settings.discoveryPrefix : nil
         self.store = store
-        state = Mutex(Shared(outbox: Outbox(window: Self.window, confirmation: Self.seconds(Self.confirmation))))
+        state = Mutex(
+            Shared(outbox: Outbox(window: Self.window, confirmation: Self.confirmation.microseconds)))
         beacons = hierarchy.beacons.map(\.locationID)
         discovery =
             settings.homeAssistant
@@ -122,12 +123,8 @@ public final class MQTTSink: OutputSink {
         return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
     }
 
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-
-    /// Seconds since this sink was made: the machine's clock.
-    private var now: Double { Self.seconds(ContinuousClock.now - origin) }
+    /// Microseconds since this sink was made: the machine's clock.
+    private var now: Int64 { (ContinuousClock.now - origin).microseconds }
 
     /// Queues what the outbox still holds from before (sent before anything new), takes the
     /// configured beacons' kept classes as retained state (a broker that lost its own hears them
@@ -364,7 +361,7 @@ public final class MQTTSink: OutputSink {
         // A clean disconnect: what the broker acknowledged is its own now.
         let settled = state.withLock { shared -> [Int64] in
             shared.outbox.confirmAll()
-            return shared.outbox.takeSettled(at: .infinity)
+            return shared.outbox.takeSettled(at: .max)
         }
         try? store.settle(settled)
         return state.withLock { $0.outbox.waiting }

@@ -1,7 +1,7 @@
 import MQTT
 import Persistence
 
-/// The MQTT outbox as a state machine (SPEC 10.1, 12): what is waiting, what libmosquitto holds,
+/// The MQTT outbox as a state machine (docs/behaviour.md §10.1, §12): what is waiting, what libmosquitto holds,
 /// what the broker acknowledged, and what may leave the database. No I/O and no clock of its own:
 /// each event comes in as a call with its instant, and what the shell must do comes out as an
 /// ``Action``. ``MQTTSink`` is the shell: it holds the machine under a lock only for a call, and
@@ -64,8 +64,9 @@ public struct Outbox: Sendable {
     private var loading = false
     /// The last read failed: not tried again before the next enqueue or connect.
     private var loadFailed = false
-    /// How long after its acknowledgement an event is resent if the connection drops, in seconds.
-    public let confirmation: Double
+    /// How long after its acknowledgement an event is resent if the connection drops, in
+    /// microseconds.
+    public let confirmation: Int64
 
     /// The client generation acknowledgements must come from: one more at every reset.
     public private(set) var generation: UInt64 = 0
@@ -85,7 +86,7 @@ public struct Outbox: Sendable {
     /// Acknowledgements that came before their publisher reported the message ID.
     private var early: Set<Int32> = []
     /// Acknowledged events not yet confirmed, oldest first (from `recentStart`), with the instant.
-    private var recent: [(entry: OutboxEntry, at: Double)] = []
+    private var recent: [(entry: OutboxEntry, at: Int64)] = []
     private var recentStart = 0
     /// Confirmed events not yet removed from the database.
     private var settled: [Int64] = []
@@ -96,7 +97,7 @@ public struct Outbox: Sendable {
     /// A publish failed (the client was being reset): nothing more until the next connect.
     private var paused = false
 
-    public init(window: Int = 100, confirmation: Double = 1, memoryLimit: Int = 4096) {
+    public init(window: Int = 100, confirmation: Int64 = 1_000_000, memoryLimit: Int = 4096) {
         self.window = max(window, 1)
         self.confirmation = confirmation
         self.memoryLimit = max(memoryLimit, self.window)
@@ -192,7 +193,7 @@ public struct Outbox: Sendable {
     public func holds(_ message: MQTTMessage) -> Bool { retained[message.topic] == message }
 
     /// CONNACK accepted: every retained message again, then the events waiting.
-    public mutating func connected(at now: Double) -> Action? {
+    public mutating func connected(at now: Int64) -> Action? {
         isConnected = true
         paused = false
         loadFailed = false
@@ -223,7 +224,7 @@ public struct Outbox: Sendable {
 
     /// A PUBACK (or a QoS 0 message written) from client generation `generation`: the event
     /// waits for its confirmation, and the window has room for the next.
-    public mutating func acknowledged(_ messageID: Int32, generation: UInt64, at now: Double) -> Action? {
+    public mutating func acknowledged(_ messageID: Int32, generation: UInt64, at now: Int64) -> Action? {
         guard generation == self.generation else { return nil }
         if let entry = inflight.removeValue(forKey: messageID) {
             recent.append((entry, now))
@@ -239,7 +240,7 @@ public struct Outbox: Sendable {
     /// publication with its message ID, or `nil` when the client refused it (then it and what
     /// follows wait for the next connect). Returns the next batch, for the same publisher, or
     /// `nil` when the turn ends. A batch that went to a client since reset is taken back whole.
-    public mutating func sent(_ results: [(Publication, Int32?)], generation: UInt64, at now: Double) -> Action? {
+    public mutating func sent(_ results: [(Publication, Int32?)], generation: UInt64, at now: Int64) -> Action? {
         publishing = false
         handedOut = 0
         var back: [OutboxEntry] = []
@@ -290,9 +291,9 @@ public struct Outbox: Sendable {
     }
 
     /// Moves acknowledged events older than ``confirmation`` to the settled list, while connected.
-    public mutating func confirm(at now: Double) {
+    public mutating func confirm(at now: Int64) {
         guard isConnected else { return }
-        while recentStart < recent.count, now - recent[recentStart].at >= confirmation {
+        while recentStart < recent.count, now &- recent[recentStart].at >= confirmation {
             settled.append(recent[recentStart].entry.sequence)
             recentStart += 1
         }
@@ -310,7 +311,7 @@ public struct Outbox: Sendable {
     }
 
     /// Confirmed events to remove from the database, since the last call.
-    public mutating func takeSettled(at now: Double) -> [Int64] {
+    public mutating func takeSettled(at now: Int64) -> [Int64] {
         confirm(at: now)
         defer { settled.removeAll(keepingCapacity: true) }
         return settled

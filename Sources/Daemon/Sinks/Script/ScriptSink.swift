@@ -11,7 +11,7 @@ import Syscalls
     import Glibc
 #endif
 
-/// One run of a `Script.<type>` program for one output: what it is given (SPEC 10.2).
+/// One run of a `Script.<type>` program for one output: what it is given (docs/behaviour.md §10.2).
 ///
 /// Pure: the values are data. The program gets them as its environment and standard input, never
 /// as a command line, so a name such as `$(touch /tmp/pwned); x` is only ever text.
@@ -23,7 +23,7 @@ public struct ScriptInvocation: Sendable, Hashable {
     public var input: String
 
     /// The run `output` asks for, if its type is one scripts hang on; a fleet device's outputs
-    /// carry `BW_DEVICE` and `"device"` (SPEC 15).
+    /// carry `BW_DEVICE` and `"device"` (docs/behaviour.md §15).
     public init?(for output: MonitorOutput, device: String? = nil) {
         guard let event = ScriptEvent(rawValue: output.type) else { return nil }
         self.event = event
@@ -68,7 +68,7 @@ public struct ScriptInvocation: Sendable, Hashable {
     }
 }
 
-/// Runs `Script.<type>` programs on outputs (SPEC 10.2): started directly (no shell), the
+/// Runs `Script.<type>` programs on outputs (docs/behaviour.md §10.2): started directly (no shell), the
 /// output's JSON on standard input, `BW_*` in the environment; runs of one script one after the
 /// other in output order; each stopped after `Script.timeout` (SIGTERM, then SIGKILL
 /// ``killGrace`` later); exit status and standard error logged. More than ``queueLimit`` runs
@@ -376,7 +376,7 @@ enum ScriptProcess {
                 return true
             }
             guard first else { return }
-            DispatchQueue.global().asyncAfter(deadline: .now() + FileRun.seconds(grace)) { [self] in
+            DispatchQueue.global().asyncAfter(deadline: .now() + grace.inSeconds) { [self] in
                 state.withLock { state in
                     guard !state.over else { return }
                     state.killed = true
@@ -427,7 +427,7 @@ enum ScriptProcess {
         let run = Run(child: child)
         runs.add(run)
         defer { runs.remove(run) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + FileRun.seconds(timeout)) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout.inSeconds) {
             run.stop(.timeout, grace: grace)
         }
         try child.waitUntilEnded()
