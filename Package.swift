@@ -18,17 +18,24 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        // gpsd's client (SPEC 17): already built for Hummingbird.
+        // gpsd's client (docs/behaviour.md §17): already built for Hummingbird.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        // SHA-1 of the OwnTracks app's derived waypoint ids (SPEC 15.1): already built for
+        // SHA-1 of the OwnTracks app's derived waypoint ids (docs/behaviour.md §15.1): already built for
         // async-http-client's TLS.
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
-        // Pure: identifiers, HCI advertising report decoding, btsnoop and trace readers.
+        // Pure, the vocabulary every module shares, one folder each: Decoding (advertisements,
+        // HCI reports, btsnoop), HCI (commands, scan set-up), Trace (trace lines, sources),
+        // JSON (the reader and writer every parser uses), Positions (fixes, gpsd's protocol),
+        // Commands (B/cmd payloads), Time (timestamps, local days, the clock, DeadlineQueue),
+        // Support (FNV, a seeded generator, hex, printable text, input errors).
         .target(name: "BeaconCore"),
 
-        // Pure: Hierarchy, the HSYCO monitoring policy, presence, ranging, LocationBeaconEvent.
+        // Pure, one device's view of the building, one folder each: Hierarchy (Areas, Zones,
+        // beacons), Monitor (the state machine and its clock), CapPolicy (HSYCO's region cap),
+        // Presence (enter, exit, the adaptive exit), Ranging (filters, classes, nearest), Alerts,
+        // Dwell, Geofences, Outputs (every output's JSON, rule outputs), Simulation (walks).
         .target(name: "RegionMonitor", dependencies: ["BeaconCore"]),
         // Pure: Ubudu rules documents, opening-hours schedules, the rule engine.
         .target(name: "Rules", dependencies: ["BeaconCore", "RegionMonitor"]),
@@ -43,7 +50,8 @@ let package = Package(
         .target(
             name: "Persistence",
             dependencies: [
-                "BeaconCore", "Engine", "RegionMonitor", "Rules", "Syscalls", .product(name: "GRDB", package: "GRDB.swift"),
+                "BeaconCore", "Engine", "RegionMonitor", "Rules", "Syscalls",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
 
@@ -61,7 +69,8 @@ let package = Package(
         // The shells' primitives: the one errno wrapper for every system call, a wake-up
         // descriptor, and a condition async code awaits (woken, never polled).
         .target(name: "Syscalls"),
-        // Pure: fleet payloads (OwnTracks, Theengs, forward) to observations, waypoint commands.
+        // Pure: the table of devices (Devices: the own radio and the fleet, one Engine each), the
+        // fleet's payloads (OwnTracks, Theengs, forward) to observations, waypoint commands.
         .target(
             name: "Fleet",
             dependencies: [
@@ -72,13 +81,17 @@ let package = Package(
         .target(name: "MQTT", dependencies: ["BeaconCore", "CMosquitto", "RegionMonitor", "Syscalls"]),
         // Pure: what the web view shows (devices, their regions, dwell, transitions) as values,
         // rendered to HTML and JSON; fed by outputs and engine snapshots.
-        .target(name: "WebView", dependencies: ["BeaconCore", "BeaconConfiguration", "Engine", "RegionMonitor", "Rules"]),
+        .target(
+            name: "WebView", dependencies: ["BeaconCore", "BeaconConfiguration", "Engine", "RegionMonitor", "Rules"]),
 
-        // Wiring: file and live sources, the jobs behind each command.
+        // The shells, one folder each: Inputs (incoming MQTT), FileSources, Loop (the engine's
+        // thread, EngineDriver), Sinks (--events, MQTT and its outbox, scripts), RulesIO, Web,
+        // Fleet (forward nodes), Services (the daemon's lifecycle).
         .target(
             name: "Daemon",
             dependencies: [
-                "BeaconCore", "BlueZ", "BeaconConfiguration", "Engine", "Fleet", "MQTT", "Persistence", "RegionMonitor", "Rules",
+                "BeaconCore", "BlueZ", "BeaconConfiguration", "Engine", "Fleet", "MQTT", "Persistence", "RegionMonitor",
+                "Rules",
                 "Syscalls", "WebView", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -94,7 +107,8 @@ let package = Package(
         .executableTarget(
             name: "beaconwatch",
             dependencies: [
-                "BeaconCore", "BlueZ", "BeaconConfiguration", "Daemon", "Engine", "MQTT", "Persistence", "RegionMonitor",
+                "BeaconCore", "BlueZ", "BeaconConfiguration", "Daemon", "Engine", "MQTT", "Persistence",
+                "RegionMonitor",
                 "Rules",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -107,13 +121,15 @@ let package = Package(
         // Every parser and the engine behind one entry each, for libFuzzer (scripts/fuzz) and
         // the tests that replay what it found.
         .target(
-            name: "FuzzTargets", dependencies: ["BeaconCore", "BeaconConfiguration", "Engine", "Fleet", "RegionMonitor", "Rules"]),
+            name: "FuzzTargets",
+            dependencies: ["BeaconCore", "BeaconConfiguration", "Engine", "Fleet", "RegionMonitor", "Rules"]),
         .target(name: "CFuzzerDriver"),
         .executableTarget(name: "beaconwatch-fuzz", dependencies: ["CFuzzerDriver", "FuzzTargets", "Syscalls"]),
         .executableTarget(
             name: "beaconwatch-bench",
             dependencies: [
-                "BeaconCore", "BeaconConfiguration", "Daemon", "Engine", "MQTT", "Persistence", "RegionMonitor", "Rules", "Syscalls", "Fleet",
+                "BeaconCore", "BeaconConfiguration", "Daemon", "Engine", "MQTT", "Persistence", "RegionMonitor",
+                "Rules", "Syscalls", "Fleet",
                 "TestSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -128,25 +144,32 @@ let package = Package(
             ],
             path: "Tests/TestSupport"),
         .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "TestSupport"]),
-        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "BeaconCore", "BeaconConfiguration", "Rules"]),
+        .testTarget(
+            name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "BeaconCore", "BeaconConfiguration", "Rules"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore", "Syscalls"]),
         .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore"]),
-        .testTarget(name: "ConfigurationTests", dependencies: ["BeaconConfiguration", "RegionMonitor", "BeaconCore", "TestSupport"]),
+        .testTarget(
+            name: "ConfigurationTests",
+            dependencies: ["BeaconConfiguration", "RegionMonitor", "BeaconCore", "TestSupport"]),
         .testTarget(name: "RulesTests", dependencies: ["Rules", "BeaconCore", "RegionMonitor", "TestSupport"]),
         .testTarget(
             name: "FleetTests",
-            dependencies: ["Fleet", "BeaconCore", "BeaconConfiguration", "Engine", "RegionMonitor", "Rules", "TestSupport"]),
+            dependencies: [
+                "Fleet", "BeaconCore", "BeaconConfiguration", "Engine", "RegionMonitor", "Rules", "TestSupport",
+            ]),
         .testTarget(
             name: "EngineTests",
             dependencies: ["Engine", "BeaconCore", "BeaconConfiguration", "RegionMonitor", "Rules", "TestSupport"]),
         .testTarget(
             name: "WebViewTests", dependencies: ["WebView", "BeaconCore", "Engine", "RegionMonitor"]),
         .testTarget(name: "PersistenceTests", dependencies: ["Persistence", "Engine", "RegionMonitor", "Rules"]),
-        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "BeaconCore", "RegionMonitor", "Syscalls", "TestSupport"]),
+        .testTarget(
+            name: "MQTTTests", dependencies: ["MQTT", "BeaconCore", "RegionMonitor", "Syscalls", "TestSupport"]),
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "Daemon", "BeaconCore", "BeaconConfiguration", "Engine", "MQTT", "Persistence", "RegionMonitor", "Rules", "Syscalls", "Fleet",
+                "Daemon", "BeaconCore", "BeaconConfiguration", "Engine", "MQTT", "Persistence", "RegionMonitor",
+                "Rules", "Syscalls", "Fleet",
                 "TestSupport",
                 "beaconwatch",
             ]

@@ -118,8 +118,10 @@ struct FleetReplay: ParsableCommand {
         let store = try StateStore(path: folder.appendingPathComponent("state.sqlite").path)
         let printed = LineBuffer()
         let warn: @Sendable (String) -> Void = { printed.append("warn " + $0) }
+        let first = Int64(((lines.first?.t ?? 1_700_000_000) * 1_000_000).rounded()) - 1_000_000
+        let last = Int64(((lines.last?.t ?? 1_700_000_000) * 1_000_000).rounded())
         let rules = try RulesSource.loadAll(
-            configuration: configuration, store: store, now: Timestamp(.now)!, warn: warn
+            configuration: configuration, store: store, now: Timestamp(microseconds: first), warn: warn
         )
         .regions
         guard let settings = configuration.mqtt else { throw ValidationError("the configuration has no MQTT.host") }
@@ -129,8 +131,6 @@ struct FleetReplay: ParsableCommand {
             settings: settings, userid: userid, fleet: configuration.fleet, control: control, refusals: Refusals(),
             logger: .silent)
         let mqtt = try MQTTSink(settings: settings, userid: userid, hierarchy: configuration.hierarchy, store: store)
-        let first = Int64(((lines.first?.t ?? 1_700_000_000) * 1_000_000).rounded()) - 1_000_000
-        let last = Int64(((lines.last?.t ?? 1_700_000_000) * 1_000_000).rounded())
         let input = ScriptedInput(
             lines: lines, start: first, end: last + Int64(tail * 1_000_000),
             deliver: { line in

@@ -56,14 +56,14 @@ struct Calibrate: AsyncParsableCommand {
             calibration = try await runUntilStopped(logger: Logger(label: "beaconwatch")) { control in
                 let scanner = radio.value
                 var calibration = start
-                var decoder = AdvertisingReportDecoder()
+                var radio = LiveAdvertisements()
                 while !control.isStopping, ContinuousClock.now < end {
-                    guard
-                        let event = try scanner.nextEvent(
-                            timeout: end - ContinuousClock.now, wake: control.wakeDescriptor)
-                    else { continue }
-                    let time = Timestamp(.now) ?? Timestamp(microseconds: 0)
-                    decoder.decode(event: event) { if $0.beacon == id { calibration.add(rssi: $0.rssi, at: time) } }
+                    try radio.next(
+                        from: scanner, timeout: end - ContinuousClock.now, wake: control.wakeDescriptor,
+                        stamp: DaemonClock.system.now
+                    ) { time, advertisement in
+                        if advertisement.beacon == id { calibration.add(rssi: advertisement.rssi, at: time) }
+                    }
                 }
                 scanner.stop()
                 return calibration

@@ -47,7 +47,7 @@ struct Replay: ParsableCommand {
             printError("beaconwatch: warning: \($0)")
         }
         job.rules = try RulesSource.loadAll(
-            configuration: configuration, store: store, now: Timestamp(.now)!, warn: warn
+            configuration: configuration, store: store, now: DaemonClock.system.now(), warn: warn
         ).regions
         job.hook = ServerHook(configuration: configuration, logger: WarningLines.logger)
         try job.run(

@@ -15,6 +15,8 @@ public struct ForwardRun: Sendable {
     public var topic: String
     public var qos: Int32
     public var skipBadLines = false
+    /// The clock sightings are stamped with and batches are timed by.
+    public var clock = DaemonClock.system
 
     /// What a run sent.
     public struct Summary: Sendable {
@@ -48,20 +50,19 @@ public struct ForwardRun: Sendable {
         if case .adapter(let name) = source {
             let scanner = try LiveScanner(adapter: name, say: warn)
             defer { scanner.stop() }
-            var decoder = AdvertisingReportDecoder()
+            var radio = LiveAdvertisements()
             while control?.isStopping != true {
-                let now = Timestamp(.now)!.microseconds
+                let now = clock.now().microseconds
                 try publish(batch.take(at: now))
                 let wait = batch.due.map { Duration.microseconds(max(0, $0 - now)) } ?? .seconds(60)
-                guard let event = try scanner.nextEvent(timeout: wait, wake: control?.wakeDescriptor) else { continue }
-                let time = Timestamp(.now)!
-                try decoder.decode(event: event) { advertisement in
+                try radio.next(from: scanner, timeout: wait, wake: control?.wakeDescriptor, stamp: clock.now) {
+                    time, advertisement in
                     summary.sightings += 1
                     try publish(batch.add(advertisement.jsonLine(at: time), at: time.microseconds))
                 }
             }
             try publish(batch.take(at: 0, force: true))
-            summary.read.decode = decoder.statistics
+            summary.read.decode = radio.decoder.statistics
             return summary
         }
         var file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)

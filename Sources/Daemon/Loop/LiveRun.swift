@@ -35,14 +35,14 @@ public struct LiveRun {
     /// this was stepped (NTP slews by far less).
     static let stepThreshold: Int64 = 2_000_000
 
+    /// A run on `now` and `elapsed` (the machine's ``DaemonClock/system`` unless given).
     public init(
-        configuration: Configuration, now: @escaping () -> Timestamp = { Timestamp(.now)! },
+        configuration: Configuration, now: @escaping () -> Timestamp = DaemonClock.system.now,
         elapsed: (() -> Duration)? = nil
     ) {
         self.configuration = configuration
         self.now = now
-        let origin = ContinuousClock.now
-        self.elapsed = elapsed ?? { ContinuousClock.now - origin }
+        self.elapsed = elapsed ?? DaemonClock.system.elapsed
         hook = ServerHook(configuration: configuration, logger: .silent)
         refusals = Refusals(maxDevices: configuration.fleet?.maxDevices ?? 0, maxAge: configuration.fleet?.maxAge ?? 30)
     }
@@ -87,7 +87,7 @@ public struct LiveRun {
                 kept: kept)
             var driver = EngineDriver(devices: devices, store: store, sinks: sinks, requests: requests, output: output)
             driver.warn = warn
-            var decoder = AdvertisingReportDecoder()
+            var radio = LiveAdvertisements()
             var last = (wall: now(), elapsed: elapsed())
             // The wall clock, with a step since the last reading taken out of the engine's
             // instants first: a step is not time passing.
@@ -135,10 +135,10 @@ public struct LiveRun {
                 // Steps that could not be written are tried again without waiting for input.
                 if driver.failing != nil { wait = min(wait, EngineDriver.retryInterval) }
                 beforeWaiting()
-                guard let event = try source.nextEvent(timeout: wait, wake: control?.wakeDescriptor) else { continue }
-                let time = max(clock(), current)
-                try decoder.decode(event: event) { try driver.handle(.advertisement($0), at: time) }
-                try driver.commit()
+                let heard = try radio.next(
+                    from: source, timeout: wait, wake: control?.wakeDescriptor, stamp: { max(clock(), current) }
+                ) { time, advertisement in try driver.handle(.advertisement(advertisement), at: time) }
+                if heard { try driver.commit() }
             }
             try driver.finish()
         }

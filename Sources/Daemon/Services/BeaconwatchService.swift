@@ -85,7 +85,7 @@ public struct BeaconwatchService: Service {
                 "mqtt": "\(configuration.mqtt.map { noMqtt ? "off (--no-mqtt)" : "\($0.host):\($0.port)" } ?? "off")",
             ]
         )
-        let rules = try RulesSource.loadAll(configuration: configuration, store: store, now: Timestamp(.now)!) {
+        let rules = try RulesSource.loadAll(configuration: configuration, store: store, now: DaemonClock.system.now()) {
             logger.warning("\($0)")
         }
         for (source, loaded) in rules.sources {

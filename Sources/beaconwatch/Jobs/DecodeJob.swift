@@ -42,17 +42,15 @@ struct DecodeJob: Sendable {
         if case .adapter(let name) = source {
             // Live: every advertisement the adapter hears, stamped on the real clock, until stopped.
             let scanner = try LiveScanner(adapter: name, say: warn)
-            var decoder = AdvertisingReportDecoder()
+            var radio = LiveAdvertisements()
             while control?.isStopping != true {
-                guard let event = try scanner.nextEvent(timeout: .seconds(60), wake: control?.wakeDescriptor) else {
-                    continue
-                }
-                let time = Timestamp(.now)!
-                decoder.decode(event: event) { emit(time, $0) }
+                try radio.next(
+                    from: scanner, timeout: .seconds(60), wake: control?.wakeDescriptor, stamp: DaemonClock.system.now,
+                    emit)
             }
             scanner.stop()
             var report = FileSource.Report()
-            report.decode = decoder.statistics
+            report.decode = radio.decoder.statistics
             return report
         }
         var file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)
