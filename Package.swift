@@ -67,8 +67,9 @@ let package = Package(
             providers: [.apt(["libmosquitto-dev"])]
         ),
         // The shells' primitives: the one errno wrapper for every system call, a wake-up
-        // descriptor, and a condition async code awaits (woken, never polled).
-        .target(name: "Syscalls"),
+        // descriptor, a condition async code awaits (woken, never polled), the one timer thread
+        // and the bounded pool of worker threads for blocking jobs.
+        .target(name: "Syscalls", dependencies: ["BeaconCore"]),
         // Pure: the table of devices (Devices: the own radio and the fleet, one Engine each), the
         // fleet's payloads (OwnTracks, Theengs, forward) to observations, waypoint commands.
         .target(

@@ -46,6 +46,9 @@ public struct RuleEngine: Sendable {
         var rule: Int
 
         static func < (lhs: RuleRef, rhs: RuleRef) -> Bool { (lhs.region, lhs.rule) < (rhs.region, rhs.rule) }
+
+        /// File order as one number: the order of latches expiring at one instant.
+        var rank: UInt64 { UInt64(UInt32(truncatingIfNeeded: region)) << 32 | UInt64(UInt32(truncatingIfNeeded: rule)) }
     }
 
     /// An event held in a rule's latch until `due`.
@@ -81,9 +84,10 @@ public struct RuleEngine: Sendable {
     private var inside: Set<Region> = []
     private var classes: [BeaconID: Proximity] = [:]
     private var qualified: Set<RuleRef> = []
-    private(set) var latches: [RuleRef: Latch] = [:] {
-        didSet { nextDeadline = latches.isEmpty ? nil : latches.values.lazy.map(\.due).min() }
-    }
+    private(set) var latches: [RuleRef: Latch] = [:]
+    /// The latches' expiries, earliest first, rules of one instant in file order; an entry whose
+    /// rule's latch is gone or due at another instant is stale and skipped.
+    private var expiries = DeadlineQueue<RuleRef>()
     private var counted: [GroupKey: Int] = [:]
     private var cause = 0
     private var queue: [Evaluation] = []
@@ -132,6 +136,24 @@ public struct RuleEngine: Sendable {
             moved.due = latch.due.adding(microseconds: delta)
             return moved
         }
+        expiries = DeadlineQueue()
+        for (ref, latch) in latches { expiries.schedule(ref, at: latch.due.microseconds, rank: ref.rank) }
+        settleDeadline()
+    }
+
+    /// Sets or clears rule `ref`'s latch, keeping ``nextDeadline``.
+    private mutating func setLatch(_ latch: Latch?, for ref: RuleRef) {
+        latches[ref] = latch
+        if let latch { expiries.schedule(ref, at: latch.due.microseconds, rank: ref.rank) }
+        settleDeadline()
+    }
+
+    /// Drops stale entries from the head of ``expiries`` and reads ``nextDeadline`` from it.
+    private mutating func settleDeadline() {
+        while let (due, ref) = expiries.first, latches[ref]?.due.microseconds != due {
+            _ = expiries.popDue(atOrBefore: due)
+        }
+        nextDeadline = expiries.first.map { Timestamp(microseconds: $0.due) }
     }
 
     /// Whether an evaluation waits for an ``Action``'s answer.
@@ -205,10 +227,8 @@ public struct RuleEngine: Sendable {
 
     /// Expires the latches due at or before `time`, in time order, then rules in file order.
     public mutating func advance(to time: Timestamp, into outputs: inout [MonitorOutput]) {
-        while let (ref, latch) = latches.filter({ $0.value.due <= time }).min(by: {
-            ($0.value.due, $0.key) < ($1.value.due, $1.key)
-        }) {
-            latches[ref] = nil
+        while let (due, ref) = expiries.first, due <= time.microseconds, let latch = latches[ref] {
+            setLatch(nil, for: ref)
             accept(latch.direction, for: ref, cause: latch.cause, at: latch.due)
             drain(at: latch.due, into: &outputs)
         }
@@ -258,11 +278,12 @@ public struct RuleEngine: Sendable {
         let rule = regions[ref.region].rules[ref.rule]
         guard rule.trigger == "on_entry" || rule.trigger == "on_exit" else { return }
         if rule.latchTime == 0 {
-            latches[ref] = nil
+            if latches[ref] != nil { setLatch(nil, for: ref) }
             accept(direction, for: ref, cause: cause, at: time)
             drain(at: time, into: &outputs)
         } else {
-            latches[ref] = Latch(direction: direction, cause: cause, due: time.adding(seconds: Double(rule.latchTime)))
+            setLatch(
+                Latch(direction: direction, cause: cause, due: time.adding(seconds: Double(rule.latchTime))), for: ref)
         }
     }
 

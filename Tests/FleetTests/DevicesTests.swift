@@ -69,6 +69,64 @@ import Testing
         #expect(link.phones["alice-phone"].map { $0.most <= SimulatedPhone.iOSLimit } == true)
     }
 
+    /// The own radio is the table's first device (id `''`): its sightings reach its engine alone,
+    /// its step comes out named `''`, and a reload reaches it first, then every fleet device.
+    @Test func theOwnRadioIsTheFirstDeviceOfTheTable() throws {
+        var table = try Self.fleet()
+        var actions: [Devices.Action] = []
+        table.start(at: Self.time(0), into: &actions)
+        #expect(table.ids == [Devices.ownID] && table.fleet.isEmpty)
+        let sighting = Advertisement(
+            format: .ibeacon, beacon: BeaconID(uuid: Self.area1, major: 3, minor: 1), power: -59, rssi: -60,
+            address: nil)
+        actions = []
+        table.handle(.advertisement(sighting), at: Self.time(1), into: &actions)
+        let devices = Set(
+            actions.compactMap { action -> String? in
+                guard case .engine(let device, _) = action else { return nil }
+                return device
+            })
+        #expect(devices == [Devices.ownID], "\(actions)")
+        #expect(table.own.monitor.insideRegions.contains(.area(Self.area1)))
+        table.handle(
+            FleetMessage(
+                source: .theengs, device: "cart-1",
+                observations: [FleetObservation(time: nil, kind: .sighting(sighting, phoneProximity: nil))]),
+            at: Self.time(2), into: &actions)
+        #expect(table.ids == [Devices.ownID, "cart-1"])
+        actions = []
+        let renamed = try Self.configuration("LocationAreaName.\(Self.area1) = Warehouse\n")
+        table.handle(.reconfigure(renamed, rules: nil, settings: RuleSettings()), at: Self.time(3), into: &actions)
+        var order: [String] = []
+        for case .engine(let device, .persist) in actions where order.last != device { order.append(device) }
+        #expect(order.first == Devices.ownID && order.contains("cart-1"), "\(order)")
+    }
+
+    /// A step of the wall clock moves every device's instants, the fleet's as the own radio's: a
+    /// tracker sighted just before the clock jumps an hour ahead exits 10 s after its sighting
+    /// on the new clock, not at once.
+    @Test func aWallClockStepMovesEveryDevicesTimers() throws {
+        var table = try Self.fleet()
+        var actions: [Devices.Action] = []
+        table.start(at: Self.time(0), into: &actions)
+        let sighting = Advertisement(
+            format: .ibeacon, beacon: BeaconID(uuid: Self.area1, major: 3, minor: 1), power: -59, rssi: -60,
+            address: nil)
+        table.handle(
+            FleetMessage(
+                source: .theengs, device: "cart-1",
+                observations: [FleetObservation(time: nil, kind: .sighting(sighting, phoneProximity: nil))]),
+            at: Self.time(1), into: &actions)
+        #expect(table.engine("cart-1")?.monitor.insideRegions.contains(.area(Self.area1)) == true)
+        table.shiftClock(by: 3_600_000_000)
+        #expect(table.nextWake.map { $0 >= Self.time(3_601) } == true, "\(String(describing: table.nextWake))")
+        actions = []
+        table.advance(to: Self.time(3_605), into: &actions)
+        #expect(table.engine("cart-1")?.monitor.insideRegions.contains(.area(Self.area1)) == true)
+        table.advance(to: Self.time(3_612), into: &actions)
+        #expect(table.engine("cart-1")?.monitor.insideRegions.isEmpty == true)
+    }
+
     /// The phone's own waypoints come off the cap: with 3 geofences, it is given 17 of an Area's
     /// Zones, never more than 20 regions in all; the Zone it stands in is one of them.
     @Test func aPhonesOwnWaypointsComeOffTheCap() throws {

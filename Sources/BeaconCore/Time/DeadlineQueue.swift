@@ -44,7 +44,15 @@ public struct DeadlineQueue<Payload: Sendable>: Sendable {
     @inlinable
     public mutating func schedule(_ payload: Payload, at due: Int64) {
         sequence &+= 1
-        heap.append(Entry(due: due, sequence: sequence, payload: payload))
+        schedule(payload, at: due, rank: sequence)
+    }
+
+    /// Schedules `payload` at `due`, coming out among entries of the same instant by `rank`
+    /// (smallest first) instead of the order of scheduling: a caller's own order (rules in file
+    /// order). Use one way or the other for a queue, not both.
+    @inlinable
+    public mutating func schedule(_ payload: Payload, at due: Int64, rank: UInt64) {
+        heap.append(Entry(due: due, sequence: rank, payload: payload))
         var child = heap.count - 1
         while child > 0 {
             let parent = (child - 1) / 2

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import RegionMonitor
 import Rules
+import Syscalls
 
 extension Logger {
     /// A logger that says nothing: the default of components whose caller gives none.
@@ -80,17 +81,15 @@ public struct ServerHook: Sendable {
         }
     }
 
-    /// Does `action` on a thread of its own and hands the answer to `then`: the live daemon's
-    /// way, so that the engine goes on with sightings while a server thinks.
+    /// Does `action` on a thread of the shared ``WorkerPool`` and hands the answer to `then`:
+    /// the live daemon's way, so that the engine goes on with sightings while a server thinks.
     public func performInBackground(
         _ action: RuleEngine.Action, device: String? = nil, then: @escaping @Sendable (Int, ServerAnswer) -> Void
     ) {
-        // A server call or a script blocks until its answer: its own thread, off the engine's.
-        let thread = Thread { [self] in
+        // A server call or a script blocks until its answer (at most its timeout): off the engine's thread.
+        WorkerPool.shared.submit { [self] in
             let (call, answer) = perform(action, device: device)
             then(call, answer)
         }
-        thread.name = "server hook"
-        thread.start()
     }
 }

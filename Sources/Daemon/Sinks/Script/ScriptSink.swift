@@ -179,7 +179,8 @@ public final class ScriptSink: OutputSink {
     }
 }
 
-/// The serial queue of one script: a thread that runs its invocations one at a time.
+/// The serial queue of one script: its invocations run one at a time, each on a thread of the
+/// shared ``WorkerPool`` (a script that hangs holds one thread, until its timeout).
 final class ScriptRunner: Sendable {
     private struct Job {
         var invocation: ScriptInvocation
@@ -190,6 +191,8 @@ final class ScriptRunner: Sendable {
         var jobs: [Job] = []
         var start = 0
         var running = false
+        /// A drain of this queue is with the pool (waiting or going).
+        var draining = false
         var dropped = 0
         var closed = false
         var waiting: Int { jobs.count - start }
@@ -207,7 +210,6 @@ final class ScriptRunner: Sendable {
     let path: String
     private let logger: Logger
     private let queue = Mutex(Queue())
-    private let wake = DispatchSemaphore(value: 0)
     /// Told whenever this runner finished a run.
     private let idle: Awaitable
     private let runs: ScriptRuns
@@ -217,10 +219,6 @@ final class ScriptRunner: Sendable {
         self.logger = logger
         self.idle = idle
         self.runs = runs
-        // Script runs block (a process and its deadline): one thread per script, off the pool.
-        let thread = Thread { [self] in work() }
-        thread.name = "script \(path)"
-        thread.start()
     }
 
     var pending: Int { queue.withLock { $0.waiting + ($0.running ? 1 : 0) } }
@@ -229,16 +227,19 @@ final class ScriptRunner: Sendable {
     var stored: Int { queue.withLock { $0.jobs.count } }
 
     func enqueue(_ invocation: ScriptInvocation, timeout: Duration) {
-        let dropped = queue.withLock { queue -> Int? in
-            guard !queue.closed else { return nil }
+        let (dropped, drain) = queue.withLock { queue -> (Int?, Bool) in
+            guard !queue.closed else { return (nil, false) }
             queue.jobs.append(Job(invocation: invocation, timeout: timeout))
-            guard queue.waiting > ScriptSink.queueLimit else { return nil }
+            let drain = !queue.draining
+            queue.draining = true
+            guard queue.waiting > ScriptSink.queueLimit else { return (nil, drain) }
             queue.start += 1
             queue.dropped += 1
             queue.compact()
-            return queue.dropped
+            return (queue.dropped, drain)
         }
-        wake.signal()
+        // Script runs block (a process and its deadline): on the pool, off the engine's thread.
+        if drain { WorkerPool.shared.submit { [self] in work() } }
         // Once when it starts, then every thousandth, so a flood does not flood the log too.
         if let dropped, dropped == 1 || dropped % 1000 == 0 {
             logger.warning(
@@ -249,8 +250,7 @@ final class ScriptRunner: Sendable {
 
     /// Stops taking runs; returns how many were waiting.
     func close() -> Int {
-        defer { wake.signal() }
-        return queue.withLock { queue in
+        queue.withLock { queue in
             queue.closed = true
             defer {
                 queue.jobs.removeAll()
@@ -260,19 +260,20 @@ final class ScriptRunner: Sendable {
         }
     }
 
+    /// Runs the waiting invocations in order until none is left (or the runner is closed).
     private func work() {
         while true {
-            wake.wait()
-            let next = queue.withLock { queue -> Job?? in
-                guard !queue.closed else { return .some(nil) }
-                guard queue.start < queue.jobs.count else { return nil }
+            let next = queue.withLock { queue -> Job? in
+                guard !queue.closed, queue.start < queue.jobs.count else {
+                    queue.draining = false
+                    return nil
+                }
                 let job = queue.jobs[queue.start]
                 queue.start += 1
                 queue.compact()
                 queue.running = true
                 return job
             }
-            guard let next else { continue }
             guard let job = next else { return }
             run(job)
             queue.withLock { $0.running = false }
@@ -376,7 +377,7 @@ enum ScriptProcess {
                 return true
             }
             guard first else { return }
-            DispatchQueue.global().asyncAfter(deadline: .now() + grace.inSeconds) { [self] in
+            ShellTimers.shared.after(grace) { [self] in
                 state.withLock { state in
                     guard !state.over else { return }
                     state.killed = true
@@ -427,9 +428,7 @@ enum ScriptProcess {
         let run = Run(child: child)
         runs.add(run)
         defer { runs.remove(run) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout.inSeconds) {
-            run.stop(.timeout, grace: grace)
-        }
+        ShellTimers.shared.after(timeout) { run.stop(.timeout, grace: grace) }
         try child.waitUntilEnded()
         let (stopped, killed) = run.end()
         let termination = try child.reap()
