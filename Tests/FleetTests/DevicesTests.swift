@@ -31,6 +31,17 @@ import Testing
 
     static func time(_ seconds: Double) -> Timestamp { Timestamp(secondsSinceEpoch: start + seconds)! }
 
+    /// A beacon of Zone 3 of the first Area, heard at -60 dBm.
+    static let zone3 = Advertisement(
+        format: .ibeacon, beacon: BeaconID(uuid: area1, major: 3, minor: 1), power: -59, rssi: -60, address: nil)
+
+    /// A Theengs tracker's report of `advertisement`, with no time of its own.
+    static func report(_ device: String, _ advertisement: Advertisement = zone3) -> FleetMessage {
+        FleetMessage(
+            source: .theengs, device: device,
+            observations: [FleetObservation(time: nil, kind: .sighting(advertisement, phoneProximity: nil))])
+    }
+
     /// A walk through the office: the phone always holds exactly the monitored set (Areas while
     /// outside, the Zones of the Area it is in), never more than 20, and the device enters and
     /// leaves as the walk goes. The phone behaves as the OwnTracks app does (SimulatedPhone).
@@ -76,11 +87,8 @@ import Testing
         var actions: [Devices.Action] = []
         table.start(at: Self.time(0), into: &actions)
         #expect(table.ids == [Devices.ownID] && table.fleet.isEmpty)
-        let sighting = Advertisement(
-            format: .ibeacon, beacon: BeaconID(uuid: Self.area1, major: 3, minor: 1), power: -59, rssi: -60,
-            address: nil)
         actions = []
-        table.handle(.advertisement(sighting), at: Self.time(1), into: &actions)
+        table.handle(.advertisement(Self.zone3), at: Self.time(1), into: &actions)
         let devices = Set(
             actions.compactMap { action -> String? in
                 guard case .engine(let device, _) = action else { return nil }
@@ -88,11 +96,7 @@ import Testing
             })
         #expect(devices == [Devices.ownID], "\(actions)")
         #expect(table.own.monitor.insideRegions.contains(.area(Self.area1)))
-        table.handle(
-            FleetMessage(
-                source: .theengs, device: "cart-1",
-                observations: [FleetObservation(time: nil, kind: .sighting(sighting, phoneProximity: nil))]),
-            at: Self.time(2), into: &actions)
+        table.handle(Self.report("cart-1"), at: Self.time(2), into: &actions)
         #expect(table.ids == [Devices.ownID, "cart-1"])
         actions = []
         let renamed = try Self.configuration("LocationAreaName.\(Self.area1) = Warehouse\n")
@@ -109,14 +113,7 @@ import Testing
         var table = try Self.fleet()
         var actions: [Devices.Action] = []
         table.start(at: Self.time(0), into: &actions)
-        let sighting = Advertisement(
-            format: .ibeacon, beacon: BeaconID(uuid: Self.area1, major: 3, minor: 1), power: -59, rssi: -60,
-            address: nil)
-        table.handle(
-            FleetMessage(
-                source: .theengs, device: "cart-1",
-                observations: [FleetObservation(time: nil, kind: .sighting(sighting, phoneProximity: nil))]),
-            at: Self.time(1), into: &actions)
+        table.handle(Self.report("cart-1"), at: Self.time(1), into: &actions)
         #expect(table.engine("cart-1")?.monitor.insideRegions.contains(.area(Self.area1)) == true)
         table.shiftClock(by: 3_600_000_000)
         #expect(table.nextWake.map { $0 >= Self.time(3_601) } == true, "\(String(describing: table.nextWake))")
@@ -339,14 +336,7 @@ import Testing
     @Test func aReloadReachesEveryDevice() throws {
         var fleet = try Self.fleet()
         var actions: [Devices.Action] = []
-        let advertisement = Advertisement(
-            format: .ibeacon, beacon: BeaconID(uuid: Self.area1, major: 3, minor: 1), power: -59, rssi: -60,
-            address: nil)
-        fleet.handle(
-            FleetMessage(
-                source: .theengs, device: "cart-1",
-                observations: [FleetObservation(time: nil, kind: .sighting(advertisement, phoneProximity: nil))]),
-            at: Self.time(1), into: &actions)
+        fleet.handle(Self.report("cart-1"), at: Self.time(1), into: &actions)
         let renamed = try Self.configuration("LocationAreaName.\(Self.area1) = Warehouse\n")
         fleet.handle(
             .reconfigure(renamed, rules: nil, settings: RuleSettings()), at: Self.time(2), into: &actions)
