@@ -212,12 +212,10 @@ struct FleetBench: AsyncParsableCommand {
         async let listening: Void = sink.run(logger: Logger(label: "fleet"))
         guard await sink.waitConnected(within: .seconds(10)) else { throw RuntimeFailure("the broker did not answer") }
         try await Task.sleep(for: .milliseconds(200))  // the fleet subscription's SUBACK
-        let engineThread = Task {
-            try await onDedicatedThread {
-                let live = LiveRun(configuration: configuration)
-                try live.run(
-                    source: NoRadio(), store: store, output: { _ in }, sinks: [sink, counting], control: control)
-            }
+        async let engineThread: Void = onDedicatedThread {
+            let live = LiveRun(configuration: configuration)
+            try live.run(
+                source: NoRadio(), store: store, output: { _ in }, sinks: [sink, counting], control: control)
         }
 
         // Memory per device: every device's first report.
@@ -332,7 +330,7 @@ struct FleetBench: AsyncParsableCommand {
             print("fleet:   CPU by thread: \(run.threads); broker: \(run.broker)")
         }
         control.stop()
-        _ = try await engineThread.value
+        try await engineThread
         _ = await sink.finish(within: .seconds(5))
         publisher.shutdown()
         _ = await listening

@@ -50,12 +50,10 @@ struct StateBench: AsyncParsableCommand {
         let store = try StateStore(path: folder.path + "/state.sqlite")
         let control = EngineControl()
         let state = WebState(configuration: configuration, ownID: "bench", control: control)
-        let engine = Task {
-            try await onDedicatedThread {
-                defer { control.endQueries() }
-                try LiveRun(configuration: configuration).run(
-                    source: NoRadio(), store: store, output: { _ in }, sinks: [state], control: control)
-            }
+        async let engine: Void = onDedicatedThread {
+            defer { control.endQueries() }
+            try LiveRun(configuration: configuration).run(
+                source: NoRadio(), store: store, output: { _ in }, sinks: [state], control: control)
         }
         let filter = TopicFilter("home/+/BTtoMQTT/#")!
         for device in 0..<devices {
@@ -79,7 +77,8 @@ struct StateBench: AsyncParsableCommand {
             settings: WebSettings(host: "127.0.0.1", port: 0, explicit: true),
             responder: WebResponder(state: state, token: nil), logger: Logger(label: "bench-web"),
             bound: { port in bound.withLock { $0 = port } })
-        let serving = Task { try await server.run() }
+        // Cancelled and awaited when this scope ends.
+        async let _ = server.run()
         guard try await E2EBench.until(within: .seconds(10), { bound.withLock { $0 } != nil }),
             let port = bound.withLock({ $0 })
         else { throw RuntimeFailure("the web server did not start") }
@@ -97,8 +96,7 @@ struct StateBench: AsyncParsableCommand {
         wrk.waitUntilExit()
         control.stop()
         state.hub.close()
-        serving.cancel()
-        _ = try? await engine.value
+        _ = try? await engine
 
         func line(_ prefix: String) -> String {
             output.split(separator: "\n").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix(prefix) }

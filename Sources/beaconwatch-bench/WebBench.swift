@@ -69,7 +69,8 @@ struct WebBench: AsyncParsableCommand {
             responder: WebResponder(state: state, token: nil, eventPause: .milliseconds(pause)),
             logger: Logger(label: "bench-web"),
             bound: { port in bound.withLock { $0 = port } })
-        let serving = Task { try await server.run() }
+        // Cancelled and awaited when this scope ends.
+        async let _ = server.run()
         guard try await E2EBench.until(within: .seconds(10), { bound.withLock { $0 } != nil }),
             let port = bound.withLock({ $0 })
         else { throw RuntimeFailure("the web server did not start") }
@@ -104,7 +105,6 @@ struct WebBench: AsyncParsableCommand {
         let complete = try await E2EBench.until(within: .seconds(60)) { readers.allSatisfy { $0.events >= expected } }
         let received = readers.map(\.events)
         state.hub.close()
-        serving.cancel()
 
         print(
             "web: e2e at \(rate)/s, medians of \(rounds) alternating rounds of \(seconds) s; no client: p50 \(format(quiet.p50 * 1e3, 3)) ms, p99 \(format(quiet.p99 * 1e3, 3)) ms; "
