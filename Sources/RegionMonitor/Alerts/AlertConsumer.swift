@@ -90,6 +90,9 @@ public struct AlertConsumer: Sendable {
     private var meters: [Double?]
     private var inProgress: Int?
     private var changed: Set<Int> = []
+    /// The resets of `done` alerts, earliest first; an entry whose alert's ``AlertRecord/resetAt``
+    /// is another instant (or none) is stale and skipped.
+    private var resets = DeadlineQueue<Int>()
 
     /// The earliest reset of a `done` alert.
     public private(set) var nextDeadline: Timestamp?
@@ -109,6 +112,9 @@ public struct AlertConsumer: Sendable {
         }
         classes = Array(repeating: .off, count: definitions.count)
         meters = Array(repeating: nil, count: definitions.count)
+        for (position, record) in storage.enumerated() {
+            if let reset = record.resetAt { resets.schedule(position, at: reset.microseconds) }
+        }
         updateDeadline()
     }
 
@@ -146,10 +152,10 @@ public struct AlertConsumer: Sendable {
                 outputs.append(.alert(time, self.change(position, .remove)))
                 storage[position].status = .done
             }
-            if storage[position].status == .done { storage[position].resetAt = time.adding(seconds: resetAfter) }
+            if storage[position].status == .done { setReset(position, time.adding(seconds: resetAfter)) }
             changed.insert(position)
         } else if holds && !held, storage[position].resetAt != nil {
-            storage[position].resetAt = nil
+            setReset(position, nil)
             changed.insert(position)
         }
         updateDeadline()
@@ -169,9 +175,7 @@ public struct AlertConsumer: Sendable {
         }
         inProgress = nil
         storage[position].status = .done
-        if !definitions[position].holds(at: classes[position]) {
-            storage[position].resetAt = time.adding(seconds: resetAfter)
-        }
+        if !definitions[position].holds(at: classes[position]) { setReset(position, time.adding(seconds: resetAfter)) }
         changed.insert(position)
         updateDeadline()
         offer(at: time, into: &outputs)
@@ -181,8 +185,8 @@ public struct AlertConsumer: Sendable {
     /// Returns `done` alerts to `waiting` when their reset falls due.
     public mutating func advance(to time: Timestamp, into outputs: inout [MonitorOutput]) {
         guard let due = nextDeadline, due <= time else { return }
-        for position in storage.indices {
-            guard let reset = storage[position].resetAt, reset <= time else { continue }
+        while let (reset, position) = resets.popDue(atOrBefore: time.microseconds) {
+            guard storage[position].resetAt?.microseconds == reset else { continue }
             storage[position] = AlertRecord(status: .waiting)
             changed.insert(position)
         }
@@ -223,15 +227,26 @@ public struct AlertConsumer: Sendable {
     /// no time passed); the moved records are changes to keep.
     public mutating func shiftClock(by delta: Int64) {
         guard delta != 0 else { return }
+        resets = DeadlineQueue()
         for position in storage.indices {
             guard let reset = storage[position].resetAt else { continue }
-            storage[position].resetAt = reset.adding(microseconds: delta)
+            setReset(position, reset.adding(microseconds: delta))
             changed.insert(position)
         }
         updateDeadline()
     }
 
+    /// Sets or clears alert `position`'s reset, scheduling it.
+    private mutating func setReset(_ position: Int, _ reset: Timestamp?) {
+        storage[position].resetAt = reset
+        if let reset { resets.schedule(position, at: reset.microseconds) }
+    }
+
+    /// Drops stale resets from the head of the queue and reads ``nextDeadline`` from it.
     private mutating func updateDeadline() {
-        nextDeadline = storage.lazy.compactMap(\.resetAt).min()
+        while let (due, position) = resets.first, storage[position].resetAt?.microseconds != due {
+            _ = resets.popDue(atOrBefore: due)
+        }
+        nextDeadline = resets.first.map { Timestamp(microseconds: $0.due) }
     }
 }
