@@ -186,14 +186,13 @@ import Testing
         let reports = Reports()
         let pipe = Pipe()
         watcher.standardOutput = pipe
-        pipe.fileHandleForReading.readabilityHandler = {
-            reports.take($0.availableData)
+        try Eventually.start(watcher, loggingTo: folder.appendingPathComponent("gpspipe.log"))
+        readUntilEnd(pipe.fileHandleForReading, name: "gpspipe") { data in
+            reports.take(data)
             Eventually.changed()
         }
-        try Eventually.start(watcher, loggingTo: folder.appendingPathComponent("gpspipe.log"))
         defer {
             if watcher.isRunning { kill(watcher.processIdentifier, SIGKILL) }
-            pipe.fileHandleForReading.readabilityHandler = nil
         }
         try await MQTTRunTests.Subscriber.until("gpspipe to watch") { reports.watching || !watcher.isRunning }
         // Two sentences a fix (GGA, RMC); lines end in CR LF, one Character to Swift: count bytes.

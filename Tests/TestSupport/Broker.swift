@@ -64,14 +64,10 @@ public final class Broker: @unchecked Sendable {
         let pipe = Pipe()
         let said = said
         let starts = said.count(of: " running")
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
-            said.append(data)
-        }
         process.standardError = pipe
         process.terminationHandler = { _ in Eventually.changed() }
         try process.run()
+        readUntilEnd(pipe.fileHandleForReading, name: "mosquitto's log") { said.append($0) }
         self.process = process
         // mosquitto says "running" once its listener is open: waited for, not polled.
         guard said.wait(within: Eventually.patience, until: { $0.count(of: " running") > starts }),

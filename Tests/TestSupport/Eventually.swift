@@ -29,19 +29,14 @@ public enum Eventually {
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let file = try FileHandle(forWritingTo: log)
         let pipe = Pipe()
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            guard !data.isEmpty else {
-                handle.readabilityHandler = nil
-                changed()
-                return
-            }
-            file.write(data)
-            changed()
-        }
         process.standardError = pipe
         watchExit(of: process)
         try process.run()
+        let writer = UncheckedFile(file)
+        readUntilEnd(pipe.fileHandleForReading, name: "standard error") { data in
+            if !data.isEmpty { writer.file.write(data) }
+            changed()
+        }
     }
 
     /// Wakes the waiters when `process` exits (call before `run()`).
@@ -59,4 +54,10 @@ public enum Eventually {
             self.seconds = seconds
         }
     }
+}
+
+/// The log file a child's standard error goes to, written by the one thread that reads the pipe.
+private struct UncheckedFile: @unchecked Sendable {
+    let file: FileHandle
+    init(_ file: FileHandle) { self.file = file }
 }
