@@ -150,10 +150,9 @@ public struct RuleEngine: Sendable {
 
     /// Drops stale entries from the head of ``expiries`` and reads ``nextDeadline`` from it.
     private mutating func settleDeadline() {
-        while let (due, ref) = expiries.first, latches[ref]?.due.microseconds != due {
-            _ = expiries.popDue(atOrBefore: due)
-        }
-        nextDeadline = expiries.first.map { Timestamp(microseconds: $0.due) }
+        let latches = latches
+        nextDeadline = expiries.earliestCurrent { due, ref in latches[ref]?.due.microseconds == due }
+            .map(Timestamp.init(microseconds:))
     }
 
     /// Whether an evaluation waits for an ``Action``'s answer.

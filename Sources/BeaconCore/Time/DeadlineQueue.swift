@@ -84,6 +84,14 @@ public struct DeadlineQueue<Payload: Sendable>: Sendable {
         return (first.due, first.payload)
     }
 
+    /// For a queue whose entries go stale (their owner re-armed or cleared them since): drops
+    /// the earliest entries that `isCurrent` refuses and returns the earliest deadline left.
+    @inlinable
+    public mutating func earliestCurrent(_ isCurrent: (_ due: Int64, _ payload: Payload) -> Bool) -> Int64? {
+        while let first = heap.first, !isCurrent(first.due, first.payload) { _ = popDue(atOrBefore: first.due) }
+        return heap.first?.due
+    }
+
     /// Every deadline moved by `delta`: the same order, so the heap stays a heap.
     @inlinable
     public mutating func shiftClock(by delta: Int64) {

@@ -244,9 +244,8 @@ public struct AlertConsumer: Sendable {
 
     /// Drops stale resets from the head of the queue and reads ``nextDeadline`` from it.
     private mutating func updateDeadline() {
-        while let (due, position) = resets.first, storage[position].resetAt?.microseconds != due {
-            _ = resets.popDue(atOrBefore: due)
-        }
-        nextDeadline = resets.first.map { Timestamp(microseconds: $0.due) }
+        let storage = storage
+        nextDeadline = resets.earliestCurrent { due, position in storage[position].resetAt?.microseconds == due }
+            .map(Timestamp.init(microseconds:))
     }
 }
