@@ -17,11 +17,13 @@ struct DocumentationExample: Sendable, CustomTestStringConvertible {
         var examples: [DocumentationExample] = []
         var inConsole = false
         var continuing = false
+        var startsBlock = true
         for (index, raw) in text.components(separatedBy: "\n").enumerated() {
             let line = String(raw)
             if line.hasPrefix("```") {
                 inConsole = !inConsole && line == "```console"
                 continuing = false
+                startsBlock = true
                 continue
             }
             guard inConsole else { continue }
@@ -30,8 +32,17 @@ struct DocumentationExample: Sendable, CustomTestStringConvertible {
                 continuing = line.hasSuffix("\\")
                 examples.append(last)
             } else if line.hasPrefix("$ ") {
-                examples.append(
-                    DocumentationExample(file: file, line: index + 1, command: String(line.dropFirst(2)), expected: []))
+                // A command that shows no output (writing a file the next one reads) runs with the
+                // next command of its block, in one shell: examples run in parallel, and a setup
+                // step of its own raced the command that needed it.
+                if !startsBlock, let last = examples.indices.last, examples[last].expected.isEmpty {
+                    examples[last].command += "\n" + String(line.dropFirst(2))
+                } else {
+                    examples.append(
+                        DocumentationExample(
+                            file: file, line: index + 1, command: String(line.dropFirst(2)), expected: []))
+                }
+                startsBlock = false
                 continuing = line.hasSuffix("\\")
             } else if var last = examples.popLast() {
                 last.expected.append(line)
@@ -177,5 +188,8 @@ struct DocumentationExample: Sendable, CustomTestStringConvertible {
         #expect(parsed.map(\.command) == ["echo a \\\n  b", "true"])
         #expect(parsed.map(\.expected) == [["a b"], []])
         #expect(parsed.map(\.line) == [3, 7])
+        // A command with no output of its own runs with the next one of its block, in order.
+        let chained = DocumentationExample.parse("```console\n$ echo x > f\n$ cat f\nx\n```\n", file: "y.md")
+        #expect(chained.map(\.command) == ["echo x > f\ncat f"] && chained.map(\.expected) == [["x"]])
     }
 }
