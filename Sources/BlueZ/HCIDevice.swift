@@ -94,12 +94,13 @@ public final class HCIDevice {
     }
 
     /// Sends `command` and waits up to `timeout` for its answer; other events meanwhile are dropped.
-    public func execute(_ command: HCICommand, timeout: Duration = .seconds(2)) throws -> HCIStatus {
+    public func execute(
+        _ command: HCICommand, timeout: Duration = .seconds(2), clock: DaemonClock = .system
+    ) throws -> HCIStatus {
         try send(command)
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        while clock.now < deadline {
-            guard let event = try nextEvent(timeout: deadline - clock.now) else { continue }
+        let deadline = clock.elapsed() + timeout
+        while clock.elapsed() < deadline {
+            guard let event = try nextEvent(timeout: deadline - clock.elapsed()) else { continue }
             if let response = HCICommandResponse(event: event), response.opcode == command.opcode {
                 return response.status
             }

@@ -42,7 +42,7 @@ public final class LiveScanner: HCIEventSource {
         scan: HCICommand.ScanParameters = .init(),
         say: @escaping (String) -> Void,
         open: @escaping (String) throws -> HCITransport = { try HCIDevice(adapter: $0) },
-        uptime: @escaping () -> Duration = { ContinuousClock.now - LiveScanner.origin },
+        uptime: @escaping () -> Duration = DaemonClock.system.elapsed,
         sleep: @escaping (Duration) -> Void = { Syscall.sleep($0) }
     ) throws {
         self.adapter = adapter
@@ -54,9 +54,6 @@ public final class LiveScanner: HCIEventSource {
         setup = ScanSetup(scan)
         try self.open()
     }
-
-    /// The instant uptimes count from.
-    public static let origin = ContinuousClock.now
 
     deinit { stop() }
 

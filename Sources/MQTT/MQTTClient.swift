@@ -1,3 +1,4 @@
+import BeaconCore
 import CMosquitto
 import Foundation
 import Synchronization
@@ -81,6 +82,8 @@ public final class MQTTClient: Sendable {
     /// drives it (one of each per generation; no thread before ``start()``).
     private let handle: Mutex<(mosq: OpaquePointer?, relay: Relay, loop: NetworkLoop?)>
     private let connection: MQTTConnection
+    /// The clock a stopping network thread's farewell is timed on.
+    private let clock: DaemonClock
 
     /// Carries events from the network thread to Swift: one per libmosquitto handle, so that an
     /// acknowledgement says which generation of the connection it comes from.
@@ -123,10 +126,11 @@ public final class MQTTClient: Sendable {
     /// must not block, and must not wait for anything a caller of this client may hold.
     public init(
         _ connection: MQTTConnection, published: (@Sendable (Int32, UInt64) -> Void)? = nil,
-        received: (@Sendable (String, [UInt8], Bool) -> Void)? = nil
+        received: (@Sendable (String, [UInt8], Bool) -> Void)? = nil, clock: DaemonClock = .system
     ) throws {
         _ = Self.initialised
         self.connection = connection
+        self.clock = clock
         let (stream, continuation) = AsyncStream<MQTTEvent>.makeStream(bufferingPolicy: .unbounded)
         events = stream
         let relay = Relay(continuation, published: published, received: received, generation: 0)
@@ -236,7 +240,7 @@ public final class MQTTClient: Sendable {
         }
         let loop: NetworkLoop
         do {
-            loop = try NetworkLoop(mosq, relay: relay)
+            loop = try NetworkLoop(mosq, relay: relay, clock: clock)
         } catch {
             throw MQTTError(operation: "network thread (\(error))", code: MOSQ_ERR_ERRNO.rawValue)
         }

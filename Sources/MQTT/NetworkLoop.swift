@@ -1,3 +1,4 @@
+import BeaconCore
 import CMosquitto
 import Foundation
 import Synchronization
@@ -32,14 +33,19 @@ final class NetworkLoop: Sendable {
     private let stopping = Atomic<Bool>(false)
     /// The thread's `pthread_t`, once it runs.
     private let thread = Atomic<UInt>(0)
-    private let ended = DispatchSemaphore(value: 0)
+    /// Signalled when the thread has ended.
+    private let ended: Wakeup
+    /// When a stopping thread gives up on its farewell.
+    private let clock: DaemonClock
     /// How long a stopping thread keeps writing (its `DISCONNECT`) before it gives up.
     static let farewell = Duration.seconds(2)
 
-    init(_ mosq: OpaquePointer, relay: MQTTClient.Relay) throws(SyscallError) {
+    init(_ mosq: OpaquePointer, relay: MQTTClient.Relay, clock: DaemonClock) throws(SyscallError) {
         self.mosq = Handle(pointer: mosq)
         self.relay = relay
+        self.clock = clock
         wakeup = try Wakeup()
+        ended = try Wakeup()
     }
 
     /// Starts the thread. `connected`: the first attempt (made by the caller) is under way; if
@@ -63,10 +69,7 @@ final class NetworkLoop: Sendable {
         stopping.store(true, ordering: .releasing)
         wakeup.signal()
         if thread.load(ordering: .relaxed) == UInt(bitPattern: Int(bitPattern: pthread_self())) { return false }
-        let (seconds, attoseconds) = timeout.components
-        let deadline =
-            DispatchTime.now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
-        return ended.wait(timeout: deadline) == .success
+        return ended.wait(timeout: timeout)
     }
 
     private var success: Int32 { MOSQ_ERR_SUCCESS.rawValue }
@@ -78,10 +81,10 @@ final class NetworkLoop: Sendable {
         // A failure was said (as a `disconnected` event) since the last accepted connection.
         var said = !connected
         var waiting: Duration? = connected ? nil : backoff.next()
-        var stopBy: ContinuousClock.Instant?
+        var stopBy: Duration?
         while true {
             if stopping.load(ordering: .acquiring) {
-                let now = ContinuousClock.now
+                let now = clock.elapsed()
                 if stopBy == nil { stopBy = now + Self.farewell }
                 if waiting != nil || mosquitto_socket(mosq) < 0 || stopBy.map({ now >= $0 }) ?? false { break }
             }

@@ -800,8 +800,9 @@ public struct OutboxEntry: Sendable, Hashable {
 /// checkpoint (every 4,000 pages) does, finding little left to copy. With no commit since its last
 /// round it sleeps until the next (an idle daemon's CPU time: `scripts/bench idle`).
 final class Checkpointer: Sendable {
-    static let period = 0.1
-    private let wake = DispatchSemaphore(value: 0)
+    static let period = Duration.milliseconds(100)
+    /// Signalled by a commit the thread sleeps for, and by the stop.
+    private let wake: Wakeup
     private let stopped = Mutex(false)
     /// A commit came since the last checkpoint.
     private let dirty = Atomic<Bool>(true)
@@ -810,11 +811,15 @@ final class Checkpointer: Sendable {
 
     init(path: String, configuration: GRDB.Configuration) throws {
         let queue = try DatabaseQueue(path: path, configuration: configuration)
+        wake = try Wakeup()
         // Checkpoints block on the disk: a thread of their own, which holds this object until ``stop()``.
         let thread = Thread { [self] in
             var paced = true
             while true {
-                if paced { _ = wake.wait(timeout: .now() + Self.period) }
+                if paced {
+                    wake.wait(timeout: Self.period)
+                    wake.clear()
+                }
                 paced = true
                 let stopping = stopped.withLock { $0 }
                 if dirty.exchange(false, ordering: .sequentiallyConsistent) || stopping {
@@ -824,7 +829,10 @@ final class Checkpointer: Sendable {
                 } else {
                     // Nothing written since the last round: sleep until a commit (or the stop).
                     sleeping.store(true, ordering: .sequentiallyConsistent)
-                    if !dirty.load(ordering: .sequentiallyConsistent), !stopped.withLock({ $0 }) { wake.wait() }
+                    if !dirty.load(ordering: .sequentiallyConsistent), !stopped.withLock({ $0 }) {
+                        wake.wait(timeout: nil)
+                        wake.clear()
+                    }
                     sleeping.store(false, ordering: .sequentiallyConsistent)
                     paced = false
                 }

@@ -13,8 +13,10 @@ public final class Awaitable: Sendable {
     }
 
     private let state = Mutex(State())
+    private let timers: ShellTimers
 
-    public init() {}
+    /// An awaitable whose deadlines are read and slept on `timers`.
+    public init(timers: ShellTimers = .shared) { self.timers = timers }
 
     /// Something the waiters' conditions read may have changed: wakes them all to look.
     public func changed() {
@@ -28,15 +30,17 @@ public final class Awaitable: Sendable {
 
     /// Waits until `condition` holds or `timeout` passes; returns whether it holds.
     public func wait(within timeout: Duration, until condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
+        let clock = timers.clock
+        let deadline = clock.elapsed() + timeout
         while true {
             let generation = state.withLock { $0.generation }
             if condition() { return true }
-            guard ContinuousClock.now < deadline, !Task.isCancelled else { return false }
+            let left = deadline - clock.elapsed()
+            guard left > .zero, !Task.isCancelled else { return false }
             await withTaskGroup(of: Void.self) { group in
                 // Child tasks racing: the next change against the deadline.
                 group.addTask { await self.nextChange(after: generation) }
-                group.addTask { try? await Task.sleep(until: deadline) }
+                group.addTask { try? await self.timers.sleep(for: left) }
                 _ = await group.next()
                 group.cancelAll()
             }

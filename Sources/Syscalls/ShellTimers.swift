@@ -2,11 +2,21 @@ import BeaconCore
 import Foundation
 import Synchronization
 
-/// The one timer mechanism of the shells: closures run at a deadline on one thread, which waits
-/// for the earliest as the engine's loop does (a ``Wakeup`` and a timeout). Script timeouts and
-/// their SIGKILL grace use it. A closure must be quick: it runs on the timers' thread.
+/// The one timer mechanism of the shells, on one injected ``DaemonClock``.
+///
+/// Every wait in the shell ends in `poll(2)` with a timeout computed from that clock
+/// (``Syscall/waitReadable(_:timeout:)``): a thread waits on its ``Wakeup``s so (the engine's
+/// loop, the MQTT network thread, the checkpointer, an HTTP fetch); closures run at a deadline on
+/// the timers' one thread, which waits so for the earliest (script timeouts and their SIGKILL
+/// grace); and async code sleeps through ``sleep(for:)``, a closure that resumes it. A scripted
+/// clock drives all of it in tests: after moving it, ``clockMoved()`` makes the thread look.
+/// A closure must be quick: it runs on the timers' thread.
 public final class ShellTimers: Sendable {
-    public static let shared = ShellTimers()
+    /// The timers of the machine's clock (``DaemonClock/system``).
+    public static let shared = ShellTimers(clock: .system)
+
+    /// The clock every deadline is read on.
+    public let clock: DaemonClock
 
     private struct State {
         var queue = DeadlineQueue<Int>()
@@ -17,22 +27,32 @@ public final class ShellTimers: Sendable {
 
     private let state = Mutex(State())
     private let wakeup: Wakeup?
-    private let origin = ContinuousClock.now
 
-    init() { wakeup = try? Wakeup() }
+    public init(clock: DaemonClock) {
+        self.clock = clock
+        wakeup = try? Wakeup()
+    }
 
-    /// Microseconds since the timers were made, on the clock that only moves forward.
-    private var now: Int64 { (ContinuousClock.now - origin).microseconds }
+    /// Microseconds on the clock that only moves forward.
+    private var now: Int64 { clock.elapsed().microseconds }
 
-    /// Runs `action` once `delay` has passed.
-    public func after(_ delay: Duration, _ action: @escaping @Sendable () -> Void) {
-        let due = now &+ max(0, delay.microseconds)
-        let start = state.withLock { state -> Bool in
+    /// Runs `action` once `delay` has passed; returns a number that ``cancel(_:)`` takes.
+    @discardableResult
+    public func after(_ delay: Duration, _ action: @escaping @Sendable () -> Void) -> Int {
+        at(clock.elapsed() + max(.zero, delay), action)
+    }
+
+    /// Runs `action` once ``clock``'s elapsed time reaches `deadline`; returns a number that
+    /// ``cancel(_:)`` takes.
+    @discardableResult
+    public func at(_ deadline: Duration, _ action: @escaping @Sendable () -> Void) -> Int {
+        let due = deadline.microseconds
+        let (id, start) = state.withLock { state -> (Int, Bool) in
             state.next += 1
             state.actions[state.next] = action
             state.queue.schedule(state.next, at: due)
             defer { state.started = true }
-            return !state.started
+            return (state.next, !state.started)
         }
         if start {
             let thread = Thread { [self] in run() }
@@ -40,6 +60,71 @@ public final class ShellTimers: Sendable {
             thread.start()
         }
         wakeup?.signal()
+        return id
+    }
+
+    /// Drops the action `after` returned `id` for, if it has not run.
+    public func cancel(_ id: Int) {
+        _ = state.withLock { $0.actions.removeValue(forKey: id) }
+    }
+
+    /// The scripted clock moved: the thread reads it again and runs what fell due.
+    public func clockMoved() { wakeup?.signal() }
+
+    /// Suspends the calling task until `duration` has passed on ``clock``; throws
+    /// `CancellationError` at once when the task is cancelled (a graceful shutdown).
+    public func sleep(for duration: Duration) async throws {
+        try await sleep(until: clock.elapsed() + max(.zero, duration))
+    }
+
+    /// Suspends the calling task until ``clock``'s elapsed time reaches `deadline`, as
+    /// ``sleep(for:)``.
+    public func sleep(until deadline: Duration) async throws {
+        let sleeper = Sleeper()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                guard sleeper.hold(continuation) else { return }
+                let id = at(deadline) { sleeper.finish(with: nil) }
+                sleeper.noteTimer(id)
+            }
+        } onCancel: {
+            if let id = sleeper.finish(with: CancellationError()) { cancel(id) }
+        }
+    }
+
+    /// One sleeping task: its continuation, resumed once, by the timer or by a cancellation.
+    private final class Sleeper: Sendable {
+        private struct Slot {
+            var continuation: CheckedContinuation<Void, any Error>?
+            var timer: Int?
+            var finished = false
+        }
+
+        private let slot = Mutex(Slot())
+
+        /// Keeps the continuation; `false` when the task was cancelled before (it is resumed).
+        func hold(_ continuation: CheckedContinuation<Void, any Error>) -> Bool {
+            let finished = slot.withLock { slot -> Bool in
+                if !slot.finished { slot.continuation = continuation }
+                return slot.finished
+            }
+            if finished { continuation.resume(throwing: CancellationError()) }
+            return !finished
+        }
+
+        func noteTimer(_ id: Int) { slot.withLock { $0.timer = id } }
+
+        /// Resumes the task (with `error`, if any) unless it was; returns the timer to cancel.
+        @discardableResult
+        func finish(with error: (any Error)?) -> Int? {
+            let (continuation, timer) = slot.withLock { slot -> (CheckedContinuation<Void, any Error>?, Int?) in
+                slot.finished = true
+                defer { slot.continuation = nil }
+                return (slot.continuation, slot.timer)
+            }
+            if let error { continuation?.resume(throwing: error) } else { continuation?.resume() }
+            return timer
+        }
     }
 
     private func run() {
@@ -56,9 +141,11 @@ public final class ShellTimers: Sendable {
             for action in due { action() }
             guard due.isEmpty else { continue }
             // Until the earliest deadline, or a new one (a wake-up that cannot be made: short waits).
-            _ = try? Syscall.waitReadable(
-                wakeup.map { [$0.descriptor] } ?? [],
-                timeout: wakeup == nil ? min(wait ?? .milliseconds(50), .milliseconds(50)) : wait)
+            if let wakeup {
+                wakeup.wait(timeout: wait)
+            } else {
+                Syscall.sleep(min(wait ?? .milliseconds(50), .milliseconds(50)))
+            }
         }
     }
 }

@@ -63,13 +63,11 @@ public enum Syscall {
         Int32(try retrying("open") { Int(open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)) })
     }
 
-    /// Blocks the calling thread for `duration`, resuming after signals.
+    /// Blocks the calling thread for `duration`, resuming after signals: a ``waitReadable(_:timeout:)``
+    /// on nothing, the shell's one way of waiting (``ShellTimers``).
     public static func sleep(_ duration: Duration) {
         guard duration > .zero else { return }
-        var request = timespec(
-            tv_sec: Int(duration.components.seconds), tv_nsec: Int(duration.components.attoseconds / 1_000_000_000))
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
+        _ = try? waitReadable([], timeout: duration)
     }
 }
 

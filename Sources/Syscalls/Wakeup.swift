@@ -33,6 +33,14 @@ public final class Wakeup: Sendable {
         _ = try? Syscall.retrying("wake-up write") { write(writer, &byte, 1) }
     }
 
+    /// Waits until ``descriptor`` is readable (signalled and not yet cleared) or `timeout` passes
+    /// (`nil`: no timeout); returns whether it was signalled. A wait of the shell's one timer
+    /// mechanism (``ShellTimers``): `poll(2)` on wake-ups with a timeout from the injected clock.
+    @discardableResult
+    public func wait(timeout: Duration?) -> Bool {
+        ((try? Syscall.waitReadable([descriptor], timeout: timeout)) ?? [0]).first.map { $0 != 0 } ?? false
+    }
+
     /// Makes ``descriptor`` unreadable again (what was signalled is being taken).
     public func clear() {
         var bytes = [UInt8](repeating: 0, count: 64)

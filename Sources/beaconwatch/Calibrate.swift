@@ -49,7 +49,8 @@ struct Calibrate: AsyncParsableCommand {
         switch source ?? configuration.monitor.source {
         case .adapter(let name):
             let scanner = try LiveScanner(adapter: name, say: { printError("beaconwatch: \($0)") })
-            let end = ContinuousClock.now.advanced(by: .milliseconds(Int64(seconds * 1000)))
+            let clock = DaemonClock.system
+            let end = clock.elapsed() + .milliseconds(Int64(seconds * 1000))
             printError("listening for \(beacon.locationID) (\(beacon.id)) for \(seconds) s on \(name)...")
             // Until the time is up, or SIGINT or SIGTERM (the service group's stop wakes the wait).
             let (id, start, radio) = (beacon.id, calibration, Handed(scanner))
@@ -57,10 +58,10 @@ struct Calibrate: AsyncParsableCommand {
                 let scanner = radio.value
                 var calibration = start
                 var radio = LiveAdvertisements()
-                while !control.isStopping, ContinuousClock.now < end {
+                while !control.isStopping, clock.elapsed() < end {
                     try radio.next(
-                        from: scanner, timeout: end - ContinuousClock.now, wake: control.wakeDescriptor,
-                        stamp: DaemonClock.system.now
+                        from: scanner, timeout: end - clock.elapsed(), wake: control.wakeDescriptor,
+                        stamp: clock.now
                     ) { time, advertisement in
                         if advertisement.beacon == id { calibration.add(rssi: advertisement.rssi, at: time) }
                     }

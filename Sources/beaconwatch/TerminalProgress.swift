@@ -1,3 +1,4 @@
+import BeaconCore
 import Daemon
 import Synchronization
 
@@ -10,9 +11,14 @@ import Synchronization
 /// progress, and a pipe or log file must not get control characters).
 final class TerminalProgress: Sendable {
     private let line: Mutex<ProgressLine>
-    private let start = ContinuousClock.now
+    private let clock: DaemonClock
+    private let start: Duration
 
-    private init(_ line: ProgressLine) { self.line = Mutex(line) }
+    private init(_ line: ProgressLine, clock: DaemonClock = .system) {
+        self.line = Mutex(line)
+        self.clock = clock
+        start = clock.elapsed()
+    }
 
     /// A progress line for `label`, or `nil` where none may show.
     static func make(label: String, unit: ProgressLine.Unit) -> TerminalProgress? {
@@ -21,8 +27,7 @@ final class TerminalProgress: Sendable {
     }
 
     func update(done: Int, total: Int?) {
-        let elapsed = start.duration(to: .now)
-        let seconds = elapsed.inSeconds
+        let seconds = (clock.elapsed() - start).inSeconds
         write(line.withLock { $0.update(done: done, total: total, elapsed: seconds) })
     }
 

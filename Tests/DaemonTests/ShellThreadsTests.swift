@@ -51,4 +51,69 @@ import Testing
         #expect(order.map(\.0) == [100, 200, 300])
         #expect(order.allSatisfy { delay, after in after >= .milliseconds(delay) }, "\(order)")
     }
+
+    /// On a scripted clock a timer runs when the clock passes its deadline and not before: a
+    /// marker due just before it runs in the same look of the timers' thread, and it has not.
+    @Test func aTimerOnAScriptedClockRunsOnlyOnceTheClockPassesItsDeadline() async throws {
+        let scripted = ScriptedClock()
+        let fired = Mutex<[String]>([])
+        for (name, delay) in [("deadline", 10), ("marker", 9)] {
+            scripted.timers.after(.seconds(delay)) {
+                fired.withLock { $0.append(name) }
+                Eventually.changed()
+            }
+        }
+        scripted.advance(by: .seconds(9))
+        try await Eventually.until("the marker") { fired.withLock { $0 } == ["marker"] }
+        scripted.advance(by: .seconds(1))
+        try await Eventually.until("the deadline") { fired.withLock { $0 } == ["marker", "deadline"] }
+    }
+
+    /// An async sleep (the services' backoffs, the web view's pauses) ends when the scripted
+    /// clock has passed it, however long it is on the machine's clock. (Until an instant: the
+    /// sleeping task may start after the clock has moved.)
+    @Test func aSleepEndsWhenTheScriptedClockHasPassedIt() async throws {
+        let scripted = ScriptedClock()
+        let woke = Atomic<Bool>(false)
+        let marker = Atomic<Bool>(false)
+        async let sleeper: Void = {
+            try await scripted.timers.sleep(until: .seconds(3600))
+            woke.store(true, ordering: .sequentiallyConsistent)
+            Eventually.changed()
+        }()
+        scripted.timers.at(.seconds(3599)) {
+            marker.store(true, ordering: .sequentiallyConsistent)
+            Eventually.changed()
+        }
+        scripted.advance(by: .seconds(3599))
+        try await Eventually.until("the marker") { marker.load(ordering: .sequentiallyConsistent) }
+        let early = woke.load(ordering: .sequentiallyConsistent)
+        #expect(!early)
+        scripted.advance(by: .seconds(1))
+        try await sleeper
+        let late = woke.load(ordering: .sequentiallyConsistent)
+        #expect(late)
+    }
+
+    /// A cancelled sleep (a graceful shutdown) ends at once with `CancellationError`, the clock
+    /// standing still.
+    @Test func aCancelledSleepEndsAtOnce() async throws {
+        let scripted = ScriptedClock()
+        let outcome = await withTaskGroup(of: String.self) { group in
+            group.addTask {
+                do {
+                    try await scripted.timers.sleep(for: .seconds(3600))
+                    return "slept"
+                } catch is CancellationError {
+                    return "cancelled"
+                } catch {
+                    return "\(error)"
+                }
+            }
+            group.cancelAll()
+            return await group.next()
+        }
+        #expect(outcome == "cancelled")
+        #expect(scripted.elapsed == .zero)
+    }
 }

@@ -20,15 +20,17 @@ public final class MQTTInput: Sendable {
     let control: EngineControl
     public let refusals: Refusals
     let logger: Logger
+    let clock: DaemonClock
     /// Where `cmd/reload` goes (the daemon's reloader, once there is one).
     private let reloader = Mutex<(@Sendable (String) -> Void)?>(nil)
 
     /// The input of a daemon reporting as `userid` under `settings`, with `fleet`'s sources, into
-    /// `control`.
+    /// `control`; garbage is counted by minutes of `clock`.
     public init(
         settings: MQTTSettings, userid: String, fleet: FleetSettings?, control: EngineControl, refusals: Refusals,
-        logger: Logger
+        logger: Logger, clock: DaemonClock = .system
     ) {
+        self.clock = clock
         tree = TopicTree(topic: settings.topic, userid: userid, qos: Int32(settings.qos))
         fleetSources = [
             (FleetSource.owntracks, fleet?.owntracks), (.theengs, fleet?.theengs), (.forward, fleet?.forward),
@@ -61,7 +63,7 @@ public final class MQTTInput: Sendable {
             }
         case .fleet(let message): control.post(message)
         case .garbage(let problem):
-            if let line = refusals.garbage(problem, at: .now) { logger.warning("\(line)") }
+            if let line = refusals.garbage(problem, at: clock.elapsed()) { logger.warning("\(line)") }
         case .refusedCommand(let line): logger.warning("\(line)")
         case .ignored: break
         }

@@ -15,7 +15,7 @@ public final class Refusals: Sendable {
     static let remembered = 10_000
 
     private struct State {
-        var windowStart: ContinuousClock.Instant?
+        var windowStart: Duration?
         var said = 0
         var unsaid = 0
         var garbage = 0
@@ -39,8 +39,9 @@ public final class Refusals: Sendable {
     /// Fleet messages a device table refused (undeclared, over the cap, stale), in all.
     public var refusedCount: Int { state.withLock { $0.refused } }
 
-    /// A malformed message (`problem` says why), at `now`: the line to log, if any.
-    public func garbage(_ problem: String, at now: ContinuousClock.Instant) -> String? {
+    /// A malformed message (`problem` says why), at `now` (``DaemonClock/elapsed``): the line to
+    /// log, if any.
+    public func garbage(_ problem: String, at now: Duration) -> String? {
         state.withLock { state in
             state.garbage += 1
             var prefix = ""
@@ -50,7 +51,9 @@ public final class Refusals: Sendable {
                     return nil
                 }
             } else {
-                if state.unsaid > 0 { prefix = "(\(state.unsaid) more fleet messages were ignored in the last minute) " }
+                if state.unsaid > 0 {
+                    prefix = "(\(state.unsaid) more fleet messages were ignored in the last minute) "
+                }
                 state.windowStart = now
                 state.said = 0
                 state.unsaid = 0

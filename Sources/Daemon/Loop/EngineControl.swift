@@ -46,8 +46,12 @@ public final class EngineControl: Sendable {
     /// Readable while orders or a stop wait: the run loop waits on it beside its input.
     public let wakeup: Wakeup?
 
-    public init() {
+    /// Where a reading's limit (``read(within:_:)``) is timed.
+    let timers: ShellTimers
+
+    public init(timers: ShellTimers = .shared) {
         wakeup = try? Wakeup()
+        self.timers = timers
     }
 
     /// The descriptor a blocking wait should also watch (`nil` if none could be made).
@@ -119,7 +123,7 @@ public final class EngineControl: Sendable {
         within limit: Duration = .seconds(2), _ body: @escaping @Sendable (EngineDriver) -> T
     ) async -> T? {
         let answer = Mutex<(done: Bool, value: T?)>((false, nil))
-        let answered = Awaitable()
+        let answered = Awaitable(timers: timers)
         query { driver in
             let value = driver.map(body)
             answer.withLock { $0 = (true, value) }

@@ -62,7 +62,12 @@ public struct EngineDriver {
     /// Why the last commit failed, while commits fail: the staged steps wait in memory (the
     /// engine goes on) and ``commit()`` tries again at most every ``retryInterval``.
     public private(set) var failing: StateStoreError?
-    private var lastTry = ContinuousClock.now
+    private var lastTry: Duration
+    /// The clock that only moves forward (``DaemonClock/elapsed``): the retry interval, and when
+    /// a step was staged. The loop's own; the machine's unless set.
+    public var elapsed: () -> Duration = DaemonClock.system.elapsed {
+        didSet { lastTry = elapsed() }
+    }
     /// Says, once each, that commits fail and that they succeed again; and the devices' notices.
     public var warn: (String) -> Void = { _ in }
     public static let retryInterval = Duration.seconds(1)
@@ -77,6 +82,7 @@ public struct EngineDriver {
         self.sinks = sinks
         self.requests = requests
         self.output = output
+        lastTry = DaemonClock.system.elapsed()
     }
 
     /// A driver of a daemon with no fleet, its own radio `engine`.
@@ -158,9 +164,9 @@ public struct EngineDriver {
     /// order, undelivered, and the next call at least ``retryInterval`` later tries again; the
     /// first failure and the recovery are said through ``warn``. ``finish()`` throws instead.
     public mutating func commit() throws {
-        if failing != nil, ContinuousClock.now - lastTry < Self.retryInterval { return }
+        if failing != nil, elapsed() - lastTry < Self.retryInterval { return }
         let waiting = batch.outputCount
-        lastTry = .now
+        lastTry = elapsed()
         do {
             delivered += try batch.commit(store: store, output: output, sinks: sinks)
         } catch let error as StateStoreError {
@@ -182,7 +188,7 @@ public struct EngineDriver {
         // Each fleet device's presence as it is now: the next start resumes its deadlines.
         devices.close(into: &actions)
         try perform()
-        lastTry = .now - Self.retryInterval
+        lastTry = elapsed() - Self.retryInterval
         try commit()
         if let failing {
             throw StateStoreError(
@@ -214,7 +220,8 @@ public struct EngineDriver {
                         stepOutputs, state: step.changes, sinks: sinks, whereabouts: step.whereabouts,
                         device: sinkName(of: id),
                         commands: deviceCommands.isEmpty ? [] : deviceCommands.removeValue(forKey: id) ?? [],
-                        record: deviceRecords.isEmpty ? nil : deviceRecords.removeValue(forKey: id))
+                        record: deviceRecords.isEmpty ? nil : deviceRecords.removeValue(forKey: id),
+                        staged: elapsed())
                     stepOutputs.removeAll(keepingCapacity: true)
                     if batch.isFull { try commit() }
                 case .engine(let id, .request(let request)):

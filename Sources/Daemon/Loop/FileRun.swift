@@ -23,6 +23,8 @@ public struct FileRun {
     /// After the end of input, go on taking the shell's orders and queries (the web view) for
     /// this long before returning (`run --linger`); a stop ends it.
     public var linger = Duration.zero
+    /// The clock `--realtime` paces by and `linger` waits on (``DaemonClock/system`` unless set).
+    public var clock = DaemonClock.system
     /// Called at the end of input, before lingering.
     public var atEnd: () -> Void = {}
     /// Bytes of the input read so far and its size (``FileSource/progress``).
@@ -69,21 +71,22 @@ public struct FileRun {
             var driver = EngineDriver(
                 engine: engine, store: store, sinks: sinks, requests: .inline(hook), output: output)
             driver.warn = warn
+            driver.elapsed = clock.elapsed
             var summary = Summary()
-            var pace: (first: Timestamp, wall: ContinuousClock.Instant)?
+            var pace: (first: Timestamp, wall: Duration)?
             var file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)
             file.progress = progress
             file.wake = control?.wakeDescriptor
             // Steps a full disk held back are tried again while a quiet pipe gives no input.
             file.idleTimeout = { driver.failing == nil ? nil : EngineDriver.retryInterval }
-            var clock: Timestamp?
+            var inputClock: Timestamp?
             // Between events: the shell's orders, at the input's time, each committed at once.
             func obey() throws {
                 guard let control else { return }
                 if control.isStopping { throw Stopped() }
                 // A file runs on its own clock: fleet messages are not taken (said at the start).
                 _ = control.takeFleet()
-                if let time = clock {
+                if let time = inputClock {
                     let orders = control.take()
                     if !orders.isEmpty {
                         try driver.commit()
@@ -105,14 +108,14 @@ public struct FileRun {
                     if realtime {
                         if let (first, wall) = pace {
                             let offset = Duration.microseconds(event.time.microseconds - first.microseconds)
-                            let delay = wall.advanced(by: offset) - ContinuousClock.now
+                            let delay = wall + offset - clock.elapsed()
                             if delay > .zero {
                                 try driver.commit()
                                 // `--realtime` paces a file by its timestamps: waiting is the point;
                                 // the shell's orders and queries are taken meanwhile.
-                                let due = ContinuousClock.now.advanced(by: delay)
+                                let due = clock.elapsed() + delay
                                 while let wake = control?.wakeDescriptor {
-                                    let left = due - ContinuousClock.now
+                                    let left = due - clock.elapsed()
                                     guard left > .zero else { break }
                                     _ = try? Syscall.waitReadable([wake], timeout: left)
                                     try obey()
@@ -120,15 +123,15 @@ public struct FileRun {
                                 if control?.wakeDescriptor == nil { Syscall.sleep(delay) }
                             }
                         } else {
-                            pace = (event.time, ContinuousClock.now)
+                            pace = (event.time, clock.elapsed())
                         }
                     }
                     try driver.handle(event)
-                    clock = event.time
+                    inputClock = event.time
                 }
             } catch is Stopped {
                 summary.stopped = true
-                summary.read.lastTime = clock
+                summary.read.lastTime = inputClock
             }
             // The input's clock ends at its last record, beacon or not: what fell due by then
             // happened. Draining runs the clock on until nothing is pending.
@@ -138,10 +141,10 @@ public struct FileRun {
             try driver.finish()
             if linger > .zero, let wake = control?.wakeDescriptor, !summary.stopped {
                 atEnd()
-                let due = ContinuousClock.now.advanced(by: linger)
+                let due = clock.elapsed() + linger
                 do {
                     while true {
-                        let left = due - ContinuousClock.now
+                        let left = due - clock.elapsed()
                         guard left > .zero else { break }
                         _ = try? Syscall.waitReadable([wake], timeout: left)
                         try obey()

@@ -87,6 +87,7 @@ public struct LiveRun {
                 kept: kept)
             var driver = EngineDriver(devices: devices, store: store, sinks: sinks, requests: requests, output: output)
             driver.warn = warn
+            driver.elapsed = elapsed
             var radio = LiveAdvertisements()
             var last = (wall: now(), elapsed: elapsed())
             // The wall clock, with a step since the last reading taken out of the engine's

@@ -1,4 +1,5 @@
 import Foundation
+import Syscalls
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -28,7 +29,9 @@ public enum HTTPFetch {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             return .failure(Failure(description: "only http and https URLs are fetched"))
         }
-        let delegate = Collector(limit: limit)
+        guard let delegate = try? Collector(limit: limit) else {
+            return .failure(Failure(description: "no descriptor for the wait is left (raise the open files limit)"))
+        }
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
         configuration.timeoutIntervalForResource = timeout
@@ -40,7 +43,8 @@ public enum HTTPFetch {
         let task = session.dataTask(with: request)
         task.resume()
         // Our own deadline too, a little after the session's: nothing waits longer than asked.
-        if delegate.done.wait(timeout: .now() + timeout + 0.5) == .timedOut {
+        let limitSeconds = timeout.isFinite ? min(max(timeout, 0), 86_400) : 86_400
+        if !delegate.done.wait(timeout: .milliseconds(Int64(limitSeconds * 1000) + 500)) {
             task.cancel()
             return .failure(Failure(description: "no reply within \(seconds(timeout))"))
         }
@@ -55,13 +59,17 @@ public enum HTTPFetch {
         // The session calls one delegate method at a time, on its own queue; `result` is read
         // only after `done`.
         let limit: Int
-        let done = DispatchSemaphore(value: 0)
+        /// Signalled when the transfer has ended, one way or another.
+        let done: Wakeup
         let result = Mutex<Result<Reply, Failure>?>(nil)
         private let body = Mutex<[UInt8]>([])
         private let status = Mutex(0)
         private let tooLarge = Mutex(false)
 
-        init(limit: Int) { self.limit = limit }
+        init(limit: Int) throws {
+            self.limit = limit
+            done = try Wakeup()
+        }
 
         func urlSession(
             _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,

@@ -8,6 +8,7 @@ import Persistence
 import RegionMonitor
 import Rules
 import ServiceLifecycle
+import Syscalls
 
 /// The daemon as one service that owns the others: the engine loop, the broker connection, the
 /// script runner, reloading and the rules refresh, run as one service group that shuts down in
@@ -39,10 +40,14 @@ public struct BeaconwatchService: Service {
 
     public let options: Options
     public let logger: Logger
+    /// The daemon's one clock and timer mechanism, handed to every part that reads the time or
+    /// waits (the machine's unless a test gives its own).
+    public let timers: ShellTimers
 
-    public init(options: Options, logger: Logger) {
+    public init(options: Options, logger: Logger, timers: ShellTimers = .shared) {
         self.options = options
         self.logger = logger
+        self.timers = timers
     }
 
     public func run() async throws {
@@ -65,17 +70,19 @@ public struct BeaconwatchService: Service {
             $0 == "-" ? EventsFile() : try EventsFile(path: $0, store: store) { logger.warning("\($0)") }
         }
         let mqttSettings = noMqtt ? nil : configuration.mqtt
-        let control = EngineControl()
+        let clock = timers.clock
+        let control = EngineControl(timers: timers)
         let refusals = Refusals(
             maxDevices: configuration.fleet?.maxDevices ?? 0, maxAge: configuration.fleet?.maxAge ?? 30)
         let input = mqttSettings.map {
             MQTTInput(
                 settings: $0, userid: identity.userid, fleet: configuration.fleet, control: control,
-                refusals: refusals, logger: logger)
+                refusals: refusals, logger: logger, clock: clock)
         }
         let mqtt = try mqttSettings.map {
             try MQTTSink(
-                settings: $0, userid: identity.userid, hierarchy: configuration.hierarchy, store: store, input: input)
+                settings: $0, userid: identity.userid, hierarchy: configuration.hierarchy, store: store, input: input,
+                timers: timers)
         }
         logger.info(
             "starting",
@@ -85,7 +92,7 @@ public struct BeaconwatchService: Service {
                 "mqtt": "\(configuration.mqtt.map { noMqtt ? "off (--no-mqtt)" : "\($0.host):\($0.port)" } ?? "off")",
             ]
         )
-        let rules = try RulesSource.loadAll(configuration: configuration, store: store, now: DaemonClock.system.now()) {
+        let rules = try RulesSource.loadAll(configuration: configuration, store: store, now: clock.now()) {
             logger.warning("\($0)")
         }
         for (source, loaded) in rules.sources {
@@ -94,7 +101,9 @@ public struct BeaconwatchService: Service {
                 metadata: ["source": "\(loaded.origin)", "regions": "\(loaded.regions.count)"])
         }
         try mqtt?.start()
-        let scripts = ScriptSink(scripts: configuration.scripts, timeout: configuration.scriptTimeout, logger: logger)
+        let scripts = ScriptSink(
+            scripts: configuration.scripts, timeout: configuration.scriptTimeout, logger: logger,
+            runs: ScriptRuns(timers: timers))
         var sinks: [any OutputSink] = [scripts]
         var web: WebService?
         if var settings = configuration.web {
@@ -110,7 +119,8 @@ public struct BeaconwatchService: Service {
                 settings.port = -1
             }
             if settings.port >= 0 {
-                let state = WebState(configuration: configuration, ownID: identity.userid, control: control)
+                let state = WebState(
+                    configuration: configuration, ownID: identity.userid, control: control, timers: timers)
                 sinks.append(state)
                 let bound = options.webBound ?? { _ in }
                 web = WebService(
@@ -123,12 +133,12 @@ public struct BeaconwatchService: Service {
         if let eventsFile { sinks.insert(eventsFile, at: 0) }
         let reloader = Reloader(
             path: config, running: configuration, identity: identity, control: control, sinks: sinks, store: store,
-            logger: logger)
+            logger: logger, clock: clock)
         input?.onReload { reloader.request($0) }
         let job = Job(
             configuration: configuration, source: source, store: store, sinks: sinks, logger: logger,
             active: active, realtime: realtime, skipBadLines: skipBadLines, rules: rules.regions, scripts: scripts,
-            linger: options.linger, refusals: refusals)
+            linger: options.linger, refusals: refusals, clock: clock)
         // Shut down in reverse: the engine stops first, then the sinks flush what it committed.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: reloader, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)
@@ -138,11 +148,11 @@ public struct BeaconwatchService: Service {
         for (source, loaded) in rules.sources {
             guard let expires = loaded.expires else { continue }
             let refresher = RulesRefresher(
-                source: source, store: store, control: control, expires: expires, logger: logger)
+                source: source, store: store, control: control, expires: expires, logger: logger, timers: timers)
             services.append(.init(service: refresher, successTerminationBehavior: .ignore))
         }
         if let endpoint = configuration.monitor.position, source.isAdapter || source == .none {
-            let feed = GPSDFeed(endpoint: endpoint, logger: logger) { control.post(.position($0)) }
+            let feed = GPSDFeed(endpoint: endpoint, logger: logger, timers: timers) { control.post(.position($0)) }
             services.append(.init(service: feed, successTerminationBehavior: .ignore))
         }
         if let web {
@@ -193,6 +203,7 @@ public struct BeaconwatchService: Service {
         var scripts: ScriptSink
         var linger: Duration
         var refusals: Refusals
+        var clock: DaemonClock
 
         var hook: ServerHook {
             ServerHook(configuration: configuration, logger: logger, runs: scripts.runs)
@@ -202,7 +213,7 @@ public struct BeaconwatchService: Service {
             if source == .none {
                 // No radio: the fleet's devices only (docs/behaviour.md §15).
                 logger.info("no radio of its own (Monitor.source = none): tracking the fleet only")
-                var live = LiveRun(configuration: configuration)
+                var live = LiveRun(configuration: configuration, now: clock.now, elapsed: clock.elapsed)
                 live.rules = rules
                 live.hook = hook
                 live.refusals = refusals
@@ -219,9 +230,9 @@ public struct BeaconwatchService: Service {
             }
             if case .adapter(let name) = source {
                 let scanner = try LiveScanner(
-                    adapter: name, scan: .init(active: active), say: { logger.warning("\($0)") })
+                    adapter: name, scan: .init(active: active), say: { logger.warning("\($0)") }, uptime: clock.elapsed)
                 logger.info("scanning", metadata: ["adapter": "\(name)", "mode": "\(scanner.mode?.rawValue ?? "?")"])
-                var live = LiveRun(configuration: configuration)
+                var live = LiveRun(configuration: configuration, now: clock.now, elapsed: clock.elapsed)
                 live.rules = rules
                 live.hook = hook
                 live.refusals = refusals
@@ -242,6 +253,7 @@ public struct BeaconwatchService: Service {
             job.drainAtEnd = false
             job.realtime = realtime
             job.linger = linger
+            job.clock = clock
             job.atEnd = { [logger] in
                 logger.notice("end of input; the daemon stays up \(linger) (--linger), then stops")
             }

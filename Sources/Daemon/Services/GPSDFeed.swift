@@ -16,9 +16,15 @@ public struct GPSDFeed: Service {
     let endpoint: GPSDEndpoint
     let post: @Sendable (Position) -> Void
     let logger: Logger
+    /// Where the backoff between attempts is slept.
+    let timers: ShellTimers
 
-    public init(endpoint: GPSDEndpoint, logger: Logger, post: @escaping @Sendable (Position) -> Void) {
+    public init(
+        endpoint: GPSDEndpoint, logger: Logger, timers: ShellTimers = .shared,
+        post: @escaping @Sendable (Position) -> Void
+    ) {
         self.endpoint = endpoint
+        self.timers = timers
         self.logger = logger
         self.post = post
     }
@@ -48,7 +54,7 @@ public struct GPSDFeed: Service {
                 outage = true
             }
             let wait = backoff.next()
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: wait) }
+            try? await cancelWhenGracefulShutdown { try await timers.sleep(for: wait) }
         }
     }
 

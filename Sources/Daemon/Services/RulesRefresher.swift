@@ -5,6 +5,7 @@ import BeaconCore
 import Persistence
 import RegionMonitor
 import Rules
+import Syscalls
 import ServiceLifecycle
 import Synchronization
 import UnixSignals
@@ -18,14 +19,14 @@ public struct RulesRefresher: Service {
     let control: EngineControl
     let logger: Logger
     let firstExpiry: Timestamp
-    /// When documents expire.
-    let clock: DaemonClock
+    /// When documents expire, and the sleep until then.
+    let timers: ShellTimers
 
     public init(
         source: RulesSource, store: StateStore, control: EngineControl, expires: Timestamp, logger: Logger,
-        clock: DaemonClock = .system
+        timers: ShellTimers = .shared
     ) {
-        self.clock = clock
+        self.timers = timers
         self.source = source
         self.store = store
         self.control = control
@@ -35,9 +36,10 @@ public struct RulesRefresher: Service {
 
     public func run() async throws {
         var expires = firstExpiry
+        let clock = timers.clock
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             let wait = max(0, Double(expires.microseconds - clock.now().microseconds) / 1e6)
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(wait)) }
+            try? await cancelWhenGracefulShutdown { try await timers.sleep(for: .seconds(wait)) }
             guard !Task.isCancelled, !Task.isShuttingDownGracefully else { return }
             // The fetch waits up to its timeout, and the kept copy is SQLite: a thread of its own.
             let (source, store, logger, clock) = (source, store, logger, clock)

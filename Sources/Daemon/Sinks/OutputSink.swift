@@ -34,12 +34,13 @@ public struct StepContext: Sendable {
     /// the outbox by the MQTT sink.
     public var commands: [OutboxMessage]
     /// When the step was staged, right after the engine handled its input (only for a step with
-    /// outputs): the start of the event latency the metrics show.
-    public var staged: ContinuousClock.Instant?
+    /// outputs), on the daemon's clock that only moves forward (``DaemonClock/elapsed``): the
+    /// start of the event latency the metrics show.
+    public var staged: Duration?
 
     public init(
         whereabouts: Whereabouts, device: FleetDevice? = nil, commands: [OutboxMessage] = [],
-        staged: ContinuousClock.Instant? = nil
+        staged: Duration? = nil
     ) {
         self.whereabouts = whereabouts
         self.device = device

@@ -33,10 +33,11 @@ public struct StepBatch: Sendable {
 
     public mutating func add(
         _ step: [MonitorOutput], state changes: StateChanges, sinks: [any OutputSink], whereabouts: Whereabouts,
-        device: FleetDevice? = nil, commands: [OutboxMessage] = [], record: FleetDeviceRecord? = nil
+        device: FleetDevice? = nil, commands: [OutboxMessage] = [], record: FleetDeviceRecord? = nil,
+        staged: @autoclosure () -> Duration? = nil
     ) {
         let context = StepContext(
-            whereabouts: whereabouts, device: device, commands: commands, staged: step.isEmpty ? nil : .now)
+            whereabouts: whereabouts, device: device, commands: commands, staged: step.isEmpty ? nil : staged())
         outputs += step
         let id = device?.id ?? Devices.ownID
         if devices[id] == nil {

@@ -189,7 +189,7 @@ public struct WebResponder: HTTPResponder {
         guard let id = state.hub.subscribe(device: device) else {
             return Self.error(.serviceUnavailable, "the daemon is stopping")
         }
-        let (hub, pause) = (state.hub, eventPause)
+        let (hub, pause, timers) = (state.hub, eventPause, state.timers)
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-store"
@@ -204,7 +204,7 @@ public struct WebResponder: HTTPResponder {
                     if bytes.count >= Self.largeWrite { continue }
                     // Between half and one and a half pauses: clients woken by the same output do
                     // not stay in step (a hundred writes at once delay the engine's next event).
-                    try await Task.sleep(for: pause * Double.random(in: 0.5...1.5))
+                    try await timers.sleep(for: pause * Double.random(in: 0.5...1.5))
                 }
                 try await writer.finish(nil)
             })

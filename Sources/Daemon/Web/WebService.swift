@@ -81,7 +81,7 @@ public struct WebService: Service {
                         // Every second while anything happens; when nothing did, less and less
                         // often, down to every 15 s (outputs and page requests read at once anyway).
                         let period = min(Self.samplePeriod * (1 << min(state.quietReadings, 4)), Self.keepAlivePeriod)
-                        try await Task.sleep(for: period)
+                        try await state.timers.sleep(for: period)
                         _ = await state.current(maxAge: Self.samplePeriod / 2)
                         sinceKeepAlive += period
                         if sinceKeepAlive >= Self.keepAlivePeriod {

@@ -30,10 +30,12 @@ public final class WebState: OutputSink, Sendable {
     private let rendered = Mutex<[String: (version: Int, text: String)]>([:])
 
     /// Told when a reading ends: requests that found one under way wait on it.
-    private let readingEnded = Awaitable()
+    private let readingEnded: Awaitable
+    /// The daemon's timers and clock: the readings' pace and age, the event latency.
+    let timers: ShellTimers
 
     private struct Refresh {
-        var readAt: ContinuousClock.Instant?
+        var readAt: Duration?
         var readGeneration = -1
         /// A request is taking a reading now; the others wait for it.
         var reading = false
@@ -53,8 +55,10 @@ public final class WebState: OutputSink, Sendable {
     /// Readings at most this often, however many requests and outputs come.
     static let minimumInterval = Duration.milliseconds(40)
 
-    public init(configuration: Configuration, ownID: String, control: EngineControl) {
+    public init(configuration: Configuration, ownID: String, control: EngineControl, timers: ShellTimers = .shared) {
         self.control = control
+        self.timers = timers
+        readingEnded = Awaitable(timers: timers)
         self.ownID = ownID
         metrics = WebMetrics()
         var model = BuildingModel(hierarchy: configuration.hierarchy, maxRegions: configuration.monitor.maxRegions)
@@ -82,7 +86,7 @@ public final class WebState: OutputSink, Sendable {
                 for output in outputs { model.record(output, device: device) }
             }
         }
-        if let staged = context.staged { metrics.latency(ContinuousClock.now - staged) }
+        if let staged = context.staged { metrics.latency(timers.clock.elapsed() - staged) }
         delivered.add(outputs.count, ordering: .releasing)
     }
 
@@ -131,14 +135,15 @@ public final class WebState: OutputSink, Sendable {
     func refresh(maxAge: Duration) async {
         while true {
             let wanted = delivered.load(ordering: .acquiring)
+            let now = timers.clock.elapsed()
             let turn = refreshing.withLock { state -> Turn in
                 if state.ended { return .done }
                 if state.reading { return .wait }
                 let fresh =
-                    state.readGeneration >= wanted && state.readAt.map { ContinuousClock.now - $0 < maxAge } == true
+                    state.readGeneration >= wanted && state.readAt.map { now - $0 < maxAge } == true
                 if fresh { return .done }
                 state.reading = true
-                return .read(pause: state.readAt.map { Self.minimumInterval - (ContinuousClock.now - $0) } ?? .zero)
+                return .read(pause: state.readAt.map { Self.minimumInterval - (now - $0) } ?? .zero)
             }
             switch turn {
             case .done:
@@ -147,7 +152,7 @@ public final class WebState: OutputSink, Sendable {
                 // The reader's wait for the engine is bounded (``EngineControl/read(within:_:)``).
                 _ = await readingEnded.wait(within: .seconds(10)) { !refreshing.withLock { $0.reading } }
             case .read(let pause):
-                if pause > .zero { try? await Task.sleep(for: pause) }
+                if pause > .zero { try? await timers.sleep(for: pause) }
                 await read()
             }
             // A reading that began before this request's outputs were delivered: once more; but
@@ -175,7 +180,7 @@ public final class WebState: OutputSink, Sendable {
             state.reading = false
             state.unanswered = snapshot == nil
             if let snapshot {
-                state.readAt = .now
+                state.readAt = timers.clock.elapsed()
                 state.readGeneration = snapshot.generation
                 let activity = snapshot.reports &+ snapshot.sightings &+ snapshot.generation
                 state.quietReadings = activity == state.activity ? state.quietReadings + 1 : 0

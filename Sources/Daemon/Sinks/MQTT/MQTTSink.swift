@@ -40,7 +40,8 @@ public final class MQTTSink: OutputSink {
     private let discovery: [MQTTMessage]
     /// The configured beacons' Location IDs, in file order.
     private let beacons: [String]
-    private let origin = ContinuousClock.now
+    /// The daemon's timers: the machine's clock, and the waits on it.
+    private let timers: ShellTimers
     private let seams: Seams
     /// How many events may be with libmosquitto, unacknowledged, at once.
     public static let window = 100
@@ -48,7 +49,7 @@ public final class MQTTSink: OutputSink {
     public static let confirmation = Duration.seconds(1)
 
     /// Told after every change of the machine: what ``wait(within:until:)`` waits on.
-    private let changes = Awaitable()
+    private let changes: Awaitable
     /// Reads of the outbox the machine asked for (``Outbox/Action/load(after:limit:)``), carried
     /// out by ``run(logger:)`` on a thread of their own: never on libmosquitto's thread.
     private let loads: AsyncStream<(after: Int64, limit: Int)>
@@ -77,9 +78,11 @@ public final class MQTTSink: OutputSink {
     /// handing what comes in to `input`; nothing is sent before ``start()``.
     public init(
         settings: MQTTSettings, userid: String, hierarchy: Hierarchy, store: StateStore, input: MQTTInput? = nil,
-        seams: Seams = Seams()
+        seams: Seams = Seams(), timers: ShellTimers = .shared
     ) throws {
         self.seams = seams
+        self.timers = timers
+        changes = Awaitable(timers: timers)
         self.input = input
         (loads, loadRequests) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         tree = TopicTree(topic: settings.topic, userid: userid, qos: Int32(settings.qos))
@@ -111,7 +114,7 @@ public final class MQTTSink: OutputSink {
         let callbacks = NetworkCallbacks()
         client = try MQTTClient(
             connection, published: { callbacks.acknowledged($0, generation: $1) },
-            received: { input?.received(topic: $0, payload: $1, retained: $2) })
+            received: { input?.received(topic: $0, payload: $1, retained: $2) }, clock: timers.clock)
         callbacks.attach(self)
     }
 
@@ -123,8 +126,8 @@ public final class MQTTSink: OutputSink {
         return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
     }
 
-    /// Microseconds since this sink was made: the machine's clock.
-    private var now: Int64 { (ContinuousClock.now - origin).microseconds }
+    /// Microseconds on the daemon's clock that only moves forward: the machine's clock.
+    private var now: Int64 { timers.clock.elapsed().microseconds }
 
     /// Queues what the outbox still holds from before (sent before anything new), takes the
     /// configured beacons' kept classes as retained state (a broker that lost its own hears them

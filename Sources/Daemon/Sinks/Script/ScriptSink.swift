@@ -89,7 +89,7 @@ public final class ScriptSink: OutputSink {
     private let settings: Mutex<Settings>
     private let runners = Mutex<[String: ScriptRunner]>([:])
     /// Told whenever a runner finished a run: what ``finish(within:)`` waits on.
-    private let idle = Awaitable()
+    private let idle: Awaitable
     private let logger: Logger
     /// The runs going now: what ``finish(within:)`` stops at last.
     public let runs: ScriptRuns
@@ -102,6 +102,7 @@ public final class ScriptSink: OutputSink {
         settings = Mutex(Settings(scripts: scripts, timeout: .milliseconds(Int64(seconds * 1000))))
         self.logger = logger
         self.runs = runs
+        idle = Awaitable(timers: runs.timers)
     }
 
     /// A sink for `configuration`'s scripts, or `nil` when it has none.
@@ -300,9 +301,14 @@ final class ScriptRunner: Sendable {
 public final class ScriptRuns: Sendable {
     private let running = Mutex<[Int32: ScriptProcess.Run]>([:])
     /// Told whenever a run ends.
-    private let ended = Awaitable()
+    private let ended: Awaitable
+    /// Where the runs' timeouts and SIGKILL graces are timed.
+    let timers: ShellTimers
 
-    public init() {}
+    public init(timers: ShellTimers = .shared) {
+        self.timers = timers
+        ended = Awaitable(timers: timers)
+    }
 
     /// Runs going now.
     public var count: Int { running.withLock { $0.count } }
@@ -319,7 +325,7 @@ public final class ScriptRuns: Sendable {
     @discardableResult
     public func stopAll(grace: Duration = ScriptSink.killGrace) async -> Int {
         let runs = running.withLock { Array($0.values) }
-        for run in runs { run.stop(.daemon, grace: grace) }
+        for run in runs { run.stop(.daemon, grace: grace, timers: timers) }
         _ = await ended.wait(within: grace + .seconds(1)) { running.withLock { $0.isEmpty } }
         return runs.count
     }
@@ -369,7 +375,7 @@ enum ScriptProcess {
         init(child: ChildProcess) { self.child = child }
 
         /// SIGTERM to the group now, SIGKILL `grace` later unless it ended; once per run.
-        func stop(_ reason: StopReason, grace: Duration) {
+        func stop(_ reason: StopReason, grace: Duration, timers: ShellTimers) {
             let first = state.withLock { state -> Bool in
                 guard !state.over, state.stopped == nil else { return false }
                 state.stopped = reason
@@ -377,7 +383,7 @@ enum ScriptProcess {
                 return true
             }
             guard first else { return }
-            ShellTimers.shared.after(grace) { [self] in
+            timers.after(grace) { [self] in
                 state.withLock { state in
                     guard !state.over else { return }
                     state.killed = true
@@ -428,7 +434,7 @@ enum ScriptProcess {
         let run = Run(child: child)
         runs.add(run)
         defer { runs.remove(run) }
-        ShellTimers.shared.after(timeout) { run.stop(.timeout, grace: grace) }
+        runs.timers.after(timeout) { run.stop(.timeout, grace: grace, timers: runs.timers) }
         try child.waitUntilEnded()
         let (stopped, killed) = run.end()
         let termination = try child.reap()
