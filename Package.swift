@@ -50,7 +50,7 @@ let package = Package(
         .target(
             name: "Persistence",
             dependencies: [
-                "BeaconCore", "Engine", "RegionMonitor", "Rules", "Syscalls",
+                "BeaconCore", "Engine", "Fleet", "RegionMonitor", "Rules", "Syscalls",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
@@ -163,7 +163,8 @@ let package = Package(
             dependencies: ["Engine", "BeaconCore", "BeaconConfiguration", "RegionMonitor", "Rules", "TestSupport"]),
         .testTarget(
             name: "WebViewTests", dependencies: ["WebView", "BeaconCore", "Engine", "RegionMonitor"]),
-        .testTarget(name: "PersistenceTests", dependencies: ["Persistence", "Engine", "RegionMonitor", "Rules"]),
+        .testTarget(
+            name: "PersistenceTests", dependencies: ["Persistence", "Engine", "Fleet", "RegionMonitor", "Rules"]),
         .testTarget(
             name: "MQTTTests", dependencies: ["MQTT", "BeaconCore", "RegionMonitor", "Syscalls", "TestSupport"]),
         .testTarget(

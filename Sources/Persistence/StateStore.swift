@@ -4,6 +4,7 @@ import GRDB
 import RegionMonitor
 import Rules
 import Engine
+import Fleet
 import Synchronization
 import Syscalls
 
@@ -350,9 +351,10 @@ public final class StateStore: Sendable {
                     ownWaypoints = excluded.ownWaypoints, presence = COALESCE(excluded.presence, presence)
                     """,
                 arguments: [
-                    device, record.source, record.commandTopic,
-                    (record.legacy.isEmpty ? record.waypoints : record.legacy).joined(separator: "\n"),
-                    record.legacy.isEmpty ? 2 : 1, record.ownWaypoints, record.presence,
+                    device, record.source.rawValue, record.commandTopic,
+                    (record.legacy.isEmpty ? record.waypoints : record.legacy).map(\.description).joined(
+                        separator: "\n"),
+                    record.legacy.isEmpty ? 2 : 1, record.ownWaypoints, record.presence?.text,
                 ])
         }
     }
@@ -474,29 +476,37 @@ public final class StateStore: Sendable {
     }
 
     /// Every fleet device with kept state (docs/behaviour.md §15): what the daemon knew of it, and its state.
-    public func keptDevices() throws -> [String: (record: FleetDeviceRecord?, state: KeptState)] {
+    /// A device with state but no record of its own (none was written yet) is taken as a
+    /// Theengs tracker, which has nothing else to keep.
+    public func keptDevices() throws -> [String: Devices.Kept] {
         // One transaction for them all: a fleet of thousands starts without thousands of reads.
         try reading { db in
-            var records: [String: FleetDeviceRecord] = [:]
+            var records: [String: Devices.Record] = [:]
             let columns = "device, source, commandTopic, waypoints, waypointForm, ownWaypoints, presence"
             for row in try Row.fetchAll(db, sql: "SELECT \(columns) FROM fleetDevice") {
                 let list: String = row["waypoints"]
-                let regions = list.split(separator: "\n").map(String.init)
+                let regions = list.split(separator: "\n").compactMap { Region($0) }
                 let legacy = (row["waypointForm"] as Int?) == 1
-                records[row["device"]] = FleetDeviceRecord(
-                    source: row["source"], commandTopic: row["commandTopic"], waypoints: legacy ? [] : regions,
-                    legacy: legacy ? regions : [], ownWaypoints: row["ownWaypoints"], presence: row["presence"])
+                records[row["device"]] = Devices.Record(
+                    source: FleetSource(rawValue: row["source"]) ?? .theengs, commandTopic: row["commandTopic"],
+                    waypoints: legacy ? [] : regions, legacy: legacy ? regions : [],
+                    ownWaypoints: row["ownWaypoints"],
+                    presence: (row["presence"] as String?).map { MonitorPresence(text: $0) })
             }
             let tables = [
                 "beaconReport", "ruleCounter", "groupCounter", "notificationDay", "alertRecord", "dwell",
                 "nearestBeacon", "fleetDevice",
             ]
             let sql = tables.map { "SELECT device FROM \($0) WHERE device != ''" }.joined(separator: " UNION ")
-            var kept: [String: (record: FleetDeviceRecord?, state: KeptState)] = [:]
+            var kept: [String: Devices.Kept] = [:]
             for device in try String.fetchAll(db, sql: sql) {
                 var state = try Self.kept(in: db, device: device)
-                state.presence = records[device]?.presence.map { MonitorPresence(text: $0) }
-                kept[device] = (records[device], state)
+                let record = records[device]
+                state.presence = record?.presence
+                kept[device] = Devices.Kept(
+                    state: state, source: record?.source ?? .theengs, commandTopic: record?.commandTopic,
+                    waypoints: record?.waypoints ?? [], legacy: record?.legacy ?? [],
+                    ownWaypoints: record?.ownWaypoints)
             }
             return kept
         }
@@ -701,9 +711,9 @@ public struct DeviceChanges: Sendable {
     public var device: String
     public var outputs: [MonitorOutput]
     public var changes: StateChanges
-    public var record: FleetDeviceRecord?
+    public var record: Devices.Record?
 
-    public init(device: String, outputs: [MonitorOutput], changes: StateChanges, record: FleetDeviceRecord? = nil) {
+    public init(device: String, outputs: [MonitorOutput], changes: StateChanges, record: Devices.Record? = nil) {
         self.device = device
         self.outputs = outputs
         self.changes = changes
@@ -726,27 +736,6 @@ public struct DeviceChanges: Sendable {
 /// where its commands go, the regions its phone was last told to monitor (canonical), those it
 /// may hold in the form before docs/behaviour.md §15.1's (to delete), how many waypoints of its own it has, and
 /// where the device is (``MonitorPresence/text``; `nil`: unchanged).
-public struct FleetDeviceRecord: Sendable, Hashable {
-    public var source: String
-    public var commandTopic: String?
-    public var waypoints: [String]
-    public var legacy: [String]
-    public var ownWaypoints: Int?
-    public var presence: String?
-
-    public init(
-        source: String, commandTopic: String?, waypoints: [String], legacy: [String] = [], ownWaypoints: Int? = nil,
-        presence: String? = nil
-    ) {
-        self.source = source
-        self.commandTopic = commandTopic
-        self.waypoints = waypoints
-        self.legacy = legacy
-        self.ownWaypoints = ownWaypoints
-        self.presence = presence
-    }
-}
-
 /// A line of the `--events` file, kept in the transaction of the step that made it: where in
 /// the file it goes (`offset`, in bytes) and its text (without the newline).
 public struct JournalLine: Sendable, Hashable {

@@ -1,6 +1,7 @@
 import BeaconCore
 import Foundation
 import Engine
+import Fleet
 import Persistence
 import RegionMonitor
 import Rules
@@ -221,12 +222,12 @@ import Testing
             devices: [
                 DeviceChanges(
                     device: "cart-7", outputs: [.location(time, event)], changes: StateChanges(),
-                    record: FleetDeviceRecord(source: "theengs", commandTopic: nil, waypoints: []))
+                    record: Devices.Record(source: .theengs, commandTopic: nil, waypoints: []))
             ])
         #expect(try store.lastReported() == ["17081": .near])
         let devices = try store.keptDevices()
         #expect(devices.keys.sorted() == ["cart-7"])
-        #expect(devices["cart-7"]?.state.classes == ["17081": .far] && devices["cart-7"]?.record?.source == "theengs")
+        #expect(devices["cart-7"]?.state.classes == ["17081": .far] && devices["cart-7"]?.source == .theengs)
     }
 
     @Test func aDatabaseFromANewerVersionIsRefused() throws {

@@ -53,7 +53,7 @@ public struct EngineDriver {
     private var deviceCommands: [String: [OutboxMessage]] = [:]
     /// What the store must keep of each fleet device with its next step (its source, command
     /// topic and phone regions), when it changed.
-    private var deviceRecords: [String: FleetDeviceRecord] = [:]
+    private var deviceRecords: [String: Devices.Record] = [:]
     private var batch = StepBatch()
     /// Outputs delivered so far.
     public private(set) var delivered = 0
@@ -237,11 +237,9 @@ public struct EngineDriver {
                     deviceCommands[id, default: []].append(OutboxMessage(topic: topic, payload: payload, qos: 1))
                 case .record(let id, let record):
                     // The latest record wins; a presence taken earlier in the step stays with it.
-                    let presence = record.presence.map(\.text) ?? deviceRecords[id]?.presence
-                    deviceRecords[id] = FleetDeviceRecord(
-                        source: record.source.rawValue, commandTopic: record.commandTopic,
-                        waypoints: record.waypoints.map(\.description), legacy: record.legacy.map(\.description),
-                        ownWaypoints: record.ownWaypoints, presence: presence)
+                    var latest = record
+                    latest.presence = record.presence ?? deviceRecords[id]?.presence
+                    deviceRecords[id] = latest
                 case .notice(_, let line):
                     warn(line)
                 }

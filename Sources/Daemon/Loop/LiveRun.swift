@@ -70,18 +70,7 @@ public struct LiveRun {
                 }
             }
             // Every fleet device of an earlier run goes on from its kept state.
-            var kept: [String: Devices.Kept] = [:]
-            if configuration.fleet != nil {
-                for (id, device) in try store.keptDevices() {
-                    kept[id] = Devices.Kept(
-                        state: device.state,
-                        source: device.record.flatMap { FleetSource(rawValue: $0.source) } ?? .theengs,
-                        commandTopic: device.record?.commandTopic,
-                        waypoints: device.record?.waypoints.compactMap { Region($0) } ?? [],
-                        legacy: device.record?.legacy.compactMap { Region($0) } ?? [],
-                        ownWaypoints: device.record?.ownWaypoints)
-                }
-            }
+            let kept = configuration.fleet == nil ? [:] : try store.keptDevices()
             let devices = Devices(
                 own: engine, configuration: configuration, rules: rules, ruleSettings: .resolve(configuration),
                 kept: kept)

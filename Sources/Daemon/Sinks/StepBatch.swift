@@ -33,7 +33,7 @@ public struct StepBatch: Sendable {
 
     public mutating func add(
         _ step: [MonitorOutput], state changes: StateChanges, sinks: [any OutputSink], whereabouts: Whereabouts,
-        device: FleetDevice? = nil, commands: [OutboxMessage] = [], record: FleetDeviceRecord? = nil,
+        device: FleetDevice? = nil, commands: [OutboxMessage] = [], record: Devices.Record? = nil,
         staged: @autoclosure () -> Duration? = nil
     ) {
         let context = StepContext(
