@@ -32,18 +32,15 @@ public final class Awaitable: Sendable {
     public func wait(within timeout: Duration, until condition: () -> Bool) async -> Bool {
         let clock = timers.clock
         let deadline = clock.elapsed() + timeout
+        // One timer for the whole wait, however often it is woken: the deadline is a change too.
+        var timer: Int?
+        defer { if let timer { timers.cancel(timer) } }
         while true {
             let generation = state.withLock { $0.generation }
             if condition() { return true }
-            let left = deadline - clock.elapsed()
-            guard left > .zero, !Task.isCancelled else { return false }
-            await withTaskGroup(of: Void.self) { group in
-                // Child tasks racing: the next change against the deadline.
-                group.addTask { await self.nextChange(after: generation) }
-                group.addTask { try? await self.timers.sleep(for: left) }
-                _ = await group.next()
-                group.cancelAll()
-            }
+            guard clock.elapsed() < deadline, !Task.isCancelled else { return false }
+            if timer == nil { timer = timers.at(deadline) { [self] in changed() } }
+            await nextChange(after: generation)
         }
     }
 

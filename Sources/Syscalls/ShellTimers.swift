@@ -20,9 +20,18 @@ public final class ShellTimers: Sendable {
 
     private struct State {
         var queue = DeadlineQueue<Int>()
-        var actions: [Int: @Sendable () -> Void] = [:]
+        var actions: [Int: (due: Int64, action: @Sendable () -> Void)] = [:]
         var next = 0
         var started = false
+
+        /// Drops the queue's entries of cancelled actions once they are most of it: a wait
+        /// woken early again and again (a long `Awaitable` wait, an event at a time) cancels
+        /// its timer each time, and memory must not grow with that.
+        mutating func compact() {
+            guard queue.count > 64, queue.count > 2 * actions.count else { return }
+            queue = DeadlineQueue()
+            for (id, entry) in actions { queue.schedule(id, at: entry.due, rank: UInt64(id)) }
+        }
     }
 
     private let state = Mutex(State())
@@ -49,8 +58,8 @@ public final class ShellTimers: Sendable {
         let due = deadline.microseconds
         let (id, start) = state.withLock { state -> (Int, Bool) in
             state.next += 1
-            state.actions[state.next] = action
-            state.queue.schedule(state.next, at: due)
+            state.actions[state.next] = (due, action)
+            state.queue.schedule(state.next, at: due, rank: UInt64(state.next))
             defer { state.started = true }
             return (state.next, !state.started)
         }
@@ -65,8 +74,16 @@ public final class ShellTimers: Sendable {
 
     /// Drops the action `after` returned `id` for, if it has not run.
     public func cancel(_ id: Int) {
-        _ = state.withLock { $0.actions.removeValue(forKey: id) }
+        state.withLock { state in
+            guard state.actions.removeValue(forKey: id) != nil else { return }
+            state.compact()
+        }
     }
+
+    /// Entries in the queue, cancelled ones not yet dropped included (for tests).
+    public var queued: Int { state.withLock { $0.queue.count } }
+    /// Actions waiting to run (for tests).
+    public var pending: Int { state.withLock { $0.actions.count } }
 
     /// The scripted clock moved: the thread reads it again and runs what fell due.
     public func clockMoved() { wakeup?.signal() }
@@ -134,7 +151,7 @@ public final class ShellTimers: Sendable {
                 var due: [@Sendable () -> Void] = []
                 let time = now
                 while let (_, id) = state.queue.popDue(atOrBefore: time) {
-                    if let action = state.actions.removeValue(forKey: id) { due.append(action) }
+                    if let entry = state.actions.removeValue(forKey: id) { due.append(entry.action) }
                 }
                 return (due, state.queue.nextDue.map { .microseconds(max(0, $0 &- time)) })
             }

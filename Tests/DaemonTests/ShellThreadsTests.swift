@@ -116,4 +116,58 @@ import Testing
         #expect(outcome == "cancelled")
         #expect(scripted.elapsed == .zero)
     }
+
+    /// Cancelled timers do not stay in the queue until their deadline: a thousand hour-long
+    /// timers set and cancelled leave at most the compaction's floor behind.
+    @Test func cancelledTimersDoNotPileUp() {
+        let scripted = ScriptedClock()
+        for _ in 0..<1000 {
+            let id = scripted.timers.after(.seconds(3600)) {}
+            scripted.timers.cancel(id)
+        }
+        #expect(scripted.timers.queued <= 64, "\(scripted.timers.queued) entries kept")
+    }
+
+    /// A long wait woken by every change (the MQTT service waits an hour for a connection while
+    /// each delivered event is a change) holds one timer in all, not one per wake-up: memory
+    /// stays flat through an outage (issue 38).
+    @Test func aLongWaitWokenTenThousandTimesHoldsOneTimer() async throws {
+        let scripted = ScriptedClock()
+        let awaitable = Awaitable(timers: scripted.timers)
+        let count = Atomic<Int>(0)
+        async let waited = awaitable.wait(within: .seconds(3600)) {
+            count.load(ordering: .sequentiallyConsistent) >= 10_000
+        }
+        var most = 0
+        for _ in 0..<10_000 {
+            count.add(1, ordering: .sequentiallyConsistent)
+            awaitable.changed()
+            most = max(most, scripted.timers.queued)
+            await Task.yield()
+        }
+        let held = await waited
+        #expect(held)
+        #expect(most <= 2, "\(most) timers queued at most")
+        #expect(scripted.timers.pending == 0)
+    }
+
+    /// The wait's one timer ends it at its deadline on the scripted clock.
+    @Test func aWaitEndsAtItsDeadline() async throws {
+        let scripted = ScriptedClock()
+        let awaitable = Awaitable(timers: scripted.timers)
+        async let waited = awaitable.wait(within: .seconds(60)) { false }
+        // The wait may start after the clock moved: move it until the wait has ended.
+        let ended = Atomic<Bool>(false)
+        async let moving: Void = {
+            while !ended.load(ordering: .sequentiallyConsistent) {
+                scripted.advance(by: .seconds(30))
+                await Task.yield()
+            }
+        }()
+        let held = await waited
+        ended.store(true, ordering: .sequentiallyConsistent)
+        await moving
+        #expect(!held)
+        #expect(scripted.elapsed >= .seconds(60))
+    }
 }
