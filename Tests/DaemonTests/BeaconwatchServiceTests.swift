@@ -35,4 +35,23 @@ import Testing
         #expect(types == expected.prefix(written.count).compactMap { $0["type"] as? String })
         #expect(FileManager.default.fileExists(atPath: state))
     }
+
+    /// A run whose stop waits for an unreachable broker (up to `MQTTService.flushLimit`) while
+    /// the web view sees the engine end: the web view stays up until its own turn to stop, and
+    /// the run ends without an error (issue 38: it ended with "A service has finished
+    /// unexpectedly", status 1, every time; `scripts/clean-exits` runs it as a process).
+    @Test func aWebViewThatSeesTheEngineEndBeforeItsTurnToStopDoesNotFailTheRun() async throws {
+        let scenario = try Conformance.Scenario("areas-then-zones")
+        let folder = try scratchFolder("root-service-web-stop")
+        let ini =
+            try String(contentsOf: scenario.ini, encoding: .utf8)
+            + "\nState.database = \(folder.path)/state.sqlite\nMQTT.host = 127.0.0.1\nMQTT.port = \(try Broker.freePort())\n"
+        try ini.write(to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
+        var options = BeaconwatchService.Options(config: folder.appendingPathComponent("hsyco.ini").path)
+        options.source = .trace(path: scenario.trace.path)
+        options.webListen = "127.0.0.1:0"
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        try await BeaconwatchService(options: options, logger: logger).run()
+    }
 }

@@ -30,6 +30,11 @@ public struct WebService: Service {
     }
 
     static let samplePeriod = Duration.seconds(1)
+    /// How long a stopping server may take to close its connections before it is cancelled.
+    static let shutdownLimit = Duration.seconds(2)
+
+    /// The tasks of a running web view: which one ended.
+    enum Child: Sendable { case server, sampler, deadline }
     static let keepAlivePeriod = Duration.seconds(15)
 
     /// What the server got to: listening, and whether the daemon is shutting down.
@@ -56,13 +61,13 @@ public struct WebService: Service {
             },
             logger: quiet)
         try await withGracefulShutdownHandler {
-            try await withThrowingTaskGroup(of: Void.self) { group in
+            try await withThrowingTaskGroup(of: Child.self) { group in
                 group.addTask {
                     do {
                         try await app.run()
                     } catch  where progress.stopping.load(ordering: .relaxed) || Task.isCancelled {
                         // The server stopping with the daemon is not a failure of the run.
-                        return
+                        return .server
                     } catch  where !settings.explicit && !progress.listening.load(ordering: .relaxed) {
                         // The default address was taken between the daemon's look and its bind
                         // (another daemon starting at the same moment): it runs without its web
@@ -71,17 +76,22 @@ public struct WebService: Service {
                         logger.warning(
                             "web view not started: \(settings.authority) \(reason); set Web.listen to another address (empty turns it off)"
                         )
-                        return
+                        return .server
                     }
+                    return .server
                 }
                 // Child task: readings for the charts and the keep-alives, until cancelled.
                 group.addTask {
                     var sinceKeepAlive = Duration.zero
-                    while !Task.isCancelled, !state.engineEnded {
+                    while !Task.isCancelled, !state.engineEnded, !progress.stopping.load(ordering: .relaxed) {
                         // Every second while anything happens; when nothing did, less and less
                         // often, down to every 15 s (outputs and page requests read at once anyway).
                         let period = min(Self.samplePeriod * (1 << min(state.quietReadings, 4)), Self.keepAlivePeriod)
-                        try await state.timers.sleep(for: period)
+                        do {
+                            try await cancelWhenGracefulShutdown { try await state.timers.sleep(for: period) }
+                        } catch {
+                            return .sampler
+                        }
                         _ = await state.current(maxAge: Self.samplePeriod / 2)
                         sinceKeepAlive += period
                         if sinceKeepAlive >= Self.keepAlivePeriod {
@@ -89,8 +99,22 @@ public struct WebService: Service {
                             sinceKeepAlive = .zero
                         }
                     }
+                    // The engine has ended (a file's end): nothing more to read, but the server
+                    // stays up until the daemon stops it: a service that returns while the group
+                    // stops another is a failure to swift-service-lifecycle (exit 1).
+                    try? await gracefulShutdown()
+                    return .sampler
                 }
-                try await group.next()
+                // The sampler ends at the daemon's stop: the server then ends by its own graceful
+                // shutdown (its connections closed, the event streams ended by the hub), given
+                // ``shutdownLimit``; cancelling it instead is what Hummingbird logs as errors.
+                if try await group.next() == .sampler {
+                    group.addTask {
+                        try? await state.timers.sleep(for: Self.shutdownLimit)
+                        return .deadline
+                    }
+                    _ = try await group.next()
+                }
                 group.cancelAll()
             }
         } onGracefulShutdown: {
