@@ -516,10 +516,17 @@ public struct Devices {
             }
         }
         guard own != device.ownWaypoints else { return }
+        let capBefore = cap(of: id)
         self[known: id]?.ownWaypoints = own
         record(id, into: &actions)
+        // A cap that stays (a first answer with none of its own: until then it was the whole cap,
+        // docs/behaviour.md §15.1) leaves the engine as it is: a restart would forget what the
+        // phone ranged, and the nearest would hand over on its next message as after a reload.
+        guard cap(of: id) != capBefore, let adjusted = deviceConfiguration(id) else {
+            flush(id, into: &actions)
+            return
+        }
         // The engine's start under its new cap closes a step, which keeps the record.
-        guard let adjusted = deviceConfiguration(id) else { return }
         handle(.reconfigure(adjusted, rules: rules, settings: ruleSettings), for: id, at: time, into: &actions)
     }
 

@@ -140,6 +140,55 @@ import Testing
         #expect(phone.beaconRegions == Set(link.monitored("bob-phone")))
     }
 
+    /// A first answer to the request for the phone's waypoints with none of its own leaves the
+    /// cap as it was (the whole cap until then, docs/behaviour.md §15.1), so the engine goes on:
+    /// no `monitoring` again, and what the phone ranged before the answer still holds the
+    /// nearest against a beacon less than `Monitor.nearestMargin` stronger. (Restarted, the
+    /// engine forgot the ranging, and the nearest went to the next beacon heard.)
+    @Test func anAnswerThatLeavesTheCapAsItWasKeepsTheEngineGoing() throws {
+        var table = try Self.fleet()
+        var actions: [Devices.Action] = []
+        table.start(at: Self.time(0), into: &actions)
+        let filter = try #require(TopicFilter("owntracks/+/+"))
+        func send(_ topic: String, _ payload: String, at seconds: Double) throws -> [Devices.Action] {
+            let parsed = FleetMessage.parse(
+                source: .owntracks, filter: filter, topic: "owntracks/alice/phone" + topic,
+                payload: Array(payload.utf8))
+            guard case .success(let message?) = parsed else {
+                Issue.record("\(payload) was not taken: \(parsed)")
+                return []
+            }
+            var actions: [Devices.Action] = []
+            table.handle(message, at: Self.time(seconds), into: &actions)
+            return actions
+        }
+        func ranged(_ major: Int, rssi: Int) -> String {
+            #"{"_type":"beacon","tid":"ph","tst":1700000000,"uuid":"\#(Self.area1.uuidString)","major":\#(major),"minor":1,"prox":2,"acc":1,"rssi":\#(rssi)}"#
+        }
+        actions = try send("", #"{"_type":"location","lat":45.46,"lon":9.19,"acc":10,"tst":1700000001}"#, at: 1)
+        #expect(
+            actions.contains { action in
+                guard case .command(_, _, let payload) = action else { return false }
+                return payload == Waypoints.request
+            })
+        _ = try send("/beacon", ranged(3, rssi: -62), at: 2)
+        #expect(table.engine("alice-phone")?.monitor.nearestLocationID == "1003")
+
+        actions = try send("/waypoints", #"{"_type":"waypoints","waypoints":[]}"#, at: 3)
+        #expect(table["alice-phone"]?.ownWaypoints == 0)
+        #expect(table.cap(of: "alice-phone") == 20)
+        let monitoring = actions.filter { action in
+            guard case .engine(_, .output(.monitoring)) = action else { return false }
+            return true
+        }
+        #expect(monitoring.isEmpty, "\(monitoring)")
+        #expect(actions.contains { if case .record = $0 { true } else { false } }, "the answer is kept")
+
+        // 4 dB stronger: not clearly closer, so the nearest stays.
+        _ = try send("/beacon", ranged(4, rssi: -58), at: 4)
+        #expect(table.engine("alice-phone")?.monitor.nearestLocationID == "1003")
+    }
+
     /// A phone whose last fix is 10 minutes old: its transitions carry `created_at` and are
     /// tracked with `Fleet.maxAge = 10`; its beacon messages' old `tst` is not an age.
     @Test func aPhoneWithAnOldFixIsTrackedNormally() throws {

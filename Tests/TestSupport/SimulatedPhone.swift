@@ -91,6 +91,8 @@ public struct SimulatedPhone: Sendable {
     public private(set) var iOS: [String: Monitored] = [:]
     /// The most regions iOS was asked to monitor at once.
     public private(set) var most = 0
+    /// How many `waypoints` requests it answered.
+    public private(set) var waypointsAnswers = 0
     /// The identifiers iOS says it is inside.
     public private(set) var inside: Set<String> = []
     /// The beacons around the phone, with their accuracy (metres).
@@ -138,6 +140,7 @@ public struct SimulatedPhone: Sendable {
         else { return [] }
         switch action {
         case "waypoints":
+            waypointsAnswers += 1
             let list = regions.map(Self.json)
             let answer: [String: Any] = ["_type": "waypoints", "waypoints": list]
             return [Published(topic: base + "/waypoints", payload: Self.text(answer))]
