@@ -55,12 +55,14 @@ extension Configuration {
         "Rules.geofenceRadiusUnit", "Alert.resetAfter",
         "Script.timeout", "State.database", "State.keepDays", "Fleet.owntracks", "Fleet.theengs", "Fleet.forward",
         "Fleet.autoAdd", "Fleet.maxDevices", "Fleet.maxAge", "Fleet.shard", "Web.listen", "Web.token",
+        "Monitor.scanner", "Scanners.espresense", "Scanners.theengs", "Scanners.forward", "Scanners.silence",
+        "Tags.autoAdd", "Tags.rooms",
     ]
 
     /// Key prefixes followed by an id or a name (`LocationBaseBeacon.<id>`, `Script.enter`).
     public static let keyPrefixes = [
         "LocationBaseBeacon.", "LocationBeaconName.", "LocationBeaconPower.", "LocationAreaName.",
-        "LocationZoneName.", "LocationAlert.", "Script.", "Device.",
+        "LocationZoneName.", "LocationAlert.", "Script.", "Device.", "LocationScanner.", "Scanner.", "Tag.",
     ]
 }
 
@@ -109,6 +111,7 @@ struct Loader {
         var fleet: [String: IniFile.Entry] = [:]
         var web: [String: IniFile.Entry] = [:]
         var devices: [IniFile.Entry] = []
+        var scanners: [IniFile.Entry] = []
         var alerts: [IniFile.Entry] = []
         var named = beacons.list
         for entry in file.entries {
@@ -161,6 +164,12 @@ struct Loader {
                 web[key] = entry
             } else if key.hasPrefix("Device.") {
                 devices.append(entry)
+            } else if key.hasPrefix("LocationScanner.") || key.hasPrefix("Scanner.") || key.hasPrefix("Tag.")
+                || key == "Monitor.scanner"
+                || (key.hasPrefix("Scanners.") || key.hasPrefix("Tags."))
+                    && Configuration.knownKeys.contains(key)
+            {
+                scanners.append(entry)
             } else if key == "Script.timeout" {
                 if let seconds = duration(entry, positive: true) { configuration.scriptTimeout = seconds }
             } else if let event = key.suffix(after: "Script.") {
@@ -179,6 +188,7 @@ struct Loader {
         for entry in alerts { loadAlert(entry, beacons: beacons.index) }
         loadMQTT(mqtt)
         loadFleet(fleet, devices: devices, file: file)
+        loadScanners(scanners)
         loadWeb(web)
         checkConsistency(file)
     }

@@ -12,6 +12,8 @@ public struct Configuration: Sendable {
     public var mqtt: MQTTSettings?
     /// `nil` without a fleet source (`Fleet.owntracks`, `Fleet.theengs`, `Fleet.forward`).
     public var fleet: FleetSettings?
+    /// `nil` without scanners or tags (docs/behaviour.md §19).
+    public var scanners: ScannerSettings?
     public var rules = RulesSettings()
     /// `LocationAlert.<id>` in file order.
     public var alerts: [AlertDefinition] = []

@@ -111,6 +111,39 @@ import TestSupport
             "\(run.stdout)")
     }
 
+    /// Scanners (id, location, Zone, offset, source), the room rule with its parameters, and the
+    /// tags (docs/behaviour.md §19); a scanner at no known location is warned about.
+    @Test func checkListsScannersTheRoomRuleAndTags() throws {
+        let file = try TemporaryFile(
+            contents: Data(
+                """
+                LocationBaseBeacon.101 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1
+                LocationBaseBeacon.102 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,2,1
+                LocationZoneName.E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1 = Kitchen
+                MQTT.host = 127.0.0.1
+                LocationScanner.101 = kitchen
+                LocationScanner.102 = hall
+                LocationScanner.999 = attic
+                Scanner.hall.rssiOffset = -3
+                Scanners.espresense = espresense/devices/+/+
+                Tag.badge-1 = ibeacon:FDA50693-A4E2-4FB1-AFCF-C6EB07647825:7:1, Badge one
+
+                """.utf8))
+        let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        for line in [
+            "scanners: 2 placed; reports from espresense espresense/devices/+/+; offline after 60 s without a report",
+            "scanner kitchen at 101: room E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1 (Kitchen), offset 0 dB, via MQTT",
+            "scanner hall at 102: room E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:2, offset -3 dB, via MQTT",
+            "tags: rooms nearest: a tag moves to another room when that room's best scanner hears it at least 5 dB",
+            "a report older than 10 s never wins",
+            "tag badge-1 (Badge one): ibeacon:FDA50693-A4E2-4FB1-AFCF-C6EB07647825:7:1",
+        ] {
+            #expect(run.stdout.contains(line), "\(line) in \(run.stdout)")
+        }
+        #expect(run.stdout.contains(":7: LocationScanner.999 names no known location"), "\(run.stdout)")
+    }
+
     /// Per declared OwnTracks device, the cap it is managed under (docs/behaviour.md §15.1).
     @Test func checkShowsTheCapOfEachOwnTracksPhone() throws {
         let file = try TemporaryFile(

@@ -99,6 +99,12 @@ public struct Monitor: Sendable {
     var lastRanged: Int32 = -1
     let nearestMargin: Double
 
+    /// Under ``MonitorSettings/rooms``: the tag's room (a Zone index), -1 for none, since when, and
+    /// the evidence of its last change.
+    var room: Int32 = -1
+    var roomSince: Int64 = .min
+    public internal(set) var roomChange: RoomChange?
+
     public internal(set) var currentAreaIndex: Int?
     public internal(set) var currentZoneIndex: Int?
 
@@ -273,10 +279,17 @@ public struct Monitor: Sendable {
         defer { advance(to: time, into: &outputs) }
         guard let index = hierarchy.index(of: advertisement.beacon) else { return false }
         let beacon = Int32(index)
-        range(beacon, rssi: advertisement.rssi, power: hierarchy.beacons[index].power ?? advertisement.power)
+        let power =
+            settings.powerFromSighting ? advertisement.power : hierarchy.beacons[index].power ?? advertisement.power
+        range(beacon, rssi: advertisement.rssi, power: power)
         if enterRSSI.map({ Int(advertisement.rssi) >= $0 }) ?? true {
             let zone = hierarchy.zoneOfBeacon[index]
             let area = hierarchy.areaOfZone[Int(zone)]
+            if let rule = settings.rooms {
+                sightRoom(beacon, zone: zone, area: area, rule: rule, into: &outputs)
+                report(into: &outputs)
+                return true
+            }
             beaconLast[index] = now
             zoneLast[Int(zone)] = now
             areaLast[Int(area)] = now

@@ -51,6 +51,12 @@ public struct MonitorSettings: Sendable, Hashable {
     public var geofence = GeofenceSettings()
     /// `Monitor.position = gpsd:HOST:PORT`: where fixes come from besides traces and OwnTracks.
     public var position: GPSDEndpoint?
+    /// A tag heard by fixed scanners (docs/behaviour.md §19): each sighting is of the scanner's location, at
+    /// the tag's own measured power (the sighting's), not the location's.
+    public var powerFromSighting = false
+    /// `Tags.rooms = nearest`: the tag is in one room (Zone) at a time, chosen by this rule; `nil`
+    /// for presence in every Zone sighted (5.1).
+    public var rooms: RoomRule?
 
     public init() {}
 }

@@ -171,6 +171,7 @@ struct CheckJob {
                 }
             }
         }
+        lines += scannerLines()
         lines.append("  rules: \(configuration.rules.source.map { "\($0)" } ?? "none")")
         if let geofences = configuration.rules.geofences {
             let g = configuration.monitor.geofence
@@ -300,6 +301,41 @@ struct CheckJob {
     func quoted(_ name: String?) -> String { name.map { " \"\($0.excerpt)\"" } ?? "" }
 
     func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+
+    /// Scanners (id, location, Zone, offset, source), the room rule, and tags (docs/behaviour.md §19).
+    func scannerLines() -> [String] {
+        guard let scanners = configuration.scanners else { return [] }
+        let hierarchy = configuration.hierarchy
+        let sources = scanners.sources.map { "\($0.key.dropFirst("Scanners.".count)) \($0.filter.excerpt)" }
+        var lines = [
+            "  scanners: \(scanners.scanners.count) placed; reports from "
+                + (sources.isEmpty ? "no topic" : sources.joined(separator: ", "))
+                + "; offline after \(JSONValue.numberText(scanners.silence)) s without a report"
+        ]
+        for scanner in scanners.scanners {
+            let zone =
+                hierarchy.index(of: scanner.beacon).map { index -> String in
+                    let zone = hierarchy.zones[Int(hierarchy.zoneOfBeacon[index])]
+                    return zone.name.map { "\(zone.region) (\($0.printable))" } ?? "\(zone.region)"
+                } ?? "?"
+            let source = scanners.own == scanner.id ? "the daemon's own radio" : (sources.isEmpty ? "none" : "MQTT")
+            lines.append(
+                "  scanner \(scanner.id) at \(scanner.locationID): room \(zone), offset "
+                    + "\(JSONValue.numberText(scanner.rssiOffset)) dB, via \(source)")
+        }
+        switch scanners.rooms {
+        case .nearest: lines.append("  tags: rooms nearest: \(RoomRule())")
+        case .heard: lines.append("  tags: rooms heard: a tag is inside every Zone whose scanners heard it (5.1)")
+        }
+        lines.append(
+            "  tags: \(scanners.tags.count) declared, "
+                + (scanners.autoAdd == .ibeacon ? "every other iBeacon heard added" : "no others"))
+        for tag in scanners.tags {
+            let name = tag.name.map { " (\($0.printable))" } ?? ""
+            lines.append("  tag \(tag.id)\(name): \(tag.identity)\(tag.userid.map { ", userid \($0)" } ?? "")")
+        }
+        return lines
+    }
 }
 
 /// A line for `check`'s warnings, or an error when `run` would stop on it.

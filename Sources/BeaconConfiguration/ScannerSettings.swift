@@ -1,0 +1,131 @@
+import BeaconCore
+import Foundation
+
+/// Fixed scanners and the tags they hear (docs/behaviour.md §19): `LocationScanner.<Location ID>`,
+/// `Scanner.<id>.rssiOffset`, `Scanners.*`, `Monitor.scanner`, `Tag.<id>`, `Tags.*`. `nil` in
+/// ``Configuration/scanners`` when none of them is set.
+public struct ScannerSettings: Sendable, Hashable {
+    /// A scanner placed at a location of the hierarchy.
+    public struct Scanner: Sendable, Hashable {
+        public var id: String
+        /// The `LocationBaseBeacon` entry it sits at: its Zone is the scanner's room.
+        public var locationID: String
+        public var beacon: BeaconID
+        /// `Scanner.<id>.rssiOffset`, added to every RSSI it reports.
+        public var rssiOffset: Double
+        public var line: Int
+
+        public init(id: String, locationID: String, beacon: BeaconID, rssiOffset: Double = 0, line: Int) {
+            self.id = id
+            self.locationID = locationID
+            self.beacon = beacon
+            self.rssiOffset = rssiOffset
+            self.line = line
+        }
+    }
+
+    /// Which tags are tracked without a `Tag.<id>` line (`Tags.autoAdd`).
+    public enum AutoAdd: String, Sendable, Hashable, CaseIterable {
+        case none
+        case ibeacon
+    }
+
+    /// `Tags.rooms`: a tag in at most one Zone (`nearest`), or in every Zone whose scanners hear it.
+    public enum Rooms: String, Sendable, Hashable, CaseIterable {
+        case nearest
+        case heard
+    }
+
+    /// Scanners in file order of their `LocationScanner` lines.
+    public var scanners: [Scanner] = []
+    /// Topic filters of the report sources.
+    public var espresense: String?
+    public var theengs: String?
+    public var forward: String?
+    /// `Monitor.scanner`: the scanner id of the daemon's own radio.
+    public var own: String?
+    /// `Scanners.silence`: a scanner with no report for this long is offline.
+    public var silence: Double = 60
+    /// `Tag.<id>` in file order.
+    public var tags: [TagDeclaration] = []
+    public var autoAdd = AutoAdd.none
+    public var rooms = Rooms.nearest
+
+    public init() {}
+
+    /// The scanner named `id`.
+    public func scanner(_ id: String) -> Scanner? { scanners.first { $0.id == id } }
+
+    /// The topic filters of the sources, with the key that set each.
+    public var sources: [(key: String, filter: String)] {
+        [("Scanners.espresense", espresense), ("Scanners.theengs", theengs), ("Scanners.forward", forward)]
+            .compactMap { key, filter in filter.map { (key, $0) } }
+    }
+}
+
+/// `Tag.<id> = <identity>[, name[, userid]]`.
+public struct TagDeclaration: Sendable, Hashable {
+    public var id: String
+    public var identity: TagIdentity
+    public var name: String?
+    /// The userid of its outputs and topics; the id when not given.
+    public var userid: String?
+    public var line: Int
+
+    public init(id: String, identity: TagIdentity, name: String? = nil, userid: String? = nil, line: Int) {
+        self.id = id
+        self.identity = identity
+        self.name = name
+        self.userid = userid
+        self.line = line
+    }
+}
+
+/// What a tag is known by (docs/behaviour.md §19): its iBeacon, its public or static address, the
+/// key that resolves its private addresses, or the id an ESPresense node gives it.
+public enum TagIdentity: Sendable, Hashable, CustomStringConvertible {
+    case ibeacon(BeaconID)
+    case mac(BluetoothAddress)
+    /// An Identity Resolving Key, 16 bytes most significant first as written.
+    case irk([UInt8])
+    case espresense(String)
+
+    /// Parses `ibeacon:UUID:major:minor`, `mac:AA:BB:CC:DD:EE:FF`, `irk:<32 hex digits>` or
+    /// `espresense:<id>` (the scheme in either case).
+    public init?(_ text: String) {
+        guard let colon = text.firstIndex(of: ":") else { return nil }
+        let scheme = text[..<colon].lowercased()
+        let rest = String(text[text.index(after: colon)...])
+        switch scheme {
+        case "ibeacon":
+            let parts = rest.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 3, let uuid = UUID(uuidString: String(parts[0])), let major = UInt16(parts[1]),
+                let minor = UInt16(parts[2])
+            else { return nil }
+            self = .ibeacon(BeaconID(uuid: uuid, major: major, minor: minor))
+        case "mac":
+            guard let address = BluetoothAddress(rest) else { return nil }
+            self = .mac(address)
+        case "irk":
+            guard rest.utf8.count == 32, let bytes = Hex.decode(rest), bytes.count == 16 else { return nil }
+            self = .irk(bytes)
+        case "espresense":
+            guard (1...128).contains(rest.utf8.count),
+                rest.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
+            else { return nil }
+            self = .espresense(rest)
+        default:
+            return nil
+        }
+    }
+
+    /// The text form, as `Tag.<id>` takes it (UUIDs and addresses upper-case, keys lower-case hex).
+    public var description: String {
+        switch self {
+        case .ibeacon(let beacon): "ibeacon:\(beacon.uuid.uuidString):\(beacon.major):\(beacon.minor)"
+        case .mac(let address): "mac:\(address)"
+        case .irk(let key): "irk:" + key.map { String(format: "%02x", $0) }.joined()
+        case .espresense(let id): "espresense:\(id)"
+        }
+    }
+}

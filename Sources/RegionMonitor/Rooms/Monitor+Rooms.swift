@@ -1,0 +1,103 @@
+import BeaconCore
+
+/// Why a tag's room last changed (docs/behaviour.md §19): the evidence the hand-over rule saw.
+public struct RoomChange: Sendable, Hashable {
+    /// The room it left (a Zone), `nil` when it was in none.
+    public var from: Region?
+    public var to: Region
+    public var at: Timestamp
+    /// The Location ID of the scanner whose report moved it.
+    public var scanner: String
+    /// The new room's evidence and the old one's (dB above the tag's measured power), `nil` for
+    /// none fresh.
+    public var evidence: Double
+    public var previous: Double?
+
+    /// One line: what moved the tag, and why that was clear enough.
+    public var why: String {
+        let strength = RoomRule.text((evidence * 10).rounded() / 10)
+        guard let from else { return "entered \(to): first heard by the scanner at \(scanner) (\(strength) dB)" }
+        guard let previous else {
+            return "moved from \(from) to \(to): the scanner at \(scanner) heard it (\(strength) dB) while no "
+                + "scanner of \(from) had heard it lately"
+        }
+        let old = RoomRule.text((previous * 10).rounded() / 10)
+        return "moved from \(from) to \(to): the scanner at \(scanner) heard it at \(strength) dB against "
+            + "\(old) dB for \(from)"
+    }
+}
+
+extension Monitor {
+    /// The tag's room, if it is in one.
+    public var currentRoom: Region? { room < 0 ? nil : hierarchy.zones[Int(room)].region }
+
+    /// The evidence for room `zone`: its best scanner's strength among reports fresh under `rule`.
+    func roomEvidence(_ zone: Int32, rule: RoomRule) -> Double? {
+        let oldest = now &- Int64((rule.fresh * 1_000_000).rounded())
+        var best: Double?
+        for beacon in hierarchy.zones[Int(zone)].beacons {
+            let index = Int(beacon)
+            let value = heardStrength[index]
+            guard value > -.infinity, sightedAt[index] >= oldest else { continue }
+            best = max(best ?? value, value)
+        }
+        return best
+    }
+
+    /// A sighting of a tag by the scanner at `beacon` under exclusive rooms (``RoomRule``): the
+    /// room is decided, the old one (and its Area, when the new room is in another) let go, and
+    /// presence given to the room alone. A report from another room of the same Area keeps the
+    /// room and its Area inside: the tag leaves them when no scanner of the Area has heard it for
+    /// the exit timeout.
+    mutating func sightRoom(
+        _ beacon: Int32, zone: Int32, area: Int32, rule: RoomRule, into outputs: inout [MonitorOutput]
+    ) {
+        var current = room
+        if current >= 0 {
+            let roomArea = RegionRef(.area, hierarchy.areaOfZone[Int(current)])
+            if !(exitDeadline(roomArea).map { now < $0 } ?? false) { current = -1 }
+        }
+        if current < 0 {
+            roomChange = RoomChange(
+                from: nil, to: hierarchy.zones[Int(zone)].region, at: Timestamp(microseconds: now),
+                scanner: hierarchy.beacons[Int(beacon)].locationID, evidence: heardStrength[Int(beacon)])
+            current = zone
+            roomSince = now
+        } else if zone != current, let candidate = roomEvidence(zone, rule: rule) {
+            let present = roomEvidence(current, rule: rule)
+            // At the instant it entered, the scanner that hears it best decides (5.1, no delay).
+            let wins = present.map { candidate >= $0 + rule.margin || (roomSince == now && candidate > $0) } ?? true
+            if wins {
+                roomChange = RoomChange(
+                    from: hierarchy.zones[Int(current)].region, to: hierarchy.zones[Int(zone)].region,
+                    at: Timestamp(microseconds: now), scanner: hierarchy.beacons[Int(beacon)].locationID,
+                    evidence: candidate, previous: present)
+                let oldArea = hierarchy.areaOfZone[Int(current)]
+                zoneLast[Int(current)] = Self.never
+                for old in hierarchy.zones[Int(current)].beacons { beaconLast[Int(old)] = Self.never }
+                if oldArea != area { areaLast[Int(oldArea)] = Self.never }
+                current = zone
+                roomSince = now
+                room = current
+                presenceChanges &+= 1
+                reconcileAll(into: &outputs)
+            }
+        }
+        room = current
+        let index = Int(beacon)
+        if zone == current {
+            beaconLast[index] = now
+            zoneLast[Int(zone)] = now
+            areaLast[Int(area)] = now
+            enterAncestors(of: beacon, zone: zone, area: area, into: &outputs)
+        } else if area == hierarchy.areaOfZone[Int(current)] {
+            areaLast[Int(area)] = now
+            zoneLast[Int(current)] = now
+            // Monitored at the level of its scanners' locations, the room is held by those inside.
+            for held in hierarchy.zones[Int(current)].beacons where tracked[RegionRef(.beacon, held)]?.inside == true {
+                beaconLast[Int(held)] = now
+            }
+        }
+        applyPolicy(into: &outputs)
+    }
+}
