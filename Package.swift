@@ -77,6 +77,7 @@ let package = Package(
             dependencies: [
                 "BeaconCore", "BeaconConfiguration", "Engine", "RegionMonitor", "Rules",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ]),
         .target(name: "BlueZ", dependencies: ["BeaconCore", "CBluetooth", "Syscalls"]),
         .target(name: "MQTT", dependencies: ["BeaconCore", "CMosquitto", "RegionMonitor", "Syscalls"]),

@@ -266,8 +266,8 @@ public struct Engine: Sendable {
     public mutating func handle(_ event: SourceEvent, into actions: inout [EngineAction]) {
         if case .advertisement(let time, let advertisement) = event {
             sighting(advertisement, at: time, into: &actions)
-        } else {
-            handle(EngineInput(event), at: event.time, into: &actions)
+        } else if let input = EngineInput(event) {
+            handle(input, at: event.time, into: &actions)
         }
     }
 

@@ -30,13 +30,15 @@ public enum EngineInput: Sendable {
     /// An advertisement a phone ranged, with the class its own ranging gave (OwnTracks `prox`).
     case phoneSighting(Advertisement, proximity: Proximity)
 
-    /// The input a source event stands for, and its time.
-    public init(_ event: SourceEvent) {
+    /// The input a source event stands for, and its time; `nil` for a scanner's report, which
+    /// is its tag's, not the own radio's (docs/behaviour.md §19: the table of devices takes it).
+    public init?(_ event: SourceEvent) {
         switch event {
         case .advertisement(_, let advertisement): self = .advertisement(advertisement)
         case .mode(_, let mode): self = .mode(mode)
         case .command(_, let command): self = .command(command)
         case .position(_, let position): self = .position(position)
+        case .report: return nil
         }
     }
 }

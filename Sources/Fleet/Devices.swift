@@ -72,6 +72,10 @@ public struct Devices {
         case tooManyDevices
         /// Every observation was older than `Fleet.maxAge` at its arrival (how many).
         case stale(Int)
+        /// A report of a scanner that no `LocationScanner` places (docs/behaviour.md §19).
+        case unplacedScanner(String)
+        /// A report of something that is none of the tags (not declared, not auto-added).
+        case unknownTag
     }
 
     /// What the daemon knows of one device (its engine is kept apart: reading this copies no
@@ -124,6 +128,8 @@ public struct Devices {
     /// of every array of a large hierarchy per message).
     private var engines: [Engine]
     private let declared: [String: DeviceDeclaration]
+    /// Which tag a scanner's report is of; `nil` without scanners (docs/behaviour.md §19).
+    private var tags: TagDirectory?
     /// Each fleet device's next wake-up, earliest first; an entry is stale when the device's own
     /// ``scheduled`` differs.
     private var wakeups = DeadlineQueue<Int>()
@@ -139,13 +145,17 @@ public struct Devices {
         own: Engine, configuration: Configuration? = nil, rules: [RuleRegion]? = nil,
         ruleSettings: RuleSettings = RuleSettings(), kept: [String: Kept] = [:]
     ) {
-        self.configuration = configuration?.fleet == nil ? nil : configuration
+        self.configuration = configuration?.fleet == nil && configuration?.scanners == nil ? nil : configuration
         self.settings = configuration?.fleet ?? FleetSettings()
         self.identity = own.monitor.identity
         self.rules = rules
         self.ruleSettings = ruleSettings
         names = WaypointNames(own.monitor.hierarchy)
-        declared = Dictionary(settings.devices.map { ($0.id, $0) }) { first, _ in first }
+        let tagDeclarations = (configuration?.scanners?.tags ?? []).map { tag in
+            DeviceDeclaration(id: tag.id, name: tag.name ?? tag.id, userid: tag.userid, line: tag.line)
+        }
+        declared = Dictionary((settings.devices + tagDeclarations).map { ($0.id, $0) }) { first, _ in first }
+        tags = configuration?.scanners.map { TagDirectory($0, hierarchy: own.monitor.hierarchy) }
         self.kept = self.configuration == nil ? [:] : kept
         ids = [Self.ownID]
         index = [Self.ownID: 0]
@@ -315,10 +325,53 @@ public struct Devices {
         }
     }
 
-    /// A source event of the own radio's file at its own time.
+    /// A source event of the own radio's file at its own time; a scanner's report goes to its tag.
     public mutating func handle(_ event: SourceEvent, into actions: inout [Action]) {
+        if case .report(let time, let report) = event {
+            engines[0].advance(to: time, into: &scratch)
+            finish(0, into: &actions)
+            handle(report, at: time, into: &actions)
+            return
+        }
         engines[0].handle(event, into: &scratch)
         finish(0, into: &actions)
+    }
+
+    /// "Scanner S heard tag T at RSSI r" at `arrival` (docs/behaviour.md §19): for T's engine, a sighting of the
+    /// location where S sits, at r plus S's offset, with T's measured power (the report's, else
+    /// -59). The tag is added on its first report. Returns why nothing happened, if so.
+    @discardableResult
+    public mutating func handle(_ report: ScannerReport, at arrival: Timestamp, into actions: inout [Action])
+        -> Refusal?
+    {
+        guard let configuration, let scanners = configuration.scanners, let tags else { return nil }
+        guard let scanner = scanners.scanner(report.scanner) else { return .unplacedScanner(report.scanner) }
+        guard let tag = tags.resolve(report) else { return .unknownTag }
+        guard settings.shard.owns(tag.id) else { return .otherShard }
+        // Every device's timers due before the report fire first (5.1: one at its instant after it).
+        wake(upTo: arrival.microseconds - 1, into: &actions)
+        if index[tag.id] == nil {
+            guard ids.count - 1 < settings.maxDevices else { return .tooManyDevices }
+            let declaration =
+                declared[tag.id] ?? DeviceDeclaration(id: tag.id, name: tag.declaration?.name ?? tag.id, line: 0)
+            add(tag.id, Device(declaration: declaration, source: .scanners), state: KeptState(), isNew: true,
+                at: arrival, into: &actions)
+        }
+        guard let position = index[tag.id] else { return nil }
+        let rssi = (report.rssi + scanner.rssiOffset).rounded()
+        let power: Int8
+        if case .ibeacon = tag.identity, let given = report.power {
+            power = given
+        } else {
+            power = report.power ?? TraceParser.defaultPower
+        }
+        let advertisement = Advertisement(
+            format: .ibeacon, beacon: scanner.beacon, power: power, rssi: Int8(max(-128, min(126, rssi))),
+            address: report.address)
+        known[position].sightedSinceRecord = true
+        engines[position].handle(.advertisement(advertisement), at: arrival, into: &scratch)
+        finish(position, into: &actions)
+        return nil
     }
 
     /// A reloaded configuration or a fetched rules document, for every fleet device: devices go
@@ -369,13 +422,26 @@ public struct Devices {
         }
     }
 
-    /// Fires the own radio's earliest timer that can cause an output, if it falls at or before
+    /// Fires the earliest timer of any device that can cause an output, if it falls at or before
     /// `limit` (any, when `nil`); returns whether one fired. A replay drains its clock with this
-    /// at the end of its input (``Engine/advanceToNextDeadline(notAfter:into:)``); a file run has
-    /// no fleet.
+    /// at the end of its input (``Engine/advanceToNextDeadline(notAfter:into:)``): the own radio's
+    /// first at an instant, then its tags' in the order they came (docs/behaviour.md §19).
     public mutating func drain(notAfter limit: Timestamp?, into actions: inout [Action]) -> Bool {
-        let fired = engines[0].advanceToNextDeadline(notAfter: limit, into: &scratch)
-        finish(0, into: &actions)
+        var earliest: (due: Timestamp, position: Int)?
+        for position in engines.indices {
+            guard let due = engines[position].nextOutputDeadline, earliest.map({ due < $0.due }) ?? true else {
+                continue
+            }
+            earliest = (due, position)
+        }
+        guard let (due, position) = earliest, limit.map({ due <= $0 }) ?? true else { return false }
+        if position > 0 {
+            // The daemon's clock goes first to that instant, as a live run's does.
+            engines[0].advance(to: Timestamp(microseconds: due.microseconds - 1), into: &scratch)
+            finish(0, into: &actions)
+        }
+        let fired = engines[position].advanceToNextDeadline(notAfter: limit, into: &scratch)
+        finish(position, into: &actions)
         return fired
     }
 
@@ -403,6 +469,16 @@ public struct Devices {
     /// monitored waypoints taken off `Monitor.maxRegions` (docs/behaviour.md §15.1; at least 1 region is left).
     func deviceConfiguration(_ id: String) -> Configuration? {
         guard let configuration else { return nil }
+        if self[known: id]?.source == .scanners {
+            // A tag: its sightings are of its scanners' locations, at its own power, in one room
+            // at a time unless `Tags.rooms = heard` (docs/behaviour.md §19).
+            var tagged = configuration
+            tagged.monitor.powerFromSighting = true
+            // Scanners hear it all the time: ranging never waits for a window (docs/behaviour.md §6).
+            tagged.monitor.mode = .foreground
+            tagged.monitor.rooms = configuration.scanners?.rooms == .heard ? nil : RoomRule()
+            return tagged
+        }
         guard let own = self[known: id]?.ownWaypoints, own > 0 else { return configuration }
         var adjusted = configuration
         adjusted.monitor.maxRegions = max(1, configuration.monitor.maxRegions - own)

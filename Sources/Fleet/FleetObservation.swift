@@ -2,9 +2,11 @@ import BeaconCore
 import BeaconConfiguration
 import RegionMonitor
 
-/// Where a fleet message came from (docs/behaviour.md §15): which `Fleet.*` filter it matched.
+/// Where a fleet message came from (docs/behaviour.md §15): which `Fleet.*` filter it matched; or a tag
+/// heard by fixed scanners (docs/behaviour.md §19), whatever reported it.
 public enum FleetSource: String, Sendable, Hashable, CaseIterable {
     case owntracks, theengs, forward
+    case scanners
 }
 
 /// One thing a device reported, as the engine of that device takes it.
@@ -77,6 +79,9 @@ public struct FleetMessage: Sendable, Hashable {
         case .theengs, .forward:
             guard let first = wildcards.first else { return .success(nil) }
             device = first
+        case .scanners:
+            // Scanners' reports are ``ScannerReport``s, for ``Devices/handle(_:at:into:)``.
+            return .success(nil)
         }
         guard DeviceDeclaration.isValidID(device) else {
             return .failure(
@@ -89,6 +94,7 @@ public struct FleetMessage: Sendable, Hashable {
         case .owntracks: parsed = OwnTracks.parse(rest: rest, payload: payload, topic: topic)
         case .theengs: parsed = Theengs.parse(payload, topic: topic)
         case .forward: parsed = Forward.parse(payload, topic: topic)
+        case .scanners: return .success(nil)
         }
         return parsed.map { observations in
             observations.map {

@@ -67,7 +67,7 @@ enum Forward {
                 observations.append(FleetObservation(time: time, kind: .hci(bytes)))
             case .success((let time, .position(let position))?):
                 observations.append(FleetObservation(time: time, kind: .position(position)))
-            case .success((_, .mode)?), .success((_, .command)?):
+            case .success((_, .mode)?), .success((_, .command)?), .success((_, .report)?):
                 return .failure(
                     FleetError(topic: topic, "line \(index + 1): a forward node sends sightings and positions only"))
             case .failure(let error):

@@ -59,6 +59,10 @@ enum ParserTargets {
             case .hci(let event): decoder.decode(event: event) { _ = $0.jsonLine(at: time) }
             case .position(let position):
                 precondition((-90...90).contains(position.latitude) && (-180...180).contains(position.longitude))
+            case .report(let report):
+                precondition(
+                    ScannerReport.isValidName(report.scanner) && ScannerReport.isValidName(report.tag)
+                        && (-128...126).contains(report.rssi))
             case .mode, .command: break
             }
         }

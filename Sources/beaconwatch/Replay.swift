@@ -50,6 +50,12 @@ struct Replay: ParsableCommand {
             configuration: configuration, store: store, now: DaemonClock.system.now(), warn: warn
         ).regions
         job.hook = ServerHook(configuration: configuration, logger: WarningLines.logger)
+        // A building of scanners: every tag's outputs carry their `"device"`, as the events file's
+        // lines do (docs/behaviour.md §19); the own radio's are the same either way.
+        if configuration.scanners != nil {
+            try job.run(store: store, output: { _ in }, sinks: [EventsFile()], warn: warn)
+            return
+        }
         try job.run(
             store: store,
             output: { output.write(line: $0.json) },

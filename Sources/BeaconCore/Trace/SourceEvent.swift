@@ -6,10 +6,14 @@ public enum SourceEvent: Sendable, Hashable {
     case command(Timestamp, TraceCommand)
     /// A position fix (a trace position line, gpsd), for geofences (docs/behaviour.md §17).
     case position(Timestamp, Position)
+    /// A fixed scanner's report of a tag (docs/behaviour.md §19), for the tag's own engine.
+    case report(Timestamp, ScannerReport)
 
     public var time: Timestamp {
         switch self {
-        case .advertisement(let time, _), .mode(let time, _), .command(let time, _), .position(let time, _): time
+        case .advertisement(let time, _), .mode(let time, _), .command(let time, _), .position(let time, _),
+            .report(let time, _):
+            time
         }
     }
 }

@@ -30,6 +30,36 @@ public enum TraceRecord: Sendable, Hashable {
     case command(TraceCommand)
     /// A position fix (`{"t", "lat", "lng", "acc"}`, docs/behaviour.md §17).
     case position(Position)
+    /// A fixed scanner heard a tag (`{"t", "scanner", "tag", "rssi", "power"}`, docs/behaviour.md §19).
+    case report(ScannerReport)
+}
+
+/// "Scanner S heard tag T at RSSI r" (docs/behaviour.md §19): from a trace line, an ESPresense node, a
+/// gateway or a `forward` node placed as a scanner. The tag is named as its source names it
+/// (an identity such as `ibeacon:UUID:major:minor`, `mac:…`, an ESPresense id, or a `Tag.<id>`
+/// id); the fleet resolves it.
+public struct ScannerReport: Sendable, Hashable {
+    public var scanner: String
+    public var tag: String
+    /// dBm; a node's filtered estimate may be fractional.
+    public var rssi: Double
+    /// The tag's measured power at 1 m when the report says (an iBeacon's, ESPresense's `rssi@1m`).
+    public var power: Int8?
+    /// The advertiser's address when the report says (a private one resolves by IRK).
+    public var address: BluetoothAddress?
+
+    public init(scanner: String, tag: String, rssi: Double, power: Int8? = nil, address: BluetoothAddress? = nil) {
+        self.scanner = scanner
+        self.tag = tag
+        self.rssi = rssi
+        self.power = power
+        self.address = address
+    }
+
+    /// Whether `text` can name a scanner or a tag: 1 to 128 printable ASCII characters.
+    public static func isValidName(_ text: String) -> Bool {
+        (1...128).contains(text.utf8.count) && text.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+    }
 }
 
 /// Parses the JSON-lines trace format one line at a time, checking time order (docs/behaviour.md §3.3).
@@ -115,12 +145,12 @@ public struct TraceParser {
         default:
             return .failure(TraceLineError("\"t\" must be a number of seconds or an ISO-8601 string"))
         }
-        let kinds = ["uuid", "hci", "mode", "command", "lat"].filter { fields[$0] != nil }
+        let kinds = ["uuid", "hci", "mode", "command", "lat", "scanner"].filter { fields[$0] != nil }
         guard kinds.count == 1, let kind = kinds.first else {
             if kinds.isEmpty {
                 return .failure(
                     TraceLineError(
-                        "the line has none of \"uuid\", \"hci\", \"mode\", \"command\", \"lat\"; give one"))
+                        "the line has none of \"uuid\", \"hci\", \"mode\", \"command\", \"lat\", \"scanner\"; give one"))
             }
             return .failure(
                 TraceLineError("the line has \(kinds.map { "\"\($0)\"" }.joined(separator: " and ")); give only one"))
@@ -131,6 +161,7 @@ public struct TraceParser {
         case "hci": record = hci(from: fields)
         case "mode": record = mode(from: fields)
         case "lat": record = position(from: fields)
+        case "scanner": record = report(from: fields)
         default: record = command(from: fields)
         }
         return record.map { (time, $0) }
@@ -212,6 +243,34 @@ public struct TraceParser {
             accuracy = metres
         }
         return .success(.position(Position(latitude: latitude, longitude: longitude, accuracy: accuracy)))
+    }
+
+    static func report(from fields: [String: JSONValue]) -> Result<TraceRecord, TraceLineError> {
+        guard case .string(let scanner)? = fields["scanner"], ScannerReport.isValidName(scanner) else {
+            return .failure(TraceLineError("\"scanner\" must be a scanner id such as \"kitchen\""))
+        }
+        guard case .string(let tag)? = fields["tag"], ScannerReport.isValidName(tag) else {
+            return .failure(
+                TraceLineError("\"tag\" must be a tag's identity such as \"ibeacon:UUID:major:minor\" or a Tag.<id> id"))
+        }
+        guard let rssi = fields["rssi"]?.number(in: -128...126) else {
+            return .failure(TraceLineError("\"rssi\" must be dBm from -128 to 126"))
+        }
+        var power: Int8?
+        if let value = fields["power"], value != .null {
+            guard let p = value.integer(in: -128...127) else {
+                return .failure(TraceLineError("\"power\" must be an integer dBm from -128 to 127 (or left out)"))
+            }
+            power = Int8(p)
+        }
+        var address: BluetoothAddress?
+        if let value = fields["address"], value != .null {
+            guard case .string(let text) = value, let parsed = BluetoothAddress(text) else {
+                return .failure(TraceLineError("\"address\" must be a Bluetooth address such as \"0A:0B:0C:0D:0E:0F\""))
+            }
+            address = parsed
+        }
+        return .success(.report(ScannerReport(scanner: scanner, tag: tag, rssi: rssi, power: power, address: address)))
     }
 
     static func command(from fields: [String: JSONValue]) -> Result<TraceRecord, TraceLineError> {

@@ -109,6 +109,8 @@ public struct FileSource {
                         try body(.command(time, command))
                     case .position(let position):
                         try body(.position(time, position))
+                    case .report(let scannerReport):
+                        try body(.report(time, scannerReport))
                     }
                 case .failure(let error):
                     let problem = InputError(file: spec.displayName, line: report.lines, message: error.message)

@@ -21,6 +21,7 @@ public final class Refusals: Sendable {
         var garbage = 0
         var unknown: Set<String> = []
         var late: Set<String> = []
+        var unplaced: Set<String> = []
         var capSaid = false
         var refused = 0
     }
@@ -85,7 +86,15 @@ public final class Refusals: Sendable {
                     + "\(JSONValue.numberText(maxAge)) s before they arrived were dropped (said once per device); "
                     + "a phone flushing its queue after an outage, or a clock that is off; raise Fleet.maxAge if its "
                     + "messages are always late"
-            case .otherShard:
+            case .unplacedScanner(let scanner):
+                state.refused += 1
+                guard state.unplaced.count < Self.remembered, state.unplaced.insert(scanner).inserted else {
+                    return nil
+                }
+                return "scanners: scanner '\(scanner.excerpt)' reports but no LocationScanner places it; its reports "
+                    + "are ignored (place it with LocationScanner.<Location ID> = \(scanner.excerpt))"
+            case .otherShard, .unknownTag:
+                // A scanner hears every advertiser around it: most are none of the tags.
                 return nil
             }
         }

@@ -2,6 +2,7 @@ import BeaconCore
 import BeaconConfiguration
 import Syscalls
 import Engine
+import Fleet
 import Foundation
 import Persistence
 import RegionMonitor
@@ -68,8 +69,16 @@ public struct FileRun {
         }
         let engine = try Engine.resuming(configuration, from: store, rules: rules)
         return try withoutActuallyEscaping(output) { output in
+            // A building of scanners: each tag is a device of the table, on the file's clock
+            // (docs/behaviour.md §19); without scanners, the own radio alone.
+            let devices =
+                configuration.scanners == nil
+                ? Devices(own: engine)
+                : Devices(
+                    own: engine, configuration: configuration, rules: rules, ruleSettings: .resolve(configuration),
+                    kept: try store.keptDevices())
             var driver = EngineDriver(
-                engine: engine, store: store, sinks: sinks, requests: .inline(hook), output: output)
+                devices: devices, store: store, sinks: sinks, requests: .inline(hook), output: output)
             driver.warn = warn
             driver.elapsed = clock.elapsed
             var summary = Summary()

@@ -70,7 +70,7 @@ public struct LiveRun {
                 }
             }
             // Every fleet device of an earlier run goes on from its kept state.
-            let kept = configuration.fleet == nil ? [:] : try store.keptDevices()
+            let kept = configuration.fleet == nil && configuration.scanners == nil ? [:] : try store.keptDevices()
             let devices = Devices(
                 own: engine, configuration: configuration, rules: rules, ruleSettings: .resolve(configuration),
                 kept: kept)
