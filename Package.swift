@@ -158,6 +158,7 @@ let package = Package(
             name: "FleetTests",
             dependencies: [
                 "Fleet", "BeaconCore", "BeaconConfiguration", "Engine", "RegionMonitor", "Rules", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .testTarget(
             name: "EngineTests",

@@ -354,7 +354,8 @@ public struct Devices {
             guard ids.count - 1 < settings.maxDevices else { return .tooManyDevices }
             let declaration =
                 declared[tag.id] ?? DeviceDeclaration(id: tag.id, name: tag.declaration?.name ?? tag.id, line: 0)
-            add(tag.id, Device(declaration: declaration, source: .scanners), state: KeptState(), isNew: true,
+            add(
+                tag.id, Device(declaration: declaration, source: .scanners), state: KeptState(), isNew: true,
                 at: arrival, into: &actions)
         }
         guard let position = index[tag.id] else { return nil }
@@ -476,6 +477,12 @@ public struct Devices {
             tagged.monitor.powerFromSighting = true
             // Scanners hear it all the time: ranging never waits for a window (docs/behaviour.md §6).
             tagged.monitor.mode = .foreground
+            // ESPresense nodes report their own filtered estimates: not filtered again (19).
+            if let scanners = configuration.scanners, scanners.espresense != nil, scanners.theengs == nil,
+                scanners.forward == nil, scanners.own == nil
+            {
+                tagged.monitor.rssiFilter = .none
+            }
             tagged.monitor.rooms = configuration.scanners?.rooms == .heard ? nil : RoomRule()
             return tagged
         }

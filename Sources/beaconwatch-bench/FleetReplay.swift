@@ -128,18 +128,19 @@ struct FleetReplay: ParsableCommand {
         let control = EngineControl()
         let userid = MonitorIdentity.resolve(configuration.monitor).userid
         let routing = MQTTInput(
-            settings: settings, userid: userid, fleet: configuration.fleet, control: control, refusals: Refusals(),
-            logger: .silent)
+            settings: settings, userid: userid, fleet: configuration.fleet, scanners: configuration.scanners,
+            control: control, refusals: Refusals(), logger: .silent)
         let mqtt = try MQTTSink(settings: settings, userid: userid, hierarchy: configuration.hierarchy, store: store)
         let input = ScriptedInput(
             lines: lines, start: first, end: last + Int64(tail * 1_000_000),
             deliver: { line in
                 let routed = MQTTInput.route(
                     topic: line.topic, payload: Array(line.payload.utf8), retained: line.retained ?? false,
-                    tree: routing.tree, fleet: routing.fleetSources)
+                    tree: routing.tree, fleet: routing.fleetSources, scanners: routing.scannerSources)
                 switch routed {
                 case .command(let command): control.post(command)
                 case .fleet(let message): control.post(message)
+                case .reports(let reports): for report in reports { control.post(report) }
                 case .garbage(let why): printed.append("garbage \(why)")
                 case .refusedCommand(let line): printed.append("warn \(line)")
                 case .ignored: break

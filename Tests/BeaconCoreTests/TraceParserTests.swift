@@ -69,6 +69,23 @@ import TestSupport
                 == .position(Position(latitude: 0, longitude: 0, accuracy: nil)))
     }
 
+    /// A scanner's report of a tag (docs/behaviour.md §19): an RSSI may be fractional (a node's filtered
+    /// estimate), power and address are optional.
+    @Test func scannerLinesAreReports() throws {
+        let (time, record) = try record(
+            #"{"t": 1700000000.25, "scanner": "kitchen", "tag": "ibeacon:\#(office):1:2", "rssi": -71.5, "power": -61, "address": "4a:0b:0c:0d:0e:0f"}"#
+        )
+        #expect(time == Timestamp(microseconds: 1_700_000_000_250_000))
+        #expect(
+            record
+                == .report(
+                    ScannerReport(
+                        scanner: "kitchen", tag: "ibeacon:\(office):1:2", rssi: -71.5, power: -61,
+                        address: BluetoothAddress("4A:0B:0C:0D:0E:0F"))))
+        let (_, bare) = try self.record(#"{"t": 1700000001, "scanner": "hall", "tag": "badge-1", "rssi": -60}"#)
+        #expect(bare == .report(ScannerReport(scanner: "hall", tag: "badge-1", rssi: -60)))
+    }
+
     @Test func blankLinesAreNotRecords() throws {
         #expect(try parse(["", "   ", "\r"]).allSatisfy { try $0.get() == nil })
     }
@@ -140,6 +157,17 @@ import TestSupport
         (#"{"t": 1700000000, "lat": 45, "lng": 9, "acc": -1}"#, "\"acc\""),
         (#"{"t": 1700000000, "lat": 45, "lng": 9, "acc": "12"}"#, "\"acc\""),
         (#"{"t": 1700000000, "lat": 45, "lng": 9, "mode": "foreground"}"#, "give only one"),
+        (#"{"t": 1700000000, "scanner": "", "tag": "badge", "rssi": -60}"#, "\"scanner\""),
+        (#"{"t": 1700000000, "scanner": 7, "tag": "badge", "rssi": -60}"#, "\"scanner\""),
+        (#"{"t": 1700000000, "scanner": "hall way", "tag": "badge", "rssi": -60}"#, "\"scanner\""),
+        (#"{"t": 1700000000, "scanner": "hall", "rssi": -60}"#, "\"tag\""),
+        (#"{"t": 1700000000, "scanner": "hall", "tag": "\u0007", "rssi": -60}"#, "\"tag\""),
+        (#"{"t": 1700000000, "scanner": "hall", "tag": "badge"}"#, "\"rssi\""),
+        (#"{"t": 1700000000, "scanner": "hall", "tag": "badge", "rssi": "-60"}"#, "\"rssi\""),
+        (#"{"t": 1700000000, "scanner": "hall", "tag": "badge", "rssi": -200}"#, "\"rssi\""),
+        (#"{"t": 1700000000, "scanner": "hall", "tag": "badge", "rssi": -60, "power": -59.5}"#, "\"power\""),
+        (#"{"t": 1700000000, "scanner": "hall", "tag": "badge", "rssi": -60, "address": 1}"#, "\"address\""),
+        (#"{"t": 1700000000, "scanner": "hall", "tag": "b", "rssi": -60, "lat": 45, "lng": 9}"#, "give only one"),
     ])
     func badLinesAreRejectedWithAReason(line: String, reason: String) {
         guard case .failure(let error) = parse([line])[0] else {

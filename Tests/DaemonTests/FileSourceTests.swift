@@ -128,6 +128,7 @@ import TestSupport
                 case .mode: kinds.append("mode")
                 case .command: kinds.append("command")
                 case .position: kinds.append("position")
+                case .report: kinds.append("report")
                 }
             }
         #expect(report.skippedLines == 1)

@@ -18,7 +18,7 @@ import Testing
             switch source {
             case .owntracks: owntracks
             case .theengs: theengs
-            case .forward: forward
+            case .forward, .scanners: forward
             }
         return FleetMessage.parse(source: source, filter: filter, topic: topic, payload: Array(payload.utf8))
     }

@@ -40,6 +40,19 @@ import Testing
         #expect(run.monitor.roomChange?.why.contains("against -1 dB") == true)
     }
 
+    /// The present room's own scanner hearing the tag weaker is evidence too: the best other
+    /// room takes over at once when it is now clearly stronger.
+    @Test func aWeakerReportOfThePresentRoomHandsOverToTheBestOther() {
+        var run = Self.harness()
+        run.see("101", at: 0, rssi: -60)
+        run.see("102", at: 1, rssi: -62)
+        run.see("103", at: 1.5, rssi: -70)
+        #expect(Self.rooms(&run) == ["0.000 enter A1:1 zone derived"])
+        run.see("101", at: 2, rssi: -75)
+        #expect(Self.rooms(&run) == ["2.000 exit A1:1 zone derived dwell 2.0", "2.000 enter A1:2 zone derived"])
+        #expect(run.monitor.roomChange?.scanner == "102" && run.monitor.roomChange?.previous == -16)
+    }
+
     /// A report older than the rule's `fresh` is no evidence: the old room's scanner went quiet,
     /// so a weaker report of another room wins; a stale report never does.
     @Test func aStaleReportNeverWins() {
@@ -84,14 +97,16 @@ import Testing
         #expect(lines.last?.hasPrefix("1.000 enter A2") == true, "\(lines)")
     }
 
-    /// Reports of one instant: the scanner that heard the tag best gives its first room.
-    @Test func atTheFirstInstantTheBestScannerDecides() {
+    /// Reports of one instant are taken in order under the same rule as any others (a live run
+    /// takes a burst at one instant, a trace spreads it): the first enters at once, a second
+    /// moves the tag only when clearly stronger.
+    @Test func reportsOfOneInstantFollowTheSameRule() {
         var run = Self.harness()
         run.see("101", at: 0, rssi: -70)
         run.see("102", at: 0, rssi: -68)
-        #expect(run.monitor.currentRoom == .zone(MonitorHarness.uuid(1), major: 2))
-        run.see("103", at: 1, rssi: -66)
-        #expect(run.monitor.currentRoom == .zone(MonitorHarness.uuid(1), major: 2))
+        #expect(run.monitor.currentRoom == .zone(MonitorHarness.uuid(1), major: 1))
+        run.see("103", at: 0, rssi: -64)
+        #expect(run.monitor.currentRoom == .zone(MonitorHarness.uuid(1), major: 3))
     }
 
     /// `Tags.rooms = heard`: every Zone sighted is inside (5.1).

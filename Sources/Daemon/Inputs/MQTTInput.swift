@@ -17,6 +17,8 @@ public final class MQTTInput: Sendable {
     public let tree: TopicTree
     /// The fleet's sources and their topic filters, in the order they are tried.
     public let fleetSources: [(FleetSource, TopicFilter)]
+    /// The fixed scanners' sources and their topic filters (docs/behaviour.md §19), tried after the fleet's.
+    public let scannerSources: [(ScannerSource, TopicFilter)]
     let control: EngineControl
     public let refusals: Refusals
     let logger: Logger
@@ -27,13 +29,17 @@ public final class MQTTInput: Sendable {
     /// The input of a daemon reporting as `userid` under `settings`, with `fleet`'s sources, into
     /// `control`; garbage is counted by minutes of `clock`.
     public init(
-        settings: MQTTSettings, userid: String, fleet: FleetSettings?, control: EngineControl, refusals: Refusals,
-        logger: Logger, clock: DaemonClock = .system
+        settings: MQTTSettings, userid: String, fleet: FleetSettings?, scanners: ScannerSettings? = nil,
+        control: EngineControl, refusals: Refusals, logger: Logger, clock: DaemonClock = .system
     ) {
         self.clock = clock
         tree = TopicTree(topic: settings.topic, userid: userid, qos: Int32(settings.qos))
         fleetSources = [
             (FleetSource.owntracks, fleet?.owntracks), (.theengs, fleet?.theengs), (.forward, fleet?.forward),
+        ].compactMap { source, text in text.flatMap(TopicFilter.init).map { (source, $0) } }
+        scannerSources = [
+            (ScannerSource.espresense, scanners?.espresense), (.theengs, scanners?.theengs),
+            (.forward, scanners?.forward),
         ].compactMap { source, text in text.flatMap(TopicFilter.init).map { (source, $0) } }
         self.control = control
         self.refusals = refusals
@@ -49,11 +55,17 @@ public final class MQTTInput: Sendable {
             + fleetSources.map { _, filter in
                 (filter.withSubtopics, "the fleet's messages on \(filter) are not taken")
             }
+            + scannerSources.map { _, filter in
+                (filter.description, "the scanners' reports on \(filter) are not taken")
+            }
     }
 
     /// An incoming message (the network thread): a command, a fleet message, or garbage.
     public func received(topic: String, payload: [UInt8], retained: Bool) {
-        switch Self.route(topic: topic, payload: payload, retained: retained, tree: tree, fleet: fleetSources) {
+        switch Self.route(
+            topic: topic, payload: payload, retained: retained, tree: tree, fleet: fleetSources,
+            scanners: scannerSources)
+        {
         case .command(let command):
             logger.info("command", metadata: ["command": "\(command)"])
             if command == .reload {
@@ -62,6 +74,7 @@ public final class MQTTInput: Sendable {
                 control.post(command)
             }
         case .fleet(let message): control.post(message)
+        case .reports(let reports): for report in reports { control.post(report) }
         case .garbage(let problem):
             if let line = refusals.garbage(problem, at: clock.elapsed()) { logger.warning("\(line)") }
         case .refusedCommand(let line): logger.warning("\(line)")
@@ -73,6 +86,8 @@ public final class MQTTInput: Sendable {
     public enum Routed: Sendable {
         case command(DaemonCommand)
         case fleet(FleetMessage)
+        /// A fixed scanner's reports (docs/behaviour.md §19).
+        case reports([ScannerReport])
         /// A fleet message that is malformed: why (said through ``Refusals``).
         case garbage(String)
         /// A command that cannot be taken: the line to log.
@@ -83,7 +98,8 @@ public final class MQTTInput: Sendable {
     /// Routes a message on `topic`: a command on `B/cmd/...`, else the first fleet source whose
     /// parser takes it.
     public static func route(
-        topic: String, payload: [UInt8], retained: Bool, tree: TopicTree, fleet: [(FleetSource, TopicFilter)]
+        topic: String, payload: [UInt8], retained: Bool, tree: TopicTree, fleet: [(FleetSource, TopicFilter)],
+        scanners: [(ScannerSource, TopicFilter)] = []
     ) -> Routed {
         switch command(topic: topic, payload: payload, retained: retained, tree: tree) {
         case .success(let taken?): return .command(taken)
@@ -92,6 +108,13 @@ public final class MQTTInput: Sendable {
             for (source, filter) in fleet {
                 switch FleetMessage.parse(source: source, filter: filter, topic: topic, payload: payload) {
                 case .success(let message?): return .fleet(message)
+                case .success(nil): continue
+                case .failure(let error): return .garbage(error.description)
+                }
+            }
+            for (source, filter) in scanners {
+                switch ScannerReports.parse(source: source, filter: filter, topic: topic, payload: payload) {
+                case .success(let reports?): return reports.isEmpty ? .ignored : .reports(reports)
                 case .success(nil): continue
                 case .failure(let error): return .garbage(error.description)
                 }

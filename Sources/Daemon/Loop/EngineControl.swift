@@ -20,6 +20,8 @@ public final class EngineControl: Sendable {
     /// What the shell tells the fleet: a device's message, or the answer to a device's server call.
     public enum FleetOrder: Sendable {
         case message(FleetMessage)
+        /// A fixed scanner's report of a tag (docs/behaviour.md §19).
+        case report(ScannerReport)
         case answer(device: String, ServerAnswer, call: Int)
         /// A command for one device (the web API's `cmd/mode`, `cmd/alert`).
         case input(device: String, EngineInput)
@@ -74,6 +76,9 @@ public final class EngineControl: Sendable {
     /// A fleet message for the engine, taken at the daemon's clock when the loop gets to it.
     public func post(_ message: FleetMessage) { post(.message(message)) }
 
+    /// A scanner's report, queued as a fleet message is.
+    public func post(_ report: ScannerReport) { post(.report(report)) }
+
     /// A device order: a message (bounded queue: the oldest messages are dropped beyond the
     /// limit), an answer or a command.
     ///
@@ -86,7 +91,12 @@ public final class EngineControl: Sendable {
             state.fleet.append(order)
             // The oldest message goes; an answer or a command is never dropped.
             if state.fleet.count > Self.fleetQueueLimit,
-                let oldest = state.fleet.firstIndex(where: { if case .message = $0 { true } else { false } })
+                let oldest = state.fleet.firstIndex(where: {
+                    switch $0 {
+                    case .message, .report: true
+                    case .answer, .input: false
+                    }
+                })
             {
                 state.fleet.remove(at: oldest)
                 state.droppedFleet += 1

@@ -125,6 +125,15 @@ public struct EngineDriver {
         return refusal
     }
 
+    /// A fixed scanner's report at its arrival (the daemon's clock), for its tag; returns why it
+    /// changed nothing, if so (docs/behaviour.md §19).
+    @discardableResult
+    public mutating func handle(_ report: ScannerReport, at time: Timestamp) throws -> Devices.Refusal? {
+        let refusal = devices.handle(report, at: time, into: &actions)
+        try perform()
+        return refusal
+    }
+
     /// The answer to device `device`'s server call `call`, at the engine's clock.
     public mutating func answer(_ answer: ServerAnswer, call: Int, for device: String) throws {
         devices.handle(.answer(answer, call: call), for: device, at: devices.now, into: &actions)

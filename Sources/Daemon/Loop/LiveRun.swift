@@ -109,6 +109,12 @@ public struct LiveRun {
                         {
                             warn(line)
                         }
+                    case .report(let report):
+                        if let refusal = try driver.handle(report, at: current),
+                            let line = refusals.refused(refusal, device: report.tag)
+                        {
+                            warn(line)
+                        }
                     case .answer(let device, let answer, let call): try driver.answer(answer, call: call, for: device)
                     case .input(let device, let input): try driver.handle(input, for: device)
                     }

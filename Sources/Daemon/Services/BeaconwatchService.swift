@@ -76,7 +76,8 @@ public struct BeaconwatchService: Service {
             maxDevices: configuration.fleet?.maxDevices ?? 0, maxAge: configuration.fleet?.maxAge ?? 30)
         let input = mqttSettings.map {
             MQTTInput(
-                settings: $0, userid: identity.userid, fleet: configuration.fleet, control: control,
+                settings: $0, userid: identity.userid, fleet: configuration.fleet, scanners: configuration.scanners,
+                control: control,
                 refusals: refusals, logger: logger, clock: clock)
         }
         let mqtt = try mqttSettings.map {

@@ -44,6 +44,21 @@ extension Monitor {
         return best
     }
 
+    /// The room other than `current` with the strongest fresh evidence, with the scanner that gave
+    /// it; `nil` when no other room has any.
+    func bestOtherRoom(than current: Int32, rule: RoomRule) -> (zone: Int32, scanner: Int32)? {
+        let oldest = now &- Int64((rule.fresh * 1_000_000).rounded())
+        var best: (zone: Int32, scanner: Int32, strength: Double)?
+        for beacon in watchList {
+            let index = Int(beacon)
+            let zone = hierarchy.zoneOfBeacon[index]
+            let value = heardStrength[index]
+            guard zone != current, value > -.infinity, sightedAt[index] >= oldest else { continue }
+            if best.map({ value > $0.strength }) ?? true { best = (zone, beacon, value) }
+        }
+        return best.map { ($0.zone, $0.scanner) }
+    }
+
     /// A sighting of a tag by the scanner at `beacon` under exclusive rooms (``RoomRule``): the
     /// room is decided, the old one (and its Area, when the new room is in another) let go, and
     /// presence given to the room alone. A report from another room of the same Area keeps the
@@ -63,24 +78,36 @@ extension Monitor {
                 scanner: hierarchy.beacons[Int(beacon)].locationID, evidence: heardStrength[Int(beacon)])
             current = zone
             roomSince = now
-        } else if zone != current, let candidate = roomEvidence(zone, rule: rule) {
-            let present = roomEvidence(current, rule: rule)
-            // At the instant it entered, the scanner that hears it best decides (5.1, no delay).
-            let wins = present.map { candidate >= $0 + rule.margin || (roomSince == now && candidate > $0) } ?? true
-            if wins {
-                roomChange = RoomChange(
-                    from: hierarchy.zones[Int(current)].region, to: hierarchy.zones[Int(zone)].region,
-                    at: Timestamp(microseconds: now), scanner: hierarchy.beacons[Int(beacon)].locationID,
-                    evidence: candidate, previous: present)
-                let oldArea = hierarchy.areaOfZone[Int(current)]
-                zoneLast[Int(current)] = Self.never
-                for old in hierarchy.zones[Int(current)].beacons { beaconLast[Int(old)] = Self.never }
-                if oldArea != area { areaLast[Int(oldArea)] = Self.never }
-                current = zone
-                roomSince = now
-                room = current
-                presenceChanges &+= 1
-                reconcileAll(into: &outputs)
+        } else {
+            // The report's own room, or, when it weakened the present room, the best other one.
+            let challenger = zone != current ? (zone, beacon) : bestOtherRoom(than: current, rule: rule)
+            if let (candidateZone, scanner) = challenger, let candidate = roomEvidence(candidateZone, rule: rule) {
+                let present = roomEvidence(current, rule: rule)
+                // The same rule at every instant: a live run takes a burst of reports at one
+                // instant, a trace spreads them, and both must decide alike.
+                let wins = present.map { candidate >= $0 + rule.margin } ?? true
+                if wins {
+                    roomChange = RoomChange(
+                        from: hierarchy.zones[Int(current)].region, to: hierarchy.zones[Int(candidateZone)].region,
+                        at: Timestamp(microseconds: now), scanner: hierarchy.beacons[Int(scanner)].locationID,
+                        evidence: candidate, previous: present)
+                    let oldArea = hierarchy.areaOfZone[Int(current)]
+                    let newArea = hierarchy.areaOfZone[Int(candidateZone)]
+                    zoneLast[Int(current)] = Self.never
+                    for old in hierarchy.zones[Int(current)].beacons { beaconLast[Int(old)] = Self.never }
+                    if oldArea != newArea { areaLast[Int(oldArea)] = Self.never }
+                    current = candidateZone
+                    roomSince = now
+                    room = current
+                    presenceChanges &+= 1
+                    // The new room is inside from now (its evidence is fresh), before the old one
+                    // exits: an Area both are in stays inside.
+                    beaconLast[Int(scanner)] = now
+                    zoneLast[Int(candidateZone)] = now
+                    areaLast[Int(newArea)] = now
+                    reconcileAll(into: &outputs)
+                    enterAncestors(of: scanner, zone: candidateZone, area: newArea, into: &outputs)
+                }
             }
         }
         room = current

@@ -3,8 +3,8 @@
 /// the tag's measured power (with the scanner's offset); a report older than ``fresh`` is no
 /// evidence at all.
 ///
-/// - A tag in no room enters the room of the first scanner that hears it; a stronger report at
-///   that same instant takes the room over (the room of the scanner that heard it best).
+/// - A tag in no room enters at once the room of the first scanner that hears it (the best, as
+///   far as anything is known then).
 /// - Later it moves only when another room's evidence is at least ``margin`` dB above its present
 ///   room's, or its present room has no fresh evidence while another has: so a stale report
 ///   never wins, and a tag by a doorway between two rooms heard about equally stays where it is.

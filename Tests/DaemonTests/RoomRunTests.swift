@@ -1,0 +1,162 @@
+import BeaconCore
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Rooms from fixed scanners (docs/behaviour.md §19) against a real mosquitto: three nodes publishing as
+/// ESPresense does (docs/espresense.md) in the three rooms of etc/rooms and two tags walking
+/// between them.
+@Suite(.serialized) struct RoomRunTests {
+    typealias Subscriber = MQTTRunTests.Subscriber
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("etc/rooms")
+
+    /// etc/rooms/hsyco.ini on the test's broker. Its exit timeout (10 s) is long enough for a
+    /// loaded machine's delays between two reports never to look like leaving.
+    static func ini(port: Int32) throws -> String {
+        let text = try String(contentsOf: folder.appendingPathComponent("hsyco.ini"), encoding: .utf8)
+        return text.replacingOccurrences(of: "MQTT.port = 1883", with: "MQTT.port = \(port)")
+            + "MQTT.keepalive = 5\nMQTT.homeassistant = false\n"
+    }
+
+    /// One line of etc/rooms/walk.jsonl.
+    struct Report {
+        var scanner: String
+        var tag: String
+        var rssi: Double
+    }
+
+    /// The walk, in its order; each tag named as an ESPresense node names an iBeacon
+    /// (`iBeacon:<uuid>-<major>-<minor>`, the UUID in lower case).
+    static func walk() throws -> [Report] {
+        let text = try String(contentsOf: folder.appendingPathComponent("walk.jsonl"), encoding: .utf8)
+        return try text.split(separator: "\n").map { line in
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let tag = try #require(object["tag"] as? String)
+            let parts = tag.split(separator: ":")
+            return Report(
+                scanner: try #require(object["scanner"] as? String),
+                tag: "iBeacon:\(parts[1].lowercased())-\(parts[2])-\(parts[3])",
+                rssi: try #require(object["rssi"] as? Double))
+        }
+    }
+
+    /// What an ESPresense node publishes for a report (`BleFingerprint::fill`).
+    static func payload(_ report: Report) -> String {
+        let rssi = String(format: "%.2f", report.rssi)
+        return
+            #"{"mac":"4a1b2c3d4e5f","id":"\#(report.tag)","rssi@1m":-59,"rssi":\#(rssi),"rxAdj":0,"rssiVar":1.20,"distance":1.10,"var":0.20,"int":2000}"#
+    }
+
+    /// The zone and area transitions of a tag on its topic, as `enter|exit name`.
+    static func transitions(_ watcher: Subscriber, _ tag: String) -> [String] {
+        watcher.payloads("/\(tag)/transition").compactMap { payload in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any],
+                object["kind"] as? String != "beacon"
+            else { return nil }
+            return "\(object["type"] ?? "") \(object["name"] ?? "")"
+        }
+    }
+
+    @Test func threeNodesAndTwoWalkingTagsGiveOneRoomAtATimeAsReplayDoes() async throws {
+        let broker = try Broker()
+        let scratch = try scratchFolder("rooms")
+        try Self.ini(port: broker.port).write(
+            to: scratch.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
+        let watcher = try await Subscriber(port: broker.port, filter: "beaconwatch/#")
+        let daemon = try FleetRunTests.daemon(in: scratch)
+        try await Subscriber.until("the daemon online") { watcher.payloads("flat/status").last == "online" }
+        let walk = try Self.walk()
+        // A node's status and a query's answer one level deeper are not reports.
+        _ = try watcher.client.publish(
+            topic: "espresense/devices/\(walk[0].tag)/kitchen/battery", payload: Array(#"{"battery":90}"#.utf8),
+            qos: 1, retain: false)
+        for report in walk {
+            _ = try watcher.client.publish(
+                topic: "espresense/devices/\(report.tag)/\(report.scanner)", payload: Array(Self.payload(report).utf8),
+                qos: 1, retain: false)
+        }
+        try await Subscriber.until("both tags' exits") {
+            Self.transitions(watcher, "anna").last == "exit Flat"
+                && Self.transitions(watcher, "ben").last == "exit Flat"
+        }
+        #expect(
+            Self.transitions(watcher, "anna") == [
+                "enter Flat", "enter Kitchen", "exit Kitchen", "enter Hall", "exit Hall", "enter Office", "exit Office",
+                "exit Flat",
+            ])
+        #expect(
+            Self.transitions(watcher, "ben") == [
+                "enter Flat", "enter Office", "exit Office", "enter Hall", "exit Hall", "enter Kitchen", "exit Kitchen",
+                "exit Flat",
+            ])
+        #expect(watcher.payloads("/anna/zone").last == "none", "\(watcher.payloads("/anna/zone"))")
+        // The same reports, in the same order, through replay.
+        let trace =
+            walk.enumerated().map { n, report in
+                #"{"t": \#(1_700_000_000 + Double(n) * 0.001), "scanner": "\#(report.scanner)", "tag": "\#(report.tag)", "rssi": \#(report.rssi), "power": -59}"#
+            }.joined(separator: "\n") + "\n"
+        let expected = try Self.replay(trace, in: scratch)
+        for tag in ["anna", "ben"] {
+            let wanted = Self.comparable(expected[tag] ?? [])
+            #expect(wanted.walk.count > 8 && wanted.end.count >= 3, "\(tag): \(wanted)")
+            try await Subscriber.until("\(tag)'s last exit in the events file") {
+                Self.comparable(Self.lines(of: tag, in: scratch)).end.count >= wanted.end.count
+            }
+            let live = Self.comparable(Self.lines(of: tag, in: scratch))
+            #expect(live.walk == wanted.walk, "\(tag)")
+            #expect(live.end == wanted.end, "\(tag)")
+        }
+        kill(daemon.processIdentifier, SIGTERM)
+        try await Subscriber.until("the daemon to exit") { !daemon.isRunning }
+        watcher.client.shutdown()
+    }
+
+    /// A tag's outputs as compared between a live run and a replay (essences,
+    /// ``FleetRunTests/essence(_:)``): every output of the walk itself, then the transitions of its
+    /// end. At the end each scanner's location goes `off` the exit timeout after the scanner last
+    /// heard the tag, and those instants are the reports' arrival times: a live broker delivers a
+    /// burst of reports within a millisecond or two, a trace spaces them as it says, so which `off`
+    /// comes first (and the nearest it leaves for a moment) is the one thing that may differ.
+    static func comparable(_ lines: [String]) -> (walk: [String], end: [String]) {
+        func time(_ line: String) -> Double {
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            return (object?["t"] as? String).flatMap { Timestamp(iso8601: $0) }?.secondsSinceEpoch ?? 0
+        }
+        // The end: from half the exit timeout (10 s) before the tag's last Area exit; the walk's
+        // reports all come within a fraction of a second.
+        let last = lines.last { $0.contains(#""type":"exit""#) && $0.contains(#""kind":"area""#) }.map(time)
+        let end = last.flatMap { last in lines.firstIndex { time($0) >= last - 5 } } ?? lines.count
+        return (
+            lines[..<end].map(FleetRunTests.essence),
+            lines[end...].filter { $0.contains(#""type":"exit""#) || $0.contains(#""type":"enter""#) }
+                .map(FleetRunTests.essence)
+        )
+    }
+
+    /// Device `tag`'s lines in the events file.
+    static func lines(of tag: String, in folder: URL) -> [String] {
+        let text = (try? String(contentsOf: folder.appendingPathComponent("events.jsonl"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").filter { $0.contains(#""device":"\#(tag)""#) }.map(String.init)
+    }
+
+    /// What `replay` prints for `trace` on the folder's configuration, each device's lines.
+    static func replay(_ trace: String, in folder: URL) throws -> [String: [String]] {
+        let path = folder.appendingPathComponent("replay.jsonl")
+        try trace.write(to: path, atomically: true, encoding: .utf8)
+        let run = try DecodeCommandTests.beaconwatch(
+            ["replay", "hsyco.ini", "trace:\(path.path)", "--state", "replay.sqlite"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        var devices: [String: [String]] = [:]
+        for line in run.stdout.split(separator: "\n") {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            guard let device = object?["device"] as? String else { continue }
+            devices[device, default: []].append(String(line))
+        }
+        return devices
+    }
+}

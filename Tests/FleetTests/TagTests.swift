@@ -1,0 +1,195 @@
+import BeaconConfiguration
+import BeaconCore
+import Crypto
+import Engine
+import Fleet
+import Foundation
+import RegionMonitor
+import Testing
+
+/// Tags heard by fixed scanners (docs/behaviour.md §19): who a report is of, and what the tag's engine
+/// makes of it.
+@Suite struct TagTests {
+    static let area = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+    static let badge = "FDA50693-A4E2-4FB1-AFCF-C6EB07647825"
+    /// The Bluetooth Core Specification's sample IRK (Vol 3, Part H, Appendix D.7).
+    static let sampleIRK = "ec0234a357c8ad05341010a60a397d9b"
+
+    /// Three rooms of one Area, a scanner in each, and tags.
+    static func configuration(_ extra: String = "") throws -> Configuration {
+        let text = """
+            LocationBaseBeacon.101 = \(area),1,1
+            LocationBaseBeacon.102 = \(area),2,1
+            LocationBaseBeacon.103 = \(area),3,1
+            LocationZoneName.\(area):1 = Kitchen
+            LocationZoneName.\(area):2 = Hall
+            LocationZoneName.\(area):3 = Office
+            MQTT.host = 127.0.0.1
+            Monitor.rssiFilter = none
+            LocationScanner.101 = kitchen
+            LocationScanner.102 = hall
+            LocationScanner.103 = office
+            Scanner.office.rssiOffset = 10
+            Tag.badge-1 = ibeacon:\(badge):7:1, Badge one, anna
+            Tag.keys = mac:AA:BB:CC:DD:EE:FF
+            Tag.watch = irk:\(sampleIRK), Watch
+
+            """ + extra
+        return try Configuration.load(Array(text.utf8), path: "hsyco.ini").get()
+    }
+
+    static func table(_ extra: String = "") throws -> Devices {
+        Devices(
+            configuration: try configuration(extra), identity: MonitorIdentity(session: "s", address: "a", userid: "u"))
+    }
+
+    static func time(_ seconds: Double) -> Timestamp { Timestamp(secondsSinceEpoch: 1_700_000_000 + seconds)! }
+
+    /// The zone transitions in `actions`, as `<device> <enter|exit> <Zone name>`.
+    static func rooms(_ actions: [Devices.Action]) -> [String] {
+        actions.compactMap { action in
+            guard case .engine(let device, .output(.transition(_, let transition))) = action,
+                transition.region.kind == .zone
+            else { return nil }
+            return "\(device) \(transition.direction.rawValue) \(transition.name ?? "?")"
+        }
+    }
+
+    @Test func aTagWalksRoomToRoomOneRoomAtATime() throws {
+        var table = try Self.table()
+        var actions: [Devices.Action] = []
+        table.start(at: Self.time(0), into: &actions)
+        func hear(_ scanner: String, _ rssi: Double, at seconds: Double, tag: String = "badge-1") -> [String] {
+            var actions: [Devices.Action] = []
+            let refusal = table.handle(
+                ScannerReport(scanner: scanner, tag: tag, rssi: rssi), at: Self.time(seconds), into: &actions)
+            #expect(refusal == nil)
+            return Self.rooms(actions)
+        }
+        #expect(hear("kitchen", -60, at: 1) == ["badge-1 enter Kitchen"])
+        #expect(hear("hall", -75, at: 2) == [])
+        #expect(hear("hall", -58, at: 4) == [])  // 2 dB: a doorway
+        #expect(hear("hall", -52, at: 5) == ["badge-1 exit Kitchen", "badge-1 enter Hall"])
+        // The office's scanner hears 10 dB quieter than the others: its offset evens it out.
+        #expect(hear("office", -62, at: 6) == [])  // -52 with its offset: as loud as the hall
+        #expect(hear("office", -45, at: 7) == ["badge-1 exit Hall", "badge-1 enter Office"])
+        #expect(table.engine("badge-1")?.monitor.currentRoom == .zone(UUID(uuidString: Self.area)!, major: 3))
+        #expect(table["badge-1"]?.source == .scanners)
+        #expect(table.engine("badge-1")?.monitor.identity.userid == "anna")
+        // Silence: it leaves its room and the Area after the exit timeout.
+        actions = []
+        table.advance(to: Self.time(30), into: &actions)
+        #expect(Self.rooms(actions) == ["badge-1 exit Office"])
+        #expect(table.engine("badge-1")?.monitor.insideRegions.isEmpty == true)
+    }
+
+    /// Reports name a tag by its id, its identity as written, or ESPresense's forms; an unplaced
+    /// scanner and something that is no tag are refused, a hierarchy beacon is never a tag.
+    @Test func aReportFindsItsTagByAnyOfItsNames() throws {
+        var table = try Self.table()
+        var actions: [Devices.Action] = []
+        table.start(at: Self.time(0), into: &actions)
+        let names = [
+            "badge-1", "ibeacon:\(Self.badge):7:1", "iBeacon:\(Self.badge.lowercased())-7-1",
+            "mac:aa:bb:cc:dd:ee:ff", "aabbccddeeff", "known:aabbccddeeff",
+        ]
+        for (offset, name) in names.enumerated() {
+            let report = ScannerReport(scanner: "hall", tag: name, rssi: -60)
+            #expect(table.handle(report, at: Self.time(Double(offset + 1)), into: &actions) == nil, "\(name)")
+        }
+        #expect(Set(table.fleet.keys) == ["badge-1", "keys"])
+        #expect(
+            table.handle(ScannerReport(scanner: "attic", tag: "badge-1", rssi: -60), at: Self.time(9), into: &actions)
+                == .unplacedScanner("attic"))
+        for stranger in [
+            "ibeacon:\(Self.area):1:1", "ibeacon:\(Self.badge):7:2", "apple:1005:9-26", "mac:01:02:03:04:05:06",
+        ] {
+            #expect(
+                table.handle(ScannerReport(scanner: "hall", tag: stranger, rssi: -60), at: Self.time(9), into: &actions)
+                    == .unknownTag, "\(stranger)")
+        }
+    }
+
+    /// `Tags.autoAdd = ibeacon`: any iBeacon that is not a hierarchy beacon is a tag, named by
+    /// its identity; a hierarchy beacon still is not.
+    @Test func autoAddTracksEveryOtherIBeacon() throws {
+        var table = try Self.table("Tags.autoAdd = ibeacon\n")
+        var actions: [Devices.Action] = []
+        table.start(at: Self.time(0), into: &actions)
+        let stranger = "iBeacon:\(Self.badge.lowercased())-9-9"
+        #expect(
+            table.handle(ScannerReport(scanner: "hall", tag: stranger, rssi: -60), at: Self.time(1), into: &actions)
+                == nil)
+        #expect(table.fleet.keys.contains("ibeacon:\(Self.badge):9:9"))
+        #expect(
+            table.handle(
+                ScannerReport(scanner: "hall", tag: "ibeacon:\(Self.area):1:1", rssi: -60), at: Self.time(2),
+                into: &actions)
+                == .unknownTag)
+    }
+
+    /// `Tags.rooms = heard`: every Zone whose scanners hear the tag is inside.
+    @Test func heardRoomsAreEveryRoomThatHearsTheTag() throws {
+        var table = try Self.table("Tags.rooms = heard\n")
+        var actions: [Devices.Action] = []
+        table.start(at: Self.time(0), into: &actions)
+        table.handle(ScannerReport(scanner: "kitchen", tag: "badge-1", rssi: -60), at: Self.time(1), into: &actions)
+        table.handle(ScannerReport(scanner: "hall", tag: "badge-1", rssi: -80), at: Self.time(2), into: &actions)
+        #expect(table.engine("badge-1")?.monitor.insideRegions.filter { $0.kind == .zone }.count == 2)
+    }
+
+    // MARK: - IRK
+
+    /// ah(k, r) with the specification's sample data: IRK ec0234a3…, prand 708194, hash 0dfbaa.
+    @Test func theSpecificationsSampleHashes() throws {
+        let key = SymmetricKey(data: try #require(Hex.decode(Self.sampleIRK)))
+        #expect(IRK.hash(key, prand: 0x70_8194) == 0x0D_FBAA)
+        let address = try #require(BluetoothAddress("70:81:94:0D:FB:AA"))
+        #expect(IRK.isResolvable(address) && IRK.resolves(address, key: key))
+        #expect(!IRK.resolves(try #require(BluetoothAddress("70:81:94:0D:FB:AB")), key: key))
+    }
+
+    /// Addresses made by Python's `cryptography` (OpenSSL's AES, Tests/rooms/rpa.py) resolve to
+    /// the tag of their IRK as they rotate, and an address of another IRK does not.
+    @Test func aRotatingPrivateAddressIsOneTag() throws {
+        let other = "00112233445566778899aabbccddeeff"
+        let mine = try Self.python([Self.sampleIRK, "123456", "3abcde", "000001", "2f0f0f"])
+        let theirs = try Self.python([other, "123456", "3abcde"])
+        #expect(mine.count == 4 && theirs.count == 2)
+        var table = try Self.table()
+        var actions: [Devices.Action] = []
+        table.start(at: Self.time(0), into: &actions)
+        for (offset, text) in mine.enumerated() {
+            let address = try #require(BluetoothAddress(text))
+            // As ESPresense names an unresolved one (the bare address), and as a trace line gives it.
+            let report = ScannerReport(scanner: "hall", tag: "apple:1005:9-26", rssi: -60, address: address)
+            #expect(table.handle(report, at: Self.time(Double(offset + 1)), into: &actions) == nil, "\(text)")
+            let named = ScannerReport(scanner: "hall", tag: "mac:\(text)", rssi: -60)
+            #expect(table.handle(named, at: Self.time(Double(offset + 1)), into: &actions) == nil, "\(text)")
+        }
+        #expect(Array(table.fleet.keys) == ["watch"])
+        for text in theirs {
+            let report = ScannerReport(scanner: "hall", tag: "mac:\(text)", rssi: -60)
+            #expect(table.handle(report, at: Self.time(9), into: &actions) == .unknownTag, "\(text)")
+        }
+        // Our own addresses of the sample IRK resolve as Python's do.
+        let key = SymmetricKey(data: try #require(Hex.decode(Self.sampleIRK)))
+        #expect(IRK.address(key: key, prand: 0x12_3456)?.description == mine[0])
+    }
+
+    /// Tests/rooms/rpa.py's addresses.
+    static func python(_ arguments: [String]) throws -> [String] {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("rooms/rpa.py")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [script.path] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "rpa.py needs python3-cryptography (scripts/setup installs it)")
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+}
