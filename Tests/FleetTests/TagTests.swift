@@ -5,6 +5,7 @@ import Engine
 import Fleet
 import Foundation
 import RegionMonitor
+import TestSupport
 import Testing
 
 /// Tags heard by fixed scanners (docs/behaviour.md §19): who a report is of, and what the tag's engine
@@ -136,6 +137,68 @@ import Testing
         table.handle(ScannerReport(scanner: "kitchen", tag: "badge-1", rssi: -60), at: Self.time(1), into: &actions)
         table.handle(ScannerReport(scanner: "hall", tag: "badge-1", rssi: -80), at: Self.time(2), into: &actions)
         #expect(table.engine("badge-1")?.monitor.insideRegions.filter { $0.kind == .zone }.count == 2)
+    }
+
+    /// A restart resumes a tag in its room: a weaker report of another room changes nothing, a
+    /// clearly stronger one moves it (out of the room it was in before the restart).
+    @Test func aRestartResumesTheTagInItsRoom() throws {
+        var link = PhoneLink(fleet: try Self.table(), start: 1_700_000_000)
+        try link.perform(Self.start(&link.fleet), at: 0)
+        func hear(_ scanner: String, _ rssi: Double, at seconds: Double) throws -> [String] {
+            var actions: [Devices.Action] = []
+            link.fleet.handle(
+                ScannerReport(scanner: scanner, tag: "badge-1", rssi: rssi), at: link.time(seconds), into: &actions)
+            let mark = link.transcript.count
+            try link.perform(actions, at: seconds)
+            return link.transcript[mark...].filter {
+                $0.hasPrefix("badge-1 ") && $0.contains(":") && !$0.contains("monitoring")
+            }
+        }
+        _ = try hear("kitchen", -60, at: 1)
+        let moved = try hear("hall", -50, at: 2)
+        #expect(moved.contains { $0.hasPrefix("badge-1 enter") && $0.hasSuffix(":2") }, "\(moved)")
+        #expect(try link.restart(at: 3) == [])
+        #expect(link.fleet.engine("badge-1")?.monitor.currentRoom == .zone(UUID(uuidString: Self.area)!, major: 2))
+        #expect(try hear("office", -58, at: 4) == [])
+        let back = try hear("kitchen", -40, at: 5)
+        #expect(back.contains { $0.hasPrefix("badge-1 exit") && $0.hasSuffix(":2") }, "\(back)")
+        #expect(back.contains { $0.hasPrefix("badge-1 enter") && $0.hasSuffix(":1") }, "\(back)")
+        let zones = link.fleet.engine("badge-1")?.monitor.insideRegions.filter { $0.kind == .zone }
+        #expect(zones == [.zone(UUID(uuidString: Self.area)!, major: 1)])
+    }
+
+    /// Both models in one daemon: an OwnTracks phone walking the building and two tags heard by
+    /// the scanners, each with its own outputs.
+    @Test func aPhoneAndTwoTagsInOneDaemon() throws {
+        var link = PhoneLink(
+            fleet: try Self.table("Fleet.owntracks = owntracks/+/+\nTag.badge-2 = ibeacon:\(Self.badge):7:2\n"),
+            start: 1_700_000_000)
+        try link.perform(Self.start(&link.fleet), at: 0)
+        link.add(SimulatedPhone(base: "owntracks/alice/phone", lastFix: 1_700_000_000))
+        _ = try link.locate("alice-phone", at: 1)
+        let area = UUID(uuidString: Self.area)!
+        let phone = try link.move("alice-phone", to: [BeaconID(uuid: area, major: 1, minor: 1): 1], at: 2)
+        #expect(phone.contains("enter \(area):1"), "\(phone)")
+        for (tag, scanner, seconds) in [("badge-1", "hall", 3.0), ("badge-2", "office", 4.0)] {
+            var actions: [Devices.Action] = []
+            link.fleet.handle(
+                ScannerReport(scanner: scanner, tag: tag, rssi: -60), at: link.time(seconds), into: &actions)
+            try link.perform(actions, at: seconds)
+        }
+        func zones(_ device: String) -> [String] {
+            link.transcript.filter { $0.hasPrefix(device + " enter") && $0.split(separator: ":").count == 2 }
+        }
+        #expect(zones("alice-phone") == ["alice-phone enter \(area):1"])
+        #expect(zones("badge-1") == ["badge-1 enter \(area):2"])
+        #expect(zones("badge-2") == ["badge-2 enter \(area):3"])
+        #expect(Set(link.fleet.fleet.keys) == ["alice-phone", "badge-1", "badge-2"])
+        #expect(link.fleet["alice-phone"]?.source == .owntracks && link.fleet["badge-2"]?.source == .scanners)
+    }
+
+    static func start(_ table: inout Devices) -> [Devices.Action] {
+        var actions: [Devices.Action] = []
+        table.start(at: time(0), into: &actions)
+        return actions
     }
 
     // MARK: - IRK

@@ -44,6 +44,11 @@ extension Monitor {
             areaHoldUntil = until
             timers.schedule(.areaHold, at: until)
         }
+        if settings.rooms != nil, let previousRoom = previous.currentRoom, let ref = reference(to: previousRoom) {
+            room = ref.index
+            roomSince = previous.roomSince
+            roomChange = previous.roomChange
+        }
         currentAreaIndex = previous.currentArea.flatMap { reference(to: $0) }
             .flatMap { carriedInside[$0] != nil ? Int($0.index) : nil }
         currentZoneIndex = previous.currentZone.flatMap { reference(to: $0) }

@@ -17,11 +17,15 @@ public struct MonitorPresence: Sendable, Hashable {
     public var phoneSightings: [String: Int64] = [:]
     /// Until when the Area the phone entered stays inside while its Zones are awaited.
     public var areaHoldUntil: Int64?
+    /// A tag's last strength at each scanner heard (dB above its power), by Location ID: the
+    /// evidence its room keeps across a restart (docs/behaviour.md §19).
+    public var strengths: [String: Double] = [:]
 
     public init() {}
 
     /// One line per fact: `inside <µs> <region>`, `held <region>`, `area <region>`,
-    /// `zone <region>`, `seen <µs> <location ID>`, `phone <µs> <location ID>`, `hold <µs>`.
+    /// `zone <region>`, `seen <µs> <location ID>`, `phone <µs> <location ID>`, `hold <µs>`,
+    /// `heard <dB> <location ID>`.
     public var text: String {
         var lines: [String] = []
         for (region, since) in inside.sorted(by: { $0.key < $1.key }) { lines.append("inside \(since) \(region)") }
@@ -31,6 +35,7 @@ public struct MonitorPresence: Sendable, Hashable {
         for (id, time) in sightings.sorted(by: { $0.key < $1.key }) { lines.append("seen \(time) \(id)") }
         for (id, time) in phoneSightings.sorted(by: { $0.key < $1.key }) { lines.append("phone \(time) \(id)") }
         if let areaHoldUntil { lines.append("hold \(areaHoldUntil)") }
+        for (id, value) in strengths.sorted(by: { $0.key < $1.key }) { lines.append("heard \(value) \(id)") }
         return lines.joined(separator: "\n")
     }
 
@@ -49,6 +54,8 @@ public struct MonitorPresence: Sendable, Hashable {
             case ("seen", 3): if let time = Int64(parts[1]) { sightings[parts[2]] = time }
             case ("phone", 3): if let time = Int64(parts[1]) { phoneSightings[parts[2]] = time }
             case ("hold", _): areaHoldUntil = Int64(parts[1])
+            case ("heard", 3):
+                if let value = Double(parts[1]), value.isFinite { strengths[parts[2]] = value }
             default: continue
             }
         }
@@ -70,6 +77,11 @@ extension Monitor {
             presence.phoneSightings[hierarchy.beacons[Int(beacon)].locationID] = time
         }
         presence.areaHoldUntil = areaHoldUntil
+        if settings.rooms != nil {
+            for (index, value) in heardStrength.enumerated() where value > -.infinity {
+                presence.strengths[hierarchy.beacons[index].locationID] = value
+            }
+        }
         return presence
     }
 
@@ -107,6 +119,21 @@ extension Monitor {
         if let until = presence.areaHoldUntil {
             areaHoldUntil = until
             timers.schedule(.areaHold, at: until)
+        }
+        // A tag's room is the Zone it was inside (docs/behaviour.md §19: one at a time), with the evidence
+        // its scanners gave.
+        if settings.rooms != nil {
+            for (id, value) in presence.strengths {
+                guard let index = hierarchy.index(ofLocation: id) else { continue }
+                heardStrength[index] = value
+            }
+        }
+        if settings.rooms != nil,
+            let (zone, since) = presence.inside.filter({ $0.key.kind == .zone }).min(by: { $0.key < $1.key }),
+            let ref = reference(to: zone)
+        {
+            room = ref.index
+            roomSince = since
         }
     }
 }
