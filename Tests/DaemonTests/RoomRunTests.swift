@@ -116,6 +116,113 @@ import Testing
         watcher.client.shutdown()
     }
 
+    /// A building of two rooms, a `forward` node and a Theengs gateway placed in them, and every
+    /// iBeacon heard a tag (those of the conformance capture).
+    static func capturedIni(port: Int32) -> String {
+        """
+        LocationBaseBeacon.901 = 5E6F7081-92A3-44B5-86C7-D8E9FAB0C1D2,1,1
+        LocationBaseBeacon.902 = 5E6F7081-92A3-44B5-86C7-D8E9FAB0C1D2,2,1
+        LocationScanner.901 = node-1
+        LocationScanner.902 = lounge
+        Scanners.forward = beaconwatch/+/sightings
+        Scanners.theengs = home/+/BTtoMQTT/#
+        Tags.autoAdd = ibeacon
+        Monitor.userid = hq
+        Monitor.source = none
+        Monitor.rssiFilter = none
+        Monitor.exitTimeout = 10
+        MQTT.host = 127.0.0.1
+        MQTT.port = \(port)
+        MQTT.keepalive = 5
+        MQTT.homeassistant = false
+        State.database = state.sqlite
+
+        """
+    }
+
+    /// The capture's sightings as a scanner's trace lines (the reports a scanner makes of them).
+    static func capturedTrace(scanner: String, in folder: URL) throws -> (trace: String, tags: [String]) {
+        let decoded = try DecodeCommandTests.beaconwatch(["decode", "btsnoop:\(ForwardTests.capture)"], in: folder)
+        var tags: [String] = []
+        let lines = try decoded.stdout.split(separator: "\n").map { line -> String in
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let tag = "ibeacon:\(object["uuid"] ?? ""):\(object["major"] ?? 0):\(object["minor"] ?? 0)"
+            if !tags.contains(tag) { tags.append(tag) }
+            let text = try #require(object["t"] as? String)
+            let t = try #require(Timestamp(iso8601: text)).secondsSinceEpoch
+            return #"{"t": \#(t), "scanner": "\#(scanner)", "tag": "\#(tag)", "rssi": \#(object["rssi"] ?? 0), "power": \#(object["power"] ?? -59), "address": "\#(object["address"] ?? "")"}"#
+        }
+        return (lines.joined(separator: "\n") + "\n", tags)
+    }
+
+    /// A `forward` node fed a capture, placed as a scanner: each iBeacon of the capture is a tag
+    /// whose outputs are those `replay` gives the node's reports as scanner lines.
+    @Test func aForwardNodeFedACaptureGivesItsTagsWhatReplayGives() async throws {
+        let broker = try Broker()
+        let scratch = try scratchFolder("rooms")
+        try Self.capturedIni(port: broker.port).write(
+            to: scratch.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
+        let node = try ForwardTests.folder(port: broker.port)
+        let watcher = try await Subscriber(port: broker.port, filter: "beaconwatch/#")
+        let daemon = try FleetRunTests.daemon(in: scratch)
+        try await Subscriber.until("the daemon online") { watcher.payloads("hq/status").last == "online" }
+        let forward = try DecodeCommandTests.beaconwatch(
+            ["forward", "--config", "hsyco.ini", "--source", "btsnoop:\(ForwardTests.capture)"], in: node)
+        #expect(forward.status == 0, "\(forward.stderr)")
+        let (trace, tags) = try Self.capturedTrace(scanner: "node-1", in: scratch)
+        try await Self.expectReplay(trace, tags: tags, in: scratch, watcher: watcher)
+        kill(daemon.processIdentifier, SIGTERM)
+        try await Subscriber.until("the daemon to exit") { !daemon.isRunning }
+        watcher.client.shutdown()
+    }
+
+    /// A Theengs gateway placed as a scanner, publishing the capture's sightings as Theengs
+    /// Gateway does: the same.
+    @Test func aTheengsGatewayFedACaptureGivesItsTagsWhatReplayGives() async throws {
+        let broker = try Broker()
+        let scratch = try scratchFolder("rooms")
+        try Self.capturedIni(port: broker.port).write(
+            to: scratch.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
+        let watcher = try await Subscriber(port: broker.port, filter: "beaconwatch/#")
+        let daemon = try FleetRunTests.daemon(in: scratch)
+        try await Subscriber.until("the daemon online") { watcher.payloads("hq/status").last == "online" }
+        let decoded = try DecodeCommandTests.beaconwatch(["decode", "btsnoop:\(ForwardTests.capture)"], in: scratch)
+        for line in decoded.stdout.split(separator: "\n") {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let address = try #require(object["address"] as? String)
+            let uuid = try #require(object["uuid"] as? String).replacingOccurrences(of: "-", with: "").lowercased()
+            let payload =
+                #"{"id":"\#(address)","mfid":"4c00","uuid":"\#(uuid)","major":\#(object["major"] ?? 0),"minor":\#(object["minor"] ?? 0),"txpower":\#(object["power"] ?? -59),"rssi":\#(object["rssi"] ?? 0),"distance":1.2}"#
+            _ = try watcher.client.publish(
+                topic: "home/lounge/BTtoMQTT/\(address.replacingOccurrences(of: ":", with: ""))",
+                payload: Array(payload.utf8), qos: 1, retain: false)
+        }
+        let (trace, tags) = try Self.capturedTrace(scanner: "lounge", in: scratch)
+        try await Self.expectReplay(trace, tags: tags, in: scratch, watcher: watcher)
+        kill(daemon.processIdentifier, SIGTERM)
+        try await Subscriber.until("the daemon to exit") { !daemon.isRunning }
+        watcher.client.shutdown()
+    }
+
+    /// Each of `tags` exits, and its outputs in the events file are those `replay` gives `trace`.
+    static func expectReplay(_ trace: String, tags: [String], in folder: URL, watcher: Subscriber) async throws {
+        #expect(tags.count == 2)
+        let expected = try Self.replay(trace, in: folder)
+        for tag in tags {
+            let wanted = (expected[tag] ?? []).map(FleetRunTests.essence)
+            #expect(wanted.filter { $0.contains(#""type":"exit""#) }.count >= 3, "\(tag): \(wanted)")
+            try await Subscriber.until("\(tag)'s outputs in the events file") {
+                Self.lines(of: tag, in: folder).count >= wanted.count
+            }
+            #expect(Self.lines(of: tag, in: folder).map(FleetRunTests.essence) == wanted, "\(tag)")
+            // Under the tag's own topic, every enter and exit.
+            let transitions = wanted.filter { $0.contains(#""type":"enter""#) || $0.contains(#""type":"exit""#) }.count
+            try await Subscriber.until("\(tag)'s transitions on its topic") {
+                watcher.payloads("/\(tag)/transition").count == transitions
+            }
+        }
+    }
+
     /// A tag's outputs as compared between a live run and a replay (essences,
     /// ``FleetRunTests/essence(_:)``): every output of the walk itself, then the transitions of its
     /// end. At the end each scanner's location goes `off` the exit timeout after the scanner last
