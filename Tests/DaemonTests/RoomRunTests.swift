@@ -20,7 +20,7 @@ import Testing
     static func ini(port: Int32) throws -> String {
         let text = try String(contentsOf: folder.appendingPathComponent("hsyco.ini"), encoding: .utf8)
         return text.replacingOccurrences(of: "MQTT.port = 1883", with: "MQTT.port = \(port)")
-            + "MQTT.keepalive = 5\nMQTT.homeassistant = false\n"
+            + "MQTT.keepalive = 5\n"
     }
 
     /// One line of etc/rooms/walk.jsonl.
@@ -68,6 +68,7 @@ import Testing
         try Self.ini(port: broker.port).write(
             to: scratch.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
         let watcher = try await Subscriber(port: broker.port, filter: "beaconwatch/#")
+        let discovery = try await Subscriber(port: broker.port, filter: "homeassistant/#")
         let daemon = try FleetRunTests.daemon(in: scratch)
         try await Subscriber.until("the daemon online") { watcher.payloads("flat/status").last == "online" }
         let walk = try Self.walk()
@@ -95,6 +96,15 @@ import Testing
                 "exit Flat",
             ])
         #expect(watcher.payloads("/anna/zone").last == "none", "\(watcher.payloads("/anna/zone"))")
+        // Home Assistant: a device_tracker (its Area) and a room sensor (its Zone) per tag.
+        for tag in ["anna", "ben"] {
+            try await Subscriber.until("\(tag)'s discovery") {
+                let topics = Set(discovery.messages.map(\.topic))
+                return topics.contains("homeassistant/device_tracker/beaconwatch_\(tag)/location/config")
+                    && topics.contains("homeassistant/sensor/beaconwatch_\(tag)/zone/config")
+            }
+        }
+        discovery.client.shutdown()
         // The same reports, in the same order, through replay.
         let trace =
             walk.enumerated().map { n, report in
