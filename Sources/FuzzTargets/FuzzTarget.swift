@@ -26,6 +26,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case fleet
     /// A JSON document through ``JSONReader``, held equal to `JSONDecoder`'s reading.
     case json
+    /// A fixed scanner's message: the source in the first byte, the topic up to a NUL, the
+    /// payload; each report resolved to a tag.
+    case scanners
 
     /// Runs the target on `bytes`.
     public func run(_ bytes: UnsafeRawBufferPointer) {
@@ -40,6 +43,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .engine: EngineTarget.run(Array(bytes))
         case .fleet: FleetTarget.run(Array(bytes))
         case .json: ParserTargets.json(Array(bytes))
+        case .scanners: ScannerTarget.run(Array(bytes))
         }
     }
 
