@@ -130,6 +130,8 @@ public struct Devices {
     private let declared: [String: DeviceDeclaration]
     /// Which tag a scanner's report is of; `nil` without scanners (docs/behaviour.md §19).
     private var tags: TagDirectory?
+    /// Each placed scanner's reports and what it said of itself, by id (docs/behaviour.md §19).
+    public private(set) var scanners: [String: ScannerHealth] = [:]
     /// Each fleet device's next wake-up, earliest first; an entry is stale when the device's own
     /// ``scheduled`` differs.
     private var wakeups = DeadlineQueue<Int>()
@@ -156,6 +158,7 @@ public struct Devices {
         }
         declared = Dictionary((settings.devices + tagDeclarations).map { ($0.id, $0) }) { first, _ in first }
         tags = configuration?.scanners.map { TagDirectory($0, hierarchy: own.monitor.hierarchy) }
+        for scanner in configuration?.scanners?.scanners ?? [] { scanners[scanner.id] = ScannerHealth() }
         self.kept = self.configuration == nil ? [:] : kept
         ids = [Self.ownID]
         index = [Self.ownID: 0]
@@ -346,6 +349,7 @@ public struct Devices {
     {
         guard let configuration, let scanners = configuration.scanners, let tags else { return nil }
         guard let scanner = scanners.scanner(report.scanner) else { return .unplacedScanner(report.scanner) }
+        self.scanners[scanner.id, default: ScannerHealth()].heard(at: arrival)
         guard let tag = tags.resolve(report) else { return .unknownTag }
         guard settings.shard.owns(tag.id) else { return .otherShard }
         // Every device's timers due before the report fire first (5.1: one at its instant after it).
@@ -373,6 +377,13 @@ public struct Devices {
         engines[position].handle(.advertisement(advertisement), at: arrival, into: &scratch)
         finish(position, into: &actions)
         return nil
+    }
+
+    /// What scanner `id` says of itself (ESPresense's retained `rooms/<id>/status`): `online` or
+    /// `offline`. A scanner no `LocationScanner` places is ignored.
+    public mutating func scannerStatus(_ id: String, online: Bool) {
+        guard scanners[id] != nil else { return }
+        scanners[id]?.saysOffline = !online
     }
 
     /// A reloaded configuration or a fetched rules document, for every fleet device: devices go

@@ -36,7 +36,9 @@ public struct TagDirectory: Sendable {
 
     /// The tag `report` is of; `nil` when it is none of ours.
     public func resolve(_ report: ScannerReport) -> Tag? {
-        if let declared = byID[report.tag] { return Tag(id: declared.id, declaration: declared, identity: declared.identity) }
+        if let declared = byID[report.tag] {
+            return Tag(id: declared.id, declaration: declared, identity: declared.identity)
+        }
         let identity = Self.identity(report.tag)
         if case .ibeacon(let beacon) = identity, hierarchy.index(of: beacon) != nil { return nil }
         if let declared = byIdentity[identity] {
@@ -121,5 +123,29 @@ public enum IRK {
         let random = prand & 0x3F_FFFF | 0x40_0000
         guard let hash = hash(key, prand: random) else { return nil }
         return BluetoothAddress(value: UInt64(random) << 24 | UInt64(hash))
+    }
+}
+
+/// What the daemon knows of a placed scanner's health (docs/behaviour.md §19): when it last reported
+/// anything, how many reports, and whether it said it is offline.
+public struct ScannerHealth: Sendable, Hashable {
+    public var lastReport: Timestamp?
+    public var reports = 0
+    /// Its own last word (ESPresense's `offline` on `rooms/<id>/status`); a report clears it.
+    public var saysOffline = false
+
+    public init() {}
+
+    mutating func heard(at time: Timestamp) {
+        lastReport = time
+        reports &+= 1
+        saysOffline = false
+    }
+
+    /// Online at `now`: it did not say it is offline, and reported within `silence` seconds (a
+    /// scanner that never reported is offline).
+    public func isOnline(at now: Timestamp, silence: Double) -> Bool {
+        guard !saysOffline, let lastReport else { return false }
+        return Double(now.microseconds &- lastReport.microseconds) / 1_000_000 <= silence
     }
 }

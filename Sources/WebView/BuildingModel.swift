@@ -95,6 +95,62 @@ public struct BuildingModel: Sendable {
         self.maxRegions = maxRegions
     }
 
+    /// A fixed scanner at a location (docs/behaviour.md §19), and its health at the last reading.
+    public struct Scanner: Sendable, Hashable {
+        public var id: String
+        public var locationID: String
+        /// `nil` before any reading.
+        public var online: Bool?
+        public var lastReport: Timestamp?
+        public var reports = 0
+
+        public init(id: String, locationID: String) {
+            self.id = id
+            self.locationID = locationID
+        }
+    }
+
+    /// The placed scanners, in the configuration's order.
+    public private(set) var scanners: [Scanner] = []
+    /// When the scanners were last read.
+    public private(set) var scannersReadAt: Timestamp?
+
+    /// Places the configuration's scanners (keeps what was read of those that stay).
+    public mutating func place(_ placed: [(id: String, locationID: String)]) {
+        version &+= 1
+        let old = Dictionary(scanners.map { ($0.id, $0) }) { first, _ in first }
+        scanners = placed.map { id, locationID in
+            var scanner = old[id] ?? Scanner(id: id, locationID: locationID)
+            scanner.locationID = locationID
+            return scanner
+        }
+    }
+
+    /// The scanners' health at a reading taken at `time`.
+    public mutating func updateScanners(
+        _ states: [(id: String, online: Bool, lastReport: Timestamp?, reports: Int)], at time: Timestamp
+    ) {
+        version &+= 1
+        scannersReadAt = time
+        let byID = Dictionary(states.map { ($0.id, $0) }) { first, _ in first }
+        for index in scanners.indices {
+            guard let state = byID[scanners[index].id] else { continue }
+            scanners[index].online = state.online
+            scanners[index].lastReport = state.lastReport
+            scanners[index].reports = state.reports
+        }
+    }
+
+    /// The scanner at `locationID`, if one is placed there.
+    public func scanner(at locationID: String) -> Scanner? { scanners.first { $0.locationID == locationID } }
+
+    /// Why a tag's room last changed, in the names a person reads: rooms by name, the scanner by id.
+    public func why(_ change: RoomChange) -> String {
+        change.why(room: { name(of: $0) }) { locationID in
+            scanner(at: locationID).map { "scanner \($0.id)" } ?? "the scanner at \(locationID)"
+        }
+    }
+
     /// Makes `device` known (its name may change with a reload); keeps its reading.
     public mutating func declare(_ device: Device) {
         version &+= 1

@@ -39,6 +39,13 @@ public enum Pages {
         html.raw("<p class=\"now\">")
         html.escaped(model.latestTime.map { "as of \(HTML.clock($0)) UTC" } ?? "waiting for the engine")
         html.escaped(" · \(devices.count) device\(devices.count == 1 ? "" : "s")")
+        if !model.scanners.isEmpty {
+            let online = model.scanners.filter { $0.online == true }.count
+            html.escaped(" · ")
+            html.element(
+                "a", [("href", "/scanners"), ("class", "scanners-link")],
+                "\(online) of \(model.scanners.count) scanners online")
+        }
         html.raw("</p><div class=\"building\">")
         let boards = model.leaderboards()
         for area in model.hierarchy.areas {
@@ -214,6 +221,16 @@ public enum Pages {
         html.open("p", [("class", "nearest")])
         html.escaped("Nearest beacon: \(monitor.nearest.map { beaconLabel($0, model) } ?? "none")")
         html.close("p")
+        if monitor.roomChange != nil || monitor.room != nil || isTag(monitor, model) {
+            // A tag's room and the evidence that put it there (docs/behaviour.md §19).
+            html.open("p", [("class", "room-why"), ("data-room", monitor.room?.description ?? "")])
+            html.escaped("Room: \(monitor.room.map { model.name(of: $0) } ?? "none")")
+            if let change = monitor.roomChange {
+                html.escaped(" — ")
+                html.element("span", [("class", "why")], model.why(change))
+            }
+            html.close("p")
+        }
         html.raw("</section>")
         beacons(device, monitor, model, into: &html)
         extras(reading, model, into: &html)
@@ -221,23 +238,45 @@ public enum Pages {
         return html.text
     }
 
+    /// Whether the device is a tag heard by fixed scanners (it has a room, or scanners heard it).
+    static func isTag(_ monitor: MonitorReading, _ model: BuildingModel) -> Bool {
+        monitor.room != nil || monitor.roomChange != nil
+            || (!model.scanners.isEmpty && monitor.beacons.contains { model.scanner(at: $0.locationID) != nil })
+    }
+
     private static func beacons(
         _ device: BuildingModel.Device, _ monitor: MonitorReading, _ model: BuildingModel, into html: inout HTML
     ) {
-        html.raw("<section class=\"beacons\"><h2>Beacons heard (last 5 minutes)</h2><table><thead><tr>")
-        html.raw("<th>beacon</th><th>class</th><th>reported</th><th>RSSI</th><th>distance</th><th>RSSI, 5 min</th>")
+        // A tag: the scanners that heard it in the last minute, each with its last raw RSSI.
+        let tag = isTag(monitor, model)
+        let oldest = monitor.time.microseconds &- 60_000_000
+        html.raw(
+            tag
+                ? "<section class=\"beacons scanners-heard\"><h2>Scanners that heard it (last minute)</h2><table><thead><tr>"
+                : "<section class=\"beacons\"><h2>Beacons heard (last 5 minutes)</h2><table><thead><tr>")
+        html.raw(tag ? "<th>scanner</th>" : "<th>beacon</th>")
+        html.raw("<th>class</th><th>reported</th><th>RSSI</th><th>distance</th><th>RSSI, 5 min</th>")
         html.raw("</tr></thead><tbody>")
         let history = model.history[device.id] ?? [:]
         var rows: [(String, MonitorReading.Beacon?)] = monitor.beacons.map { ($0.locationID, $0) }
-        let listed = Set(rows.map(\.0))
-        rows += history.keys.filter { !listed.contains($0) }.sorted().map { ($0, nil) }
+        if tag {
+            rows = rows.filter { $0.1?.heard.map { $0.microseconds >= oldest } ?? false }
+        } else {
+            let listed = Set(rows.map(\.0))
+            rows += history.keys.filter { !listed.contains($0) }.sorted().map { ($0, nil) }
+        }
         for (locationID, beacon) in rows {
             let computed = beacon?.computed ?? .off
             html.open("tr", [("data-beacon", locationID), ("class", computed.rawValue)])
-            html.element("td", [], beaconLabel(locationID, model))
+            let scanner = model.scanner(at: locationID)
+            html.element(
+                "td", scanner.map { [("data-scanner", $0.id)] } ?? [],
+                scanner.map { "\($0.id) at \(beaconLabel(locationID, model))" } ?? beaconLabel(locationID, model))
             html.element("td", [("class", "class")], computed.rawValue)
             html.element("td", [], (beacon?.reported ?? .off).rawValue)
-            html.element("td", [], beacon?.rssi.map { "\(Int($0.rounded())) dBm" } ?? "—")
+            var rssi = beacon?.rssi.map { tag ? "\(Chart.oneDecimal($0)) dBm" : "\(Int($0.rounded())) dBm" } ?? "—"
+            if tag, let raw = beacon?.raw { rssi += " (last \(Chart.oneDecimal(raw)))" }
+            html.element("td", [], rssi)
             html.element("td", [], beacon?.meters.map { "\(Chart.oneDecimal($0)) m" } ?? "—")
             html.raw("<td>")
             html.raw(Chart.rssi(history[locationID] ?? [], end: monitor.time))
@@ -246,6 +285,41 @@ public enum Pages {
         }
         if rows.isEmpty { html.raw("<tr><td colspan=\"6\" class=\"none\">none</td></tr>") }
         html.raw("</tbody></table></section>")
+    }
+
+    // MARK: - Scanners
+
+    /// `/scanners`'s main: every placed scanner, its room, and its health (docs/behaviour.md §19).
+    public static func scanners(_ model: BuildingModel) -> String {
+        var html = HTML()
+        html.open("p", [("class", "now")])
+        html.escaped(
+            model.scannersReadAt.map { "as of \(HTML.clock($0)) UTC" } ?? "waiting for the engine")
+        html.close("p")
+        html.raw("<table class=\"scanners\"><thead><tr><th>scanner</th><th>location</th><th>room</th>")
+        html.raw("<th>state</th><th>last report</th><th>reports</th></tr></thead><tbody>")
+        for scanner in model.scanners {
+            let state = scanner.online.map { $0 ? "online" : "offline" } ?? "unknown"
+            html.open("tr", [("data-scanner", scanner.id), ("class", state)])
+            html.element("td", [], scanner.id)
+            html.element("td", [], beaconLabel(scanner.locationID, model))
+            let room = model.hierarchy.index(ofLocation: scanner.locationID).map { index in
+                model.name(of: model.hierarchy.zones[Int(model.hierarchy.zoneOfBeacon[index])].region)
+            }
+            html.element("td", [], room ?? "—")
+            html.element("td", [("class", "state")], state)
+            let last = scanner.lastReport.map { report -> String in
+                guard let now = model.scannersReadAt else { return HTML.clock(report) }
+                let seconds = max(0, Double(now.microseconds &- report.microseconds) / 1_000_000)
+                return "\(HTML.clock(report)) UTC (\(Int(seconds.rounded())) s ago)"
+            }
+            html.element("td", [], last ?? "never")
+            html.element("td", [], "\(scanner.reports)")
+            html.close("tr")
+        }
+        if model.scanners.isEmpty { html.raw("<tr><td colspan=\"6\" class=\"none\">no scanner is placed</td></tr>") }
+        html.raw("</tbody></table>")
+        return html.text
     }
 
     private static func extras(_ reading: DeviceReading, _ model: BuildingModel, into html: inout HTML) {

@@ -211,6 +211,11 @@ public enum StateJSON {
                 }
             }
             json.field("nearest", monitor?.nearest)
+            if let monitor, monitor.room != nil || monitor.roomChange != nil {
+                // A tag's room and why it last changed (docs/behaviour.md §19).
+                json.field("room", monitor.room?.description)
+                json.field("why", monitor.roomChange.map(model.why))
+            }
             json.key("beacons")
             json.array { json in
                 let history = model.history[device.id] ?? [:]

@@ -136,11 +136,13 @@ struct FleetReplay: ParsableCommand {
             deliver: { line in
                 let routed = MQTTInput.route(
                     topic: line.topic, payload: Array(line.payload.utf8), retained: line.retained ?? false,
-                    tree: routing.tree, fleet: routing.fleetSources, scanners: routing.scannerSources)
+                    tree: routing.tree, fleet: routing.fleetSources, scanners: routing.scannerSources,
+                    status: routing.scannerStatus)
                 switch routed {
                 case .command(let command): control.post(command)
                 case .fleet(let message): control.post(message)
                 case .reports(let reports): for report in reports { control.post(report) }
+                case .scannerStatus(let scanner, let online): control.post(.scannerStatus(scanner, online: online))
                 case .garbage(let why): printed.append("garbage \(why)")
                 case .refusedCommand(let line): printed.append("warn \(line)")
                 case .ignored: break

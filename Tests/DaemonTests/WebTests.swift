@@ -74,6 +74,15 @@ import Testing
             _ = bytes.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
         }
 
+        /// Writes scanner lines (docs/behaviour.md §19): `scanner` heard `tag` at `rssi`, at seconds after 1700000000.
+        func report(_ scanner: String, _ tag: String, rssi: Double, at second: Double) {
+            let text =
+                #"{"t": \#(1_700_000_000 + second), "scanner": "\#(scanner)", "tag": "\#(tag)", "rssi": \#(rssi)}"#
+                + "\n"
+            let bytes = Array(text.utf8)
+            _ = bytes.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
+        }
+
         func get(_ path: String, headers: [String: String] = [:]) async throws -> HTTPProbe.Response {
             try await HTTPProbe.request("GET", path, port: port, headers: headers)
         }
@@ -87,6 +96,51 @@ import Testing
 
     static func object(_ text: String) -> [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+    }
+
+    /// A building of scanners (docs/behaviour.md §19): the tag in its room on the building page, its page
+    /// with the scanners that heard it and why its room last changed, the scanners' page, and
+    /// `beaconwatch_scanners` and per-scanner reports in `/metrics`.
+    @Test func tagsAndScannersAreShownAndCounted() async throws {
+        let daemon = try await Daemon(
+            extra: "LocationScanner.1001 = reception\nLocationScanner.2001 = kitchen\n"
+                + "Tag.badge = ibeacon:FDA50693-A4E2-4FB1-AFCF-C6EB07647825:7:1, Anna's badge\n")
+        let stream = try HTTPProbe.EventStream("/api/v1/events?device=badge", port: daemon.port)
+        try await stream.connected()
+        daemon.report("reception", "badge", rssi: -60, at: 0)
+        // Something that is none of the tags: counted for its scanner, nothing else.
+        daemon.report("reception", "stranger", rssi: -70, at: 0.5)
+        daemon.report("kitchen", "badge", rssi: -75, at: 1)
+        daemon.report("kitchen", "badge", rssi: -52, at: 2)
+        daemon.report("kitchen", "badge", rssi: -52, at: 2.5)
+        // The move's outputs are delivered: a page asked for after them shows them.
+        while let data = try await stream.next() {
+            if data.contains(#""type":"enter""#) && data.contains(#""name":"Kitchen""#) { break }
+        }
+        let page = try await daemon.get("/devices/badge").body
+        #expect(
+            page.contains(
+                "moved from Reception to Kitchen: scanner kitchen heard it at 6.8 dB against -1 dB for Reception"),
+            "\(page)")
+        #expect(page.contains("Scanners that heard it (last minute)"))
+        #expect(page.contains("data-scanner=\"kitchen\"") && page.contains("data-scanner=\"reception\""))
+        #expect(page.contains("-52.3 dBm (last -52.0)"), "\(page)")
+        let api = Self.object(try await daemon.get("/api/v1/devices/badge").body)
+        #expect(api["room"] as? String == "\(Self.uuid):2")
+        #expect((api["why"] as? String)?.hasPrefix("moved from Reception to Kitchen: scanner kitchen") == true)
+        let building = try await daemon.get("/").body
+        #expect(building.contains("2 of 2 scanners online"), "\(building)")
+        #expect(building.range(of: "Kitchen<span class=\"count\">1</span>") != nil)
+        let scanners = try await daemon.get("/scanners")
+        #expect(scanners.status == 200)
+        #expect(scanners.body.contains("data-scanner=\"reception\" class=\"online\""), "\(scanners.body)")
+        #expect(scanners.body.contains("<td>3</td>") && scanners.body.contains("<td>2</td>"), "\(scanners.body)")
+        #expect(scanners.body.contains("<td>Kitchen</td>"), "\(scanners.body)")
+        let metrics = try await daemon.get("/metrics").body
+        #expect(metrics.contains("beaconwatch_scanners{state=\"online\"} 2"), "\(metrics)")
+        #expect(metrics.contains("beaconwatch_scanner_reports_total{scanner=\"reception\"} 2"), "\(metrics)")
+        #expect(metrics.contains("beaconwatch_scanner_reports_total{scanner=\"kitchen\"} 3"), "\(metrics)")
+        try await daemon.finish()
     }
 
     @Test func theAPIShowsWhereTheDeviceIsAndStreamsEveryOutputOnceInOrder() async throws {

@@ -201,6 +201,26 @@ import Testing
         return actions
     }
 
+    /// A scanner is online while it reports within `Scanners.silence` and did not say it is
+    /// offline; a report after its `offline` brings it back; one never heard is offline.
+    @Test func aScannersHealthFollowsItsReportsAndWhatItSays() throws {
+        var table = try Self.table()
+        var actions: [Devices.Action] = []
+        table.start(at: Self.time(0), into: &actions)
+        #expect(table.scanners.keys.sorted() == ["hall", "kitchen", "office"])
+        #expect(table.scanners["hall"]?.isOnline(at: Self.time(0), silence: 60) == false)
+        table.handle(ScannerReport(scanner: "hall", tag: "nobody", rssi: -60), at: Self.time(1), into: &actions)
+        #expect(table.scanners["hall"]?.reports == 1)
+        #expect(table.scanners["hall"]?.isOnline(at: Self.time(61), silence: 60) == true)
+        #expect(table.scanners["hall"]?.isOnline(at: Self.time(61.5), silence: 60) == false)
+        table.scannerStatus("hall", online: false)
+        #expect(table.scanners["hall"]?.isOnline(at: Self.time(2), silence: 60) == false)
+        table.handle(ScannerReport(scanner: "hall", tag: "badge-1", rssi: -60), at: Self.time(3), into: &actions)
+        #expect(table.scanners["hall"]?.isOnline(at: Self.time(3), silence: 60) == true)
+        table.scannerStatus("attic", online: true)
+        #expect(table.scanners["attic"] == nil)
+    }
+
     // MARK: - IRK
 
     /// ah(k, r) with the specification's sample data: IRK ec0234a3…, prand 708194, hash 0dfbaa.

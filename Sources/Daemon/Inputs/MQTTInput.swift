@@ -19,6 +19,8 @@ public final class MQTTInput: Sendable {
     public let fleetSources: [(FleetSource, TopicFilter)]
     /// The fixed scanners' sources and their topic filters (docs/behaviour.md §19), tried after the fleet's.
     public let scannerSources: [(ScannerSource, TopicFilter)]
+    /// ESPresense nodes' retained health, `<prefix>/rooms/+/status` beside `<prefix>/devices/+/+`.
+    public let scannerStatus: TopicFilter?
     let control: EngineControl
     public let refusals: Refusals
     let logger: Logger
@@ -41,6 +43,7 @@ public final class MQTTInput: Sendable {
             (ScannerSource.espresense, scanners?.espresense), (.theengs, scanners?.theengs),
             (.forward, scanners?.forward),
         ].compactMap { source, text in text.flatMap(TopicFilter.init).map { (source, $0) } }
+        scannerStatus = Self.statusFilter(espresense: scanners?.espresense.flatMap(TopicFilter.init))
         self.control = control
         self.refusals = refusals
         self.logger = logger
@@ -58,13 +61,23 @@ public final class MQTTInput: Sendable {
             + scannerSources.map { _, filter in
                 (filter.description, "the scanners' reports on \(filter) are not taken")
             }
+            + (scannerStatus.map { [($0.description, "the ESPresense nodes' status on \($0) is not taken")] } ?? [])
+    }
+
+    /// `espresense/rooms/+/status` for `espresense/devices/+/+`: an ESPresense node's health
+    /// beside its reports (docs/espresense.md); `nil` for a filter of another shape.
+    public static func statusFilter(espresense filter: TopicFilter?) -> TopicFilter? {
+        guard let filter, filter.levels.count >= 3, filter.levels[1] == "devices", !filter.levels[0].contains("+"),
+            !filter.levels[0].contains("#")
+        else { return nil }
+        return TopicFilter("\(filter.levels[0])/rooms/+/status")
     }
 
     /// An incoming message (the network thread): a command, a fleet message, or garbage.
     public func received(topic: String, payload: [UInt8], retained: Bool) {
         switch Self.route(
             topic: topic, payload: payload, retained: retained, tree: tree, fleet: fleetSources,
-            scanners: scannerSources)
+            scanners: scannerSources, status: scannerStatus)
         {
         case .command(let command):
             logger.info("command", metadata: ["command": "\(command)"])
@@ -75,6 +88,7 @@ public final class MQTTInput: Sendable {
             }
         case .fleet(let message): control.post(message)
         case .reports(let reports): for report in reports { control.post(report) }
+        case .scannerStatus(let scanner, let online): control.post(.scannerStatus(scanner, online: online))
         case .garbage(let problem):
             if let line = refusals.garbage(problem, at: clock.elapsed()) { logger.warning("\(line)") }
         case .refusedCommand(let line): logger.warning("\(line)")
@@ -88,6 +102,8 @@ public final class MQTTInput: Sendable {
         case fleet(FleetMessage)
         /// A fixed scanner's reports (docs/behaviour.md §19).
         case reports([ScannerReport])
+        /// What an ESPresense node says of itself.
+        case scannerStatus(String, online: Bool)
         /// A fleet message that is malformed: why (said through ``Refusals``).
         case garbage(String)
         /// A command that cannot be taken: the line to log.
@@ -99,7 +115,7 @@ public final class MQTTInput: Sendable {
     /// parser takes it.
     public static func route(
         topic: String, payload: [UInt8], retained: Bool, tree: TopicTree, fleet: [(FleetSource, TopicFilter)],
-        scanners: [(ScannerSource, TopicFilter)] = []
+        scanners: [(ScannerSource, TopicFilter)] = [], status: TopicFilter? = nil
     ) -> Routed {
         switch command(topic: topic, payload: payload, retained: retained, tree: tree) {
         case .success(let taken?): return .command(taken)
@@ -110,6 +126,13 @@ public final class MQTTInput: Sendable {
                 case .success(let message?): return .fleet(message)
                 case .success(nil): continue
                 case .failure(let error): return .garbage(error.description)
+                }
+            }
+            if let status, let (wildcards, rest) = status.match(topic), rest.isEmpty, let scanner = wildcards.first {
+                switch String(decoding: payload, as: UTF8.self) {
+                case "online": return .scannerStatus(scanner, online: true)
+                case "offline": return .scannerStatus(scanner, online: false)
+                default: return .garbage("ignored a message on \(topic.excerpt): expected online or offline")
                 }
             }
             for (source, filter) in scanners {

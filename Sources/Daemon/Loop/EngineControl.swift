@@ -22,6 +22,8 @@ public final class EngineControl: Sendable {
         case message(FleetMessage)
         /// A fixed scanner's report of a tag (docs/behaviour.md §19).
         case report(ScannerReport)
+        /// What a scanner says of itself: `online` or not (ESPresense's `rooms/<id>/status`).
+        case scannerStatus(String, online: Bool)
         case answer(device: String, ServerAnswer, call: Int)
         /// A command for one device (the web API's `cmd/mode`, `cmd/alert`).
         case input(device: String, EngineInput)
@@ -94,7 +96,7 @@ public final class EngineControl: Sendable {
                 let oldest = state.fleet.firstIndex(where: {
                     switch $0 {
                     case .message, .report: true
-                    case .answer, .input: false
+                    case .answer, .input, .scannerStatus: false
                     }
                 })
             {

@@ -134,6 +134,11 @@ public struct EngineDriver {
         return refusal
     }
 
+    /// What scanner `id` says of itself (docs/behaviour.md §19).
+    public mutating func scannerStatus(_ id: String, online: Bool) {
+        devices.scannerStatus(id, online: online)
+    }
+
     /// The answer to device `device`'s server call `call`, at the engine's clock.
     public mutating func answer(_ answer: ServerAnswer, call: Int, for device: String) throws {
         devices.handle(.answer(answer, call: call), for: device, at: devices.now, into: &actions)

@@ -115,6 +115,7 @@ public struct LiveRun {
                         {
                             warn(line)
                         }
+                    case .scannerStatus(let scanner, let online): driver.scannerStatus(scanner, online: online)
                     case .answer(let device, let answer, let call): try driver.answer(answer, call: call, for: device)
                     case .input(let device, let input): try driver.handle(input, for: device)
                     }

@@ -24,6 +24,10 @@ public final class WebMetrics: Sendable {
     private let latency: CoreMetrics.Timer
     /// The totals already counted, to count only what was added since.
     private let counted = Mutex((reports: 0, sightings: 0, slow: 0))
+    /// Placed scanners by state (docs/behaviour.md §19).
+    private let scannerStates: [String: CoreMetrics.Gauge]
+    /// Reports per scanner, made as scanners are first read, with the total already counted.
+    private let scannerReports = Mutex<[String: (counter: CoreMetrics.Counter, counted: Int)]>([:])
 
     static let outputTypes = [
         "monitoring", "enter", "exit", "location", "rule", "server", "notification", "alert", "nearest",
@@ -58,6 +62,12 @@ public final class WebMetrics: Sendable {
         self.inside = inside
         slowClients = CoreMetrics.Counter(label: "beaconwatch_sse_clients_dropped_total", factory: factory)
         latency = CoreMetrics.Timer(label: "beaconwatch_event_latency_seconds", factory: factory)
+        var scannerStates: [String: CoreMetrics.Gauge] = [:]
+        for state in ["online", "offline"] {
+            scannerStates[state] = CoreMetrics.Gauge(
+                label: "beaconwatch_scanners", dimensions: [("state", state)], factory: factory)
+        }
+        self.scannerStates = scannerStates
         for type in Self.outputTypes { outputs[type]?.increment(by: 0) }
         connected.record(0)
     }
@@ -85,6 +95,22 @@ public final class WebMetrics: Sendable {
             for presence in device.reading.monitor.inside { counts[presence.region.kind.rawValue, default: 0] += 1 }
         }
         for (kind, count) in counts { inside[kind]?.record(count) }
+        scannerStates["online"]?.record(snapshot.scanners.filter(\.online).count)
+        scannerStates["offline"]?.record(snapshot.scanners.filter { !$0.online }.count)
+        scannerReports.withLock { known in
+            for scanner in snapshot.scanners {
+                var entry =
+                    known[scanner.id]
+                    ?? (
+                        CoreMetrics.Counter(
+                            label: "beaconwatch_scanner_reports_total", dimensions: [("scanner", scanner.id)],
+                            factory: factory), 0
+                    )
+                entry.counter.increment(by: Int64(max(0, scanner.health.reports - entry.counted)))
+                entry.counted = scanner.health.reports
+                known[scanner.id] = entry
+            }
+        }
     }
 
     /// The broker connection, the outbox and the script runner now.

@@ -101,6 +101,11 @@ public struct WebResponder: HTTPResponder {
             }
             if query["fragment"] == "main" { return Self.html(main) }
             return Self.html(Pages.page(title: model.devices[id]?.label ?? id, device: id, main: main))
+        case "scanners":
+            guard segments.count == 1 else { break }
+            let main = await state.rendered("scanners") { Pages.scanners($0) }
+            if query["fragment"] == "main" { return Self.html(main) }
+            return Self.html(Pages.page(title: "Scanners", device: nil, main: main))
         case "assets":
             if segments.count == 2, segments[1] == "live.js" {
                 return Self.text(Assets.liveJS, type: "text/javascript; charset=utf-8")
@@ -137,7 +142,8 @@ public struct WebResponder: HTTPResponder {
         default: break
         }
         return Self.error(
-            .notFound, "no such path \(Self.quoted(path)); see /, /api/v1/state, /api/v1/events, /healthz, /metrics")
+            .notFound,
+            "no such path \(Self.quoted(path)); see /, /scanners, /api/v1/state, /api/v1/events, /healthz, /metrics")
     }
 
     /// `POST /api/v1/devices/<id>/cmd/mode|alert`: the payloads of `B/cmd/*` (docs/behaviour.md §10.1).

@@ -33,6 +33,8 @@ public final class WebState: OutputSink, Sendable {
     private let readingEnded: Awaitable
     /// The daemon's timers and clock: the readings' pace and age, the event latency.
     let timers: ShellTimers
+    /// `Scanners.silence`: a scanner quiet this long is offline.
+    let scannerSilence: Double
 
     private struct Refresh {
         var readAt: Duration?
@@ -60,12 +62,15 @@ public final class WebState: OutputSink, Sendable {
         self.timers = timers
         readingEnded = Awaitable(timers: timers)
         self.ownID = ownID
+        scannerSilence = configuration.scanners?.silence ?? 60
         metrics = WebMetrics()
         var model = BuildingModel(hierarchy: configuration.hierarchy, maxRegions: configuration.monitor.maxRegions)
         model.declare(.init(id: ownID, name: nil, own: true))
         for declaration in configuration.fleet?.devices ?? [] {
             model.declare(.init(id: declaration.id, name: declaration.name))
         }
+        for tag in configuration.scanners?.tags ?? [] { model.declare(.init(id: tag.id, name: tag.name)) }
+        model.place(configuration.scanners?.scanners.map { ($0.id, $0.locationID) } ?? [])
         self.model = Mutex(model)
     }
 
@@ -95,6 +100,7 @@ public final class WebState: OutputSink, Sendable {
             for declaration in configuration.fleet?.devices ?? [] {
                 model.declare(.init(id: declaration.id, name: declaration.name))
             }
+            for tag in configuration.scanners?.tags ?? [] { model.declare(.init(id: tag.id, name: tag.name)) }
         }
     }
 
@@ -171,9 +177,14 @@ public final class WebState: OutputSink, Sendable {
                 guard let engine = table.engine(id) else { continue }
                 devices.append((webID(id), table[id]?.declaration?.name, engine.reading))
             }
+            let silence = self.scannerSilence
+            let scanners = table.scanners.sorted { $0.key < $1.key }.map { id, health in
+                (id: id, health: health, online: health.isOnline(at: table.now, silence: silence))
+            }
             return Snapshot(
                 generation: self.delivered.load(ordering: .acquiring), devices: devices, reports: driver.reports,
-                sightings: table.sightings, failing: driver.failing.map { "\($0)" })
+                sightings: table.sightings, failing: driver.failing.map { "\($0)" }, scanners: scanners,
+                now: table.now)
         }
         defer { readingEnded.changed() }
         refreshing.withLock { state in
@@ -198,6 +209,11 @@ public final class WebState: OutputSink, Sendable {
                 }
                 model.update(device.id, reading: device.reading)
             }
+            if !snapshot.scanners.isEmpty {
+                model.updateScanners(
+                    snapshot.scanners.map { ($0.id, $0.online, $0.health.lastReport, $0.health.reports) },
+                    at: snapshot.now)
+            }
         }
     }
 
@@ -208,6 +224,9 @@ public final class WebState: OutputSink, Sendable {
         var reports: Int
         var sightings: Int
         var failing: String?
+        /// Every placed scanner, by id, and whether it is online now (docs/behaviour.md §19).
+        var scanners: [(id: String, health: ScannerHealth, online: Bool)] = []
+        var now: Timestamp
     }
 
     /// Hands `command` to device `id`'s engine; false once the engine's loop has ended.

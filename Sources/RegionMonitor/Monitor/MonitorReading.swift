@@ -14,13 +14,21 @@ public struct MonitorReading: Sendable, Hashable {
         public var rssi: Double?
         /// Estimated distance, metres; `nil` while `off`.
         public var meters: Double?
+        /// The last sighting's RSSI before the filter, dBm, and when it was; `nil` while `off`.
+        public var raw: Double?
+        public var heard: Timestamp?
 
-        public init(locationID: String, computed: Proximity, reported: Proximity, rssi: Double?, meters: Double?) {
+        public init(
+            locationID: String, computed: Proximity, reported: Proximity, rssi: Double?, meters: Double?,
+            raw: Double? = nil, heard: Timestamp? = nil
+        ) {
             self.locationID = locationID
             self.computed = computed
             self.reported = reported
             self.rssi = rssi
             self.meters = meters
+            self.raw = raw
+            self.heard = heard
         }
     }
 
@@ -47,11 +55,16 @@ public struct MonitorReading: Sendable, Hashable {
     /// The nearest beacon's Location ID.
     public var nearest: String?
     public var ranging: RangingMode
+    /// A tag's room and why it last changed (docs/behaviour.md §19), under `Tags.rooms = nearest`.
+    public var room: Region?
+    public var roomChange: RoomChange?
 
     public init(
         time: Timestamp, mode: MonitoringChange.Mode, monitored: [Region], inside: [Presence], beacons: [Beacon],
-        nearest: String?, ranging: RangingMode
+        nearest: String?, ranging: RangingMode, room: Region? = nil, roomChange: RoomChange? = nil
     ) {
+        self.room = room
+        self.roomChange = roomChange
         self.time = time
         self.mode = mode
         self.monitored = monitored
@@ -79,10 +92,14 @@ extension Monitor {
                 MonitorReading.Beacon(
                     locationID: hierarchy.beacons[beacon].locationID, computed: proximity[beacon],
                     reported: reported[beacon], rssi: ranged ? rangingPool[slot].rssi : nil,
-                    meters: ranged ? rangingPool[slot].meters : nil))
+                    meters: ranged ? rangingPool[slot].meters : nil, raw: ranged ? Double(rangingPool[slot].raw) : nil,
+                    heard: ranged ? Timestamp(microseconds: sightedAt[beacon]) : nil))
         }
         return MonitorReading(
             time: clock, mode: monitoredMode, monitored: monitoredRegions, inside: inside, beacons: beacons,
-            nearest: nearest >= 0 ? hierarchy.beacons[Int(nearest)].locationID : nil, ranging: mode)
+            nearest: nearest >= 0 ? hierarchy.beacons[Int(nearest)].locationID : nil, ranging: mode,
+            room: settings.rooms == nil
+                ? nil : currentRoom.flatMap { room in inside.contains { $0.region == room } ? room : nil },
+            roomChange: settings.rooms == nil ? nil : roomChange)
     }
 }

@@ -5,6 +5,8 @@ struct BeaconRanging: Sendable {
     var filter: RSSIFilter
     var rssi = 0.0
     var meters = 0.0
+    /// The last sighting's RSSI, before the filter (what a tag's page shows, docs/behaviour.md §19).
+    var raw: Int8 = 0
 }
 
 /// Ranging and LocationBeaconEvent (docs/behaviour.md §4, §6).
@@ -29,6 +31,7 @@ extension Monitor {
         let meters = ranging.distance(rssi: filtered, power: Double(power))
         rangingPool[Int(slot)].rssi = filtered
         rangingPool[Int(slot)].meters = meters
+        rangingPool[Int(slot)].raw = rssi
         heardStrength[index] = filtered - Double(power)
         lastRanged = beacon
         let previous = proximity[index]

@@ -14,16 +14,20 @@ public struct RoomChange: Sendable, Hashable {
     public var previous: Double?
 
     /// One line: what moved the tag, and why that was clear enough.
-    public var why: String {
+    public var why: String { why(room: \.description, scanner: { "the scanner at \($0)" }) }
+
+    /// ``why``, naming rooms with `room` and the scanner at a Location ID with `scanner`.
+    public func why(room: (Region) -> String, scanner: (String) -> String) -> String {
         let strength = RoomRule.text((evidence * 10).rounded() / 10)
-        guard let from else { return "entered \(to): first heard by the scanner at \(scanner) (\(strength) dB)" }
+        let by = scanner(self.scanner)
+        guard let from else { return "entered \(room(to)): first heard by \(by) (\(strength) dB)" }
         guard let previous else {
-            return "moved from \(from) to \(to): the scanner at \(scanner) heard it (\(strength) dB) while no "
-                + "scanner of \(from) had heard it lately"
+            return "moved from \(room(from)) to \(room(to)): \(by) heard it (\(strength) dB) while no "
+                + "scanner of \(room(from)) had heard it lately"
         }
         let old = RoomRule.text((previous * 10).rounded() / 10)
-        return "moved from \(from) to \(to): the scanner at \(scanner) heard it at \(strength) dB against "
-            + "\(old) dB for \(from)"
+        return "moved from \(room(from)) to \(room(to)): \(by) heard it at \(strength) dB against "
+            + "\(old) dB for \(room(from))"
     }
 }
 
