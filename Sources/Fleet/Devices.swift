@@ -132,6 +132,8 @@ public struct Devices {
     private var tags: TagDirectory?
     /// Each placed scanner's reports and what it said of itself, by id (docs/behaviour.md §19).
     public private(set) var scanners: [String: ScannerHealth] = [:]
+    /// `Monitor.scanner`: the scanner the own radio is.
+    private let ownScanner: String?
     /// Each fleet device's next wake-up, earliest first; an entry is stale when the device's own
     /// ``scheduled`` differs.
     private var wakeups = DeadlineQueue<Int>()
@@ -159,6 +161,7 @@ public struct Devices {
         declared = Dictionary((settings.devices + tagDeclarations).map { ($0.id, $0) }) { first, _ in first }
         tags = configuration?.scanners.map { TagDirectory($0, hierarchy: own.monitor.hierarchy) }
         for scanner in configuration?.scanners?.scanners ?? [] { scanners[scanner.id] = ScannerHealth() }
+        ownScanner = configuration?.scanners?.own
         self.kept = self.configuration == nil ? [:] : kept
         ids = [Self.ownID]
         index = [Self.ownID: 0]
@@ -320,6 +323,14 @@ public struct Devices {
     /// An input for the daemon as a whole at `time`: the own radio's (a sighting, `B/cmd/mode`, a
     /// position fix); a reload or a rules document reaches every device, the own radio first.
     public mutating func handle(_ input: EngineInput, at time: Timestamp, into actions: inout [Action]) {
+        if ownScanner != nil, case .advertisement(let advertisement) = input,
+            let report = ownReport(advertisement)
+        {
+            engines[0].advance(to: time, into: &scratch)
+            finish(0, into: &actions)
+            handle(report, at: time, into: &actions)
+            return
+        }
         engines[0].handle(input, at: time, into: &scratch)
         finish(0, into: &actions)
         switch input {
@@ -336,8 +347,26 @@ public struct Devices {
             handle(report, at: time, into: &actions)
             return
         }
+        if ownScanner != nil, case .advertisement(let time, let advertisement) = event,
+            let report = ownReport(advertisement)
+        {
+            engines[0].advance(to: time, into: &scratch)
+            finish(0, into: &actions)
+            handle(report, at: time, into: &actions)
+            return
+        }
         engines[0].handle(event, into: &scratch)
         finish(0, into: &actions)
+    }
+
+    /// With `Monitor.scanner`, what the own radio hears of an iBeacon that is not a hierarchy
+    /// beacon is that scanner's report of it (docs/behaviour.md §19); a hierarchy beacon stays the own radio's.
+    private func ownReport(_ advertisement: Advertisement) -> ScannerReport? {
+        guard let ownScanner, own.monitor.hierarchy.index(of: advertisement.beacon) == nil else { return nil }
+        let beacon = advertisement.beacon
+        return ScannerReport(
+            scanner: ownScanner, tag: "ibeacon:\(beacon.uuid.uuidString):\(beacon.major):\(beacon.minor)",
+            rssi: Double(advertisement.rssi), power: advertisement.power, address: advertisement.address)
     }
 
     /// "Scanner S heard tag T at RSSI r" at `arrival` (docs/behaviour.md §19): for T's engine, a sighting of the

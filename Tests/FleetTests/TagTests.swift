@@ -201,6 +201,27 @@ import Testing
         return actions
     }
 
+    /// `Monitor.scanner`: what the own radio hears of a tag is that scanner's report; a hierarchy
+    /// beacon it hears stays its own sighting.
+    @Test func theOwnRadioAsAScannerReportsTheTagsItHears() throws {
+        var table = try Self.table("Monitor.scanner = hall\n")
+        var actions: [Devices.Action] = []
+        table.start(at: Self.time(0), into: &actions)
+        let badge = BeaconID(uuid: UUID(uuidString: Self.badge)!, major: 7, minor: 1)
+        actions = []
+        table.handle(
+            .advertisement(Advertisement(format: .ibeacon, beacon: badge, power: -59, rssi: -60, address: nil)),
+            at: Self.time(1), into: &actions)
+        #expect(Self.rooms(actions) == ["badge-1 enter Hall"])
+        #expect(table.scanners["hall"]?.reports == 1)
+        let desk = BeaconID(uuid: UUID(uuidString: Self.area)!, major: 1, minor: 1)
+        table.handle(
+            .advertisement(Advertisement(format: .ibeacon, beacon: desk, power: -59, rssi: -60, address: nil)),
+            at: Self.time(2), into: &actions)
+        #expect(table.own.monitor.insideRegions.contains(.zone(UUID(uuidString: Self.area)!, major: 1)))
+        #expect(table.scanners["hall"]?.reports == 1)
+    }
+
     /// A scanner is online while it reports within `Scanners.silence` and did not say it is
     /// offline; a report after its `offline` brings it back; one never heard is offline.
     @Test func aScannersHealthFollowsItsReportsAndWhatItSays() throws {
