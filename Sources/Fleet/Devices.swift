@@ -363,10 +363,7 @@ public struct Devices {
     /// beacon is that scanner's report of it (docs/behaviour.md §19); a hierarchy beacon stays the own radio's.
     private func ownReport(_ advertisement: Advertisement) -> ScannerReport? {
         guard let ownScanner, own.monitor.hierarchy.index(of: advertisement.beacon) == nil else { return nil }
-        let beacon = advertisement.beacon
-        return ScannerReport(
-            scanner: ownScanner, tag: "ibeacon:\(beacon.uuid.uuidString):\(beacon.major):\(beacon.minor)",
-            rssi: Double(advertisement.rssi), power: advertisement.power, address: advertisement.address)
+        return ScannerReports.report(advertisement, scanner: ownScanner)
     }
 
     /// "Scanner S heard tag T at RSSI r" at `arrival` (docs/behaviour.md §19): for T's engine, a sighting of the

@@ -36,6 +36,13 @@ public enum ScannerReports {
         }
     }
 
+    /// `scanner`'s report of an iBeacon it heard: the tag named by its identity.
+    public static func report(_ advertisement: Advertisement, scanner: String) -> ScannerReport {
+        ScannerReport(
+            scanner: scanner, tag: TagIdentity.ibeacon(advertisement.beacon).description,
+            rssi: Double(advertisement.rssi), power: advertisement.power, address: advertisement.address)
+    }
+
     static func checkedScanner(_ scanner: String, topic: String) -> FleetError? {
         ScannerReport.isValidName(scanner)
             ? nil
@@ -91,11 +98,7 @@ public enum ScannerReports {
             return .success(
                 observations.compactMap { observation in
                     guard case .sighting(let advertisement, _) = observation.kind else { return nil }
-                    return ScannerReport(
-                        scanner: scanner,
-                        tag: "ibeacon:\(advertisement.beacon.uuid.uuidString):"
-                            + "\(advertisement.beacon.major):\(advertisement.beacon.minor)",
-                        rssi: Double(advertisement.rssi), power: advertisement.power, address: advertisement.address)
+                    return report(advertisement, scanner: scanner)
                 })
         case .success(nil):
             // Not an iBeacon: by its address, when it has one and an RSSI.
@@ -120,14 +123,7 @@ public enum ScannerReports {
             return .failure(error)
         case .success(let observations):
             var reports: [ScannerReport] = []
-            func add(_ advertisement: Advertisement) {
-                reports.append(
-                    ScannerReport(
-                        scanner: scanner,
-                        tag: "ibeacon:\(advertisement.beacon.uuid.uuidString):\(advertisement.beacon.major):"
-                            + "\(advertisement.beacon.minor)",
-                        rssi: Double(advertisement.rssi), power: advertisement.power, address: advertisement.address))
-            }
+            func add(_ advertisement: Advertisement) { reports.append(report(advertisement, scanner: scanner)) }
             for observation in observations ?? [] {
                 switch observation.kind {
                 case .sighting(let advertisement, _): add(advertisement)

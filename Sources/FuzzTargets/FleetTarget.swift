@@ -11,13 +11,9 @@ enum FleetTarget {
     ]
 
     static func run(_ bytes: [UInt8]) {
-        guard let first = bytes.first else { return }
-        let (source, filter) = filters[Int(first) % filters.count]
+        guard let (pick, topic, payload) = MessageBytes.split(bytes) else { return }
+        let (source, filter) = filters[pick % filters.count]
         guard let filter else { preconditionFailure("a fuzz target's own filter does not parse") }
-        let rest = bytes.dropFirst()
-        let cut = rest.firstIndex(of: 0) ?? rest.endIndex
-        let topic = String(decoding: rest[..<cut], as: UTF8.self)
-        let payload = rest[min(cut + 1, rest.endIndex)...]
         switch FleetMessage.parse(source: source, filter: filter, topic: topic, payload: payload) {
         case .failure(let error):
             Message.check(error.description)
@@ -47,5 +43,16 @@ enum FleetTarget {
         case .success(nil):
             break
         }
+    }
+}
+
+/// An MQTT message as a fuzz target's bytes: the first byte picks a source, the topic runs to the
+/// first NUL, the payload is the rest.
+enum MessageBytes {
+    static func split(_ bytes: [UInt8]) -> (pick: Int, topic: String, payload: ArraySlice<UInt8>)? {
+        guard let first = bytes.first else { return nil }
+        let rest = bytes.dropFirst()
+        let cut = rest.firstIndex(of: 0) ?? rest.endIndex
+        return (Int(first), String(decoding: rest[..<cut], as: UTF8.self), rest[min(cut + 1, rest.endIndex)...])
     }
 }

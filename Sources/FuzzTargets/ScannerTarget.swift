@@ -33,13 +33,9 @@ enum ScannerTarget {
     }()
 
     static func run(_ bytes: [UInt8]) {
-        guard let first = bytes.first else { return }
-        let (source, filter) = filters[Int(first) % filters.count]
+        guard let (pick, topic, payload) = MessageBytes.split(bytes) else { return }
+        let (source, filter) = filters[pick % filters.count]
         guard let filter else { preconditionFailure("a fuzz target's own filter does not parse") }
-        let rest = bytes.dropFirst()
-        let cut = rest.firstIndex(of: 0) ?? rest.endIndex
-        let topic = String(decoding: rest[..<cut], as: UTF8.self)
-        let payload = rest[min(cut + 1, rest.endIndex)...]
         switch ScannerReports.parse(source: source, filter: filter, topic: topic, payload: payload) {
         case .failure(let error):
             Message.check(error.description)
@@ -51,7 +47,9 @@ enum ScannerTarget {
                 if let tag = directory.resolve(report) {
                     precondition(!tag.id.isEmpty, "an empty tag id")
                     if case .ibeacon(let beacon) = tag.identity {
-                        precondition(beacon.major != 1 || beacon.minor != 1 || tag.declaration != nil, "a hierarchy beacon as a tag")
+                        precondition(
+                            beacon.major != 1 || beacon.minor != 1 || tag.declaration != nil,
+                            "a hierarchy beacon as a tag")
                     }
                 }
             }
