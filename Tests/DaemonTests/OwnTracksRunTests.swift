@@ -134,10 +134,10 @@ import Testing
         let bob: Handset
         var daemon: Process?
 
-        init() async throws {
+        init(extra: String = "") async throws {
             broker = try Broker()
             folder = try scratchFolder("owntracks")
-            try OwnTracksRunTests.ini(port: broker.port).write(
+            try (OwnTracksRunTests.ini(port: broker.port) + extra).write(
                 to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
             watcher = try await Subscriber(port: broker.port, filter: "beaconwatch/#")
             let now = Date().timeIntervalSince1970
@@ -310,6 +310,44 @@ import Testing
         }
         straight.close()
         restarted.close()
+    }
+
+    /// Both models in one daemon (docs/behaviour.md §19): Alice's phone walks in as the app does while two
+    /// badges are heard by ESPresense nodes in Zones 1 and 2 of the same Area; each device has its
+    /// own transitions under its own topic, and the phone gets no command because of the tags.
+    @Test func aPhoneAndTwoTagsInOneDaemonEachHaveTheirOwnOutputs() async throws {
+        let badge = "FDA50693-A4E2-4FB1-AFCF-C6EB07647825"
+        let building = try await Building(
+            extra:
+                "LocationScanner.101 = lobby\nLocationScanner.102 = lab\nScanners.espresense = espresense/devices/+/+\n"
+                + "Tag.badge-1 = ibeacon:\(badge):7:1\nTag.badge-2 = ibeacon:\(badge):7:2\n")
+        let alice = building.alice
+        try await building.start()
+        try alice.locate()
+        try await building.settle("the four Areas", ["alice-phone": 0])
+        try alice.move(to: [Self.beacon(1, 5): 1.2])
+        try await building.settle("Alice in 1:5", ["alice-phone": 2])
+        let commands = alice.received.count
+        for (tag, scanner) in [
+            ("iBeacon:\(badge.lowercased())-7-1", "lobby"), ("iBeacon:\(badge.lowercased())-7-2", "lab"),
+        ] {
+            _ = try building.watcher.client.publish(
+                topic: "espresense/devices/\(tag)/\(scanner)",
+                payload: Array(#"{"id":"\#(tag)","rssi":-60.00,"rssi@1m":-59}"#.utf8),
+                qos: 1, retain: false)
+        }
+        let area = Self.uuids[0].uuidString
+        try await Subscriber.until("both badges in their Zones") {
+            building.transitions("badge-1").contains("enter \(area):1")
+                && building.transitions("badge-2").contains("enter \(area):2")
+        }
+        #expect(building.transitions("badge-1") == ["enter \(area)", "enter \(area):1"])
+        #expect(building.transitions("badge-2") == ["enter \(area)", "enter \(area):2"])
+        #expect(building.transitions("alice-phone") == ["enter \(area)", "enter \(area):5"])
+        #expect(building.watcher.payloads("/badge-1/event").allSatisfy { $0.contains(#""device":"badge-1""#) })
+        #expect(alice.received.count == commands)
+        try await building.stop()
+        building.close()
     }
 
     /// A phone away (its connection down) when its regions change gets the command when it comes
