@@ -25,11 +25,16 @@ enum ScannerTarget {
             TagIdentity(text).map { TagDeclaration(id: "tag-\(index)", identity: $0, line: index + 1) }
         }
         precondition(settings.tags.count == identities.count, "a fuzz target's own tag does not parse")
+        return TagDirectory(
+            settings, hierarchy: Hierarchy(beacons: [Hierarchy.Beacon(locationID: "1", id: hierarchyBeacon)]))
+    }()
+
+    /// The one beacon of the target's hierarchy: never a tag.
+    static let hierarchyBeacon: BeaconID = {
         guard let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0") else {
             preconditionFailure("a fuzz target's own UUID does not parse")
         }
-        let beacon = BeaconID(uuid: uuid, major: 1, minor: 1)
-        return TagDirectory(settings, hierarchy: Hierarchy(beacons: [Hierarchy.Beacon(locationID: "1", id: beacon)]))
+        return BeaconID(uuid: uuid, major: 1, minor: 1)
     }()
 
     static func run(_ bytes: [UInt8]) {
@@ -47,9 +52,7 @@ enum ScannerTarget {
                 if let tag = directory.resolve(report) {
                     precondition(!tag.id.isEmpty, "an empty tag id")
                     if case .ibeacon(let beacon) = tag.identity {
-                        precondition(
-                            beacon.major != 1 || beacon.minor != 1 || tag.declaration != nil,
-                            "a hierarchy beacon as a tag")
+                        precondition(beacon != hierarchyBeacon, "the hierarchy beacon as a tag")
                     }
                 }
             }
