@@ -390,12 +390,8 @@ public struct Devices {
         }
         guard let position = index[tag.id] else { return nil }
         let rssi = (report.rssi + scanner.rssiOffset).rounded()
-        let power: Int8
-        if case .ibeacon = tag.identity, let given = report.power {
-            power = given
-        } else {
-            power = report.power ?? TraceParser.defaultPower
-        }
+        // The tag's own power: its iBeacon's or the node's `rssi@1m`, as the report says, else -59.
+        let power = report.power ?? TraceParser.defaultPower
         let advertisement = Advertisement(
             format: .ibeacon, beacon: scanner.beacon, power: power, rssi: Int8(max(-128, min(126, rssi))),
             address: report.address)
