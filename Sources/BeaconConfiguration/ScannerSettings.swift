@@ -1,3 +1,4 @@
+import RegionMonitor
 import BeaconCore
 import Foundation
 
@@ -50,6 +51,9 @@ public struct ScannerSettings: Sendable, Hashable {
     public var tags: [TagDeclaration] = []
     public var autoAdd = AutoAdd.none
     public var rooms = Rooms.nearest
+    /// The rule of `Tags.rooms = nearest` (not a key: the daemon's, printed by `check`; the room
+    /// benchmark tries others).
+    public var roomRule = RoomRule()
 
     public init() {}
 

@@ -516,7 +516,8 @@ public struct Devices {
             {
                 tagged.monitor.rssiFilter = .none
             }
-            tagged.monitor.rooms = configuration.scanners?.rooms == .heard ? nil : RoomRule()
+            tagged.monitor.rooms =
+                configuration.scanners?.rooms == .heard ? nil : (configuration.scanners?.roomRule ?? RoomRule())
             return tagged
         }
         guard let own = self[known: id]?.ownWaypoints, own > 0 else { return configuration }

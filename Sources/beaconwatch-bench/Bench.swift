@@ -13,8 +13,9 @@ struct Bench: AsyncParsableCommand {
         abstract: "beaconwatch benchmarks (run them through scripts/bench, in a release build).",
         subcommands: [
             DecodeBench.self, PipelineBench.self, E2EBench.self, QualityBench.self, SoakBench.self, OutageBench.self,
-            FleetBench.self, RoomsBench.self, WebBench.self, StateBench.self, DecodeCommandBench.self, ReplayCommandBench.self,
-            IdleBench.self, GeofenceBench.self, FleetReplay.self,
+            FleetBench.self, RoomsBench.self, WebBench.self, StateBench.self, DecodeCommandBench.self,
+            ReplayCommandBench.self,
+            IdleBench.self, GeofenceBench.self, FleetReplay.self, RoomQualityBench.self,
         ]
     )
 }

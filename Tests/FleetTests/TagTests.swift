@@ -69,11 +69,11 @@ import Testing
         }
         #expect(hear("kitchen", -60, at: 1) == ["badge-1 enter Kitchen"])
         #expect(hear("hall", -75, at: 2) == [])
-        #expect(hear("hall", -58, at: 4) == [])  // 2 dB: a doorway
-        #expect(hear("hall", -52, at: 5) == ["badge-1 exit Kitchen", "badge-1 enter Hall"])
+        #expect(hear("hall", -58, at: 4) == [])  // its level rises to -4 dB: a doorway
+        #expect(hear("hall", -40, at: 5) == ["badge-1 exit Kitchen", "badge-1 enter Hall"])  // 12 dB: 13 ahead
         // The office's scanner hears 10 dB quieter than the others: its offset evens it out.
-        #expect(hear("office", -62, at: 6) == [])  // -52 with its offset: as loud as the hall
-        #expect(hear("office", -45, at: 7) == ["badge-1 exit Hall", "badge-1 enter Office"])
+        #expect(hear("office", -62, at: 6) == [])  // -52 with its offset: 5 dB behind the hall's level
+        #expect(hear("office", -35, at: 7) == ["badge-1 exit Hall", "badge-1 enter Office"])
         #expect(table.engine("badge-1")?.monitor.currentRoom == .zone(UUID(uuidString: Self.area)!, major: 3))
         #expect(table["badge-1"]?.source == .scanners)
         #expect(table.engine("badge-1")?.monitor.identity.userid == "anna")
@@ -155,12 +155,12 @@ import Testing
             }
         }
         _ = try hear("kitchen", -60, at: 1)
-        let moved = try hear("hall", -50, at: 2)
+        let moved = try hear("hall", -45, at: 2)
         #expect(moved.contains { $0.hasPrefix("badge-1 enter") && $0.hasSuffix(":2") }, "\(moved)")
         #expect(try link.restart(at: 3) == [])
         #expect(link.fleet.engine("badge-1")?.monitor.currentRoom == .zone(UUID(uuidString: Self.area)!, major: 2))
         #expect(try hear("office", -58, at: 4) == [])
-        let back = try hear("kitchen", -40, at: 5)
+        let back = try hear("kitchen", -20, at: 5)
         #expect(back.contains { $0.hasPrefix("badge-1 exit") && $0.hasSuffix(":2") }, "\(back)")
         #expect(back.contains { $0.hasPrefix("badge-1 enter") && $0.hasSuffix(":1") }, "\(back)")
         let zones = link.fleet.engine("badge-1")?.monitor.insideRegions.filter { $0.kind == .zone }

@@ -182,7 +182,7 @@ def main():
             wait.until(lambda b: chips(1) == ["Badge"])
             moves = []
             for number, (scanner, rssi, zone, other) in enumerate(
-                    [("kitchen", -55, 2, 1), ("reception", -40, 1, 2), ("kitchen", -25, 2, 1), ("reception", -10, 1, 2)]):
+                    [("kitchen", -55, 2, 1), ("reception", -30, 1, 2), ("kitchen", -19, 2, 1), ("reception", -7, 1, 2)]):
                 sent = time.monotonic()
                 report(scanner, rssi, 13 + number)
                 wait.until(lambda b: "Badge" in chips(zone) and "Badge" not in chips(other))

@@ -103,6 +103,8 @@ public struct Monitor: Sendable {
     /// the evidence of its last change.
     var room: Int32 = -1
     var roomSince: Int64 = .min
+    /// The present room's contest with the best other one (``RoomRule``).
+    var roomContest = RoomRule.Contest()
     public internal(set) var roomChange: RoomChange?
 
     public internal(set) var currentAreaIndex: Int?

@@ -10,7 +10,7 @@ extension Monitor {
     @inline(__always)
     func strength(_ beacon: Int32) -> Double? {
         let value = heardStrength[Int(beacon)]
-        return value == -.infinity ? nil : value
+        return value == -.infinity || proximity[Int(beacon)] == .off ? nil : value
     }
 
     /// The strongest beacon heard (not `off`), -1 for none; the first in watch order on a tie.

@@ -32,7 +32,12 @@ extension Monitor {
         rangingPool[Int(slot)].rssi = filtered
         rangingPool[Int(slot)].meters = meters
         rangingPool[Int(slot)].raw = rssi
-        heardStrength[index] = filtered - Double(power)
+        if let rule = settings.rooms {
+            // A tag's room evidence: its own rise-fast, fall-slow level of the readings (docs/behaviour.md §19).
+            heardStrength[index] = rule.level(heardStrength[index], reading: Double(rssi) - Double(power))
+        } else {
+            heardStrength[index] = filtered - Double(power)
+        }
         lastRanged = beacon
         let previous = proximity[index]
         let next = ranging.proximity(distance: meters, current: previous)
@@ -81,7 +86,9 @@ extension Monitor {
     private mutating func turnOff(_ beacon: Int32) {
         let index = Int(beacon)
         proximity[index] = .off
-        heardStrength[index] = -.infinity
+        // A tag's room evidence outlives the class: it ages out by its own rule (RoomRule.fresh),
+        // so a run of losses weakens a room instead of emptying it.
+        if settings.rooms == nil { heardStrength[index] = -.infinity }
         let slot = rangingSlot[index]
         rangingPool[Int(slot)].filter.reset()
         freeSlots.append(slot)

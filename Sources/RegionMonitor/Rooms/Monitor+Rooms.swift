@@ -35,29 +35,43 @@ extension Monitor {
     /// The tag's room, if it is in one.
     public var currentRoom: Region? { room < 0 ? nil : hierarchy.zones[Int(room)].region }
 
-    /// The evidence for room `zone`: its best scanner's strength among reports fresh under `rule`.
-    func roomEvidence(_ zone: Int32, rule: RoomRule) -> Double? {
-        let oldest = now &- Int64((rule.fresh * 1_000_000).rounded())
+    /// The tag's room while it is inside it (``currentRoom`` is the last one, also after it left):
+    /// its Zone inside, or its Area when the Zone is not monitored.
+    public var presentRoom: Region? {
+        guard room >= 0 else { return nil }
+        if let state = tracked[RegionRef(.zone, room)] { return state.inside ? currentRoom : nil }
+        return tracked[RegionRef(.area, hierarchy.areaOfZone[Int(room)])]?.inside == true ? currentRoom : nil
+    }
+
+    /// The evidence for room `zone`: its best scanner's level, less ``RoomRule/staleness`` dB for
+    /// each second its last report is older than ``RoomRule/grace``; a report older than
+    /// ``RoomRule/fresh`` (`present`: three times that) is none.
+    func roomEvidence(_ zone: Int32, rule: RoomRule, present: Bool = false) -> Double? {
         var best: Double?
         for beacon in hierarchy.zones[Int(zone)].beacons {
-            let index = Int(beacon)
-            let value = heardStrength[index]
-            guard value > -.infinity, sightedAt[index] >= oldest else { continue }
+            guard let value = evidence(of: beacon, rule: rule, present: present) else { continue }
             best = max(best ?? value, value)
         }
         return best
     }
 
+    /// One scanner's evidence (see ``roomEvidence(_:rule:present:)``).
+    func evidence(of beacon: Int32, rule: RoomRule, present: Bool = false) -> Double? {
+        let index = Int(beacon)
+        let value = heardStrength[index]
+        guard value > -.infinity else { return nil }
+        let age = Double(now &- sightedAt[index]) / 1_000_000
+        guard age <= rule.fresh * (present ? 3 : 1) else { return nil }
+        return value - max(0, age - rule.grace) * rule.staleness
+    }
+
     /// The room other than `current` with the strongest fresh evidence, with the scanner that gave
     /// it; `nil` when no other room has any.
     func bestOtherRoom(than current: Int32, rule: RoomRule) -> (zone: Int32, scanner: Int32)? {
-        let oldest = now &- Int64((rule.fresh * 1_000_000).rounded())
         var best: (zone: Int32, scanner: Int32, strength: Double)?
         for beacon in watchList {
-            let index = Int(beacon)
-            let zone = hierarchy.zoneOfBeacon[index]
-            let value = heardStrength[index]
-            guard zone != current, value > -.infinity, sightedAt[index] >= oldest else { continue }
+            let zone = hierarchy.zoneOfBeacon[Int(beacon)]
+            guard zone != current, let value = evidence(of: beacon, rule: rule) else { continue }
             if best.map({ value > $0.strength }) ?? true { best = (zone, beacon, value) }
         }
         return best.map { ($0.zone, $0.scanner) }
@@ -82,14 +96,16 @@ extension Monitor {
                 scanner: hierarchy.beacons[Int(beacon)].locationID, evidence: heardStrength[Int(beacon)])
             current = zone
             roomSince = now
+            roomContest = RoomRule.Contest()
         } else {
-            // The report's own room, or, when it weakened the present room, the best other one.
-            let challenger = zone != current ? (zone, beacon) : bestOtherRoom(than: current, rule: rule)
-            if let (candidateZone, scanner) = challenger, let candidate = roomEvidence(candidateZone, rule: rule) {
-                let present = roomEvidence(current, rule: rule)
-                // The same rule at every instant: a live run takes a burst of reports at one
-                // instant, a trace spreads them, and both must decide alike.
-                let wins = present.map { candidate >= $0 + rule.margin } ?? true
+            // The best other room contests the present one at every report.
+            if let (candidateZone, scanner) = bestOtherRoom(than: current, rule: rule),
+                let candidate = roomEvidence(candidateZone, rule: rule)
+            {
+                let present = roomEvidence(current, rule: rule, present: true)
+                let counts = zone == current || zone == candidateZone
+                let wins = rule.wins(
+                    candidateZone, lead: present.map { candidate - $0 }, counts: counts, contest: &roomContest)
                 if wins {
                     roomChange = RoomChange(
                         from: hierarchy.zones[Int(current)].region, to: hierarchy.zones[Int(candidateZone)].region,
@@ -103,6 +119,7 @@ extension Monitor {
                     current = candidateZone
                     roomSince = now
                     room = current
+                    roomContest = RoomRule.Contest()
                     presenceChanges &+= 1
                     // The new room is inside from now (its evidence is fresh), before the old one
                     // exits: an Area both are in stays inside.

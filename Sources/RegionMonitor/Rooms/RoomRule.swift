@@ -1,30 +1,81 @@
 /// How a tag's room is chosen among the Zones whose scanners hear it (docs/behaviour.md §19,
-/// `Tags.rooms = nearest`): the evidence for a room is its best scanner's, as the filtered RSSI above
-/// the tag's measured power (with the scanner's offset); a report older than ``fresh`` is no
-/// evidence at all.
+/// `Tags.rooms = nearest`), measured against the rules peers use by `scripts/bench rooms`
+/// (docs/performance.md "Rooms").
 ///
-/// - A tag in no room enters at once the room of the first scanner that hears it (the best, as
-///   far as anything is known then).
-/// - Later it moves only when another room's evidence is at least ``margin`` dB above its present
-///   room's, or its present room has no fresh evidence while another has: so a stale report
-///   never wins, and a tag by a doorway between two rooms heard about equally stays where it is.
+/// - Each scanner's *level* of the tag (dB above the tag's measured power, with the scanner's
+///   offset) rises fast and falls slowly: a reading above the level moves it ``rise`` of the way,
+///   one below ``fall`` of the way. A person walking up to a scanner is seen in a reading or two;
+///   a multipath dip or a weak outlier barely moves it.
+/// - A room's evidence is its best scanner's level, less ``staleness`` dB for each second its last
+///   report is older than ``grace``; a report older than ``fresh`` seconds is none (the present
+///   room's, three times that): a room whose scanner fell silent gives way gradually.
+/// - A tag in no room enters at once the room of the first scanner that hears it.
+/// - Later the best other room takes over when its evidence leads the present room's by
+///   ``margin`` dB, or when its lead, less ``drift`` dB, summed over the reports of the two rooms'
+///   scanners reaches ``threshold`` dB (a clear lead wins in a few readings, a doorway's back and
+///   forth never adds up), or when the present room has no evidence left while another has.
 /// - It leaves its room and its Area when no scanner of that Area has heard it for the exit
 ///   timeout.
+///
+/// Everything counts readings, not seconds (but for the ageing of a silent scanner): a live run
+/// takes a burst of reports at one instant where a trace spreads them, and both decide alike.
 public struct RoomRule: Sendable, Hashable, CustomStringConvertible {
-    /// dB by which another room must be heard stronger to take over.
+    /// dB by which another room's evidence wins at once.
     public var margin: Double
+    /// dB of lead that count for nothing in the sum.
+    public var drift: Double
+    /// dB of lead, above ``drift``, summed over reports, by which another room wins.
+    public var threshold: Double
     /// Seconds after which a scanner's last report of the tag is no evidence.
     public var fresh: Double
+    /// How far a reading moves a scanner's level towards itself, rising and falling (0…1].
+    public var rise: Double
+    public var fall: Double
+    /// Seconds a scanner's level holds after its last report, and dB it loses for each second
+    /// after that.
+    public var grace = 3.0
+    public var staleness = 1.0
 
-    public init(margin: Double = 5, fresh: Double = 10) {
-        self.margin = margin
-        self.fresh = fresh
+    public init(
+        margin: Double = 12, drift: Double = 4, threshold: Double = 12, fresh: Double = 10, rise: Double = 0.7,
+        fall: Double = 0.25
+    ) {
+        (self.margin, self.drift, self.threshold, self.fresh, self.rise, self.fall) =
+            (margin, drift, threshold, fresh, rise, fall)
     }
 
     public var description: String {
-        "a tag moves to another room when that room's best scanner hears it at least \(Self.text(margin)) dB "
-            + "stronger than its present room's, or when its present room's scanners have not heard it for "
-            + "\(Self.text(fresh)) s while another's have; a report older than \(Self.text(fresh)) s never wins"
+        "a reading moves a scanner's level \(Self.text(rise)) of the way up, \(Self.text(fall)) of the way down; a "
+            + "room's evidence is its best scanner's level, less \(Self.text(staleness)) dB a second after \(Self.text(grace)) s "
+            + "of silence; a tag moves to another room when that room leads by \(Self.text(margin)) dB, or when its "
+            + "lead less \(Self.text(drift)) dB adds up to \(Self.text(threshold)) dB over the two rooms' reports, or when "
+            + "its present room has no evidence left; a report older than \(Self.text(fresh)) s never wins"
+    }
+
+    /// A scanner's level after `reading` (dB above the tag's power); `level` is `-infinity` when
+    /// never heard.
+    public func level(_ level: Double, reading: Double) -> Double {
+        guard level > -.infinity else { return reading }
+        return level + (reading - level) * (reading > level ? rise : fall)
+    }
+
+    /// The contest between a tag's present room and the best other one.
+    public struct Contest: Sendable, Hashable {
+        /// The challenging Zone (an index), -1 for none.
+        var zone: Int32 = -1
+        /// dB of lead above the drift, summed over reports.
+        var score = 0.0
+    }
+
+    /// Whether `zone`, leading the present room by `lead` dB (`nil`: the present room has no
+    /// evidence), takes over after a report; `counts`: the report is of one of the two rooms'
+    /// scanners, so it adds to the sum. Updates `contest`.
+    func wins(_ zone: Int32, lead: Double?, counts: Bool, contest: inout Contest) -> Bool {
+        if contest.zone != zone { contest = Contest(zone: zone, score: 0) }
+        guard let lead else { return true }
+        if lead >= margin { return true }
+        if counts { contest.score = max(0, contest.score + lead - drift) }
+        return contest.score >= threshold
     }
 
     static func text(_ value: Double) -> String {

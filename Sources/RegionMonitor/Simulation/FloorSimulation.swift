@@ -1,0 +1,273 @@
+import BeaconCore
+import Foundation
+
+/// Someone carrying a tag on a ``Floor``: where they are at each instant.
+public struct Mover: Sendable {
+    /// From `time` on, the mover goes in a straight line towards the next keyframe's point (or
+    /// stands, when the next is `nil`); a `nil` point is out of the building.
+    public struct Keyframe: Sendable {
+        public var time: Double
+        public var point: Floor.Point?
+    }
+
+    /// A stay in a room, from arriving in it to leaving it.
+    public struct Stop: Sendable {
+        public var room: Int
+        public var arrive: Double
+        public var leave: Double
+    }
+
+    public var keyframes: [Keyframe] = []
+    public var stops: [Stop] = []
+    /// When it left the building and when it came back.
+    public var outings: [(leave: Double, back: Double)] = []
+    /// A tag that never moves.
+    public var stationary = false
+
+    /// Where the mover is at `time`, `nil` out of the building.
+    public func position(at time: Double) -> Floor.Point? {
+        var low = 0
+        var high = keyframes.count
+        while low < high {
+            let middle = (low + high) / 2
+            if keyframes[middle].time <= time { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0, let point = keyframes[low - 1].point else { return nil }
+        guard low < keyframes.count, let next = keyframes[low].point else { return point }
+        let span = keyframes[low].time - keyframes[low - 1].time
+        guard span > 0 else { return point }
+        let share = (time - keyframes[low - 1].time) / span
+        return Floor.Point(point.x + (next.x - point.x) * share, point.y + (next.y - point.y) * share)
+    }
+
+    mutating func walk(_ points: [Floor.Point], from start: Double, speed: Double) -> Double {
+        var time = start
+        for (from, to) in zip(points, points.dropFirst()) {
+            time += from.distance(to: to) / speed
+            keyframes.append(Keyframe(time: time, point: to))
+        }
+        return time
+    }
+}
+
+/// How the radio between tags and scanners behaves: shadowing correlated in time, fast fading,
+/// multipath bursts, and independent or bursty losses (docs/performance.md, "Rooms").
+public struct Radio: Sendable {
+    /// Log-normal shadowing of each tag–scanner path, dB, and how long it stays correlated, s.
+    public var shadowing = 3.0
+    public var shadowingTime = 10.0
+    /// Independent noise of each reading, dB.
+    public var fading = 2.0
+    /// Multipath bursts of a path: how many a minute, how deep and how long.
+    public var burstsPerMinute = 1.0
+    public var burstDepth = 6.0...12.0
+    public var burstLength = 1.0...4.0
+    /// Instead of bursts, each reading is `multipathDepth` dB down with this probability.
+    public var multipathShare: Double?
+    public var multipathDepth = 6.0
+    /// Advertisements a scanner misses, 0…1, and the mean run of misses (`nil`: independent).
+    public var loss = 0.15
+    public var lossRun: Double?
+    /// Weaker than this is not heard, dBm.
+    public var sensitivity = -95.0
+
+    public init() {}
+}
+
+/// People with tags walking a ``Floor`` and tags left still in it, and what its scanners hear of
+/// them: the room-quality benchmark's input (`scripts/bench rooms`). Seeded: the same settings give
+/// the same reports.
+public struct FloorSimulation: Sendable {
+    /// One advertisement of `tag` heard by `scanner` at `rssi` (what its receiver reads, offset and
+    /// noise included), `time` seconds from the start.
+    public struct Heard: Sendable {
+        public var time: Double
+        public var tag: Int
+        public var scanner: Int
+        public var rssi: Double
+
+        public init(time: Double, tag: Int, scanner: Int, rssi: Double) {
+            (self.time, self.tag, self.scanner, self.rssi) = (time, tag, scanner, rssi)
+        }
+    }
+
+    public var floor: Floor
+    public var radio = Radio()
+    /// Seconds between two advertisements of a tag.
+    public var interval = 1.0
+    public var duration = 3600.0
+    public var walkers = 10
+    public var stationary = 10
+    public var seed: UInt64 = 1
+    /// A tag's level at 1 m, dBm.
+    public var power = -59.0
+    /// Walking speed, m/s.
+    public var speed = 1.2
+    public var stay = 30.0...180.0
+    /// The chance that a walker leaves the building after a stay, and for how long.
+    public var leaving = 0.1
+    public var outside = 60.0...300.0
+
+    public init(floor: Floor) { self.floor = floor }
+
+    /// Every tag's mover: the walkers first, then the still tags.
+    public func movers() -> [Mover] {
+        var random = SeededGenerator(seed: seed &* 7919 &+ 17)
+        var movers: [Mover] = []
+        for _ in 0..<walkers { movers.append(walker(random: &random)) }
+        for _ in 0..<stationary { movers.append(still(random: &random)) }
+        return movers
+    }
+
+    func spot(in room: Int, random: inout SeededGenerator) -> Floor.Point {
+        Floor.place(in: floor.rooms[room].rect, margin: 0.3, random: &random)
+    }
+
+    func walker(random: inout SeededGenerator) -> Mover {
+        var mover = Mover()
+        var room = Int.random(in: 0..<floor.rooms.count, using: &random)
+        var point = spot(in: room, random: &random)
+        var time = 0.0
+        mover.keyframes.append(Mover.Keyframe(time: 0, point: point))
+        while time < duration {
+            let arrive = time
+            time += Double.random(in: stay, using: &random)
+            mover.keyframes.append(Mover.Keyframe(time: time, point: point))
+            mover.stops.append(Mover.Stop(room: room, arrive: arrive, leave: time))
+            var from: Int? = room
+            if Double.random(in: 0..<1, using: &random) < leaving {
+                time = mover.walk(
+                    floor.route(from: point, in: room, to: floor.exit, in: nil), from: time, speed: speed)
+                let back = time + Double.random(in: outside, using: &random)
+                mover.keyframes.append(Mover.Keyframe(time: time, point: nil))
+                mover.outings.append((time, back))
+                time = back
+                point = floor.exit
+                mover.keyframes.append(Mover.Keyframe(time: time, point: point))
+                from = nil
+            }
+            var next = Int.random(in: 0..<floor.rooms.count, using: &random)
+            while next == from { next = Int.random(in: 0..<floor.rooms.count, using: &random) }
+            let target = spot(in: next, random: &random)
+            time = mover.walk(floor.route(from: point, in: from, to: target, in: next), from: time, speed: speed)
+            (room, point) = (next, target)
+        }
+        return mover
+    }
+
+    /// A tag left by a wall or in a doorway of a room, 0.3 to 0.6 m inside it.
+    func still(random: inout SeededGenerator) -> Mover {
+        let room = Int.random(in: 0..<floor.rooms.count, using: &random)
+        let rect = floor.rooms[room].rect
+        let inset = Double.random(in: 0.3...0.6, using: &random)
+        let along = Double.random(in: 0...1, using: &random)
+        let point: Floor.Point
+        if let door = floor.rooms[room].door, Bool.random(using: &random) {
+            point = Floor.Point(door.x + Double.random(in: -0.4...0.4, using: &random), door.y + inset)
+        } else {
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: point = Floor.Point(rect.x0 + inset, rect.y0 + along * (rect.y1 - rect.y0))
+            case 1: point = Floor.Point(rect.x1 - inset, rect.y0 + along * (rect.y1 - rect.y0))
+            case 2: point = Floor.Point(rect.x0 + along * (rect.x1 - rect.x0), rect.y0 + inset)
+            default: point = Floor.Point(rect.x0 + along * (rect.x1 - rect.x0), rect.y1 - inset)
+            }
+        }
+        var mover = Mover(stationary: true)
+        mover.keyframes = [Mover.Keyframe(time: 0, point: point)]
+        mover.stops = [Mover.Stop(room: floor.room(at: point) ?? room, arrive: 0, leave: duration)]
+        return mover
+    }
+
+    /// A walker going to and fro between `a` and `b` at `speed` for the whole run (the ESPresense
+    /// companion's walks).
+    public func shuttle(_ a: Floor.Point, _ b: Floor.Point, speed: Double) -> Mover {
+        var mover = Mover()
+        mover.keyframes.append(Mover.Keyframe(time: 0, point: a))
+        var time = 0.0
+        var towards = b
+        while time < duration {
+            time = mover.walk([towards == b ? a : b, towards], from: time, speed: speed)
+            towards = towards == b ? a : b
+        }
+        return mover
+    }
+
+    /// The state of one tag–scanner path.
+    struct Path {
+        var time = -Double.infinity
+        var shadow = 0.0
+        var burstUntil = -Double.infinity
+        var burstDepth = 0.0
+        var losing = false
+    }
+
+    /// What the scanners hear of `movers`' tags, in time order (a tag's readings of one
+    /// advertisement in scanner order).
+    public func heard(_ movers: [Mover]) -> [Heard] {
+        var random = SeededGenerator(seed: seed &* 104_729 &+ 3)
+        var heard: [Heard] = []
+        heard.reserveCapacity(Int(duration / interval) * movers.count * floor.scanners.count / 2)
+        let lossEnd = radio.lossRun.map { 1 / max($0, 1) } ?? 1
+        let lossStart = radio.lossRun.map { _ in radio.loss * lossEnd / max(1 - radio.loss, 1e-9) } ?? radio.loss
+        for (tag, mover) in movers.enumerated() {
+            var paths = [Path](repeating: Path(), count: floor.scanners.count)
+            var time = Double.random(in: 0..<interval, using: &random)
+            while time < duration {
+                defer { time += interval + Double.random(in: 0..<0.01, using: &random) }
+                guard let point = mover.position(at: time) else { continue }
+                for scanner in floor.scanners.indices {
+                    var path = paths[scanner]
+                    defer { paths[scanner] = path }
+                    let elapsed = time - path.time
+                    path.time = time
+                    let keep = elapsed.isFinite ? exp(-elapsed / radio.shadowingTime) : 0
+                    path.shadow =
+                        path.shadow * keep + (1 - keep * keep).squareRoot() * radio.shadowing
+                        * WalkSimulation.gaussian(&random)
+                    var level =
+                        floor.level(power, from: point, at: scanner) + floor.scanners[scanner].offset + path.shadow
+                        + radio.fading * WalkSimulation.gaussian(&random)
+                    if let share = radio.multipathShare {
+                        if Double.random(in: 0..<1, using: &random) < share { level -= radio.multipathDepth }
+                    } else {
+                        if time >= path.burstUntil,
+                            Double.random(in: 0..<1, using: &random)
+                                < 1 - exp(-min(elapsed, 60) * radio.burstsPerMinute / 60)
+                        {
+                            path.burstUntil = time + Double.random(in: radio.burstLength, using: &random)
+                            path.burstDepth = Double.random(in: radio.burstDepth, using: &random)
+                        }
+                        if time < path.burstUntil { level -= path.burstDepth }
+                    }
+                    // Gilbert–Elliott: a lost advertisement starts a run of losses of mean `lossRun`.
+                    let draw = Double.random(in: 0..<1, using: &random)
+                    path.losing = path.losing ? draw >= lossEnd : draw < lossStart
+                    guard !path.losing, level >= radio.sensitivity else { continue }
+                    heard.append(Heard(time: time, tag: tag, scanner: scanner, rssi: level.rounded()))
+                }
+            }
+        }
+        heard.sort { ($0.time, $0.tag, $0.scanner) < ($1.time, $1.tag, $1.scanner) }
+        return heard
+    }
+
+    /// `heard` as trace lines of scanner reports (docs/behaviour.md §3.3, §19), starting at
+    /// `start` (seconds since 1970); tags named `t1`, `t2`… as ``Floor/ini(tags:extra:)`` declares them.
+    public func trace(_ heard: [Heard], start: Double = 1_700_000_000) -> String {
+        var text = ""
+        for reading in heard {
+            let milliseconds = Int64(((start + reading.time) * 1000).rounded())
+            let time = "\(milliseconds / 1000).\(String(milliseconds % 1000).leftPadded(to: 3))"
+            text +=
+                "{\"t\": \(time), \"scanner\": \"\(floor.scanners[reading.scanner].id)\", \"tag\": \"t\(reading.tag + 1)\", "
+                + "\"rssi\": \(Int(reading.rssi)), \"power\": \(Int(power))}\n"
+        }
+        return text
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

@@ -1,0 +1,58 @@
+import BeaconConfiguration
+import BeaconCore
+import Engine
+import Fleet
+import RegionMonitor
+
+/// beaconwatch's own room decision in the room-quality benchmark: the device table of `run` and
+/// `replay` (docs/behaviour.md §19), each floor room a Zone, each scanner placed, each tag
+/// declared, fed the same reports as the peers.
+struct BeaconwatchRooms: RoomDecider {
+    let name: String
+    var table: Devices
+    let scanners: [String]
+    let tags: [String]
+    var actions: [Devices.Action] = []
+
+    /// `nodes`: the reports are ESPresense nodes' (filtered estimates), else every advertisement
+    /// (a Theengs gateway's). `extra`: more ini lines (the defaults without).
+    init(
+        name: String = "beaconwatch", floor: Floor, tags: Int, nodes: Bool, extra: String = "", rule: RoomRule? = nil
+    ) throws {
+        self.name = name
+        let source = nodes ? "Scanners.espresense = espresense/devices/+/+" : "Scanners.theengs = home/+/BTtoMQTT/#"
+        let text = floor.ini(
+            tags: tags, extra: "MQTT.host = 127.0.0.1\n\(source)\nFleet.maxDevices = \(tags + 10)\n\(extra)\n")
+        var configuration = try Configuration.load(Array(text.utf8), path: "rooms.ini").get()
+        if let rule { configuration.scanners?.roomRule = rule }
+        table = Devices(
+            configuration: configuration, identity: MonitorIdentity(session: "s", address: "a", userid: "bench"))
+        scanners = floor.scanners.map(\.id)
+        self.tags = (1...max(tags, 1)).map { "t\($0)" }
+        table.start(at: Self.time(0), into: &actions)
+        actions.removeAll()
+    }
+
+    static func time(_ seconds: Double) -> Timestamp {
+        Timestamp(microseconds: 1_700_000_000_000_000 + Int64((seconds * 1_000_000).rounded()))
+    }
+
+    mutating func report(tag: Int, scanner: Int, rssi: Double, at time: Double) {
+        table.handle(
+            ScannerReport(scanner: scanners[scanner], tag: tags[tag], rssi: rssi, power: -59), at: Self.time(time),
+            into: &actions)
+        actions.removeAll(keepingCapacity: true)
+    }
+
+    mutating func rooms(at time: Double, into rooms: inout [Int?]) {
+        table.advance(to: Self.time(time), into: &actions)
+        actions.removeAll(keepingCapacity: true)
+        for (index, id) in tags.enumerated() {
+            guard let room = table.engine(id)?.monitor.presentRoom, case .zone(_, let major) = room else {
+                rooms[index] = nil
+                continue
+            }
+            rooms[index] = Int(major) - 1
+        }
+    }
+}

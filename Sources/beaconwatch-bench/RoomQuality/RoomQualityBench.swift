@@ -1,0 +1,303 @@
+import ArgumentParser
+import Foundation
+import RegionMonitor
+
+/// How often each system puts a tag in the wrong room, how fast it follows a walker and notices one
+/// leave, on simulated floors (issue 36, docs/performance.md "Rooms: the right room, fast").
+struct RoomQualityBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rooms",
+        abstract: "Room decisions of beaconwatch and of the rules people run today, on the same simulated floors.",
+        discussion: """
+            Floors (RegionMonitor's Floor): five rooms along a corridor (5 dB walls between rooms, 4 dB \
+            onto the corridor through 1 m doors) and an open-plan floor of six zones, each with \
+            receivers ±4 dB off; and the ESPresense companion's published setting (a 6 × 4 m flat of \
+            four rooms, 2.5 dB noise, 10 % of readings 6 dB down by multipath) walked diagonally and \
+            across a wall. People walk room to room (stays of 30 to 180 s, 1.2 m/s, one stay in ten \
+            followed by 1 to 5 minutes out of the building); still tags sit by a wall or in a doorway. \
+            The radio: shadowing of 3 dB correlated over 10 s, 2 dB of noise per reading, multipath \
+            bursts (one a minute per path, 6 to 12 dB for 1 to 4 s), 15 % of advertisements lost \
+            (independently, or in runs of 5 at 25 %). Every system sees the same reports: every \
+            advertisement heard, or an ESPresense node's reports of them (the median of 15 s, sent \
+            every 5 s or on 0.5 m of movement). Each is sampled every 0.1 s against the truth. \
+            wrong: share of the time in the building that the room shown is not the true one (away \
+            counts as wrong); decision errors: the share of that time the nearest scanner on a \
+            noise-free radio (the oracle: the floor's own limit) was right; hand-over: from entering a \
+            room (for stays of 30 s or more) to showing it; flaps: room changes of still tags an hour; \
+            away: from leaving the building to showing away; false aways: away shown while in, an hour \
+            of time in. The first 15 s of a run are not scored.
+            """
+    )
+
+    @Option(help: "Scale every scenario's simulated time (1 = as documented).")
+    var scale = 1.0
+
+    @Option(help: "Only the scenarios whose name contains this.")
+    var only: String?
+
+    @Option(
+        help: "Also beaconwatch under another room rule: margin,drift,threshold,fresh,rise,fall (RoomRule; repeatable)."
+    )
+    var rule: [String] = []
+
+    @Option(
+        help:
+            "Write the corridor walk at 1 Hz (every advertisement) as a trace of scanner reports to this file, and its hsyco.ini beside it (FILE.ini), then stop."
+    )
+    var trace: String?
+
+    func run() throws {
+        if let trace { return try writeTrace(trace) }
+        print(
+            "rooms: \(pad("scenario", 30)) \(pad("feed", 6)) \(pad("system", 22)) "
+                + "\(pad("walkers: wrong, decision", 26)) \(pad("still: wrong, decision", 24)) "
+                + "\(pad("hand-over p50/p95", 18)) \(pad("flaps/h", 8)) \(pad("away p50/p95", 14)) false aways"
+        )
+        for scenario in Self.scenarios(scale: scale) where only.map({ scenario.name.contains($0) }) ?? true {
+            for nodes in [false, true] { try measure(scenario, nodes: nodes) }
+        }
+    }
+
+    struct Scenario {
+        var name: String
+        var simulation: FloorSimulation
+        /// Walkers going to and fro between two points instead of room to room.
+        var shuttles: [(Floor.Point, Floor.Point)] = []
+    }
+
+    static func scenarios(scale: Double) -> [Scenario] {
+        func make(
+            _ name: String, _ floor: Floor, interval: Double = 1, seconds: Double = 3600, walkers: Int = 12,
+            still: Int = 8, _ change: (inout Radio) -> Void = { _ in }
+        ) -> Scenario {
+            var simulation = FloorSimulation(floor: floor)
+            simulation.interval = interval
+            simulation.duration = seconds * scale
+            simulation.walkers = walkers
+            simulation.stationary = still
+            simulation.seed = name.utf8.reduce(7) { $0 &* 31 &+ UInt64($1) }
+            change(&simulation.radio)
+            return Scenario(name: name, simulation: simulation)
+        }
+        var espresense = Radio()
+        espresense.shadowing = 0
+        espresense.fading = 2.5
+        espresense.multipathShare = 0.1
+        espresense.multipathDepth = 6
+        espresense.loss = 0
+        func flat(_ name: String, _ a: Floor.Point, _ b: Floor.Point) -> Scenario {
+            var scenario = make(name, Floor.flat(), seconds: 1800, walkers: 0, still: 0) { $0 = espresense }
+            scenario.shuttles = Array(repeating: (a, b), count: 4)
+            return scenario
+        }
+        return [
+            make("corridor, 1 Hz", Floor.corridor(seed: 11)),
+            make("corridor, 1 Hz, bursty losses", Floor.corridor(seed: 12)) {
+                $0.loss = 0.25
+                $0.lossRun = 5
+            },
+            make("corridor, 0.3 Hz", Floor.corridor(seed: 13), interval: 1 / 0.3),
+            make("corridor, 10 Hz", Floor.corridor(seed: 14), interval: 0.1, seconds: 1200, walkers: 6, still: 4),
+            make("open plan, 1 Hz", Floor.openPlan(seed: 21)),
+            make("open plan, 1 Hz, bursty losses", Floor.openPlan(seed: 22)) {
+                $0.loss = 0.25
+                $0.lossRun = 5
+            },
+            flat("flat, diagonal walk", Floor.Point(0.4, 0.4), Floor.Point(5.6, 3.6)),
+            flat("flat, across a wall", Floor.Point(1.5, 1), Floor.Point(4.5, 1)),
+        ]
+    }
+
+    /// What one system did against the truth.
+    struct Score {
+        var walkerTime = 0.0
+        var walkerWrong = 0.0
+        var walkerDecision = 0.0
+        var stillTime = 0.0
+        var stillWrong = 0.0
+        var stillDecision = 0.0
+        var stillFlaps = 0
+        var handOvers: [Double] = []
+        var aways: [Double] = []
+        var falseAways = 0
+        var visits = 0
+
+        func line() -> String {
+            func share(_ part: Double, _ whole: Double) -> String { format(part / max(whole, 1e-9) * 100, 1) + "%" }
+            func quantiles(_ values: [Double]) -> String {
+                values.isEmpty
+                    ? "–" : "\(format(quantile(values, 0.5), 1))/\(format(quantile(values, 0.95), 1)) s"
+            }
+            let inside = walkerTime + stillTime
+            return pad("\(share(walkerWrong, walkerTime)), \(share(walkerDecision, walkerTime))", 26) + " "
+                + pad("\(share(stillWrong, stillTime)), \(share(stillDecision, stillTime))", 24) + " "
+                + pad(quantiles(handOvers), 18) + " "
+                + pad(stillTime > 0 ? format(Double(stillFlaps) / (stillTime / 3600), 1) : "–", 8) + " "
+                + pad(quantiles(aways), 14) + " "
+                + "\(format(Double(falseAways) / max(inside / 3600, 1e-9), 2))/h (\(falseAways) in \(visits) visits)"
+        }
+    }
+
+    /// Per system and tag: the stay being scored.
+    struct Tracking {
+        var shown: Int??
+        /// The true room since when, and whether the system has shown it since.
+        var truth: Int?
+        var since = 0.0
+        var caught: Double?
+        var awaySince: Double?
+        var awayCaught = false
+        /// Whether the oracle showed the true room at the last sample.
+        var oracleRight = false
+    }
+
+    func measure(_ scenario: Scenario, nodes: Bool) throws {
+        let simulation = scenario.simulation
+        let floor = simulation.floor
+        var movers = simulation.movers()
+        for (a, b) in scenario.shuttles { movers.append(simulation.shuttle(a, b, speed: 0.5)) }
+        let heard = simulation.heard(movers)
+        let roomOf = floor.scanners.map(\.room)
+        let count = movers.count
+        var systems: [any RoomDecider] = [
+            try BeaconwatchRooms(floor: floor, tags: count, nodes: nodes),
+            MQTTRoom(tags: count, roomOf: roomOf),
+            Bermuda(tags: count, roomOf: roomOf),
+            NearestLatest(tags: count, roomOf: roomOf),
+        ]
+        for text in rule {
+            let values = text.split(separator: ",").compactMap { Double($0) }
+            guard values.count == 6 else { throw ValidationError("--rule takes six numbers, not \(text)") }
+            let candidate = RoomRule(
+                margin: values[0], drift: values[1], threshold: values[2], fresh: values[3], rise: values[4],
+                fall: values[5])
+            systems.append(
+                try BeaconwatchRooms(name: "bw \(text)", floor: floor, tags: count, nodes: nodes, rule: candidate))
+        }
+        var reports: [FloorSimulation.Heard] = heard
+        if nodes {
+            var node = NodeReports(tags: count, scanners: floor.scanners.count)
+            reports = heard.compactMap { reading in
+                node.hear(tag: reading.tag, scanner: reading.scanner, rssi: reading.rssi, at: reading.time).map {
+                    FloorSimulation.Heard(time: reading.time, tag: reading.tag, scanner: reading.scanner, rssi: $0)
+                }
+            }
+        }
+        var scores = Array(repeating: Score(), count: systems.count + 1)
+        var tracking = Array(repeating: Array(repeating: Tracking(), count: count), count: systems.count + 1)
+        var shown = Array(repeating: Array(repeating: Int?.none, count: count), count: systems.count + 1)
+        let step = 0.1
+        let warmUp = 15.0
+        var cursor = 0
+        let steps = Int(simulation.duration / step)
+        let clock = ContinuousClock()
+        let started = clock.now
+        for index in 0...steps {
+            let time = Double(index) * step
+            while cursor < reports.count, reports[cursor].time <= time {
+                let report = reports[cursor]
+                for system in systems.indices {
+                    systems[system].report(tag: report.tag, scanner: report.scanner, rssi: report.rssi, at: report.time)
+                }
+                cursor += 1
+            }
+            for system in systems.indices { systems[system].rooms(at: time, into: &shown[system]) }
+            for (tag, mover) in movers.enumerated() {
+                let point = mover.position(at: time)
+                let truth = point.flatMap(floor.room(at:))
+                let oracle = point.map(floor.nearestRoom(to:))
+                shown[systems.count][tag] = oracle
+                guard time >= warmUp else { continue }
+                for system in 0...systems.count {
+                    score(
+                        &scores[system], &tracking[system][tag], shown: shown[system][tag], truth: truth,
+                        oracle: oracle, still: mover.stationary, at: time, step: step)
+                }
+            }
+        }
+        let elapsed = (clock.now - started).inSeconds
+        let visits = movers.reduce(0) { $0 + ($1.stationary ? 0 : $1.stops.count) }
+        let feed = nodes ? "nodes" : "raw"
+        let names = systems.map(\.name) + ["oracle: nearest, no noise"]
+        for (system, name) in names.enumerated() {
+            var score = scores[system]
+            score.visits = visits
+            print("rooms: \(pad(scenario.name, 30)) \(pad(feed, 6)) \(pad(name, 22)) \(score.line())")
+        }
+        print(
+            "rooms: \(pad(scenario.name, 30)) \(pad(feed, 6)) \(reports.count) reports of \(count) tags over "
+                + "\(format(simulation.duration / 60, 0)) simulated minutes, scored in \(format(elapsed, 1)) s"
+        )
+    }
+
+    func score(
+        _ score: inout Score, _ track: inout Tracking, shown: Int?, truth: Int?, oracle: Int?, still: Bool,
+        at time: Double,
+        step: Double
+    ) {
+        defer {
+            track.shown = .some(shown)
+            track.oracleRight = oracle == truth
+        }
+        if let truth {
+            let wrong = shown != truth
+            let decision = wrong && oracle == truth
+            if still {
+                score.stillTime += step
+                if wrong { score.stillWrong += step }
+                if decision { score.stillDecision += step }
+            } else {
+                score.walkerTime += step
+                if wrong { score.walkerWrong += step }
+                if decision { score.walkerDecision += step }
+            }
+            if shown == nil, let previous = track.shown, previous != nil { score.falseAways += 1 }
+        }
+        if still, let previous = track.shown, previous != shown { score.stillFlaps += 1 }
+        // Hand-overs: from the true room's change to the system showing it, for stays of 30 s or more.
+        if truth != track.truth {
+            // Only where even the oracle is right at the end of the stay: elsewhere no rule can be.
+            if track.truth != nil, time - track.since >= 30, !still, track.oracleRight {
+                score.handOvers.append(track.caught ?? (time - track.since))
+            }
+            if truth == nil, track.truth != nil {
+                track.awaySince = time
+                track.awayCaught = false
+            } else if truth != nil, let since = track.awaySince, !track.awayCaught {
+                score.aways.append(time - since)
+                track.awaySince = nil
+            }
+            (track.truth, track.since, track.caught) = (truth, time, nil)
+        }
+        if let truth, shown == truth, track.caught == nil { track.caught = time - track.since }
+        if truth == nil, shown == nil, let since = track.awaySince, !track.awayCaught {
+            score.aways.append(time - since)
+            track.awayCaught = true
+        }
+    }
+
+    /// The corridor walk at 1 Hz as a trace of scanner reports (docs/behaviour.md §19), and its ini.
+    func writeTrace(_ path: String) throws {
+        var scenario = Self.scenarios(scale: scale)[0]
+        scenario.simulation.walkers = 2
+        scenario.simulation.stationary = 1
+        let movers = scenario.simulation.movers()
+        let heard = scenario.simulation.heard(movers)
+        let text = scenario.simulation.trace(heard)
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let ini = scenario.simulation.floor.ini(
+            tags: movers.count, extra: "Monitor.source = none\nMonitor.session = room-bench\n")
+        try ini.write(toFile: path + ".ini", atomically: true, encoding: .utf8)
+        print("rooms: \(heard.count) reports of \(movers.count) tags to \(path), its hsyco.ini to \(path).ini")
+    }
+}
+
+func quantile(_ values: [Double], _ q: Double) -> Double {
+    guard !values.isEmpty else { return 0 }
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * q).rounded()))]
+}
+
+func pad(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+}
