@@ -56,7 +56,7 @@ extension Configuration {
         "Script.timeout", "State.database", "State.keepDays", "Fleet.owntracks", "Fleet.theengs", "Fleet.forward",
         "Fleet.autoAdd", "Fleet.maxDevices", "Fleet.maxAge", "Fleet.shard", "Web.listen", "Web.token",
         "Monitor.scanner", "Scanners.espresense", "Scanners.theengs", "Scanners.forward", "Scanners.silence",
-        "Tags.autoAdd", "Tags.rooms",
+        "Tags.autoAdd", "Tags.rooms", "Tags.exitTimeout",
     ]
 
     /// Key prefixes followed by an id or a name (`LocationBaseBeacon.<id>`, `Script.enter`).

@@ -50,6 +50,12 @@ extension Loader {
                 if let value = choice(entry, ScannerSettings.AutoAdd.self) { settings.autoAdd = value }
             } else if key == "Tags.rooms" {
                 if let value = choice(entry, ScannerSettings.Rooms.self) { settings.rooms = value }
+            } else if key == "Tags.exitTimeout" {
+                if entry.value.lowercased() == "auto" {
+                    settings.exitTimeout = nil
+                } else if let seconds = duration(entry, positive: true) {
+                    settings.exitTimeout = seconds
+                }
             } else if key.hasPrefix("Tag.") {
                 if let tag = tag(entry) { settings.tags.append(tag) }
             }

@@ -51,6 +51,11 @@ public struct ScannerSettings: Sendable, Hashable {
     public var tags: [TagDeclaration] = []
     public var autoAdd = AutoAdd.none
     public var rooms = Rooms.nearest
+    /// `Tags.exitTimeout`: seconds of silence after which a tag leaves its room and Area, `nil`
+    /// for `auto` (the default: §18 on the tag's own advertisements as its scanners hear them,
+    /// with `Monitor.exitConfidence` and `Monitor.exitTimeoutMax`). `Monitor.exitTimeout` is the
+    /// own radio's and the phones'.
+    public var exitTimeout: Double?
     /// The rule of `Tags.rooms = nearest` (not a key: the daemon's, printed by `check`; the room
     /// benchmark tries others).
     public var roomRule = RoomRule()

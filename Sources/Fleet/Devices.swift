@@ -518,6 +518,13 @@ public struct Devices {
             }
             tagged.monitor.rooms =
                 configuration.scanners?.rooms == .heard ? nil : (configuration.scanners?.roomRule ?? RoomRule())
+            // `Tags.exitTimeout`, `auto` unless a number (README decisions; docs/behaviour.md §19).
+            if let seconds = configuration.scanners?.exitTimeout {
+                tagged.monitor.exitTimeout = seconds
+                tagged.monitor.adaptiveExit = false
+            } else {
+                tagged.monitor.adaptiveExit = true
+            }
             return tagged
         }
         guard let own = self[known: id]?.ownWaypoints, own > 0 else { return configuration }

@@ -38,13 +38,20 @@ import Testing
         #expect(scanners.scanner("hall")?.beacon.major == 2 && scanners.scanner("hall")?.locationID == "102")
         #expect(scanners.espresense == "espresense/devices/+/+" && scanners.theengs == nil)
         #expect(scanners.own == "kitchen" && scanners.silence == 60)
-        #expect(scanners.autoAdd == .none && scanners.rooms == .nearest)
+        #expect(scanners.autoAdd == .none && scanners.rooms == .nearest && scanners.exitTimeout == nil)
         #expect(scanners.tags.map(\.id) == ["badge-1", "keys", "watch", "phone"])
         #expect(scanners.tags[0].name == "Badge one" && scanners.tags[0].userid == "anna")
         #expect(scanners.tags[1].identity == .mac(BluetoothAddress("AA:BB:CC:DD:EE:FF")!))
         #expect(scanners.tags[2].identity.description == "irk:0123456789abcdef0123456789abcdef")
         #expect(scanners.tags[3].identity == .espresense("apple:1005:9-26"))
         #expect(try Self.load(Self.base).get().scanners == nil)
+    }
+
+    /// `Tags.exitTimeout`: `auto` (the default) or seconds.
+    @Test func tagsLeaveAfterTheirOwnExitTimeout() throws {
+        let text = Self.base + "LocationScanner.101 = kitchen\nScanners.espresense = espresense/devices/+/+\n"
+        #expect(try Self.load(text + "Tags.exitTimeout = 20\n").get().scanners?.exitTimeout == 20)
+        #expect(try Self.load(text + "Tags.exitTimeout = AUTO\n").get().scanners?.exitTimeout == nil)
     }
 
     @Test(arguments: [
@@ -65,6 +72,8 @@ import Testing
         ("Tag.cart-7 = mac:AA:BB:CC:DD:EE:FF", "already names"),
         ("Tags.autoAdd = everything", "expected one of none, ibeacon"),
         ("Tags.rooms = closest", "expected one of nearest, heard"),
+        ("Tags.exitTimeout = soon", "Tags.exitTimeout"),
+        ("Tags.exitTimeout = -5", "Tags.exitTimeout"),
         ("LocationScanner.102 = kitchen", "already at location 101"),
     ])
     func aBadSettingIsAnErrorOnItsLine(line: String, message: String) {

@@ -16,28 +16,31 @@ import Testing
     /// The Bluetooth Core Specification's sample IRK (Vol 3, Part H, Appendix D.7).
     static let sampleIRK = "ec0234a357c8ad05341010a60a397d9b"
 
-    /// Three rooms of one Area, a scanner in each, and tags.
+    /// Three rooms of one Area, a scanner in each, and tags; tags leave 10 s after their last report.
     static func configuration(_ extra: String = "") throws -> Configuration {
-        let text = """
-            LocationBaseBeacon.101 = \(area),1,1
-            LocationBaseBeacon.102 = \(area),2,1
-            LocationBaseBeacon.103 = \(area),3,1
-            LocationZoneName.\(area):1 = Kitchen
-            LocationZoneName.\(area):2 = Hall
-            LocationZoneName.\(area):3 = Office
-            MQTT.host = 127.0.0.1
-            Monitor.rssiFilter = none
-            LocationScanner.101 = kitchen
-            LocationScanner.102 = hall
-            LocationScanner.103 = office
-            Scanner.office.rssiOffset = 10
-            Tag.badge-1 = ibeacon:\(badge):7:1, Badge one, anna
-            Tag.keys = mac:AA:BB:CC:DD:EE:FF
-            Tag.watch = irk:\(sampleIRK), Watch
-
-            """ + extra
-        return try Configuration.load(Array(text.utf8), path: "hsyco.ini").get()
+        try Configuration.load(Array((configurationText + "Tags.exitTimeout = 10\n" + extra).utf8), path: "hsyco.ini")
+            .get()
     }
+
+    /// Three rooms of one Area, a scanner in each, and tags (the exit `auto`, the default).
+    static let configurationText = """
+        LocationBaseBeacon.101 = \(area),1,1
+        LocationBaseBeacon.102 = \(area),2,1
+        LocationBaseBeacon.103 = \(area),3,1
+        LocationZoneName.\(area):1 = Kitchen
+        LocationZoneName.\(area):2 = Hall
+        LocationZoneName.\(area):3 = Office
+        MQTT.host = 127.0.0.1
+        Monitor.rssiFilter = none
+        LocationScanner.101 = kitchen
+        LocationScanner.102 = hall
+        LocationScanner.103 = office
+        Scanner.office.rssiOffset = 10
+        Tag.badge-1 = ibeacon:\(badge):7:1, Badge one, anna
+        Tag.keys = mac:AA:BB:CC:DD:EE:FF
+        Tag.watch = irk:\(sampleIRK), Watch
+
+        """
 
     static func table(_ extra: String = "") throws -> Devices {
         Devices(
@@ -82,6 +85,46 @@ import Testing
         table.advance(to: Self.time(30), into: &actions)
         #expect(Self.rooms(actions) == ["badge-1 exit Office"])
         #expect(table.engine("badge-1")?.monitor.insideRegions.isEmpty == true)
+    }
+
+    /// `Tags.exitTimeout = auto` (the default): a tag heard by three scanners, each missing one
+    /// advertisement in five on its own, leaves within seconds of its last report; the same
+    /// silence under the fixed 10 s waits 10 s (docs/behaviour.md §18, §19).
+    @Test func aTagLeavesSecondsAfterItsOwnAdvertisementsStopUnderAuto() throws {
+        func exit(_ extra: String) throws -> Double? {
+            let text = Self.configurationText
+            var table = Devices(
+                configuration: try Configuration.load(Array((text + extra).utf8), path: "hsyco.ini").get(),
+                identity: MonitorIdentity(session: "s", address: "a", userid: "u"))
+            var actions: [Devices.Action] = []
+            table.start(at: Self.time(0), into: &actions)
+            var random = SeededGenerator(seed: 5)
+            var last = 0.0
+            for second in 1...120 {
+                for (offset, scanner) in ["kitchen", "hall", "office"].enumerated()
+                where Int.random(in: 0..<5, using: &random) != 0 {
+                    last = Double(second) + Double(offset) * 0.01
+                    table.handle(
+                        ScannerReport(scanner: scanner, tag: "badge-1", rssi: -60 - Double(offset) * 5),
+                        at: Self.time(last), into: &actions)
+                }
+            }
+            actions = []
+            table.advance(to: Self.time(200), into: &actions)
+            guard
+                let left = actions.lazy.compactMap({ action -> Timestamp? in
+                    guard case .engine(_, .output(.transition(let time, let transition))) = action,
+                        transition.region.kind == .area, transition.direction == .exit
+                    else { return nil }
+                    return time
+                }).first
+            else { return nil }
+            return Double(left.microseconds - Self.time(last).microseconds) / 1_000_000
+        }
+        let auto = try #require(try exit(""))
+        #expect(auto > 1 && auto < 6, "\(auto)")  // 5.1 s: five rounds of all three missing is below 1e-6
+        let fixed = try #require(try exit("Tags.exitTimeout = 10\n"))
+        #expect(abs(fixed - 10) < 0.01, "\(fixed)")
     }
 
     /// Reports name a tag by its id, its identity as written, or ESPresense's forms; an unplaced

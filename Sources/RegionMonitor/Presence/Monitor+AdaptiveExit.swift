@@ -4,8 +4,21 @@ extension Monitor {
     /// Microseconds of silence after which `ref` is no longer inside, as its beacons say now
     /// (those heard within exitTimeoutMax before its last sighting: the others were last heard on
     /// another visit).
-    func silenceLimit(_ ref: RegionRef, after sighting: Int64? = nil) -> Int64 {
+    ///
+    /// A tag's regions (``MonitorSettings/rooms``) all wait on every scanner of their Area, each
+    /// path with its own losses: its scanners' reports hold its room and Area, whichever heard it
+    /// (docs/behaviour.md §19); `own` asks for a scanner's own silence (when it goes `off`).
+    func silenceLimit(_ ref: RegionRef, after sighting: Int64? = nil, own: Bool = false) -> Int64 {
         guard let confidence = exitConfidence else { return exitTimeout }
+        if settings.rooms != nil, !own {
+            let area: Int32
+            switch ref.level {
+            case .area: area = ref.index
+            case .zone: area = hierarchy.areaOfZone[Int(ref.index)]
+            case .beacon: area = hierarchy.areaOfZone[Int(hierarchy.zoneOfBeacon[Int(ref.index)])]
+            }
+            return silenceLimit(RegionRef(.area, area), after: sighting ?? last(ref), own: true)
+        }
         let last = sighting ?? last(ref)
         let (earliest, overflow) = last.subtractingReportingOverflow(exitTimeout)
         let since = overflow ? Int64.min : earliest
@@ -13,20 +26,23 @@ extension Monitor {
         let models = silence
         let heard = { (beacon: Int32) in (models[Int(beacon)].last ?? .min) >= since }
         let model = { (beacon: Int32) in models[Int(beacon)] }
+        // A tag's scanners each lose its advertisements on their own path (docs/behaviour.md §19).
+        let pooled = settings.rooms == nil
         switch ref.level {
         case .beacon:
             return SilenceModel.timeout(
                 after: last, beacons: CollectionOfOne(ref.index).lazy.filter(heard).map(model), confidence: confidence,
-                maximum: exitTimeout)
+                maximum: exitTimeout, pooled: pooled)
         case .zone:
             return SilenceModel.timeout(
                 after: last, beacons: hierarchy.zones[Int(ref.index)].beacons.lazy.filter(heard).map(model),
-                confidence: confidence, maximum: exitTimeout)
+                confidence: confidence, maximum: exitTimeout, pooled: pooled)
         case .area:
             let zones = hierarchy.zones
             let beacons = hierarchy.areas[Int(ref.index)].zones.lazy.flatMap { zones[$0].beacons }
             return SilenceModel.timeout(
-                after: last, beacons: beacons.filter(heard).map(model), confidence: confidence, maximum: exitTimeout)
+                after: last, beacons: beacons.filter(heard).map(model), confidence: confidence, maximum: exitTimeout,
+                pooled: pooled)
         }
     }
 
@@ -98,7 +114,7 @@ extension Monitor {
         let ref = RegionRef(.beacon, beacon)
         let slot = limitSlot(ref)
         if !isFresh(limits[slot].at) {
-            let limit = silenceLimit(ref, after: sightedAt[Int(beacon)])
+            let limit = silenceLimit(ref, after: sightedAt[Int(beacon)], own: true)
             limits[slot] = (now, limit)
         }
         return limits[slot].limit

@@ -94,6 +94,9 @@ public struct SilenceModel: Sendable {
         /// Microseconds after the region's last sighting.
         var nextSlot: Int64
         var missed: Int
+        /// Log-probabilities of a loss after a heard advertisement and after a lost one.
+        var logHeard: Double
+        var logLost: Double
     }
 
     /// A beacon's advertising as its sightings show it.
@@ -158,8 +161,13 @@ public struct SilenceModel: Sendable {
     /// count (a beacon silent for longer than its model finds plausible is taken as out of range
     /// and left out). The silence ends a jitter allowance after the advertisement that makes it
     /// improbable enough.
+    ///
+    /// `pooled`: the beacons' losses are pooled (a phone: its surroundings lose advertisements,
+    /// whichever beacon sent them); otherwise each beacon's own (fixed scanners hearing a tag: each
+    /// path loses its own, a far scanner far more than a near one; docs/behaviour.md §19).
     public static func timeout(
-        after lastSighting: Int64, beacons: some Sequence<SilenceModel>, confidence: Double, maximum: Int64
+        after lastSighting: Int64, beacons: some Sequence<SilenceModel>, confidence: Double, maximum: Int64,
+        pooled: Bool = true
     ) -> Int64 {
         // The beacons' losses pooled: the walker's surroundings lose advertisements, whichever beacon sent them.
         var heard: [(figures: Figures, since: Int64)] = []
@@ -174,14 +182,15 @@ public struct SilenceModel: Sendable {
             losses = losses + figures.losses
         }
         guard !heard.isEmpty, confidence > 0, confidence < 1 else { return maximum }
-        let (afterHeard, afterLost) = (losses.afterHeard, losses.afterLost)
-        let (logHeard, logLost) = (
-            log(max(afterHeard, .leastNormalMagnitude)), log(max(afterLost, .leastNormalMagnitude))
-        )
+        func logs(_ losses: Losses) -> (heard: Double, lost: Double) {
+            (log(max(losses.afterHeard, .leastNormalMagnitude)), log(max(losses.afterLost, .leastNormalMagnitude)))
+        }
+        let pooledLogs = logs(losses)
         let target = log(confidence)
         var pending: [Pending] = []
         var longestInterval: Int64 = 0
         for (figures, since) in heard {
+            let (logHeard, logLost) = pooled ? pooledLogs : logs(figures.losses)
             let missed = Int(since / figures.interval)
             // Already silent for longer than it would be in range but once in 1/confidence: out
             // of range (a looser cut took beacons in a long run of losses for gone).
@@ -190,7 +199,10 @@ public struct SilenceModel: Sendable {
             }
             // Its next advertisement, as silence after `lastSighting`: within one interval.
             let nextSlot = figures.interval - since % figures.interval
-            pending.append(Pending(interval: figures.interval, nextSlot: nextSlot, missed: missed))
+            pending.append(
+                Pending(
+                    interval: figures.interval, nextSlot: nextSlot, missed: missed, logHeard: logHeard, logLost: logLost
+                ))
             longestInterval = max(longestInterval, figures.interval)
         }
         guard !pending.isEmpty else { return maximum }
@@ -199,7 +211,9 @@ public struct SilenceModel: Sendable {
             var sum = 0.0
             for beacon in pending where beacon.nextSlot <= silence {
                 let count = 1 + (silence - beacon.nextSlot) / beacon.interval
-                sum += beacon.missed == 0 ? logHeard + Double(count - 1) * logLost : Double(count) * logLost
+                sum +=
+                    beacon.missed == 0
+                    ? beacon.logHeard + Double(count - 1) * beacon.logLost : Double(count) * beacon.logLost
             }
             return sum
         }

@@ -40,6 +40,9 @@ struct RoomQualityBench: ParsableCommand {
     )
     var rule: [String] = []
 
+    @Option(help: "Also beaconwatch with these ini lines added (\\n between lines; repeatable).")
+    var ini: [String] = []
+
     @Option(
         help:
             "Write the corridor walk at 1 Hz (every advertisement) as a trace of scanner reports to this file, and its hsyco.ini beside it (FILE.ini), then stop."
@@ -165,6 +168,11 @@ struct RoomQualityBench: ParsableCommand {
             Bermuda(tags: count, roomOf: roomOf),
             NearestLatest(tags: count, roomOf: roomOf),
         ]
+        for text in ini {
+            let lines = text.replacingOccurrences(of: "\\n", with: "\n")
+            systems.append(
+                try BeaconwatchRooms(name: "bw \(text)", floor: floor, tags: count, nodes: nodes, extra: lines))
+        }
         for text in rule {
             let values = text.split(separator: ",").compactMap { Double($0) }
             guard values.count == 6 else { throw ValidationError("--rule takes six numbers, not \(text)") }

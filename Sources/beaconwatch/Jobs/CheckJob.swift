@@ -328,6 +328,12 @@ struct CheckJob {
         case .heard: lines.append("  tags: rooms heard: a tag is inside every Zone whose scanners heard it (5.1)")
         }
         lines.append(
+            "  tags: exit "
+                + (scanners.exitTimeout.map { "after \(JSONValue.numberText($0)) s without a report" }
+                    ?? "auto: the silence of the tag's own advertisements that is improbable below confidence "
+                    + "\(JSONValue.numberText(configuration.monitor.exitConfidence)), at most "
+                    + "\(JSONValue.numberText(configuration.monitor.exitTimeoutMax)) s (Tags.exitTimeout)"))
+        lines.append(
             "  tags: \(scanners.tags.count) declared, "
                 + (scanners.autoAdd == .ibeacon ? "every other iBeacon heard added" : "no others"))
         for tag in scanners.tags {
