@@ -56,9 +56,16 @@ public struct ScannerSettings: Sendable, Hashable {
     /// with `Monitor.exitConfidence` and `Monitor.exitTimeoutMax`). `Monitor.exitTimeout` is the
     /// own radio's and the phones'.
     public var exitTimeout: Double?
-    /// The rule of `Tags.rooms = nearest` (not a key: the daemon's, printed by `check`; the room
-    /// benchmark tries others).
-    public var roomRule = RoomRule()
+    /// The rule of `Tags.rooms = nearest` when set (not a key: the room benchmark tries others);
+    /// `nil`: ``effectiveRoomRule``.
+    public var roomRule: RoomRule?
+
+    /// Whether every report is an ESPresense node's filtered estimate (no other scanner source):
+    /// then a tag's readings are not filtered again, and its room follows ``RoomRule/filteredReports``.
+    public var reportsAreFiltered: Bool { espresense != nil && theengs == nil && forward == nil && own == nil }
+
+    /// The room rule the daemon uses, printed by `check`.
+    public var effectiveRoomRule: RoomRule { roomRule ?? (reportsAreFiltered ? .filteredReports : RoomRule()) }
 
     public init() {}
 

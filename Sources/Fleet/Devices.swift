@@ -511,13 +511,10 @@ public struct Devices {
             // Scanners hear it all the time: ranging never waits for a window (docs/behaviour.md §6).
             tagged.monitor.mode = .foreground
             // ESPresense nodes report their own filtered estimates: not filtered again (19).
-            if let scanners = configuration.scanners, scanners.espresense != nil, scanners.theengs == nil,
-                scanners.forward == nil, scanners.own == nil
-            {
-                tagged.monitor.rssiFilter = .none
-            }
+            if configuration.scanners?.reportsAreFiltered == true { tagged.monitor.rssiFilter = .none }
             tagged.monitor.rooms =
-                configuration.scanners?.rooms == .heard ? nil : (configuration.scanners?.roomRule ?? RoomRule())
+                configuration.scanners?.rooms == .heard
+                ? nil : (configuration.scanners?.effectiveRoomRule ?? RoomRule())
             // `Tags.exitTimeout`, `auto` unless a number (README decisions; docs/behaviour.md §19).
             if let seconds = configuration.scanners?.exitTimeout {
                 tagged.monitor.exitTimeout = seconds

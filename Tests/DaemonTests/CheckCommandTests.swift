@@ -135,8 +135,9 @@ import TestSupport
             "scanners: 2 placed; reports from espresense espresense/devices/+/+; offline after 60 s without a report",
             "scanner kitchen at 101: room E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1 (Kitchen), offset 0 dB, via MQTT",
             "scanner hall at 102: room E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:2, offset -3 dB, via MQTT",
-            "tags: rooms nearest: a reading moves a scanner's level 0.7 of the way up, 0.25 of the way down",
-            "a tag moves to another room when that room leads by 12 dB, or when its lead less 4 dB adds up to 12 dB",
+            "tags: rooms nearest: a reading moves a scanner's level 1 of the way up, 0.5 of the way down",
+            "a tag moves to another room when that room leads by 10 dB, or when its lead less 3 dB adds up to 8 dB",
+            "tags: exit auto: the silence of the tag's own advertisements that is improbable below confidence 1e-06, at most 30 s",
             "a report older than 10 s never wins",
             "tag badge-1 (Badge one): ibeacon:FDA50693-A4E2-4FB1-AFCF-C6EB07647825:7:1",
         ] {

@@ -44,6 +44,11 @@ public struct RoomRule: Sendable, Hashable, CustomStringConvertible {
             (margin, drift, threshold, fresh, rise, fall)
     }
 
+    /// For ESPresense nodes' reports, each already the median of the node's last 15 s and sent
+    /// every few seconds: taken as they are on the way up, half way down, and a lead adds up in
+    /// fewer reports (measured by `scripts/bench rooms`, docs/performance.md).
+    public static let filteredReports = RoomRule(margin: 10, drift: 3, threshold: 8, rise: 1, fall: 0.5)
+
     public var description: String {
         "a reading moves a scanner's level \(Self.text(rise)) of the way up, \(Self.text(fall)) of the way down; a "
             + "room's evidence is its best scanner's level, less \(Self.text(staleness)) dB a second after \(Self.text(grace)) s "

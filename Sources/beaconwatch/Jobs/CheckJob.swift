@@ -324,7 +324,7 @@ struct CheckJob {
                     + "\(JSONValue.numberText(scanner.rssiOffset)) dB, via \(source)")
         }
         switch scanners.rooms {
-        case .nearest: lines.append("  tags: rooms nearest: \(scanners.roomRule)")
+        case .nearest: lines.append("  tags: rooms nearest: \(scanners.effectiveRoomRule)")
         case .heard: lines.append("  tags: rooms heard: a tag is inside every Zone whose scanners heard it (5.1)")
         }
         lines.append(
