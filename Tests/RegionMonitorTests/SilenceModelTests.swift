@@ -34,6 +34,20 @@ import Testing
         #expect(timeout == 14 * Self.second + 110_000)
     }
 
+    /// Never slower than the fixed timeout where a silence that long is already improbable below
+    /// the looser confidence: the beacon above allows 14.11 s at 1e-6, but ten lost in a row
+    /// (0.3011 × 0.3674^9 = 3.7e-5) is below 1e-4, so 10 s; not below 1e-5, so 14.11 s again.
+    @Test func theFixedTimeoutCapsWhereItIsSafe() {
+        let (model, last) = Self.beacon(Array(repeating: 1, count: 24) + Array(repeating: 2, count: 8))
+        func timeout(_ loose: Double) -> Int64 {
+            SilenceModel.timeout(
+                after: last, beacons: [model], confidence: 1e-6, maximum: 30 * Self.second,
+                fixed: (10 * Self.second, loose))
+        }
+        #expect(timeout(1e-4) == 10 * Self.second)
+        #expect(timeout(1e-5) == 14 * Self.second + 110_000)
+    }
+
     @Test func threeBeaconsAtOneHertzAreClampedToTwoIntervals() {
         // No loss in 300 advertisements: each beacon's next is lost with at most about 0.005; the
         // three of them are improbable enough, the third 1 s after the last sighting: under two

@@ -28,23 +28,33 @@ extension Monitor {
         let model = { (beacon: Int32) in models[Int(beacon)] }
         // A tag's scanners each lose its advertisements on their own path (docs/behaviour.md §19).
         let pooled = settings.rooms == nil
+        // Never slower than the fixed default where a silence that long is improbable (§18).
+        let fixed = (
+            limit: Int64((settings.exitTimeout * 1_000_000).rounded()), confidence: confidence * Self.fixedSlack
+        )
         switch ref.level {
         case .beacon:
             return SilenceModel.timeout(
                 after: last, beacons: CollectionOfOne(ref.index).lazy.filter(heard).map(model), confidence: confidence,
-                maximum: exitTimeout, pooled: pooled)
+                maximum: exitTimeout, pooled: pooled, fixed: fixed)
         case .zone:
             return SilenceModel.timeout(
                 after: last, beacons: hierarchy.zones[Int(ref.index)].beacons.lazy.filter(heard).map(model),
-                confidence: confidence, maximum: exitTimeout, pooled: pooled)
+                confidence: confidence, maximum: exitTimeout, pooled: pooled, fixed: fixed)
         case .area:
             let zones = hierarchy.zones
             let beacons = hierarchy.areas[Int(ref.index)].zones.lazy.flatMap { zones[$0].beacons }
             return SilenceModel.timeout(
                 after: last, beacons: beacons.filter(heard).map(model), confidence: confidence, maximum: exitTimeout,
-                pooled: pooled)
+                pooled: pooled, fixed: fixed)
         }
     }
+
+    /// How much looser than `Monitor.exitConfidence` a silence of the fixed `Monitor.exitTimeout`
+    /// (10 s by default) may be for `auto` to wait no longer than it (`scripts/bench quality`: a
+    /// looser one, or the estimates without their margins, let spurious exits through on channels
+    /// that lose in runs).
+    static let fixedSlack = 100.0
 
     /// Where `ref`'s limit is kept in ``limits``.
     func limitSlot(_ ref: RegionRef) -> Int {

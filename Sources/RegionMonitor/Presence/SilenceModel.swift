@@ -165,9 +165,13 @@ public struct SilenceModel: Sendable {
     /// `pooled`: the beacons' losses are pooled (a phone: its surroundings lose advertisements,
     /// whichever beacon sent them); otherwise each beacon's own (fixed scanners hearing a tag: each
     /// path loses its own, a far scanner far more than a near one; docs/behaviour.md §19).
+    ///
+    /// `fixed`: the fixed exit timeout and a looser confidence: the silence is never longer than
+    /// that timeout when a silence that long is already improbable below that confidence
+    /// (docs/behaviour.md §18: never slower than the fixed default where it is safe).
     public static func timeout(
         after lastSighting: Int64, beacons: some Sequence<SilenceModel>, confidence: Double, maximum: Int64,
-        pooled: Bool = true
+        pooled: Bool = true, fixed: (limit: Int64, confidence: Double)? = nil
     ) -> Int64 {
         // The beacons' losses pooled: the walker's surroundings lose advertisements, whichever beacon sent them.
         var heard: [(figures: Figures, since: Int64)] = []
@@ -217,9 +221,13 @@ public struct SilenceModel: Sendable {
             }
             return sum
         }
+        // The fixed timeout, when a silence that long is already improbable enough.
+        let fixedLimit = fixed.flatMap { fixed in
+            fixed.limit < maximum && logLikelihood(fixed.limit) < log(fixed.confidence) ? fixed.limit : nil
+        }
         // Improbable enough within the maximum at all? Then the first instant it is, by halving
         // (the likelihood only falls as the silence grows, at the beacons' advertisements).
-        guard logLikelihood(maximum) < target else { return maximum }
+        guard logLikelihood(maximum) < target else { return fixedLimit ?? maximum }
         var (low, high) = (Int64(0), maximum)
         while high - low > 1 {
             let middle = low + (high - low) / 2
@@ -230,6 +238,6 @@ public struct SilenceModel: Sendable {
             pending.first { high >= $0.nextSlot && (high - $0.nextSlot) % $0.interval == 0 }?.interval
             ?? longestInterval
         let jitter = min(interval / 2, 10_000 + interval / 10)
-        return min(maximum, max(high + jitter, 2 * longestInterval))
+        return min(fixedLimit ?? maximum, max(high + jitter, 2 * longestInterval))
     }
 }

@@ -168,6 +168,18 @@ struct RoomQualityBench: ParsableCommand {
             Bermuda(tags: count, roomOf: roomOf),
             NearestLatest(tags: count, roomOf: roomOf),
         ]
+        // Scored from the 30th minute: the same defaults, and receivers calibrated by hand
+        // (Scanner.<id>.rssiOffset, exactly): what calibration is worth on the floor.
+        var starts = Array(repeating: 15.0, count: systems.count)
+        if simulation.duration > 1800, floor.scanners.contains(where: { $0.offset != 0 }) {
+            let exact = floor.scanners.map { "Scanner.\($0.id).rssiOffset = \(format(-$0.offset, 2))" }
+                .joined(separator: "\n")
+            systems.append(try BeaconwatchRooms(name: "bw, 30 min on", floor: floor, tags: count, nodes: nodes))
+            systems.append(
+                try BeaconwatchRooms(
+                    name: "bw calibrated, 30 min on", floor: floor, tags: count, nodes: nodes, extra: exact))
+            starts += [1800, 1800]
+        }
         for text in ini {
             let lines = text.replacingOccurrences(of: "\\n", with: "\n")
             systems.append(
@@ -182,6 +194,7 @@ struct RoomQualityBench: ParsableCommand {
             systems.append(
                 try BeaconwatchRooms(name: "bw \(text)", floor: floor, tags: count, nodes: nodes, rule: candidate))
         }
+        starts += Array(repeating: 15.0, count: systems.count - starts.count)
         var reports: [FloorSimulation.Heard] = heard
         if nodes {
             var node = NodeReports(tags: count, scanners: floor.scanners.count)
@@ -216,7 +229,7 @@ struct RoomQualityBench: ParsableCommand {
                 let oracle = point.map(floor.nearestRoom(to:))
                 shown[systems.count][tag] = oracle
                 guard time >= warmUp else { continue }
-                for system in 0...systems.count {
+                for system in 0...systems.count where system == systems.count || time >= starts[system] {
                     score(
                         &scores[system], &tracking[system][tag], shown: shown[system][tag], truth: truth,
                         oracle: oracle, still: mover.stationary, at: time, step: step)
