@@ -40,6 +40,12 @@ struct RoomQualityBench: ParsableCommand {
     )
     var rule: [String] = []
 
+    @Flag(
+        help:
+            "Only how well receiver offsets can be learned from what scanners hear in common (an experiment for Scanners.calibrate = auto)."
+    )
+    var calibration = false
+
     @Option(help: "Also beaconwatch with these ini lines added (\\n between lines; repeatable).")
     var ini: [String] = []
 
@@ -51,6 +57,7 @@ struct RoomQualityBench: ParsableCommand {
 
     func run() throws {
         if let trace { return try writeTrace(trace) }
+        if calibration { return calibrationExperiment() }
         print(
             "rooms: \(pad("scenario", 30)) \(pad("feed", 6)) \(pad("system", 22)) "
                 + "\(pad("walkers: wrong, decision", 26)) \(pad("still: wrong, decision", 24)) "
@@ -321,4 +328,85 @@ func quantile(_ values: [Double], _ q: Double) -> Double {
 
 func pad(_ text: String, _ width: Int) -> String {
     text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+}
+
+extension RoomQualityBench {
+    /// How well each receiver's offset is learned, after the first 30 minutes, by two estimators:
+    /// each scanner's 95th percentile of levels (tags passing close by), and the pairwise median of
+    /// two scanners' readings of the same advertisement, solved by least squares (tags roaming the
+    /// floor alike on both sides of every pair). Prints the true offsets (mean removed), each
+    /// estimate's, and their RMS error in dB.
+    func calibrationExperiment() {
+        for scenario in Self.scenarios(scale: scale)
+        where scenario.simulation.floor.scanners.contains(where: { $0.offset != 0 }) {
+            var simulation = scenario.simulation
+            simulation.duration = min(simulation.duration, 1800)
+            let floor = simulation.floor
+            let heard = simulation.heard(simulation.movers())
+            let count = floor.scanners.count
+            // Percentiles.
+            var levels = Array(repeating: [Double](), count: count)
+            for reading in heard { levels[reading.scanner].append(reading.rssi - simulation.power) }
+            let percentile = levels.map { values -> Double in
+                let sorted = values.sorted()
+                return sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.95))]
+            }
+            let median = percentile.sorted()[count / 2]
+            let byPercentile = percentile.map { median - $0 }
+            // Pairwise medians of the same advertisement (same tag, same instant).
+            var differences = Array(repeating: Array(repeating: [Double](), count: count), count: count)
+            var start = 0
+            while start < heard.count {
+                var end = start + 1
+                while end < heard.count, heard[end].tag == heard[start].tag, heard[end].time == heard[start].time {
+                    end += 1
+                }
+                for a in start..<end {
+                    for b in start..<end where heard[a].scanner < heard[b].scanner {
+                        differences[heard[a].scanner][heard[b].scanner].append(heard[a].rssi - heard[b].rssi)
+                    }
+                }
+                start = end
+            }
+            // Least squares on o_a - o_b = -median(d_ab) (offsets added), by Gauss-Seidel sweeps.
+            var learned = Array(repeating: 0.0, count: count)
+            var pairs: [(a: Int, b: Int, d: Double, w: Double)] = []
+            for a in 0..<count {
+                for b in 0..<count where !differences[a][b].isEmpty {
+                    let sorted = differences[a][b].sorted()
+                    pairs.append((a, b, sorted[sorted.count / 2], Double(sorted.count).squareRoot()))
+                }
+            }
+            for _ in 0..<200 {
+                for scanner in 0..<count {
+                    var sum = 0.0
+                    var weight = 0.0
+                    for pair in pairs where pair.a == scanner || pair.b == scanner {
+                        // o_a - o_b should be -d: o_scanner from the other's.
+                        let target = pair.a == scanner ? learned[pair.b] - pair.d : learned[pair.a] + pair.d
+                        sum += target * pair.w
+                        weight += pair.w
+                    }
+                    if weight > 0 { learned[scanner] = sum / weight }
+                }
+                let mean = learned.reduce(0, +) / Double(count)
+                learned = learned.map { $0 - mean }
+            }
+            let truth = floor.scanners.map { -$0.offset }
+            let mean = truth.reduce(0, +) / Double(count)
+            let centred = truth.map { $0 - mean }
+            func rms(_ estimate: [Double]) -> Double {
+                let m = estimate.reduce(0, +) / Double(count)
+                return
+                    (zip(estimate.map { $0 - m }, centred).map { ($0 - $1) * ($0 - $1) }.reduce(0, +) / Double(count))
+                    .squareRoot()
+            }
+            print("calibration: \(scenario.name): true \(centred.map { format($0, 1) })")
+            print(
+                "calibration:   95th percentile \(byPercentile.map { format($0, 1) }) RMS \(format(rms(byPercentile), 2)) dB"
+            )
+            print("calibration:   pairwise median \(learned.map { format($0, 1) }) RMS \(format(rms(learned), 2)) dB")
+            print("calibration:   none RMS \(format(rms(Array(repeating: 0, count: count)), 2)) dB")
+        }
+    }
 }
