@@ -210,6 +210,25 @@ import Testing
         #expect(zones == [.zone(UUID(uuidString: Self.area)!, major: 1)])
     }
 
+    /// A restart keeps the levels the scanners gave, but one whose report was not kept with it (a
+    /// scanner of another room) is no evidence: its old level never takes the tag away from the
+    /// room it is still heard in, however weak that becomes (docs/behaviour.md §19).
+    @Test func aLevelFromBeforeARestartNeverWins() throws {
+        var link = PhoneLink(fleet: try Self.table(), start: 1_700_000_000)
+        try link.perform(Self.start(&link.fleet), at: 0)
+        func hear(_ scanner: String, _ rssi: Double, at seconds: Double) throws {
+            var actions: [Devices.Action] = []
+            link.fleet.handle(
+                ScannerReport(scanner: scanner, tag: "badge-1", rssi: rssi), at: link.time(seconds), into: &actions)
+            try link.perform(actions, at: seconds)
+        }
+        try hear("kitchen", -58, at: 1)
+        try hear("hall", -60, at: 2)
+        _ = try link.restart(at: 3)
+        for second in 4...12 { try hear("kitchen", -80, at: Double(second)) }
+        #expect(link.fleet.engine("badge-1")?.monitor.currentRoom == .zone(UUID(uuidString: Self.area)!, major: 1))
+    }
+
     /// Both models in one daemon: an OwnTracks phone walking the building and two tags heard by
     /// the scanners, each with its own outputs.
     @Test func aPhoneAndTwoTagsInOneDaemon() throws {

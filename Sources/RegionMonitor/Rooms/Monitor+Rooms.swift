@@ -59,8 +59,11 @@ extension Monitor {
     func evidence(of beacon: Int32, rule: RoomRule, present: Bool = false) -> Double? {
         let index = Int(beacon)
         let value = heardStrength[index]
-        guard value > -.infinity else { return nil }
-        let age = Double(now &- sightedAt[index]) / 1_000_000
+        // Never sighted since a restart restored its level (`never`), or a time that does not
+        // subtract: no evidence.
+        let (elapsed, overflow) = now.subtractingReportingOverflow(sightedAt[index])
+        guard value > -.infinity, !overflow, elapsed >= 0 else { return nil }
+        let age = Double(elapsed) / 1_000_000
         guard age <= rule.fresh * (present ? 3 : 1) else { return nil }
         return value - max(0, age - rule.grace) * rule.staleness
     }
