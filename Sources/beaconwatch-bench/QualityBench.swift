@@ -107,7 +107,7 @@ struct QualityBench: ParsableCommand {
                         result.timeouts.isEmpty
                         ? "–"
                         : "\(format(result.timeouts.reduce(0, +) / Double(result.timeouts.count), 2)), "
-                            + "\(format(Result.quantile(result.timeouts, 0.95), 2)) s"
+                            + "\(format(quantile(result.timeouts, 0.95), 2)) s"
                     print(
                         "\(pad(channel.description, 25))  \(pad("\(size)", 12))  \(pad(name, 11))  "
                             + "\(pad("\(result.spurious) of \(result.visits)", 14))  "
@@ -171,14 +171,8 @@ struct QualityBench: ParsableCommand {
             timeouts += other.timeouts
         }
 
-        func enter(_ quantile: Double) -> Double { Self.quantile(enterLatencies, quantile) }
-        func exit(_ quantile: Double) -> Double { Self.quantile(exitLatencies, quantile) }
-
-        static func quantile(_ values: [Double], _ q: Double) -> Double {
-            guard !values.isEmpty else { return 0 }
-            let sorted = values.sorted()
-            return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * q).rounded()))]
-        }
+        func enter(_ q: Double) -> Double { quantile(enterLatencies, q) }
+        func exit(_ q: Double) -> Double { quantile(exitLatencies, q) }
     }
 
     /// The figures of every visit, by the number of beacons in the visited Zone; `exitTimeout`
@@ -321,9 +315,5 @@ struct QualityBench: ParsableCommand {
 
     func percent(_ count: Int, of total: Int) -> String {
         "\(format(Double(count) / Double(max(total, 1)) * 100, 1))%"
-    }
-
-    func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
     }
 }

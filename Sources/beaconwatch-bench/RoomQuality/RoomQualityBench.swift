@@ -320,12 +320,14 @@ struct RoomQualityBench: ParsableCommand {
     }
 }
 
+/// The `q` quantile of `values` (the nearest rank), 0 for none; the benchmarks' tables use it.
 func quantile(_ values: [Double], _ q: Double) -> Double {
     guard !values.isEmpty else { return 0 }
     let sorted = values.sorted()
     return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * q).rounded()))]
 }
 
+/// `text` padded with spaces to `width` columns.
 func pad(_ text: String, _ width: Int) -> String {
     text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
 }
