@@ -255,7 +255,14 @@ struct Loader {
         case "Monitor.udid": configuration.monitor.udid = text(entry)
         case "Monitor.source":
             guard let spec = SourceSpec(entry.value) else {
-                error(entry, "'\(entry.value.excerpt)' is not a source; give hci0, btsnoop:PATH or trace:PATH")
+                if Radio.looksLikeRadio(entry.value), let problem = Radio.problem(entry.value) {
+                    error(entry, problem)
+                } else {
+                    error(
+                        entry,
+                        "'\(entry.value.excerpt)' is not a source; give hci0, uart:DEVICE, h4tcp:HOST:PORT, "
+                            + "btsnoop:PATH or trace:PATH")
+                }
                 return
             }
             configuration.monitor.source = resolve(spec)

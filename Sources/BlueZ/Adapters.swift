@@ -1,3 +1,4 @@
+import BeaconCore
 import Foundation
 
 /// The Bluetooth adapters the kernel knows, as sysfs lists them: what `check` compares
@@ -14,6 +15,16 @@ public enum Adapters {
     /// Why `Monitor.source = name` will not scan on this machine, or `nil` when the adapter is
     /// there (it may still be down or busy; only `run` can tell).
     public static func absence(of name: String, sysfs: String = "/sys/class/bluetooth") -> String? {
+        switch Radio(name) {
+        case .uart(let device, _)?:
+            // The line itself is only opened by run (it resets the controller).
+            return FileManager.default.fileExists(atPath: device)
+                ? nil : "no serial device \(device) on this machine; plug the controller in or fix the path"
+        case .h4tcp?:
+            return nil  // only connecting tells, and that takes the controller over
+        default:
+            break
+        }
         guard let names = names(sysfs: sysfs) else {
             return "this machine shows no Bluetooth support (\(sysfs) is missing), so run exits 3 here; "
                 + "load it with 'modprobe bluetooth', or read a capture (btsnoop:PATH) instead"

@@ -16,6 +16,11 @@ public enum BluetoothUnavailable: Error, Sendable, Hashable, CustomStringConvert
     case adapterRemoved(String)
     /// Anything else the kernel said.
     case other(String, errno: Int32, message: String)
+    /// An H4 line (`uart:`, `h4tcp:`) that cannot be opened or whose controller cannot be set up:
+    /// the whole message, with its fix.
+    case line(String, String)
+    /// An H4 line that closed, went silent or carried bytes that are not H4 while in use.
+    case lineLost(String, reason: String)
 
     public var description: String {
         switch self {
@@ -33,6 +38,10 @@ public enum BluetoothUnavailable: Error, Sendable, Hashable, CustomStringConvert
             "Bluetooth adapter \(name) was removed or powered off while scanning; retrying every 3 s until it returns"
         case .other(let name, let code, let message):
             "cannot use Bluetooth adapter \(name): \(message) (errno \(code))"
+        case .line(_, let message):
+            message
+        case .lineLost(let name, let reason):
+            "the controller on \(name) \(reason); opening it again every 3 s"
         }
     }
 

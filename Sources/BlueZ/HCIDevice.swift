@@ -93,21 +93,6 @@ public final class HCIDevice {
         return Array(buffer[1..<count])
     }
 
-    /// Sends `command` and waits up to `timeout` for its answer; other events meanwhile are dropped.
-    public func execute(
-        _ command: HCICommand, timeout: Duration = .seconds(2), clock: DaemonClock = .system
-    ) throws -> HCIStatus {
-        try send(command)
-        let deadline = clock.elapsed() + timeout
-        while clock.elapsed() < deadline {
-            guard let event = try nextEvent(timeout: deadline - clock.elapsed()) else { continue }
-            if let response = HCICommandResponse(event: event), response.opcode == command.opcode {
-                return response.status
-            }
-        }
-        throw ScanSetupFailure(command: command.name, reason: .timeout)
-    }
-
     /// Restores the HCI filter found at open and closes the socket.
     public func close() {
         guard descriptor >= 0 else { return }

@@ -1,6 +1,10 @@
 import BeaconCore
 import Syscalls
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// What the scanner needs of an open adapter: ``HCIDevice``, or a scripted one in tests.
 public protocol HCITransport: AnyObject {
     func send(_ command: HCICommand) throws(BluetoothUnavailable)
@@ -10,12 +14,48 @@ public protocol HCITransport: AnyObject {
 }
 
 extension HCITransport {
+    /// Sends `command` and waits up to `timeout` for its answer; other events meanwhile are dropped.
+    public func execute(
+        _ command: HCICommand, timeout: Duration = .seconds(2), clock: DaemonClock = .system
+    ) throws -> HCIStatus {
+        try send(command)
+        let deadline = clock.elapsed() + timeout
+        while clock.elapsed() < deadline {
+            guard let event = try nextEvent(timeout: deadline - clock.elapsed()) else { continue }
+            if let response = HCICommandResponse(event: event), response.opcode == command.opcode {
+                return response.status
+            }
+        }
+        throw ScanSetupFailure(command: command.name, reason: .timeout)
+    }
+
     func nextEvent(timeout: Duration) throws(BluetoothUnavailable) -> [UInt8]? {
         try nextEvent(timeout: timeout, wake: nil)
     }
 }
 
 extension HCIDevice: HCITransport {}
+
+/// Opens a live radio by its name (``Radio``): a kernel adapter or an H4 line.
+public func openRadio(_ name: String) throws(BluetoothUnavailable) -> HCITransport {
+    guard let radio = Radio(name) else {
+        throw .other(name, errno: EINVAL, message: Radio.problem(name) ?? "not a radio")
+    }
+    switch radio {
+    case .hci(let adapter): return try HCIDevice(adapter: adapter)
+    case .uart, .h4tcp: return try H4Line(radio: radio)
+    }
+}
+
+extension BluetoothUnavailable {
+    /// A radio lost while in use, which the scanner reports once and opens again.
+    var isLoss: Bool {
+        switch self {
+        case .adapterRemoved, .lineLost: true
+        default: false
+        }
+    }
+}
 
 /// A running LE scan on one adapter, delivering its events; set up through ``ScanSetup`` and
 /// stopped with its stop commands.
@@ -41,7 +81,7 @@ public final class LiveScanner: HCIEventSource {
         adapter: String,
         scan: HCICommand.ScanParameters = .init(),
         say: @escaping (String) -> Void,
-        open: @escaping (String) throws -> HCITransport = { try HCIDevice(adapter: $0) },
+        open: @escaping (String) throws -> HCITransport = { try openRadio($0) },
         uptime: @escaping () -> Duration = DaemonClock.system.elapsed,
         sleep: @escaping (Duration) -> Void = { Syscall.sleep($0) }
     ) throws {
@@ -104,8 +144,9 @@ public final class LiveScanner: HCIEventSource {
         }
         do {
             return try device.nextEvent(timeout: timeout, wake: wake)
-        } catch .adapterRemoved(let name) {
-            say(BluetoothUnavailable.adapterRemoved(name).description)
+        } catch {
+            guard error.isLoss else { throw error }
+            say(error.description)
             device.close()
             self.device = nil
             retryAt = uptime() + Self.retryInterval

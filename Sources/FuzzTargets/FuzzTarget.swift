@@ -29,6 +29,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// A fixed scanner's message: the source in the first byte, the topic up to a NUL, the
     /// payload; each report resolved to a tag.
     case scanners
+    /// A controller's H4 byte stream (`uart:`, `h4tcp:`), cut as the first byte says, through
+    /// ``H4Framer``; each event decoded and offered to ``ControllerSetup``.
+    case h4
 
     /// Runs the target on `bytes`.
     public func run(_ bytes: UnsafeRawBufferPointer) {
@@ -44,6 +47,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .fleet: FleetTarget.run(Array(bytes))
         case .json: ParserTargets.json(Array(bytes))
         case .scanners: ScannerTarget.run(Array(bytes))
+        case .h4: ParserTargets.h4(Array(bytes))
         }
     }
 

@@ -34,6 +34,62 @@ enum ParserTargets {
         }
     }
 
+    /// The stream (after the first byte) fed in chunks whose sizes follow from the first byte, as
+    /// reads of a line return them: the same events as fed whole, each as long as its length
+    /// says, and the same verdict when the stream is not H4.
+    static func h4(_ bytes: [UInt8]) {
+        guard let seed = bytes.first else { return }
+        let stream = Array(bytes.dropFirst())
+        var whole = H4Framer()
+        let expected = Result { () throws(H4Framer.NotH4) in try whole.feed(stream) }
+        var chunked = H4Framer()
+        var events: [[UInt8]] = []
+        var failure: H4Framer.NotH4?
+        var offset = 0
+        var step = Int(seed % 17) + 1
+        while offset < stream.count, failure == nil {
+            let end = min(offset + step, stream.count)
+            do {
+                events += try chunked.feed(stream[offset..<end])
+            } catch {
+                failure = error
+            }
+            offset = end
+            step = (step * 5 + Int(seed)) % 23 + 1
+        }
+        switch expected {
+        case .success(let all):
+            precondition(failure == nil && events == all, "chunked reading differs from reading whole")
+        case .failure(let error):
+            precondition(failure == error, "the stream was not H4 whole but \(String(describing: failure)) in chunks")
+            precondition(all(events, areAPrefixOf: stream), "events handed on before the bad byte are wrong")
+        }
+        var decoder = AdvertisingReportDecoder()
+        var setup = ControllerSetup()
+        _ = setup.start()
+        for event in events {
+            precondition(event.count == 2 + Int(event[1]), "an event of \(event.count) bytes says \(event[1])")
+            event.withUnsafeBytes { body in decoder.decode(event: body) { _ in } }
+            _ = setup.handle(event: event)
+        }
+    }
+
+    /// Whether `events`, each with its 0x04 type byte, are where the stream starts (data packets
+    /// between them aside): a weak check that no byte was invented.
+    private static func all(_ events: [[UInt8]], areAPrefixOf stream: [UInt8]) -> Bool {
+        var index = 0
+        for event in events {
+            guard
+                let found = (index..<stream.count).first(where: { start in
+                    stream[start] == 0x04 && stream.count - start > event.count
+                        && Array(stream[(start + 1)...(start + event.count)]) == event
+                })
+            else { return false }
+            index = found + 1 + event.count
+        }
+        return true
+    }
+
     /// Every line through one ``TraceParser``: accepted lines are in time order and inside
     /// ``Timestamp/traceRange``; HCI lines decode; a line the quick path reads is read the same
     /// by the general way.

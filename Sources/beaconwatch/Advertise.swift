@@ -39,7 +39,7 @@ struct Advertise: AsyncParsableCommand {
     @Option(help: "Advertising interval, milliseconds (20 to 10240).")
     var interval: Double = 100
 
-    @Option(help: "The adapter.")
+    @Option(help: "The radio: hciN, uart:DEVICE[@BAUD] or h4tcp:HOST:PORT.")
     var adapter = "hci0"
 
     @Flag(help: "Print the HCI commands (type, opcode, length, parameters in hex) instead of sending them.")
@@ -65,7 +65,7 @@ struct Advertise: AsyncParsableCommand {
             for command in commands { print(command) }
             return
         }
-        let device = try HCIDevice(adapter: adapter)
+        let device = try openRadio(adapter)
         for command in commands {
             let status = try device.execute(command)
             guard status == .success else {

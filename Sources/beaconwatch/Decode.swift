@@ -15,7 +15,8 @@ struct Decode: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "btsnoop:PATH, trace:PATH, trace:- or hciN.", transform: parseSource)
+    @Argument(
+        help: "btsnoop:PATH, trace:PATH, trace:-, hciN, uart:DEVICE[@BAUD] or h4tcp:HOST:PORT.", transform: parseSource)
     var source: SourceSpec
 
     @Flag(help: "Skip malformed trace lines (counted, and each reported on stderr) instead of stopping.")
@@ -62,8 +63,10 @@ struct Decode: AsyncParsableCommand {
 /// Parses a source argument, or explains the three forms.
 func parseSource(_ text: String) throws -> SourceSpec {
     guard let spec = SourceSpec(text) else {
+        if Radio.looksLikeRadio(text), let problem = Radio.problem(text) { throw ValidationError(problem) }
         throw ValidationError(
-            "'\(text)' is not a source; give btsnoop:PATH, trace:PATH, trace:- or an adapter like hci0")
+            "'\(text)' is not a source; give btsnoop:PATH, trace:PATH, trace:-, an adapter like hci0, "
+                + "uart:DEVICE[@BAUD] or h4tcp:HOST:PORT")
     }
     return spec
 }

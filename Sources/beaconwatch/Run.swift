@@ -32,7 +32,8 @@ struct Run: AsyncParsableCommand {
     var config = "etc/hsyco.ini"
 
     @Option(
-        help: "Where sightings come from, overriding Monitor.source: hciN, btsnoop:PATH, trace:PATH, trace:-.",
+        help:
+            "Where sightings come from, overriding Monitor.source: hciN, uart:DEVICE[@BAUD], h4tcp:HOST:PORT, btsnoop:PATH, trace:PATH, trace:-.",
         transform: parseSource)
     var source: SourceSpec?
 

@@ -32,6 +32,8 @@ import Testing
             .noKernelSupport, .noSuchAdapter("hci3"), .adapterDown("hci3"), .permissionDenied("hci3"),
             .adapterRemoved("hci3"),
             .from(errno: EIO, adapter: "hci3"),
+            .line("uart:/dev/ttyACM0", "cannot open /dev/ttyACM0: gone; plug it in"),
+            .lineLost("h4tcp:192.0.2.1:9001", reason: "closed the line"),
         ]
         for failure in all {
             #expect(!failure.description.contains("\n"))

@@ -2,6 +2,10 @@ import BeaconCore
 import BlueZ
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The live scanner over scripted adapters and a scripted clock: set-up, a removal, the retries
 /// every 3 s, the return, and the stop.
 @Suite struct LiveScannerTests {
@@ -104,5 +108,64 @@ import Testing
                 sleep: { timeline.now += $0 })
         }
         #expect(adapter.closed)
+    }
+}
+
+/// The H4 line's own words, where opening fails before any controller is met.
+@Suite struct H4LineTests {
+    @Test func aLineThatCannotBeOpenedSaysWhyInOneLine() throws {
+        // A port nothing listens on: bind one, learn its number, close it.
+        let refused = try #require(Radio("h4tcp:127.0.0.1:\(try Self.closedPort())"))
+        let cases: [(Radio, String)] = [
+            (refused, "Connection refused; start the controller's bridge"),
+            (.uart(device: "/nonexistent/ttyACM9", baud: 1_000_000), "No such file or directory; check the device"),
+            (.uart(device: "/dev/null", baud: 115_200), "is not a serial line"),
+            (.h4tcp(host: "no-such-host.invalid", port: 9), "cannot find host no-such-host.invalid"),
+        ]
+        for (radio, words) in cases {
+            do {
+                _ = try H4Line(radio: radio)
+                Issue.record("\(radio) opened")
+            } catch {
+                #expect(error.description.contains(words), "\(error)")
+                #expect(!error.description.contains("\n"))
+            }
+        }
+    }
+
+    @Test func aLostLineIsSaidOnceAndOpenedAgain() throws {
+        let timeline = LiveScannerTests.Timeline()
+        let lost = BluetoothUnavailable.lineLost("h4tcp:127.0.0.1:9001", reason: "closed the line")
+        let first = LiveScannerTests.ScriptedAdapter(timeline, script: [.failure(lost)])
+        let second = LiveScannerTests.ScriptedAdapter(timeline, script: [.success(LiveScannerTests.report)])
+        var opens: [HCITransport] = [first, second]
+        var said: [String] = []
+        let scanner = try LiveScanner(
+            adapter: "h4tcp:127.0.0.1:9001", say: { said.append($0) }, open: { _ in opens.removeFirst() },
+            uptime: { timeline.now }, sleep: { timeline.now += $0 })
+        var next: [UInt8]?
+        for _ in 0..<10 where next == nil { next = try scanner.nextEvent(timeout: .seconds(1)) }
+        #expect(next == LiveScannerTests.report)
+        #expect(
+            said == [
+                "the controller on h4tcp:127.0.0.1:9001 closed the line; opening it again every 3 s",
+                "Bluetooth adapter h4tcp:127.0.0.1:9001 is back; scanning again",
+            ])
+    }
+
+    static func closedPort() throws -> UInt16 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return UInt16(bigEndian: address.sin_port)
     }
 }

@@ -172,6 +172,8 @@ import TestSupport
         ("Monitor.hysteresis = 1.5", "fraction"),
         ("Monitor.near = 0.2", "farther than Monitor.immediate"),
         ("Monitor.source = usb0", "not a source"),
+        ("Monitor.source = uart:/dev/ttyACM0@12", "not a serial baud rate"),
+        ("Monitor.source = h4tcp:controller", "no port from 1 to 65535"),
         ("Monitor.lat = 91", "latitude"),
         ("Rules.source = ftp://example.org/rules.json", "only http and https"),
         ("Rules.autoUserNotify = maybe", "true or false"),

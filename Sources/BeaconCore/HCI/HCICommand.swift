@@ -1,7 +1,8 @@
 import Foundation
 
 /// An HCI command: opcode (OGF << 10 | OCF) and parameters, as Bluetooth Core Vol 4 Part E §5.4.1
-/// lays the packet out. Only the LE Controller commands (OGF 0x08, §7.8) beaconwatch sends.
+/// lays the packet out. The LE Controller commands (OGF 0x08, §7.8) beaconwatch sends, and the
+/// few others it needs when it owns a controller on H4.
 public struct HCICommand: Sendable, Hashable, CustomStringConvertible {
     public static let leControllerGroup: UInt16 = 0x08
 
@@ -107,7 +108,30 @@ public struct HCICommand: Sendable, Hashable, CustomStringConvertible {
         le(0x000A, "LE Set Advertising Enable", [enable ? 0x01 : 0x00])
     }
 
+    // MARK: - Owning a controller on H4 (§7.3.1, §7.3.2, §7.4.6, §7.8.1, §7.8.3)
+
+    /// Reset (OGF 0x03, OCF 0x0003): the controller forgets any scan, advertising or connection.
+    public static let reset = HCICommand(name: "Reset", opcode: 0x03 << 10 | 0x0003, parameters: [])
+
+    /// Set Event Mask (OGF 0x03, OCF 0x0001): the default events and LE Meta (bit 61), without
+    /// which a controller sends no advertising report at all.
+    public static let setEventMask = HCICommand(
+        name: "Set Event Mask", opcode: 0x03 << 10 | 0x0001, parameters: le64(0x2000_1FFF_FFFF_FFFF))
+
+    /// Read BD_ADDR (OGF 0x04, OCF 0x0009): asks nothing of the radio, so it serves to ask a silent
+    /// controller whether it still answers.
+    public static let readAddress = HCICommand(name: "Read BD_ADDR", opcode: 0x04 << 10 | 0x0009, parameters: [])
+
+    /// LE Set Event Mask (OCF 0x0001): the default LE events (bits 0–4, advertising reports among
+    /// them) and LE Extended Advertising Report (bit 12).
+    public static let setLEEventMask = le(0x0001, "LE Set Event Mask", le64(0x0000_0000_0000_101F))
+
+    /// LE Read Local Supported Features (OCF 0x0003): the LE feature mask (bit 12: extended
+    /// advertising).
+    public static let readLEFeatures = le(0x0003, "LE Read Local Supported Features", [])
+
     static func le16(_ value: UInt16) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8)] }
+    static func le64(_ value: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) } }
 }
 
 extension AdvertisingData {

@@ -1,6 +1,7 @@
 /// Where sightings come from (docs/behaviour.md §3.1): `hci0`, `btsnoop:PATH` or `trace:PATH` (`trace:-` is
 /// standard input).
 public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
+    /// A live radio, by its text form: `hciN`, `uart:DEVICE[@BAUD]` or `h4tcp:HOST:PORT` (``Radio``).
     case adapter(String)
     case btsnoop(path: String)
     case trace(path: String)
@@ -18,8 +19,8 @@ public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
             let path = String(text.dropFirst("trace:".count))
             guard !path.isEmpty else { return nil }
             self = .trace(path: path)
-        } else if Self.isAdapterName(text) {
-            self = .adapter(text)
+        } else if let radio = Radio(text) {
+            self = .adapter(radio.description)
         } else if text == "none" {
             self = .none
         } else if text.hasSuffix(".btsnoop") || text.hasSuffix(".snoop") || text.hasSuffix(".log") {
@@ -31,15 +32,16 @@ public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// A live adapter (`hciN`).
+    /// A live radio (`hciN`, `uart:`, `h4tcp:`).
     public var isAdapter: Bool {
         if case .adapter = self { return true }
         return false
     }
 
-    /// `hci` followed by digits.
-    static func isAdapterName(_ text: String) -> Bool {
-        text.hasPrefix("hci") && text.count > 3 && text.dropFirst(3).allSatisfy { $0.isASCII && $0.isNumber }
+    /// The live radio, when this is one.
+    public var radio: Radio? {
+        if case .adapter(let name) = self { return Radio(name) }
+        return nil
     }
 
     public var description: String {
