@@ -31,6 +31,9 @@ public struct Devices {
         case record(device: String, Record)
         /// One line for the log about the device (a phone that does not take its waypoints).
         case notice(device: String, String)
+        /// Where the own radio's wearer is now, to keep with its next step (comes before it): a
+        /// restart goes on from it as a fleet device's from its ``Record/presence``.
+        case presence(MonitorPresence)
     }
 
     /// What the daemon knows of a fleet device beyond its engine's state (kept per device).
@@ -694,7 +697,19 @@ public struct Devices {
         defer { scratch.removeAll(keepingCapacity: true) }
         let id = ids[position]
         guard position > 0 else {
-            for action in scratch { actions.append(.engine(device: id, action)) }
+            // The own radio's presence goes with the step that changed it, before its persist.
+            let presenceChanges = engines[0].monitor.presenceChanges
+            var body = scratch[...]
+            if presenceChanges != known[0].recordedPresence, case .persist? = body.last {
+                known[0].recordedPresence = presenceChanges
+                known[0].sightedSinceRecord = false
+                let persist = body.removeLast()
+                for action in body { actions.append(.engine(device: id, action)) }
+                actions.append(.presence(engines[0].monitor.presence))
+                actions.append(.engine(device: id, persist))
+            } else {
+                for action in body { actions.append(.engine(device: id, action)) }
+            }
             return
         }
         let device = known[position]

@@ -199,6 +199,14 @@ public final class StateStore: Sendable {
                     ALTER TABLE fleetDevice ADD COLUMN presence TEXT;
                     """)
         }
+        migrator.registerMigration("v9: the own radio's presence") { db in
+            // Where the own radio's wearer is, as a fleet device's presence is kept: a restart,
+            // even after SIGKILL, goes on inside the regions it was in (no second enter).
+            try db.create(table: "ownPresence") { table in
+                table.primaryKey("id", .integer).check { $0 == 1 }
+                table.column("presence", .text).notNull()
+            }
+        }
         return migrator
     }
 
@@ -339,6 +347,9 @@ public final class StateStore: Sendable {
                     ON CONFLICT(device) DO UPDATE SET locationID = excluded.locationID
                     """, arguments: [device, nearest.locationID])
         }
+        if device.isEmpty, let presence = share.presence {
+            try Self.write(ownPresence: presence, in: db)
+        }
         if let record = share.record {
             // The form is 2 once the legacy waypoints are deleted; a record without presence
             // keeps the one kept before.
@@ -428,6 +439,24 @@ public final class StateStore: Sendable {
         }
     }
 
+    /// Keeps where the own radio's wearer is (at the end of a run; each change is kept with the
+    /// step that made it).
+    public func keepOwnPresence(_ presence: MonitorPresence) throws {
+        do {
+            try database.write { db in try Self.write(ownPresence: presence, in: db) }
+        } catch {
+            throw StateStoreError(path: path, problem: Self.describe(error))
+        }
+    }
+
+    private static func write(ownPresence presence: MonitorPresence, in db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO ownPresence (id, presence) VALUES (1, ?)
+                ON CONFLICT(id) DO UPDATE SET presence = excluded.presence
+                """, arguments: [presence.text])
+    }
+
     /// Everything a restart starts from: the last reported classes, the rule state, the alert
     /// records, the dwell totals and the nearest beacon.
     public func kept(device: String = "") throws -> KeptState {
@@ -454,6 +483,10 @@ public final class StateStore: Sendable {
             try String.fetchAll(db, sql: "SELECT DISTINCT region FROM dwell WHERE device = ?", arguments: [device]))
         state.nearest = try String.fetchOne(
             db, sql: "SELECT locationID FROM nearestBeacon WHERE device = ?", arguments: [device])
+        if device.isEmpty {
+            state.presence = try String.fetchOne(db, sql: "SELECT presence FROM ownPresence WHERE id = 1")
+                .map { MonitorPresence(text: $0) }
+        }
         return state
     }
 
@@ -712,17 +745,23 @@ public struct DeviceChanges: Sendable {
     public var outputs: [MonitorOutput]
     public var changes: StateChanges
     public var record: Devices.Record?
+    /// The own radio's presence, when it changed (a fleet device's goes with its ``record``).
+    public var presence: MonitorPresence?
 
-    public init(device: String, outputs: [MonitorOutput], changes: StateChanges, record: Devices.Record? = nil) {
+    public init(
+        device: String, outputs: [MonitorOutput], changes: StateChanges, record: Devices.Record? = nil,
+        presence: MonitorPresence? = nil
+    ) {
         self.device = device
         self.outputs = outputs
         self.changes = changes
         self.record = record
+        self.presence = presence
     }
 
     /// Whether it has anything to write.
     var writes: Bool {
-        record != nil || !changes.isEmpty
+        record != nil || presence != nil || !changes.isEmpty
             || outputs.contains {
                 switch $0 {
                 case .location, .nearest: true

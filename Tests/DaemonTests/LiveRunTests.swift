@@ -281,4 +281,56 @@ import Testing
             shouldStop: { again.now.secondsSinceEpoch - morning.secondsSinceEpoch >= 2 })
         #expect(second.steps.withLock { $0.first?.dwell } == [zone: 0, area: 0])
     }
+
+    /// Reads the store's kept presence as each step is delivered (after its commit).
+    final class PresenceWatcher: OutputSink {
+        let store: StateStore
+        let seen = Mutex<[(types: [String], inside: Set<String>)]>([])
+        init(_ store: StateStore) { self.store = store }
+
+        func deliver(_ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, context: StepContext)
+            throws
+        {
+            let inside = Set((try store.kept().presence?.inside.keys).map { $0.map(\.description) } ?? [])
+            seen.withLock { $0.append((outputs.map(\.type), inside)) }
+        }
+    }
+
+    /// docs/running.md, "Restarts": where the own radio's wearer is is kept with the step that
+    /// moved them, so a daemon killed at any instant after it (SIGKILL: no clean stop) starts again
+    /// inside and enters nothing twice (found by scripts/chaos).
+    @Test func theOwnRadiosRegionsAreKeptWithTheirStepSoARestartEntersNothingAgain() throws {
+        let ini = """
+            LocationBaseBeacon.101 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1
+            Monitor.exitTimeout = 10
+            """
+        let configuration = try Configuration.load(Array(ini.utf8), path: "/tmp/hsyco.ini").get()
+        let path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("beaconwatch-presence-\(UUID().uuidString).sqlite").path
+        let start = Timestamp(iso8601: "2013-11-05T10:00:00Z")!
+        let radio = ScriptedRadio(start: start, script: [(1, Self.report(minor: 1, rssi: -59))])
+        let store = try StateStore(path: path)
+        let watcher = PresenceWatcher(store)
+        try LiveRun(configuration: configuration, now: { radio.now }, elapsed: { radio.elapsed }).run(
+            source: radio, store: store, output: { _ in }, sinks: [watcher],
+            shouldStop: { radio.now.secondsSinceEpoch - start.secondsSinceEpoch >= 3 })
+        // The step with the enters was committed with the regions inside: a kill right after it keeps them.
+        let entered = try #require(watcher.seen.withLock { $0.first { $0.types.contains("enter") } })
+        #expect(
+            entered.inside
+                == [
+                    "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1",
+                    "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:1",
+                ])
+
+        // A start 4 s later hears the beacon again: no enter, and it exits 10 s after its last sighting.
+        let later = Timestamp(iso8601: "2013-11-05T10:00:07Z")!
+        let again = ScriptedRadio(start: later, script: [(1, Self.report(minor: 1, rssi: -59))])
+        var outputs: [String] = []
+        try LiveRun(configuration: configuration, now: { again.now }, elapsed: { again.elapsed }).run(
+            source: again, store: StateStore(path: path), output: { outputs.append($0.type) }, sinks: [],
+            shouldStop: { again.now.secondsSinceEpoch - later.secondsSinceEpoch >= 30 })
+        #expect(!outputs.contains("enter"), "\(outputs)")
+        #expect(outputs.filter { $0 == "exit" }.count == 3, "\(outputs)")
+    }
 }

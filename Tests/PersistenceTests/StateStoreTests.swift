@@ -13,6 +13,7 @@ import Testing
         "v3: rule counters, the day's notifications, the rules cache",
         "v4: alert statuses, dwell per region and day", "v5: the nearest beacon", "v6: the --events journal",
         "v7: state per fleet device", "v8: OwnTracks waypoints as the app reads them, presence per device",
+        "v9: the own radio's presence",
     ]
 
     static func temporaryPath() -> String {

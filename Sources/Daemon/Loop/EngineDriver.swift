@@ -54,6 +54,8 @@ public struct EngineDriver {
     /// What the store must keep of each fleet device with its next step (its source, command
     /// topic and phone regions), when it changed.
     private var deviceRecords: [String: Devices.Record] = [:]
+    /// The own radio's presence, to keep with its next step.
+    private var ownPresence: MonitorPresence?
     private var batch = StepBatch()
     /// Outputs delivered so far.
     public private(set) var delivered = 0
@@ -208,6 +210,9 @@ public struct EngineDriver {
             throw StateStoreError(
                 path: failing.path, problem: failing.problem + "; \(batch.outputCount) outputs could not be kept")
         }
+        // The own radio's presence with its last sightings (kept at each change already): the next
+        // start resumes its exit deadlines from them, as a fleet device's.
+        try store.keepOwnPresence(devices.own.monitor.presence)
     }
 
     /// The FleetDevice the sinks name device `id` by; `nil` for the own radio (its outputs carry
@@ -235,7 +240,7 @@ public struct EngineDriver {
                         device: sinkName(of: id),
                         commands: deviceCommands.isEmpty ? [] : deviceCommands.removeValue(forKey: id) ?? [],
                         record: deviceRecords.isEmpty ? nil : deviceRecords.removeValue(forKey: id),
-                        staged: elapsed())
+                        presence: id == Devices.ownID ? ownPresence.take() : nil, staged: elapsed())
                     stepOutputs.removeAll(keepingCapacity: true)
                     if batch.isFull { try commit() }
                 case .engine(let id, .request(let request)):
@@ -256,6 +261,8 @@ public struct EngineDriver {
                     deviceRecords[id] = latest
                 case .notice(_, let line):
                     warn(line)
+                case .presence(let presence):
+                    ownPresence = presence
                 }
             }
         }

@@ -34,7 +34,7 @@ public struct StepBatch: Sendable {
     public mutating func add(
         _ step: [MonitorOutput], state changes: StateChanges, sinks: [any OutputSink], whereabouts: Whereabouts,
         device: FleetDevice? = nil, commands: [OutboxMessage] = [], record: Devices.Record? = nil,
-        staged: @autoclosure () -> Duration? = nil
+        presence: MonitorPresence? = nil, staged: @autoclosure () -> Duration? = nil
     ) {
         let context = StepContext(
             whereabouts: whereabouts, device: device, commands: commands, staged: step.isEmpty ? nil : staged())
@@ -47,6 +47,7 @@ public struct StepBatch: Sendable {
         devices[id]?.outputs += step
         if !changes.isEmpty { devices[id]?.changes.merge(changes) }
         if let record { devices[id]?.record = record }
+        if let presence { devices[id]?.presence = presence }
         var ends: [Int] = []
         ends.reserveCapacity(sinks.count)
         for sink in sinks {
