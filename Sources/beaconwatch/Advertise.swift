@@ -66,20 +66,23 @@ struct Advertise: AsyncParsableCommand {
             return
         }
         let device = try openRadio(adapter)
-        for command in commands {
-            let status = try device.execute(command)
-            guard status == .success else {
-                throw RuntimeFailure(
-                    "the controller refused \(command.name): \(status); stop other programs advertising on \(adapter) "
-                        + "(or 'sudo hciconfig \(adapter) reset') and try again")
-            }
-        }
-        print(
-            "advertising \(uuid.uuidString):\(major):\(minor) at \(power) dBm every \(interval) ms on \(adapter); Ctrl-C stops"
-        )
-        // Until SIGINT or SIGTERM, which the service group turns into a stop that wakes the wait.
-        let radio = Handed(device)
+        // Advertising starts under the stop signals' handling: a SIGTERM or Ctrl-C at any instant
+        // after it began disables it again (the kernel test saw one arrive in between).
+        let (radio, commands, adapter) = (Handed(device), commands, adapter)
+        let (uuid, major, minor, power, interval) = (uuid, major, minor, power, interval)
         try await runUntilStopped(logger: Logger(label: "beaconwatch")) { control in
+            for command in commands {
+                let status = try radio.value.execute(command)
+                guard status == .success else {
+                    throw RuntimeFailure(
+                        "the controller refused \(command.name): \(status); stop other programs advertising on \(adapter) "
+                            + "(or 'sudo hciconfig \(adapter) reset') and try again")
+                }
+            }
+            print(
+                "advertising \(uuid.uuidString):\(major):\(minor) at \(power) dBm every \(interval) ms on \(adapter); Ctrl-C stops"
+            )
+            // Until SIGINT or SIGTERM, which the service group turns into a stop that wakes the wait.
             while !control.isStopping {
                 _ = try radio.value.nextEvent(timeout: .seconds(60), wake: control.wakeDescriptor)
             }
