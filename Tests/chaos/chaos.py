@@ -5,7 +5,8 @@ proves from the subscriber's log, the committed events and the daemon's process 
 
 The radio is a Bumble controller (as in the kernel test, Tests/kernel/building.py) that the
 daemon owns on `h4tcp:`; three beacons walk in and out at random. Theengs-style trackers report
-beacons through mosquitto. The faults, one every few seconds:
+beacons through mosquitto, and a badge walks from room to room heard by ESPresense nodes (each
+room's node reports it, the nearest loudest; now and then it leaves). The faults, one every few seconds:
   broker      mosquitto SIGKILLed or stopped, started again 1-4 s later (persistence on)
   daemon      beaconwatch SIGKILLed, started again 0.5-3 s later on the same database
   disk        the state database's file system (a small tmpfs; root only) filled for 2-6 s
@@ -69,6 +70,12 @@ MQTT.port = {broker}
 MQTT.qos = 1
 Fleet.theengs = home/+/BTtoMQTT/#
 Fleet.maxAge = 0
+LocationScanner.17081 = reception
+LocationScanner.17091 = kitchen
+LocationScanner.17101 = meeting
+Scanners.espresense = espresense/devices/+/+
+Tag.anna = ibeacon:FDA50693-A4E2-4FB1-AFCF-C6EB07647825:7:1, Anna's badge
+Tags.exitTimeout = 10
 State.database = {state}
 Web.listen =
 {broken}"""
@@ -238,6 +245,23 @@ async def chaos(binary, minutes, seed, work, faults_wanted=FAULTS):
                 await publish(broker.port, f"home/{tracker}/BTtoMQTT/C0FFEE0001B9", json.dumps(report), qos=0)
             await asyncio.sleep(rng.uniform(0.3, 2))
 
+    async def badge():
+        """Anna's badge as ESPresense nodes report it (docs/espresense.md): a room, a few reports
+        from each node a few seconds apart, the room's own node the loudest; sometimes away."""
+        rooms = ["reception", "kitchen", "meeting"]
+        device = "iBeacon:fda50693-a4e2-4fb1-afcf-c6eb07647825-7-1"
+        while time.time() < end:
+            room = None if rng.random() < 0.2 else rng.choice(rooms)
+            until = time.time() + rng.uniform(5, 25)
+            while time.time() < min(until, end):
+                if broker_up and room is not None:
+                    for node in rooms:
+                        rssi = rng.uniform(-62, -55) if node == room else rng.uniform(-85, -72)
+                        report = {"mac": "4a1b2c3d4e5f", "id": device, "rssi@1m": -61, "rssi": round(rssi, 2),
+                                  "int": 1000}  # fmt: skip
+                        await publish(broker.port, f"espresense/devices/{device}/{node}", json.dumps(report), qos=0)
+                await asyncio.sleep(rng.uniform(1, 3))
+
     async def sampler():
         while time.time() < end + 60:
             daemon.sample()
@@ -290,11 +314,11 @@ async def chaos(binary, minutes, seed, work, faults_wanted=FAULTS):
         await daemon.start()
         await scanning(scanner, time.time() - 1, 30, "the daemon did not scan")
         end = time.time() + minutes * 60
-        await asyncio.gather(walk(), trackers(), faults(), sampler_until(sampler(), end))
+        await asyncio.gather(walk(), trackers(), badge(), faults(), sampler_until(sampler(), end))
         # Everything leaves: the beacons are off; wait out the exit timeout, then stop.
         if daemon.process.returncode is not None:
             await daemon.start()
-        await asyncio.sleep(6 + 6)
+        await asyncio.sleep(10 + 6)  # the badge's and the radio's exit timeouts, and a margin
         await daemon.stop()
         await asyncio.sleep(3)  # the subscriber's last arrivals
     finally:
