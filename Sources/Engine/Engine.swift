@@ -41,6 +41,8 @@ public struct Engine: Sendable {
     private var dwellDue = Int64.min
     /// The rule counts a start began from: what a reload that brings rules in starts from.
     private var keptRules: RuleState
+    /// The latest instant of the kept presence this engine goes on from (``MonitorPresence/latest``).
+    public let keptLatest: Int64?
     /// Outputs of the step being made, emptied (its storage kept) when the step closes.
     private var pending: [MonitorOutput] = []
     /// Trace commands that nothing takes (an alert command for an alert not in progress, an
@@ -65,6 +67,7 @@ public struct Engine: Sendable {
             restoredNearest: kept.nearest
         )
         if let presence = kept.presence { monitor.resume(presence) }
+        keptLatest = kept.presence?.latest
         dwell = DwellLedger(
             timeZone: configuration.monitor.timezone ?? .current, restored: kept.dwell, regions: kept.dwellRegions)
         keptRules = kept.rules

@@ -41,4 +41,11 @@ public struct KeptState: Sendable, Hashable {
     public var presence: MonitorPresence?
 
     public init() {}
+
+    /// Every instant re-expressed `delta` microseconds later (the wall clock was stepped while
+    /// the daemon was stopped): presence, and when each alert resets.
+    public mutating func shiftClock(by delta: Int64) {
+        presence?.shiftClock(by: delta)
+        for (id, record) in alerts { alerts[id]?.resetAt = record.resetAt?.adding(microseconds: delta) }
+    }
 }

@@ -246,13 +246,29 @@ public struct Devices {
 
     /// The devices of an earlier run, resumed at ``start(at:)``.
     private var kept: [String: Kept]
+    /// Microseconds the kept state was moved at ``start(at:)`` because it was later than the
+    /// clock (negative); `nil` when it was not.
+    public private(set) var keptShift: Int64?
 
     /// Starts the own radio's engine, then resumes every fleet device of an earlier run
     /// (docs/fleet.md, "Restarts"): its engine goes on from its kept
     /// state and presence, so a restart by itself sends no command and repeats no `enter`; a
     /// phone whose regions differ from its monitored set (a changed configuration, waypoints of
     /// the earlier form to delete) is told at once.
+    ///
+    /// Kept state later than `time` says the wall clock was set back while the daemon was stopped
+    /// (nothing else puts a sighting after the clock): every device's kept instants move back by
+    /// the difference, as if it had stopped just now, so that its silences and timers keep their
+    /// lengths instead of waiting for the clock to catch up (``keptShift``).
     public mutating func start(at time: Timestamp, into actions: inout [Action]) {
+        let latest = ([engines[0].keptLatest] + kept.values.map { $0.state.presence?.latest }).compactMap { $0 }.max()
+        if let latest, latest > time.microseconds,
+            case (let delta, false) = time.microseconds.subtractingReportingOverflow(latest)
+        {
+            keptShift = delta
+            engines[0].shiftClock(by: delta)
+            for id in kept.keys { kept[id]?.state.shiftClock(by: delta) }
+        }
         engines[0].start(at: time, into: &scratch)
         finish(0, into: &actions)
         let resumed = kept
@@ -489,6 +505,7 @@ public struct Devices {
         for position in engines.indices { engines[position].shiftClock(by: delta) }
         wakeups.shiftClock(by: delta)
         for position in scheduled.indices { scheduled[position] = scheduled[position]?.shifted(by: delta) }
+        for id in scanners.keys { scanners[id]?.shiftClock(by: delta) }
     }
 
     /// The end of a run: each device whose beacons were sighted since its presence was last kept

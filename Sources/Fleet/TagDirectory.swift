@@ -142,6 +142,11 @@ public struct ScannerHealth: Sendable, Hashable {
         saysOffline = false
     }
 
+    /// The last report re-expressed `delta` microseconds later: the wall clock was stepped.
+    mutating func shiftClock(by delta: Int64) {
+        lastReport = lastReport?.adding(microseconds: delta)
+    }
+
     /// Online at `now`: it did not say it is offline, and reported within `silence` seconds (a
     /// scanner that never reported is offline).
     public func isOnline(at now: Timestamp, silence: Double) -> Bool {

@@ -105,6 +105,9 @@ import Testing
         var offset: Int64 = 0
         var events: [(Duration, [UInt8])]
         var steps: [(Duration, Int64)]
+        /// Whether a step comes with the advertisement read after it in one wait (the reader's
+        /// stamp is then the first reading of the new clock) rather than waking the wait alone.
+        var stepsWithEvents = false
 
         var now: Timestamp {
             Timestamp(microseconds: start.microseconds + Self.microseconds(elapsed) + offset)
@@ -124,11 +127,12 @@ import Testing
             let limit = elapsed + timeout
             let event = events.first.map { $0.0 } ?? limit
             if let (at, delta) = steps.first, at <= min(event, limit) {
-                // The step wakes the wait with nothing, as a signal would.
+                // The step wakes the wait with nothing, as a signal would (or, asked, the
+                // advertisement due next comes in the same wait).
                 steps.removeFirst()
                 elapsed = max(elapsed, at)
                 offset += delta
-                return nil
+                if !stepsWithEvents { return nil }
             }
             if let (at, bytes) = events.first, at <= limit {
                 events.removeFirst()
@@ -178,6 +182,40 @@ import Testing
                 "the wall clock stepped by -3600.0 s; visits, silences and timers keep their lengths",
                 "the wall clock stepped by +86400.0 s; visits, silences and timers keep their lengths",
             ])
+    }
+
+    /// A step back noticed when an advertisement is stamped (the loop's first reading of the new
+    /// clock): the advertisement is on the new clock, not at the instant the loop last stood at,
+    /// so no output is held at the old time and the exit comes its timeout after the last sighting.
+    @Test func aStepNoticedByAnAdvertisementPutsItOnTheNewClock() throws {
+        let ini = """
+            LocationBaseBeacon.101 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1
+            Monitor.mode = foreground
+            Monitor.exitTimeout = 10
+            Monitor.timezone = UTC
+            """
+        let configuration = try Configuration.load(Array(ini.utf8), path: "/tmp/hsyco.ini").get()
+        let start = Timestamp(secondsSinceEpoch: 1_700_000_000)!
+        let radio = SteppingRadio(
+            start: start,
+            events: (0...20).map { (Double($0) + 0.25, Self.report(minor: 1, rssi: -59)) },
+            steps: [(10.25, -3600)])
+        radio.stepsWithEvents = true
+        var lines: [String] = []
+        try LiveRun(configuration: configuration, now: { radio.now }, elapsed: { radio.elapsed }).run(
+            source: radio,
+            store: StateStore(),
+            output: { output in
+                let seconds = String(format: "%.2f", output.time.secondsSinceEpoch - start.secondsSinceEpoch)
+                if case .transition(_, let transition) = output, transition.region.kind == .beacon {
+                    lines.append(
+                        "\(seconds) \(transition.direction.rawValue) \(transition.dwell.map { "\($0)" } ?? "")")
+                }
+            },
+            shouldStop: { radio.elapsed > .seconds(40) }
+        )
+        // Last seen at 20.25 s of elapsed time, 20.25 - 3600 s on the wall; out 10 s later.
+        #expect(lines == ["0.25 enter ", "-3569.75 exit 30.0"], "\(lines)")
     }
 
     /// The live loop does not wait for a rule's server: the call runs on its own thread, the
@@ -332,5 +370,42 @@ import Testing
             shouldStop: { again.now.secondsSinceEpoch - later.secondsSinceEpoch >= 30 })
         #expect(!outputs.contains("enter"), "\(outputs)")
         #expect(outputs.filter { $0 == "exit" }.count == 3, "\(outputs)")
+    }
+
+    /// docs/running.md, "Restarts": a daemon started on state kept later than its clock (the clock
+    /// was set back two days while it was stopped) moves the kept instants back with the clock: the
+    /// beacon last heard just before the stop exits its timeout after the start, not two days on.
+    @Test func stateKeptAheadOfTheClockMovesBackWithIt() throws {
+        let ini = """
+            LocationBaseBeacon.101 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1
+            Monitor.exitTimeout = 10
+            """
+        let configuration = try Configuration.load(Array(ini.utf8), path: "/tmp/hsyco.ini").get()
+        let path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("beaconwatch-behind-\(UUID().uuidString).sqlite").path
+        let start = Timestamp(iso8601: "2013-11-05T10:00:00Z")!
+        let radio = ScriptedRadio(start: start, script: [(1, Self.report(minor: 1, rssi: -59))])
+        try LiveRun(configuration: configuration, now: { radio.now }, elapsed: { radio.elapsed }).run(
+            source: radio, store: try StateStore(path: path), output: { _ in },
+            shouldStop: { radio.now.secondsSinceEpoch - start.secondsSinceEpoch >= 3 })
+
+        let behind = Timestamp(iso8601: "2013-11-03T10:00:00Z")!
+        let again = ScriptedRadio(start: behind, script: [])
+        var exits: [Double] = []
+        var warnings: [String] = []
+        try LiveRun(configuration: configuration, now: { again.now }, elapsed: { again.elapsed }).run(
+            source: again, store: StateStore(path: path),
+            output: { output in
+                if output.type == "exit" { exits.append(output.time.secondsSinceEpoch - behind.secondsSinceEpoch) }
+            },
+            shouldStop: { again.now.secondsSinceEpoch - behind.secondsSinceEpoch >= 30 },
+            warn: { warnings.append($0) })
+        // The last sighting (1 s after the first start) is put at the second start: out 10 s on.
+        #expect(exits == [10, 10, 10], "\(exits)")
+        #expect(
+            warnings == [
+                "the state kept at the last stop is 172801.0 s ahead of the wall clock (it was set back while the "
+                    + "daemon was stopped); the kept visits, silences and timers are moved back with it"
+            ])
     }
 }

@@ -147,6 +147,24 @@ import Testing
         #expect(run.monitor.insideRegions.contains(.zone(MonitorHarness.uuid(1), major: 3)))
     }
 
+    /// A stepped clock moves every instant of where the device is, the phone's ranging among
+    /// them: the presence after the step is the one before, moved by the step.
+    @Test mutating func aClockStepMovesThePresenceWholeThePhonesRangingToo() {
+        var run = MonitorHarness((1...21).map { "\($0)=1,\($0),1" }) { $0.exitTimeout = 10 }
+        run.start(at: 0)
+        let beacon = BeaconID(uuid: MonitorHarness.uuid(1), major: 3, minor: 1)
+        phone(&run, .area(MonitorHarness.uuid(1)), entered: true, at: 1)
+        run.see("3", at: 1.5)
+        run.monitor.phoneRanged(beacon, at: MonitorHarness.time(1.5), into: &run.outputs)
+        var expected = run.monitor.presence
+        #expect(!expected.phoneSightings.isEmpty)
+        let day: Int64 = -86_400_000_000
+        expected.shiftClock(by: day)
+        run.monitor.shiftClock(by: day)
+        #expect(run.monitor.presence == expected)
+        #expect(expected.latest == MonitorHarness.time(1.5).microseconds + day)
+    }
+
     /// Where a device is survives as text and resumes without an `enter`: held regions stay
     /// held, the monitored set is the one before; garbage lines are skipped.
     @Test mutating func presenceResumesWithoutAnEnter() {

@@ -34,6 +34,27 @@ import Testing
         #expect(timeout == 14 * Self.second + 110_000)
     }
 
+    /// A stepped clock moves the last sighting, not what was learned: sightings after a step back
+    /// go on at the same interval, and the timeout after the last one is the same as unstepped.
+    @Test func aClockStepMovesTheLastSightingAndKeepsTheFigures() throws {
+        let gaps = Array(repeating: 1.0, count: 24) + Array(repeating: 2.0, count: 8)
+        let (plain, plainLast) = Self.beacon(gaps + [1, 1])
+        var (stepped, last) = Self.beacon(gaps)
+        let day = 86_400 * Self.second
+        stepped.shiftClock(by: -day)
+        #expect(stepped.last == last - day)
+        last -= day
+        for _ in 0..<2 {
+            last += Self.second
+            stepped.sighted(at: last)
+        }
+        #expect(stepped.figures == plain.figures)
+        let maximum = 30 * Self.second
+        #expect(
+            SilenceModel.timeout(after: last, beacons: [stepped], confidence: 1e-6, maximum: maximum)
+                == SilenceModel.timeout(after: plainLast, beacons: [plain], confidence: 1e-6, maximum: maximum))
+    }
+
     /// Never slower than the fixed timeout where a silence that long is already improbable below
     /// the looser confidence: the beacon above allows 14.11 s at 1e-6, but ten lost in a row
     /// (0.3011 × 0.3674^9 = 3.7e-5) is below 1e-4, so 10 s; not below 1e-5, so 14.11 s again.

@@ -14,6 +14,9 @@ nodes (each room's node reports it, the nearest loudest; now and then it leaves)
   reload      SIGHUP with a changed good file, or with a broken one (then the good one again)
   garbage     random bytes on the command topics (mode, alert, reload, unknown)
   radio       the controller's TCP line closed under the daemon
+  clock       the daemon's wall clock stepped by 5 s to 2 days either way, or back to the true
+              time (Tests/chaos/clockshift.c, preloaded into the daemon only); sometimes while
+              the daemon is down, so that it starts on kept state from another time
 Checked at the end:
   - every committed event (the --events journal) reached the subscriber at least once, and first
     arrivals on each topic are in committed order; nothing arrived that was not committed;
@@ -21,7 +24,8 @@ Checked at the end:
     (but the phone's: iOS leaves a region by its own `leave`, which this phone never sends);
   - each rule's counter in the database equals its committed rule outputs;
   - the daemon's memory and open descriptors are flat over each life of 30 s or more;
-  - the daemon never exited on its own (only SIGKILL and the final SIGTERM, which exits 0).
+  - the daemon never exited on its own (only SIGKILL and the final SIGTERM, which exits 0);
+  - each step of its wall clock while it ran was noticed (its log says so within 10 s).
 
 Usage: chaos.py BINARY [--minutes N] [--seed S] [--keep DIR]; exit 0 passed, 1 failed.
 """
@@ -30,11 +34,13 @@ import argparse
 import asyncio
 import collections
 import json
+import mmap
 import os
 import random
 import shutil
 import signal
 import sqlite3
+import struct
 import subprocess
 import sys
 import tempfile
@@ -130,8 +136,10 @@ class Broker:
 class Daemon:
     """beaconwatch run, its lives, and samples of its memory and descriptors."""
 
-    def __init__(self, binary, config, events, log):
+    def __init__(self, binary, config, events, log, environment=None):
         self.binary, self.config, self.events = binary, config, events
+        self.environment = environment
+        self.log_path = log
         self.log = open(log, "a")
         self.process = None
         self.lives = []  # per life: [(time, rss KiB, descriptors)]
@@ -140,7 +148,7 @@ class Daemon:
     async def start(self):
         self.process = await asyncio.create_subprocess_exec(
             self.binary, "run", "--config", self.config, "--events", self.events, "--log-level", "notice",
-            stdout=subprocess.DEVNULL, stderr=self.log)  # fmt: skip
+            stdout=subprocess.DEVNULL, stderr=self.log, env=self.environment)  # fmt: skip
         self.lives.append([])
         self.killed = False
 
@@ -184,7 +192,43 @@ async def publish(port, topic, payload, qos=1):
     await process.communicate(payload if isinstance(payload, bytes) else payload.encode())
 
 
-FAULTS = ["broker", "daemon", "disk", "reload", "garbage", "radio"]
+FAULTS = ["broker", "daemon", "disk", "reload", "garbage", "radio", "clock"]
+
+
+class WallClock:
+    """The daemon's wall clock: an offset from the machine's that Tests/chaos/clockshift.c,
+    preloaded into the daemon, adds to every reading. None when no C compiler can build it."""
+
+    def __init__(self, work):
+        self.offset = 0  # microseconds
+        self.library = os.path.join(work, "clockshift.so")
+        self.path = os.path.join(work, "clock-offset")
+        compiler = shutil.which("cc") or shutil.which("clang")
+        source = os.path.join(HERE, "clockshift.c")
+        built = compiler and subprocess.run(
+            [compiler, "-shared", "-fPIC", "-O2", "-o", self.library, source, "-ldl"], capture_output=True).returncode == 0
+        with open(self.path, "wb") as file:
+            file.write(bytes(mmap.PAGESIZE))
+        self.file = open(self.path, "r+b")
+        self.map = mmap.mmap(self.file.fileno(), mmap.PAGESIZE)
+        self.available = bool(built)
+
+    def environment(self):
+        if not self.available:
+            return None
+        return dict(os.environ, LD_PRELOAD=self.library, CHAOS_CLOCK_OFFSET=self.path)
+
+    def step(self, rng):
+        """A new offset: a step of 5 s to 2 minutes or 1 to 48 hours either way, or back to the
+        true time; returns the step in seconds."""
+        if self.offset and rng.random() < 0.25:
+            offset = 0
+        else:
+            seconds = rng.uniform(5, 120) if rng.random() < 0.5 else rng.uniform(3600, 48 * 3600)
+            offset = self.offset + int(rng.choice([-1, 1]) * seconds * 1_000_000)
+        step, self.offset = (offset - self.offset) / 1_000_000, offset
+        struct.pack_into("<q", self.map, 0, offset)
+        return step
 
 
 async def chaos(binary, minutes, seed, work, faults_wanted=FAULTS):
@@ -225,7 +269,8 @@ async def chaos(binary, minutes, seed, work, faults_wanted=FAULTS):
 
     write_config()
     events = os.path.join(work, "events.jsonl")
-    daemon = Daemon(binary, config, events, os.path.join(work, "daemon.log"))
+    clock = WallClock(work)
+    daemon = Daemon(binary, config, events, os.path.join(work, "daemon.log"), clock.environment())
     end = time.time() + minutes * 60
     broker_up = True
 
@@ -290,12 +335,28 @@ async def chaos(binary, minutes, seed, work, faults_wanted=FAULTS):
                 raise Failure(f"the daemon exited by itself with status {daemon.process.returncode}")
             await asyncio.sleep(1)
 
+    async def step_clock(step):
+        """The daemon's log says the step within 10 s (its loop reads the clock when it wakes)."""
+        with open(daemon.log_path, "rb") as file:
+            file.seek(0, os.SEEK_END)
+            start = file.tell()
+        sign = "+" if step > 0 else "-"
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            with open(daemon.log_path, "rb") as file:
+                file.seek(start)
+                text = file.read().decode(errors="replace")
+            if f"the wall clock stepped by {sign}" in text:
+                return
+            await asyncio.sleep(0.1)
+        raise Failure(f"a wall clock step of {step:+.1f} s was not noticed within 10 s")
+
     async def faults():
         nonlocal broker_up
         while time.time() < end - 5:
             await asyncio.sleep(rng.uniform(3, 10))
             fault = rng.choice(faults_wanted)
-            if fault == "disk" and not tmpfs:
+            if fault == "disk" and not tmpfs or fault == "clock" and not clock.available:
                 fault = "garbage"
             counts[fault] += 1
             if fault == "broker":
@@ -307,7 +368,12 @@ async def chaos(binary, minutes, seed, work, faults_wanted=FAULTS):
             elif fault == "daemon":
                 await daemon.kill()
                 await asyncio.sleep(rng.uniform(0.5, 3))
+                if clock.available and rng.random() < 0.3:
+                    clock.step(rng)  # it starts on state kept at another time
+                    counts["clock while down"] += 1
                 await daemon.start()
+            elif fault == "clock":
+                await step_clock(clock.step(rng))
             elif fault == "disk":
                 filler = os.path.join(state_folder, "filler")
                 subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64k"], capture_output=True)
@@ -376,10 +442,10 @@ def check(work, daemon, state, events):
         for line in file:
             topic, _, payload = line.rstrip("\n").partition("\t")
             arrivals.append((topic, payload))
-    # Where each committed event first arrived; events must arrive, and in committed order per topic.
-    first = {}
-    for index, (topic, payload) in enumerate(arrivals):
-        first.setdefault(payload, (index, topic))
+    # Events must arrive, and in committed order per topic: the first arrival of each is after the
+    # first arrival of the one committed before it on its topic. An event whose text was committed
+    # more than once (the same instant again: a clock held still after a step back) is matched,
+    # occurrence by occurrence, to its next arrival on the topic.
     lines = [json.dumps(e, separators=(",", ":"), ensure_ascii=False) for e in committed_events]
     raw = {}
     with open(events) as file:
@@ -388,16 +454,26 @@ def check(work, daemon, state, events):
                 raw.setdefault(json.dumps(json.loads(line), separators=(",", ":"), ensure_ascii=False), line.strip())
             except ValueError:
                 pass
-    missing = [text for text in lines if raw.get(text, text) not in first]
+    payloads = [raw.get(text, text) for text in lines]
+    occurrences = collections.Counter(payloads)
+    where = collections.defaultdict(list)  # payload: [(arrival index, topic)]
+    for index, (topic, payload) in enumerate(arrivals):
+        where[payload].append((index, topic))
+    missing = [text for text, payload in zip(lines, payloads) if payload not in where]
     if missing:
         raise Failure(f"{len(missing)} committed events never reached the subscriber, the first: {missing[0][:200]}")
     last_on_topic = {}
-    for text in lines:
-        index, topic = first[raw.get(text, text)]
-        if index < last_on_topic.get(topic, -1):
+    for text, payload in zip(lines, payloads):
+        topic = where[payload][0][1]
+        after = last_on_topic.get(topic, -1)
+        if occurrences[payload] == 1:
+            index = where[payload][0][0]
+        else:
+            index = next((i for i, t in where[payload] if i > after and t == topic), -1)
+        if index < after:
             raise Failure(f"on {topic} an event arrived before one committed earlier: {text[:200]}")
         last_on_topic[topic] = index
-    committed_payloads = {raw.get(text, text) for text in lines}
+    committed_payloads = set(payloads)
     event_topics = set(last_on_topic)
     strays = [p for t, p in arrivals if t in event_topics and p not in committed_payloads]
     if strays:

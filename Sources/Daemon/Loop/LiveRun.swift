@@ -96,6 +96,12 @@ public struct LiveRun {
                 return max(reading.wall, driver.engine.now)
             }
             try driver.start(at: last.wall)
+            if let shift = driver.devices.keptShift {
+                warn(
+                    "the state kept at the last stop is \(String(format: "%.1f", Double(-shift) / 1_000_000)) s ahead "
+                        + "of the wall clock (it was set back while the daemon was stopped); the kept visits, "
+                        + "silences and timers are moved back with it")
+            }
             try driver.commit()
             while !shouldStop(), control?.isStopping != true {
                 let current = clock()
@@ -132,8 +138,12 @@ public struct LiveRun {
                 // Steps that could not be written are tried again without waiting for input.
                 if driver.failing != nil { wait = min(wait, EngineDriver.retryInterval) }
                 beforeWaiting()
+                // Each advertisement on the clock as read when it came: `clock()` never goes back
+                // but by a step it has just taken out of the engine, so a step noticed here puts
+                // the advertisement on the new clock (with the loop's `current`, it would be stamped
+                // on the old one and hold every output and timer there until the wall caught up).
                 let heard = try radio.next(
-                    from: source, timeout: wait, wake: control?.wakeDescriptor, stamp: { max(clock(), current) }
+                    from: source, timeout: wait, wake: control?.wakeDescriptor, stamp: clock
                 ) { time, advertisement in try driver.handle(.advertisement(advertisement), at: time) }
                 if heard { try driver.commit() }
             }

@@ -62,6 +62,22 @@ public struct MonitorPresence: Sendable, Hashable {
     }
 }
 
+extension MonitorPresence {
+    /// The latest instant it says something happened (a sighting, an entry), microseconds; `nil`
+    /// for none. Later than the clock at a start, it says the wall clock went back meanwhile.
+    public var latest: Int64? {
+        [inside.values.max(), sightings.values.max(), phoneSightings.values.max()].compactMap { $0 }.max()
+    }
+
+    /// Every instant re-expressed `delta` microseconds later (the wall clock was stepped).
+    public mutating func shiftClock(by delta: Int64) {
+        inside = inside.mapValues { $0.shifted(by: delta) }
+        sightings = sightings.mapValues { $0.shifted(by: delta) }
+        phoneSightings = phoneSightings.mapValues { $0.shifted(by: delta) }
+        areaHoldUntil = areaHoldUntil?.shifted(by: delta)
+    }
+}
+
 extension Monitor {
     /// Where the device is now (``MonitorPresence``).
     public var presence: MonitorPresence {

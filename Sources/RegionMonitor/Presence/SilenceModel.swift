@@ -32,6 +32,12 @@ public struct SilenceModel: Sendable {
 
     public init() {}
 
+    /// The last sighting re-expressed `delta` microseconds later: the wall clock was stepped
+    /// (``Monitor/shiftClock(by:)``); the gaps are lengths and stay.
+    public mutating func shiftClock(by delta: Int64) {
+        last = last?.shifted(by: delta)
+    }
+
     /// A sighting at `time` (not before the last one; a repeat at the same instant adds nothing).
     public mutating func sighted(at time: Int64) {
         defer { last = max(last ?? time, time) }
