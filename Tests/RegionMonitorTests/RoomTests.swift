@@ -49,6 +49,26 @@ import Testing
         #expect(run.monitor.roomChange?.scanner == "102")
     }
 
+    /// Under `auto`, a reading counts for the tag's advertising interval (at most a second): a
+    /// 10 Hz tag whose new room's scanner leads by 8 dB moves after a second and a half of that
+    /// lead (the two rooms' readings add up: 4 dB over the drift, twice a second of the tag's
+    /// time), as a 1 Hz tag does (three readings), not after three of its tenths of a second; the
+    /// new scanner's first readings count for the interval the old one has learned.
+    @Test func aTenHertzTagIsJudgedPerSecond() throws {
+        var run = Self.harness { $0.adaptiveExit = true }
+        for tenth in 0..<100 { run.see("101", at: Double(tenth) / 10, rssi: -60) }
+        #expect(Self.rooms(&run) == ["0.000 enter A1:1 zone derived"])
+        var moved: Double?
+        for tenth in 100..<200 where moved == nil {
+            let time = Double(tenth) / 10
+            run.see("101", at: time, rssi: -60)
+            run.see("102", at: time + 0.05, rssi: -52)
+            if run.monitor.currentRoom == .zone(MonitorHarness.uuid(1), major: 2) { moved = time + 0.05 }
+        }
+        let after = try #require(moved) - 10
+        #expect(after > 1 && after < 3, "moved \(after) s after the lead began")
+    }
+
     /// A tag in a doorway, its two rooms' scanners taking turns ahead by a few dB for ten minutes:
     /// it never moves.
     @Test func aDoorwayTagDoesNotFlap() {

@@ -34,7 +34,8 @@ extension Monitor {
         rangingPool[Int(slot)].raw = rssi
         if let rule = settings.rooms {
             // A tag's room evidence: its own rise-fast, fall-slow level of the readings (docs/behaviour.md §19).
-            heardStrength[index] = rule.level(heardStrength[index], reading: Double(rssi) - Double(power))
+            heardStrength[index] = rule.level(
+                heardStrength[index], reading: Double(rssi) - Double(power), weight: readingWeight(index))
         } else {
             heardStrength[index] = filtered - Double(power)
         }

@@ -68,6 +68,23 @@ extension Monitor {
         return value - max(0, age - rule.grace) * rule.staleness
     }
 
+    /// What one reading of the scanner at `index` stands for in the room rule: the tag's
+    /// advertising interval (as that scanner's silence model has learned it under `auto`, else as
+    /// the shortest any other scanner hearing it has: a scanner that just began hearing the tag
+    /// has no figures yet), in seconds, at most 1. A tag advertising ten times a second then moves
+    /// levels and adds to a contest per second of its time as a 1 Hz tag does.
+    func readingWeight(_ index: Int) -> Double {
+        guard settings.rooms?.perSecond == true, exitConfidence != nil else { return 1 }
+        var interval = silence[index].figures?.interval
+        if interval == nil {
+            for beacon in watchList {
+                guard let other = silence[Int(beacon)].figures?.interval else { continue }
+                interval = min(interval ?? other, other)
+            }
+        }
+        return interval.map { min(1, Double($0) / 1_000_000) } ?? 1
+    }
+
     /// The room other than `current` with the strongest fresh evidence, with the scanner that gave
     /// it; `nil` when no other room has any.
     func bestOtherRoom(than current: Int32, rule: RoomRule) -> (zone: Int32, scanner: Int32)? {
@@ -108,7 +125,8 @@ extension Monitor {
                 let present = roomEvidence(current, rule: rule, present: true)
                 let counts = zone == current || zone == candidateZone
                 let wins = rule.wins(
-                    candidateZone, lead: present.map { candidate - $0 }, counts: counts, contest: &roomContest)
+                    candidateZone, lead: present.map { candidate - $0 }, counts: counts,
+                    weight: readingWeight(Int(beacon)), contest: &roomContest)
                 if wins {
                     roomChange = RoomChange(
                         from: hierarchy.zones[Int(current)].region, to: hierarchy.zones[Int(candidateZone)].region,

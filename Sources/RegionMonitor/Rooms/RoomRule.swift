@@ -1,3 +1,5 @@
+import Foundation
+
 /// How a tag's room is chosen among the Zones whose scanners hear it (docs/behaviour.md §19,
 /// `Tags.rooms = nearest`), measured against the rules peers use by `scripts/bench rooms`
 /// (docs/performance.md "Rooms").
@@ -18,7 +20,10 @@
 ///   timeout.
 ///
 /// Everything counts readings, not seconds (but for the ageing of a silent scanner): a live run
-/// takes a burst of reports at one instant where a trace spreads them, and both decide alike.
+/// takes a burst of reports at one instant where a trace spreads them, and both decide alike. A
+/// reading stands for the tag's advertising interval, at most a second (``perSecond``), once the
+/// adaptive exit has learned it from the scanner's sightings at distinct instants
+/// (``Monitor/readingWeight(_:)``): a tag advertising ten times a second is judged per second.
 public struct RoomRule: Sendable, Hashable, CustomStringConvertible {
     /// dB by which another room's evidence wins at once.
     public var margin: Double
@@ -35,6 +40,12 @@ public struct RoomRule: Sendable, Hashable, CustomStringConvertible {
     /// after that.
     public var grace = 3.0
     public var staleness = 1.0
+    /// Whether a reading counts for the tag's advertising interval (at most a second) rather
+    /// than as one whole reading: levels and contests then move per second of the tag's time, so
+    /// a tag advertising ten times a second is judged as steadily as a 1 Hz one (`scripts/bench
+    /// rooms`: 62 flaps an hour of still 10 Hz tags before, 3 after). Off for node reports, each
+    /// already a filtered estimate.
+    public var perSecond = true
 
     public init(
         margin: Double = 12, drift: Double = 4, threshold: Double = 12, fresh: Double = 10, rise: Double = 0.7,
@@ -47,7 +58,11 @@ public struct RoomRule: Sendable, Hashable, CustomStringConvertible {
     /// For ESPresense nodes' reports, each already the median of the node's last 15 s and sent
     /// every few seconds: taken as they are on the way up, half way down, and a lead adds up in
     /// fewer reports (measured by `scripts/bench rooms`, docs/performance.md).
-    public static let filteredReports = RoomRule(margin: 10, drift: 3, threshold: 8, rise: 1, fall: 0.5)
+    public static let filteredReports: RoomRule = {
+        var rule = RoomRule(margin: 10, drift: 3, threshold: 8, rise: 1, fall: 0.5)
+        rule.perSecond = false
+        return rule
+    }()
 
     public var description: String {
         "a reading moves a scanner's level \(Self.text(rise)) of the way up, \(Self.text(fall)) of the way down; a "
@@ -55,13 +70,18 @@ public struct RoomRule: Sendable, Hashable, CustomStringConvertible {
             + "of silence; a tag moves to another room when that room leads by \(Self.text(margin)) dB, or when its "
             + "lead less \(Self.text(drift)) dB adds up to \(Self.text(threshold)) dB over the two rooms' reports, or when "
             + "its present room has no evidence left; a report older than \(Self.text(fresh)) s never wins"
+            + (perSecond ? "; a reading counts for the tag's advertising interval, at most 1 s" : "")
     }
 
     /// A scanner's level after `reading` (dB above the tag's power); `level` is `-infinity` when
     /// never heard.
-    public func level(_ level: Double, reading: Double) -> Double {
+    /// `weight`: how much of a reference second of the tag's advertising the reading stands for
+    /// (``Monitor/readingWeight(_:)``): a reading of a tag advertising ten times a second moves
+    /// the level as far as ten of them would together.
+    public func level(_ level: Double, reading: Double, weight: Double = 1) -> Double {
         guard level > -.infinity else { return reading }
-        return level + (reading - level) * (reading > level ? rise : fall)
+        let step = reading > level ? rise : fall
+        return level + (reading - level) * (weight >= 1 ? step : 1 - pow(1 - step, weight))
     }
 
     /// The contest between a tag's present room and the best other one.
@@ -75,11 +95,11 @@ public struct RoomRule: Sendable, Hashable, CustomStringConvertible {
     /// Whether `zone`, leading the present room by `lead` dB (`nil`: the present room has no
     /// evidence), takes over after a report; `counts`: the report is of one of the two rooms'
     /// scanners, so it adds to the sum. Updates `contest`.
-    func wins(_ zone: Int32, lead: Double?, counts: Bool, contest: inout Contest) -> Bool {
+    func wins(_ zone: Int32, lead: Double?, counts: Bool, weight: Double = 1, contest: inout Contest) -> Bool {
         if contest.zone != zone { contest = Contest(zone: zone, score: 0) }
         guard let lead else { return true }
         if lead >= margin { return true }
-        if counts { contest.score = max(0, contest.score + lead - drift) }
+        if counts { contest.score = max(0, contest.score + (lead - drift) * weight) }
         return contest.score >= threshold
     }
 
