@@ -144,9 +144,12 @@ import Testing
         }
     }
 
-    /// The wall clock stepped back an hour and then on a day while a beacon is in sight: no exit
-    /// storm, no exit held back, one visit of its true length, outputs on the new clock.
-    @Test func aSteppedWallClockMovesNoVisitAndFiresNoExit() throws {
+    /// A beacon advertising every second for 20 s (at 0.25 s past each second) under a 10 s exit,
+    /// the wall clock stepped at `steps` (elapsed seconds, seconds of step); its transitions as
+    /// "seconds-after-start direction dwell", and what the loop warned.
+    static func steppedWalk(
+        steps: [(Double, Double)], stepsWithEvents: Bool = false
+    ) throws -> (lines: [String], warnings: [String]) {
         let ini = """
             LocationBaseBeacon.101 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1
             Monitor.mode = foreground
@@ -156,9 +159,8 @@ import Testing
         let configuration = try Configuration.load(Array(ini.utf8), path: "/tmp/hsyco.ini").get()
         let start = Timestamp(secondsSinceEpoch: 1_700_000_000)!
         let radio = SteppingRadio(
-            start: start,
-            events: (0...20).map { (Double($0) + 0.25, Self.report(minor: 1, rssi: -59)) },
-            steps: [(10.5, -3600), (15.5, 86400)])
+            start: start, events: (0...20).map { (Double($0) + 0.25, Self.report(minor: 1, rssi: -59)) }, steps: steps)
+        radio.stepsWithEvents = stepsWithEvents
         var lines: [String] = []
         var warnings: [String] = []
         try LiveRun(configuration: configuration, now: { radio.now }, elapsed: { radio.elapsed }).run(
@@ -174,6 +176,13 @@ import Testing
             shouldStop: { radio.elapsed > .seconds(40) },
             warn: { warnings.append($0) }
         )
+        return (lines, warnings)
+    }
+
+    /// The wall clock stepped back an hour and then on a day while a beacon is in sight: no exit
+    /// storm, no exit held back, one visit of its true length, outputs on the new clock.
+    @Test func aSteppedWallClockMovesNoVisitAndFiresNoExit() throws {
+        let (lines, warnings) = try Self.steppedWalk(steps: [(10.5, -3600), (15.5, 86400)])
         // Entered at 0.25 s; last seen at 20.25 s of elapsed time, which the two steps put at
         // 20.25 - 3600 + 86400 s on the wall; out 10 s later: a 30 s visit.
         #expect(lines == ["0.25 enter ", "82830.25 exit 30.0"], "\(lines)")
@@ -188,32 +197,7 @@ import Testing
     /// clock): the advertisement is on the new clock, not at the instant the loop last stood at,
     /// so no output is held at the old time and the exit comes its timeout after the last sighting.
     @Test func aStepNoticedByAnAdvertisementPutsItOnTheNewClock() throws {
-        let ini = """
-            LocationBaseBeacon.101 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1
-            Monitor.mode = foreground
-            Monitor.exitTimeout = 10
-            Monitor.timezone = UTC
-            """
-        let configuration = try Configuration.load(Array(ini.utf8), path: "/tmp/hsyco.ini").get()
-        let start = Timestamp(secondsSinceEpoch: 1_700_000_000)!
-        let radio = SteppingRadio(
-            start: start,
-            events: (0...20).map { (Double($0) + 0.25, Self.report(minor: 1, rssi: -59)) },
-            steps: [(10.25, -3600)])
-        radio.stepsWithEvents = true
-        var lines: [String] = []
-        try LiveRun(configuration: configuration, now: { radio.now }, elapsed: { radio.elapsed }).run(
-            source: radio,
-            store: StateStore(),
-            output: { output in
-                let seconds = String(format: "%.2f", output.time.secondsSinceEpoch - start.secondsSinceEpoch)
-                if case .transition(_, let transition) = output, transition.region.kind == .beacon {
-                    lines.append(
-                        "\(seconds) \(transition.direction.rawValue) \(transition.dwell.map { "\($0)" } ?? "")")
-                }
-            },
-            shouldStop: { radio.elapsed > .seconds(40) }
-        )
+        let (lines, _) = try Self.steppedWalk(steps: [(10.25, -3600)], stepsWithEvents: true)
         // Last seen at 20.25 s of elapsed time, 20.25 - 3600 s on the wall; out 10 s later.
         #expect(lines == ["0.25 enter ", "-3569.75 exit 30.0"], "\(lines)")
     }

@@ -131,16 +131,22 @@ import Testing
             ])
     }
 
+    /// A phone that entered the Area (its transition) at 1 s and ranged a beacon of Zone 3 under
+    /// it at 1.5 s.
+    mutating func rangedUnderTheArea() -> MonitorHarness {
+        var run = MonitorHarness((1...21).map { "\($0)=1,\($0),1" }) { $0.exitTimeout = 10 }
+        run.start(at: 0)
+        phone(&run, .area(MonitorHarness.uuid(1)), entered: true, at: 1)
+        run.see("3", at: 1.5)
+        let beacon = BeaconID(uuid: MonitorHarness.uuid(1), major: 3, minor: 1)
+        run.monitor.phoneRanged(beacon, at: MonitorHarness.time(1.5), into: &run.outputs)
+        return run
+    }
+
     /// A Zone given to the phone just after its ranging reported one of its beacons is settled by
     /// iOS as inside with no `enter`: it is held, and stays inside until its `leave`.
     @Test mutating func aZoneGivenRightAfterThePhoneRangedItIsHeld() {
-        var run = MonitorHarness((1...21).map { "\($0)=1,\($0),1" }) { $0.exitTimeout = 10 }
-        run.start(at: 0)
-        let beacon = BeaconID(uuid: MonitorHarness.uuid(1), major: 3, minor: 1)
-        // The phone enters the Area (its transition) and ranges a beacon of Zone 3 under it.
-        phone(&run, .area(MonitorHarness.uuid(1)), entered: true, at: 1)
-        run.see("3", at: 1.5)
-        run.monitor.phoneRanged(beacon, at: MonitorHarness.time(1.5), into: &run.outputs)
+        var run = rangedUnderTheArea()
         _ = run.take()
         run.advance(to: 200)
         #expect(run.take(Self.transitions) == [])
@@ -150,12 +156,7 @@ import Testing
     /// A stepped clock moves every instant of where the device is, the phone's ranging among
     /// them: the presence after the step is the one before, moved by the step.
     @Test mutating func aClockStepMovesThePresenceWholeThePhonesRangingToo() {
-        var run = MonitorHarness((1...21).map { "\($0)=1,\($0),1" }) { $0.exitTimeout = 10 }
-        run.start(at: 0)
-        let beacon = BeaconID(uuid: MonitorHarness.uuid(1), major: 3, minor: 1)
-        phone(&run, .area(MonitorHarness.uuid(1)), entered: true, at: 1)
-        run.see("3", at: 1.5)
-        run.monitor.phoneRanged(beacon, at: MonitorHarness.time(1.5), into: &run.outputs)
+        var run = rangedUnderTheArea()
         var expected = run.monitor.presence
         #expect(!expected.phoneSightings.isEmpty)
         let day: Int64 = -86_400_000_000
