@@ -70,7 +70,8 @@ public struct RoomRule: Sendable, Hashable, CustomStringConvertible {
             + "of silence; a tag moves to another room when that room leads by \(Self.text(margin)) dB, or when its "
             + "lead less \(Self.text(drift)) dB adds up to \(Self.text(threshold)) dB over the two rooms' reports, or when "
             + "its present room has no evidence left; a report older than \(Self.text(fresh)) s never wins"
-            + (perSecond ? "; a reading counts for the tag's advertising interval, at most 1 s" : "")
+            + (perSecond
+                ? "; under an adaptive exit a reading counts for the tag's advertising interval, at most 1 s" : "")
     }
 
     /// A scanner's level after `reading` (dB above the tag's power); `level` is `-infinity` when
