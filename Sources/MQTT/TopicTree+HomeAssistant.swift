@@ -49,12 +49,15 @@ extension TopicTree {
     /// Home Assistant discovery for a fleet device (docs/behaviour.md §15), whose topics these are: a
     /// `device_tracker` (state: its Area, `not_home` for `none`) and sensors for its Zone and
     /// nearest beacon, available while the `daemon`'s status says `online`, and shown as a device
-    /// connected through the daemon's.
-    public func homeAssistantDevice(prefix: String, name: String, daemon: TopicTree) -> [MQTTMessage] {
+    /// connected through the daemon's. A `tag` (heard by fixed scanners, docs/rooms.md) has its Zone
+    /// sensor named "Room" and its model "tag"; the object IDs are the same either way.
+    public func homeAssistantDevice(prefix: String, name: String, daemon: TopicTree, tag: Bool = false) -> [MQTTMessage]
+    {
         let node = Self.objectID(base)
         let availabilityTopic = daemon.statusTopic
+        let model = tag ? "tag" : "fleet device"
         let device =
-            #"{"identifiers":["beaconwatch_\#(node)"],"name":"\#(Self.escape(name))","manufacturer":"beaconwatch","model":"fleet device","via_device":"beaconwatch_\#(Self.objectID(daemon.base))"}"#
+            #"{"identifiers":["beaconwatch_\#(node)"],"name":"\#(Self.escape(name))","manufacturer":"beaconwatch","model":"\#(model)","via_device":"beaconwatch_\#(Self.objectID(daemon.base))"}"#
         let availability =
             #""availability_topic":"\#(Self.escape(availabilityTopic))","payload_available":"online","payload_not_available":"offline""#
         func config(_ component: String, _ object: String, _ fields: String) -> MQTTMessage {
@@ -69,7 +72,7 @@ extension TopicTree {
             ),
             config(
                 "sensor", "zone",
-                #""name":"Zone","unique_id":"\#(node)_zone","state_topic":"\#(Self.escape(base))/zone","icon":"mdi:map-marker""#
+                #""name":"\#(tag ? "Room" : "Zone")","unique_id":"\#(node)_zone","state_topic":"\#(Self.escape(base))/zone","icon":"mdi:map-marker""#
             ),
             config(
                 "sensor", "nearest",

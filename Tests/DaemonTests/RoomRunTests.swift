@@ -103,6 +103,8 @@ import Testing
                 return topics.contains("homeassistant/device_tracker/beaconwatch_\(tag)/location/config")
                     && topics.contains("homeassistant/sensor/beaconwatch_\(tag)/zone/config")
             }
+            let room = discovery.messages.first { $0.topic == "homeassistant/sensor/beaconwatch_\(tag)/zone/config" }
+            #expect(room?.payload.contains(#""name":"Room""#) == true, "\(room?.payload ?? "")")
         }
         discovery.client.shutdown()
         // The same reports, in the same order, through replay.
@@ -160,7 +162,8 @@ import Testing
             if !tags.contains(tag) { tags.append(tag) }
             let text = try #require(object["t"] as? String)
             let t = try #require(Timestamp(iso8601: text)).secondsSinceEpoch
-            return #"{"t": \#(t), "scanner": "\#(scanner)", "tag": "\#(tag)", "rssi": \#(object["rssi"] ?? 0), "power": \#(object["power"] ?? -59), "address": "\#(object["address"] ?? "")"}"#
+            return
+                #"{"t": \#(t), "scanner": "\#(scanner)", "tag": "\#(tag)", "rssi": \#(object["rssi"] ?? 0), "power": \#(object["power"] ?? -59), "address": "\#(object["address"] ?? "")"}"#
         }
         return (lines.joined(separator: "\n") + "\n", tags)
     }

@@ -88,6 +88,14 @@ import Testing
         #expect(configs.allSatisfy { $0["availability_topic"] as? String == "beaconwatch/hq/status" })
         #expect((configs[0]["device"] as? [String: Any])?["via_device"] as? String == "beaconwatch_beaconwatch_hq")
         #expect(messages.allSatisfy { $0.retain })
+        #expect(configs[1]["name"] as? String == "Zone")
+        #expect((configs[0]["device"] as? [String: Any])?["model"] as? String == "fleet device")
+        // A tag heard by fixed scanners: its Zone is its room, under the same object IDs.
+        let tag = try device.homeAssistantDevice(prefix: "homeassistant", name: "Cart 7", daemon: daemon, tag: true)
+            .map { try #require(try JSONSerialization.jsonObject(with: Data($0.payload.utf8)) as? [String: Any]) }
+        #expect(tag[1]["name"] as? String == "Room")
+        #expect(tag[1]["unique_id"] as? String == configs[1]["unique_id"] as? String)
+        #expect((tag[0]["device"] as? [String: Any])?["model"] as? String == "tag")
     }
 
     @Test func homeAssistantDiscoveryDescribesTheUserAndEachBeacon() throws {

@@ -220,7 +220,8 @@ public struct EngineDriver {
     private func sinkName(of id: String) -> FleetDevice? {
         guard id != Devices.ownID else { return nil }
         let declaration = devices[id]?.declaration
-        return FleetDevice(id: id, userid: declaration?.userid ?? id, name: declaration?.name)
+        return FleetDevice(
+            id: id, userid: declaration?.userid ?? id, name: declaration?.name, isTag: devices[id]?.source == .scanners)
     }
 
     /// Carries out the devices' actions in order: each step's outputs staged with it (with a

@@ -56,11 +56,14 @@ public struct FleetDevice: Sendable, Hashable {
     public var userid: String
     /// Its declared name (`Device.<id> = name`), for Home Assistant.
     public var name: String?
+    /// A tag heard by fixed scanners (docs/rooms.md): its Zone is its room.
+    public var isTag: Bool
 
-    public init(id: String, userid: String, name: String? = nil) {
+    public init(id: String, userid: String, name: String? = nil, isTag: Bool = false) {
         self.id = id
         self.userid = userid
         self.name = name
+        self.isTag = isTag
     }
 }
 

@@ -327,7 +327,7 @@ public final class MQTTSink: OutputSink {
             announced.withLock({ $0.insert(device.id).inserted })
         {
             retained += tree.homeAssistantDevice(
-                prefix: prefix, name: device.name ?? device.id, daemon: self.tree)
+                prefix: prefix, name: device.name ?? device.id, daemon: self.tree, tag: device.isTag)
         }
         for output in outputs { retained += tree.retained(for: output) }
         retained += tree.current(area: whereabouts.area, zone: whereabouts.zone, nearest: whereabouts.nearest)
