@@ -318,24 +318,39 @@ import Testing
         }
     }
 
-    /// docs/running.md, "Restarts": where the own radio's wearer is is kept with the step that
-    /// moved them, so a daemon killed at any instant after it (SIGKILL: no clean stop) starts again
-    /// inside and enters nothing twice (found by scripts/chaos).
-    @Test func theOwnRadiosRegionsAreKeptWithTheirStepSoARestartEntersNothingAgain() throws {
+    /// A live run of one beacon under a 10 s exit, heard once 1 s after 2013-11-05T10:00:00Z and
+    /// stopped at 3 s, on a new database named after `name` (with the sinks `sinks` gives for its
+    /// store); the configuration and the database's path, for a restart.
+    static func heardOnceThenStopped(
+        _ name: String, sinks: (StateStore) -> [any OutputSink] = { _ in [] }
+    ) throws -> (Configuration, String) {
         let ini = """
             LocationBaseBeacon.101 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1
             Monitor.exitTimeout = 10
             """
         let configuration = try Configuration.load(Array(ini.utf8), path: "/tmp/hsyco.ini").get()
         let path = FileManager.default.temporaryDirectory
-            .appendingPathComponent("beaconwatch-presence-\(UUID().uuidString).sqlite").path
+            .appendingPathComponent("beaconwatch-\(name)-\(UUID().uuidString).sqlite").path
         let start = Timestamp(iso8601: "2013-11-05T10:00:00Z")!
         let radio = ScriptedRadio(start: start, script: [(1, Self.report(minor: 1, rssi: -59))])
         let store = try StateStore(path: path)
-        let watcher = PresenceWatcher(store)
         try LiveRun(configuration: configuration, now: { radio.now }, elapsed: { radio.elapsed }).run(
-            source: radio, store: store, output: { _ in }, sinks: [watcher],
+            source: radio, store: store, output: { _ in }, sinks: sinks(store),
             shouldStop: { radio.now.secondsSinceEpoch - start.secondsSinceEpoch >= 3 })
+        return (configuration, path)
+    }
+
+    /// docs/running.md, "Restarts": where the own radio's wearer is is kept with the step that
+    /// moved them, so a daemon killed at any instant after it (SIGKILL: no clean stop) starts again
+    /// inside and enters nothing twice (found by scripts/chaos).
+    @Test func theOwnRadiosRegionsAreKeptWithTheirStepSoARestartEntersNothingAgain() throws {
+        var made: PresenceWatcher?
+        let (configuration, path) = try Self.heardOnceThenStopped("presence") { store in
+            let watcher = PresenceWatcher(store)
+            made = watcher
+            return [watcher]
+        }
+        let watcher = try #require(made)
         // The step with the enters was committed with the regions inside: a kill right after it keeps them.
         let entered = try #require(watcher.seen.withLock { $0.first { $0.types.contains("enter") } })
         #expect(
@@ -360,18 +375,7 @@ import Testing
     /// was set back two days while it was stopped) moves the kept instants back with the clock: the
     /// beacon last heard just before the stop exits its timeout after the start, not two days on.
     @Test func stateKeptAheadOfTheClockMovesBackWithIt() throws {
-        let ini = """
-            LocationBaseBeacon.101 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1
-            Monitor.exitTimeout = 10
-            """
-        let configuration = try Configuration.load(Array(ini.utf8), path: "/tmp/hsyco.ini").get()
-        let path = FileManager.default.temporaryDirectory
-            .appendingPathComponent("beaconwatch-behind-\(UUID().uuidString).sqlite").path
-        let start = Timestamp(iso8601: "2013-11-05T10:00:00Z")!
-        let radio = ScriptedRadio(start: start, script: [(1, Self.report(minor: 1, rssi: -59))])
-        try LiveRun(configuration: configuration, now: { radio.now }, elapsed: { radio.elapsed }).run(
-            source: radio, store: try StateStore(path: path), output: { _ in },
-            shouldStop: { radio.now.secondsSinceEpoch - start.secondsSinceEpoch >= 3 })
+        let (configuration, path) = try Self.heardOnceThenStopped("behind")
 
         let behind = Timestamp(iso8601: "2013-11-03T10:00:00Z")!
         let again = ScriptedRadio(start: behind, script: [])
