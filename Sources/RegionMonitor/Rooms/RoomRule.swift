@@ -76,9 +76,9 @@ public struct RoomRule: Sendable, Hashable, CustomStringConvertible {
 
     /// A scanner's level after `reading` (dB above the tag's power); `level` is `-infinity` when
     /// never heard.
-    /// `weight`: how much of a reference second of the tag's advertising the reading stands for
-    /// (``Monitor/readingWeight(_:)``): a reading of a tag advertising ten times a second moves
-    /// the level as far as ten of them would together.
+    /// `weight`: the share of a second of the tag's advertising the reading stands for
+    /// (``Monitor/readingWeight(_:)``, at most 1): ten readings of a tag advertising ten times a
+    /// second, each of weight 0.1, move the level as far as one reading of weight 1.
     public func level(_ level: Double, reading: Double, weight: Double = 1) -> Double {
         guard level > -.infinity else { return reading }
         let step = reading > level ? rise : fall
