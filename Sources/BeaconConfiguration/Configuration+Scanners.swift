@@ -44,6 +44,8 @@ extension Loader {
                 offsets.append(entry)
             } else if key == "Scanners.espresense" || key == "Scanners.theengs" || key == "Scanners.forward" {
                 sourceEntries[key] = entry
+            } else if key == "Scanners.calibrate" {
+                if let value = choice(entry, ScannerSettings.Calibrate.self) { settings.calibrate = value }
             } else if key == "Scanners.silence" {
                 if let seconds = duration(entry, positive: true) { settings.silence = seconds }
             } else if key == "Tags.autoAdd" {
@@ -76,13 +78,15 @@ extension Loader {
         configuration.scanners = settings
     }
 
-    /// `Scanner.<id>.rssiOffset = dB`.
+    /// `Scanner.<id>.rssiOffset = dB` and `Scanner.<id>.address = AA:BB:CC:DD:EE:FF`.
     mutating func loadOffset(_ entry: IniFile.Entry, into settings: inout ScannerSettings) {
-        guard let rest = entry.key.suffix(after: "Scanner."), rest.hasSuffix(".rssiOffset") else {
+        guard let rest = entry.key.suffix(after: "Scanner."),
+            let property = [".rssiOffset", ".address"].first(where: { rest.hasSuffix($0) })
+        else {
             unknown(entry)
             return
         }
-        let id = String(rest.dropLast(".rssiOffset".count))
+        let id = String(rest.dropLast(property.count))
         guard let index = settings.scanners.firstIndex(where: { $0.id == id }) else {
             error(
                 entry,
@@ -90,10 +94,26 @@ extension Loader {
             )
             return
         }
+        if property == ".address" {
+            guard let address = BluetoothAddress(entry.value) else {
+                error(
+                    entry,
+                    "Scanner.\(id.excerpt).address = '\(entry.value.excerpt)' is not a Bluetooth address: write it as "
+                        + "AA:BB:CC:DD:EE:FF")
+                return
+            }
+            if let other = settings.scanners.first(where: { $0.address == address }) {
+                error(entry, "\(address) is already Scanner.\(other.id.excerpt).address; each scanner has its own")
+                return
+            }
+            settings.scanners[index].address = address
+            return
+        }
         guard let offset = number(entry, -50...50, "decibels from -50 to 50, added to the scanner's RSSI") else {
             return
         }
         settings.scanners[index].rssiOffset = offset
+        settings.scanners[index].hasOffset = true
     }
 
     /// The report sources' topic filters: each needs its `+` levels, and none may be a fleet's.

@@ -14,6 +14,12 @@ public struct ScannerSettings: Sendable, Hashable {
         public var beacon: BeaconID
         /// `Scanner.<id>.rssiOffset`, added to every RSSI it reports.
         public var rssiOffset: Double
+        /// Whether `rssiOffset` was given: under `Scanners.calibrate = auto` such a scanner keeps it
+        /// and the others are learned against it (``ScannerSettings/Calibrate``).
+        public var hasOffset = false
+        /// `Scanner.<id>.address`: the Bluetooth address the scanner advertises from, by which
+        /// other scanners' reports of it are known (`Scanners.calibrate = auto`).
+        public var address: BluetoothAddress?
         public var line: Int
 
         public init(id: String, locationID: String, beacon: BeaconID, rssiOffset: Double = 0, line: Int) {
@@ -29,6 +35,14 @@ public struct ScannerSettings: Sendable, Hashable {
     public enum AutoAdd: String, Sendable, Hashable, CaseIterable {
         case none
         case ibeacon
+    }
+
+    /// `Scanners.calibrate`: whether receivers' offsets are learned from what the scanners hear of
+    /// each other (`auto`, the default; docs/behaviour.md §19) or only given by
+    /// `Scanner.<id>.rssiOffset` (`off`).
+    public enum Calibrate: String, Sendable, Hashable, CaseIterable {
+        case auto
+        case off
     }
 
     /// `Tags.rooms`: a tag in at most one Zone (`nearest`), or in every Zone whose scanners hear it.
@@ -47,6 +61,7 @@ public struct ScannerSettings: Sendable, Hashable {
     public var own: String?
     /// `Scanners.silence`: a scanner with no report for this long is offline.
     public var silence: Double = 60
+    public var calibrate = Calibrate.auto
     /// `Tag.<id>` in file order.
     public var tags: [TagDeclaration] = []
     public var autoAdd = AutoAdd.none

@@ -137,6 +137,11 @@ public struct Devices {
     public private(set) var scanners: [String: ScannerHealth] = [:]
     /// `Monitor.scanner`: the scanner the own radio is.
     private let ownScanner: String?
+    /// `Scanners.calibrate = auto`: the receivers' offsets learned from what the scanners hear of
+    /// each other; `nil` when off or with fewer than two scanners.
+    public private(set) var calibration: ScannerCalibration?
+    /// The scanners by their `Scanner.<id>.address`.
+    private var scannerAddresses: [BluetoothAddress: String] = [:]
     /// Each fleet device's next wake-up, earliest first; an entry is stale when the device's own
     /// ``scheduled`` differs.
     private var wakeups = DeadlineQueue<Int>()
@@ -165,6 +170,7 @@ public struct Devices {
         tags = configuration?.scanners.map { TagDirectory($0, hierarchy: own.monitor.hierarchy) }
         for scanner in configuration?.scanners?.scanners ?? [] { scanners[scanner.id] = ScannerHealth() }
         ownScanner = configuration?.scanners?.own
+        (calibration, scannerAddresses) = Self.calibration(for: configuration?.scanners, from: nil)
         self.kept = self.configuration == nil ? [:] : kept
         ids = [Self.ownID]
         index = [Self.ownID: 0]
@@ -395,6 +401,13 @@ public struct Devices {
         guard let configuration, let scanners = configuration.scanners, let tags else { return nil }
         guard let scanner = scanners.scanner(report.scanner) else { return .unplacedScanner(report.scanner) }
         self.scanners[scanner.id, default: ScannerHealth()].heard(at: arrival)
+        // Another scanner heard: a reading for the calibration, never a tag.
+        if let transmitter = transmitter(of: report, settings: scanners) {
+            let power = Double(report.power ?? TraceParser.defaultPower)
+            calibration?.heard(
+                receiver: scanner.id, transmitter: transmitter, level: report.rssi + scanner.rssiOffset - power)
+            return nil
+        }
         guard let tag = tags.resolve(report) else { return .unknownTag }
         guard settings.shard.owns(tag.id) else { return .otherShard }
         // Every device's timers due before the report fire first (5.1: one at its instant after it).
@@ -408,7 +421,7 @@ public struct Devices {
                 at: arrival, into: &actions)
         }
         guard let position = index[tag.id] else { return nil }
-        let rssi = (report.rssi + scanner.rssiOffset).rounded()
+        let rssi = (report.rssi + scanner.rssiOffset + (calibration?.correction(scanner.id) ?? 0)).rounded()
         // The tag's own power: its iBeacon's or the node's `rssi@1m`, as the report says, else -59.
         let power = report.power ?? TraceParser.defaultPower
         let advertisement = Advertisement(
@@ -418,6 +431,35 @@ public struct Devices {
         engines[position].handle(.advertisement(advertisement), at: arrival, into: &scratch)
         finish(position, into: &actions)
         return nil
+    }
+
+    /// The scanner a report is of, when it is of a placed scanner: ESPresense's `node:<id>`, or a
+    /// scanner's `Scanner.<id>.address`.
+    private func transmitter(of report: ScannerReport, settings: ScannerSettings) -> String? {
+        if report.tag.hasPrefix("node:"), let id = settings.scanner(String(report.tag.dropFirst(5)))?.id {
+            return id
+        }
+        guard !scannerAddresses.isEmpty else { return nil }
+        if let address = report.address, let id = scannerAddresses[address] { return id }
+        if case .mac(let address) = TagDirectory.identity(report.tag) { return scannerAddresses[address] }
+        return nil
+    }
+
+    /// The calibration of `settings` (what `old` heard kept) and the scanners by address.
+    private static func calibration(
+        for settings: ScannerSettings?, from old: ScannerCalibration?
+    ) -> (ScannerCalibration?, [BluetoothAddress: String]) {
+        guard let settings else { return (nil, [:]) }
+        let addresses = Dictionary(
+            settings.scanners.compactMap { scanner in scanner.address.map { ($0, scanner.id) } },
+            uniquingKeysWith: { first, _ in first })
+        guard settings.calibrate == .auto, settings.scanners.count > 1 else { return (nil, addresses) }
+        let ids = settings.scanners.map(\.id)
+        let anchored = Set(settings.scanners.filter(\.hasOffset).map(\.id))
+        return (
+            old?.reconfigured(scanners: ids, anchored: anchored)
+                ?? ScannerCalibration(scanners: ids, anchored: anchored), addresses
+        )
     }
 
     /// What scanner `id` says of itself (ESPresense's retained `rooms/<id>/status`): `online` or
@@ -437,6 +479,7 @@ public struct Devices {
             self.configuration = configuration
             self.rules = rules
             ruleSettings = settings
+            (calibration, scannerAddresses) = Self.calibration(for: configuration.scanners, from: calibration)
             names = WaypointNames(configuration.hierarchy)
             var fleet = configuration.fleet ?? sources
             (fleet.owntracks, fleet.theengs, fleet.forward) = (sources.owntracks, sources.theengs, sources.forward)

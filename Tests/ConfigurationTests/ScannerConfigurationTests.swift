@@ -47,6 +47,23 @@ import Testing
         #expect(try Self.load(Self.base).get().scanners == nil)
     }
 
+    /// `Scanners.calibrate` (`auto`, the default, or `off`) and `Scanner.<id>.address`; a scanner
+    /// given an `rssiOffset` keeps it under `auto`.
+    @Test func scannersCalibrateThemselvesUnlessTurnedOff() throws {
+        let text =
+            Self.base
+            + "LocationScanner.101 = kitchen\nLocationScanner.102 = hall\nScanners.espresense = espresense/devices/+/+\n"
+        let defaults = try #require(try Self.load(text).get().scanners)
+        #expect(defaults.calibrate == .auto && defaults.scanners.allSatisfy { !$0.hasOffset && $0.address == nil })
+        let set = try #require(
+            try Self.load(
+                text
+                    + "Scanners.calibrate = off\nScanner.hall.address = 02:aa:bb:cc:dd:ee\nScanner.kitchen.rssiOffset = 0\n"
+            ).get().scanners)
+        #expect(set.calibrate == .off && set.scanner("hall")?.address == BluetoothAddress("02:AA:BB:CC:DD:EE"))
+        #expect(set.scanner("kitchen")?.hasOffset == true && set.scanner("hall")?.hasOffset == false)
+    }
+
     /// `Tags.exitTimeout`: `auto` (the default) or seconds.
     @Test func tagsLeaveAfterTheirOwnExitTimeout() throws {
         let text = Self.base + "LocationScanner.101 = kitchen\nScanners.espresense = espresense/devices/+/+\n"
@@ -63,6 +80,8 @@ import Testing
         ("Scanners.theengs = home/BTtoMQTT", "a + level"),
         ("Scanners.forward = beaconwatch/+/sightings", "also a Fleet.* filter"),
         ("Scanners.silence = never", "Scanners.silence"),
+        ("Scanners.calibrate = sometimes", "expected one of auto, off"),
+        ("Scanner.kitchen.address = 02:00:00", "not a Bluetooth address"),
         ("Monitor.scanner = attic", "names no scanner"),
         ("Tag.badge = ibeacon:not-a-uuid:1:1", "expected an identity"),
         ("Tag.badge = irk:0123", "expected an identity"),

@@ -135,6 +135,8 @@ import TestSupport
             "scanners: 2 placed; reports from espresense espresense/devices/+/+; offline after 60 s without a report",
             "scanner kitchen at 101: room E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1 (Kitchen), offset 0 dB, via MQTT",
             "scanner hall at 102: room E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:2, offset -3 dB, via MQTT",
+            "scanners: calibrate auto: each receiver's offset learned from what the scanners hear of each other "
+                + "(ESPresense's node:<id>, or a Scanner.<id>.address); hall keeps its rssiOffset",
             "tags: rooms nearest: a reading moves a scanner's level 1 of the way up, 0.5 of the way down",
             "a tag moves to another room when that room leads by 10 dB, or when its lead less 3 dB adds up to 8 dB",
             "tags: exit auto: the silence of the tag's own advertisements that is improbable below confidence 1e-06, at most 30 s",

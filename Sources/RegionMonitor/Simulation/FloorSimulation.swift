@@ -251,6 +251,65 @@ public struct FloorSimulation: Sendable {
         return heard
     }
 
+    /// What the scanners hear of each other when each also advertises every `interval` seconds at
+    /// the tags' power (ESPresense nodes do, docs/espresense.md): tag `firstTag + s` is scanner `s`.
+    /// The path between two scanners is one both ways (the same shadowing, each direction its own
+    /// noise, bursts and losses); each receiver adds its own offset. Its own random draws: the
+    /// tags' readings are the same with or without it.
+    public func heardBetweenScanners(firstTag: Int, interval: Double = 1) -> [Heard] {
+        var random = SeededGenerator(seed: seed &* 15_485_863 &+ 5)
+        let count = floor.scanners.count
+        var heard: [Heard] = []
+        var shared = [Path](repeating: Path(), count: count * count)
+        var paths = [Path](repeating: Path(), count: count * count)
+        let lossEnd = radio.lossRun.map { 1 / max($0, 1) } ?? 1
+        let lossStart = radio.lossRun.map { _ in radio.loss * lossEnd / max(1 - radio.loss, 1e-9) } ?? radio.loss
+        // Every scanner's next advertisement; the earliest goes first, so a path shared both
+        // ways moves forward in time.
+        var next = (0..<count).map { _ in Double.random(in: 0..<interval, using: &random) }
+        while let transmitter = next.indices.min(by: { next[$0] < next[$1] }), next[transmitter] < duration {
+            let time = next[transmitter]
+            next[transmitter] += interval + Double.random(in: 0..<0.01, using: &random)
+            let point = floor.scanners[transmitter].at
+            for receiver in 0..<count where receiver != transmitter {
+                let pair = min(receiver, transmitter) * count + max(receiver, transmitter)
+                var common = shared[pair]
+                let sinceCommon = time - common.time
+                common.time = time
+                let keepCommon = sinceCommon.isFinite ? exp(-max(0, sinceCommon) / radio.shadowingTime) : 0
+                common.shadow =
+                    common.shadow * keepCommon + (1 - keepCommon * keepCommon).squareRoot() * radio.shadowing
+                    * WalkSimulation.gaussian(&random)
+                shared[pair] = common
+                var path = paths[receiver * count + transmitter]
+                defer { paths[receiver * count + transmitter] = path }
+                let elapsed = time - path.time
+                path.time = time
+                var level =
+                    floor.level(power, from: point, at: receiver) + floor.scanners[receiver].offset + common.shadow
+                    + radio.fading * WalkSimulation.gaussian(&random)
+                if let share = radio.multipathShare {
+                    if Double.random(in: 0..<1, using: &random) < share { level -= radio.multipathDepth }
+                } else {
+                    if time >= path.burstUntil,
+                        Double.random(in: 0..<1, using: &random)
+                            < 1 - exp(-min(elapsed, 60) * radio.burstsPerMinute / 60)
+                    {
+                        path.burstUntil = time + Double.random(in: radio.burstLength, using: &random)
+                        path.burstDepth = Double.random(in: radio.burstDepth, using: &random)
+                    }
+                    if time < path.burstUntil { level -= path.burstDepth }
+                }
+                let draw = Double.random(in: 0..<1, using: &random)
+                path.losing = path.losing ? draw >= lossEnd : draw < lossStart
+                guard !path.losing, level >= radio.sensitivity else { continue }
+                heard.append(Heard(time: time, tag: firstTag + transmitter, scanner: receiver, rssi: level.rounded()))
+            }
+        }
+        heard.sort { ($0.time, $0.tag, $0.scanner) < ($1.time, $1.tag, $1.scanner) }
+        return heard
+    }
+
     /// `heard` as trace lines of scanner reports (docs/behaviour.md §3.3, §19), starting at
     /// `start` (seconds since 1970); tags named `t1`, `t2`… as ``Floor/ini(tags:extra:)`` declares them.
     public func trace(_ heard: [Heard], start: Double = 1_700_000_000) -> String {

@@ -12,6 +12,9 @@ struct BeaconwatchRooms: RoomDecider {
     var table: Devices
     let scanners: [String]
     let tags: [String]
+    /// What a scanner is known by when another hears it: ESPresense's `node:<id>`, else its
+    /// `Scanner.<id>.address` (a Theengs gateway reports the address).
+    let scannerTags: [(tag: String, address: BluetoothAddress?)]
     var actions: [Devices.Action] = []
 
     /// `nodes`: the reports are ESPresense nodes' (filtered estimates), else every advertisement
@@ -21,13 +24,19 @@ struct BeaconwatchRooms: RoomDecider {
     ) throws {
         self.name = name
         let source = nodes ? "Scanners.espresense = espresense/devices/+/+" : "Scanners.theengs = home/+/BTtoMQTT/#"
+        let addresses = floor.scanners.indices.map { BluetoothAddress(value: 0x0200_0000_0000 | UInt64($0 + 1)) }
+        let addressLines =
+            nodes
+            ? "" : zip(floor.scanners, addresses).map { "Scanner.\($0.id).address = \($1)\n" }.joined()
         let text = floor.ini(
-            tags: tags, extra: "MQTT.host = 127.0.0.1\n\(source)\nFleet.maxDevices = \(tags + 10)\n\(extra)\n")
+            tags: tags,
+            extra: "MQTT.host = 127.0.0.1\n\(source)\nFleet.maxDevices = \(tags + 10)\n\(addressLines)\(extra)\n")
         var configuration = try Configuration.load(Array(text.utf8), path: "rooms.ini").get()
         if let rule { configuration.scanners?.roomRule = rule }
         table = Devices(
             configuration: configuration, identity: MonitorIdentity(session: "s", address: "a", userid: "bench"))
         scanners = floor.scanners.map(\.id)
+        scannerTags = zip(floor.scanners, addresses).map { nodes ? ("node:\($0.id)", nil) : ($1.description, $1) }
         self.tags = (1...max(tags, 1)).map { "t\($0)" }
         table.start(at: Self.time(0), into: &actions)
         actions.removeAll()
@@ -41,6 +50,14 @@ struct BeaconwatchRooms: RoomDecider {
         table.handle(
             ScannerReport(scanner: scanners[scanner], tag: tags[tag], rssi: rssi, power: -59), at: Self.time(time),
             into: &actions)
+        actions.removeAll(keepingCapacity: true)
+    }
+
+    mutating func scannerHeard(transmitter: Int, receiver: Int, rssi: Double, at time: Double) {
+        let known = scannerTags[transmitter]
+        table.handle(
+            ScannerReport(scanner: scanners[receiver], tag: known.tag, rssi: rssi, power: -59, address: known.address),
+            at: Self.time(time), into: &actions)
         actions.removeAll(keepingCapacity: true)
     }
 

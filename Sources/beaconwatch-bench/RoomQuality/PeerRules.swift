@@ -8,6 +8,12 @@ protocol RoomDecider {
     mutating func report(tag: Int, scanner: Int, rssi: Double, at time: Double)
     /// Each tag's room at `time`, after every report up to it; `time` never goes back.
     mutating func rooms(at time: Double, into rooms: inout [Int?])
+    /// Scanner `receiver` heard scanner `transmitter` advertise at `rssi` dBm (peers ignore it).
+    mutating func scannerHeard(transmitter: Int, receiver: Int, rssi: Double, at time: Double)
+}
+
+extension RoomDecider {
+    mutating func scannerHeard(transmitter: Int, receiver: Int, rssi: Double, at time: Double) {}
 }
 
 /// Distances as the peers compute them from RSSI: `10^((power - rssi) / (10 n))`.

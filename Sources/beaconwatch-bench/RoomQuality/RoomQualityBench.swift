@@ -166,9 +166,12 @@ struct RoomQualityBench: ParsableCommand {
         let floor = simulation.floor
         var movers = simulation.movers()
         for (a, b) in scenario.shuttles { movers.append(simulation.shuttle(a, b, speed: 0.5)) }
-        let heard = simulation.heard(movers)
-        let roomOf = floor.scanners.map(\.room)
         let count = movers.count
+        // The scanners also advertise and hear each other (tags count + s: scanner s).
+        let heard = (simulation.heard(movers) + simulation.heardBetweenScanners(firstTag: count)).sorted {
+            ($0.time, $0.tag, $0.scanner) < ($1.time, $1.tag, $1.scanner)
+        }
+        let roomOf = floor.scanners.map(\.room)
         var systems: [any RoomDecider] = [
             try BeaconwatchRooms(floor: floor, tags: count, nodes: nodes),
             MQTTRoom(tags: count, roomOf: roomOf),
@@ -184,8 +187,12 @@ struct RoomQualityBench: ParsableCommand {
             systems.append(try BeaconwatchRooms(name: "bw, 30 min on", floor: floor, tags: count, nodes: nodes))
             systems.append(
                 try BeaconwatchRooms(
+                    name: "bw uncalibrated, 30 min on", floor: floor, tags: count, nodes: nodes,
+                    extra: "Scanners.calibrate = off"))
+            systems.append(
+                try BeaconwatchRooms(
                     name: "bw calibrated, 30 min on", floor: floor, tags: count, nodes: nodes, extra: exact))
-            starts += [1800, 1800]
+            starts += [1800, 1800, 1800]
         }
         for text in ini {
             let lines = text.replacingOccurrences(of: "\\n", with: "\n")
@@ -204,7 +211,7 @@ struct RoomQualityBench: ParsableCommand {
         starts += Array(repeating: 15.0, count: systems.count - starts.count)
         var reports: [FloorSimulation.Heard] = heard
         if nodes {
-            var node = NodeReports(tags: count, scanners: floor.scanners.count)
+            var node = NodeReports(tags: count + floor.scanners.count, scanners: floor.scanners.count)
             reports = heard.compactMap { reading in
                 node.hear(tag: reading.tag, scanner: reading.scanner, rssi: reading.rssi, at: reading.time).map {
                     FloorSimulation.Heard(time: reading.time, tag: reading.tag, scanner: reading.scanner, rssi: $0)
@@ -225,7 +232,14 @@ struct RoomQualityBench: ParsableCommand {
             while cursor < reports.count, reports[cursor].time <= time {
                 let report = reports[cursor]
                 for system in systems.indices {
-                    systems[system].report(tag: report.tag, scanner: report.scanner, rssi: report.rssi, at: report.time)
+                    if report.tag >= count {
+                        systems[system].scannerHeard(
+                            transmitter: report.tag - count, receiver: report.scanner, rssi: report.rssi,
+                            at: report.time)
+                    } else {
+                        systems[system].report(
+                            tag: report.tag, scanner: report.scanner, rssi: report.rssi, at: report.time)
+                    }
                 }
                 cursor += 1
             }
@@ -251,6 +265,24 @@ struct RoomQualityBench: ParsableCommand {
             var score = scores[system]
             score.visits = visits
             print("rooms: \(pad(scenario.name, 30)) \(pad(feed, 6)) \(pad(name, 22)) \(score.line())")
+        }
+        if let own = systems.first as? BeaconwatchRooms, let calibration = own.table.calibration,
+            floor.scanners.contains(where: { $0.offset != 0 })
+        {
+            // What Scanners.calibrate = auto learned, against the truth (both centred: only how
+            // scanners compare matters).
+            let truth = floor.scanners.map { -$0.offset }
+            let learned = floor.scanners.map { calibration.correction($0.id) }
+            func centred(_ values: [Double]) -> [Double] {
+                let mean = values.reduce(0, +) / Double(values.count)
+                return values.map { $0 - mean }
+            }
+            let error = zip(centred(truth), centred(learned)).map { abs($0 - $1) }.max() ?? 0
+            print(
+                "rooms: \(pad(scenario.name, 30)) \(pad(feed, 6)) Scanners.calibrate = auto learned "
+                    + "\(centred(learned).map { format($0, 1) }.joined(separator: " ")) dB, true "
+                    + "\(centred(truth).map { format($0, 1) }.joined(separator: " ")) dB: at most \(format(error, 1)) dB off"
+            )
         }
         print(
             "rooms: \(pad(scenario.name, 30)) \(pad(feed, 6)) \(reports.count) reports of \(count) tags over "

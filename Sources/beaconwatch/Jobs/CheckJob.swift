@@ -323,6 +323,19 @@ struct CheckJob {
                 "  scanner \(scanner.id) at \(scanner.locationID): room \(zone), offset "
                     + "\(JSONValue.numberText(scanner.rssiOffset)) dB, via \(source)")
         }
+        switch scanners.calibrate {
+        case .auto:
+            let kept = scanners.scanners.filter(\.hasOffset).map(\.id)
+            lines.append(
+                "  scanners: calibrate auto: each receiver's offset learned from what the scanners hear of each other "
+                    + "(ESPresense's node:<id>, or a Scanner.<id>.address)"
+                    + (kept.isEmpty
+                        ? ""
+                        : "; \(kept.joined(separator: ", ")) \(kept.count == 1 ? "keeps its" : "keep their") rssiOffset")
+            )
+        case .off:
+            lines.append("  scanners: calibrate off: offsets only as Scanner.<id>.rssiOffset gives them")
+        }
         switch scanners.rooms {
         case .nearest: lines.append("  tags: rooms nearest: \(scanners.effectiveRoomRule)")
         case .heard: lines.append("  tags: rooms heard: a tag is inside every Zone whose scanners heard it (5.1)")

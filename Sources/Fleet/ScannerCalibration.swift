@@ -1,0 +1,186 @@
+/// Receivers' offsets learned from what fixed scanners hear of each other (`Scanners.calibrate =
+/// auto`, docs/behaviour.md §19).
+///
+/// A scanner that also advertises is heard by the others: ESPresense nodes hear each other as
+/// `node:<id>` (the ESPresense companion calibrates its nodes from these reports,
+/// docs/espresense.md), and any scanner whose `Scanner.<id>.address` is set is known by it. The path
+/// between two fixed scanners loses the same both ways, so what A reads of B less what B reads of
+/// A is A's receiver offset less B's, whatever walls lie between them (each level taken above the
+/// transmitter's own measured power, so nodes sending at different powers compare alike). Each
+/// direction's level is a median of its readings, smoothed over minutes (a multipath dip or a burst
+/// does not move it); the offsets are the least-squares fit of every pair heard both ways. A
+/// scanner with its own `Scanner.<id>.rssiOffset` keeps it and the others are fitted to it; where
+/// none has one, the corrections of scanners that hear each other average zero (what decides a
+/// room is how scanners compare, not their absolute level).
+///
+/// Pure: no clock; the fit is redone after every ``refit`` readings of scanners.
+public struct ScannerCalibration: Sendable, Hashable {
+    /// How many readings of each direction make its level (their median).
+    public static let window = 31
+    /// Readings each direction needs before its pair counts.
+    public static let minimum = 5
+    /// Readings between two fits.
+    public static let refit = 16
+    /// The largest correction learned, dB either way.
+    public static let limit = 20.0
+    /// A pair heard weaker than this, either way (dB above the transmitter's power: -89 dBm for a
+    /// node sending -59 at 1 m), does not count: near a receiver's sensitivity only the readings
+    /// that happen to be strong are heard, and the weaker receiver's level reads too high.
+    public static let weakest = -30.0
+
+    /// One direction's level: the median of its last ``window`` readings at first, then each time
+    /// ``window`` more have come, a quarter of the way towards their median (about the last five
+    /// windows weigh in: 2.5 minutes of a node advertising every second).
+    struct Window: Sendable, Hashable {
+        var values: [Double] = []
+        var next = 0
+        var fresh = 0
+        var settled: Double?
+
+        mutating func add(_ value: Double) {
+            if values.count < ScannerCalibration.window {
+                values.append(value)
+            } else {
+                values[next] = value
+            }
+            next = (next + 1) % ScannerCalibration.window
+            fresh += 1
+            if fresh >= ScannerCalibration.window, let median = Self.median(values) {
+                fresh = 0
+                settled = settled.map { $0 + (median - $0) / 4 } ?? median
+            }
+        }
+
+        var level: Double? {
+            settled ?? (values.count >= ScannerCalibration.minimum ? Self.median(values) : nil)
+        }
+
+        static func median(_ values: [Double]) -> Double? {
+            guard !values.isEmpty else { return nil }
+            let sorted = values.sorted()
+            let middle = sorted.count / 2
+            return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+        }
+    }
+
+    /// The scanners, in the configuration's order, and whether each keeps a given offset.
+    private var ids: [String]
+    private var anchored: [Bool]
+    private var position: [String: Int]
+    /// `heard[receiver * count + transmitter]`.
+    private var heard: [Window]
+    private var pending = 0
+    /// dB added to each scanner's readings, by its index.
+    private var learned: [Double]
+
+    /// For scanners `ids`, those in `anchored` keeping the offset they were given.
+    public init(scanners ids: [String], anchored: Set<String> = []) {
+        self.ids = ids
+        self.anchored = ids.map { anchored.contains($0) }
+        position = Dictionary(ids.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        heard = Array(repeating: Window(), count: ids.count * ids.count)
+        learned = Array(repeating: 0, count: ids.count)
+    }
+
+    /// The same calibration for another set of scanners (a reload): what was heard between scanners
+    /// still placed is kept.
+    public func reconfigured(scanners ids: [String], anchored: Set<String>) -> ScannerCalibration {
+        var next = ScannerCalibration(scanners: ids, anchored: anchored)
+        for (receiver, a) in ids.enumerated() {
+            for (transmitter, b) in ids.enumerated() {
+                guard let oldA = position[a], let oldB = position[b] else { continue }
+                next.heard[receiver * ids.count + transmitter] = heard[oldA * self.ids.count + oldB]
+            }
+        }
+        next.fit()
+        return next
+    }
+
+    /// The correction learned for scanner `id`, dB added to its readings (0 when none).
+    public func correction(_ id: String) -> Double {
+        position[id].map { learned[$0] } ?? 0
+    }
+
+    /// Every scanner's learned correction, with how many other scanners it was compared with; a
+    /// scanner compared with none is left out.
+    public var corrections: [(id: String, offset: Double, pairs: Int)] {
+        ids.indices.compactMap { index in
+            let pairs = ids.indices.filter { pairLevels(index, $0) != nil }.count
+            return pairs > 0 && !anchored[index] ? (ids[index], learned[index], pairs) : nil
+        }
+    }
+
+    /// Scanner `receiver` read `level` dB above the measured power of scanner `transmitter`'s
+    /// advertisement (its own offset already added). Ignored unless both are known and differ, or
+    /// when the level is not a number.
+    public mutating func heard(receiver: String, transmitter: String, level: Double) {
+        guard let a = position[receiver], let b = position[transmitter], a != b, level.isFinite else { return }
+        heard[a * ids.count + b].add(level)
+        pending += 1
+        if pending >= Self.refit { fit() }
+    }
+
+    /// The two directions' levels of the pair, when both have enough readings.
+    private func pairLevels(_ a: Int, _ b: Int) -> (Double, Double)? {
+        guard a != b, let ab = heard[a * ids.count + b].level, let ba = heard[b * ids.count + a].level,
+            min(ab, ba) >= Self.weakest
+        else { return nil }
+        return (ab, ba)
+    }
+
+    /// The least-squares corrections: for each pair heard both ways, `c[a] - c[b]` should be
+    /// `level(b hears a) - level(a hears b)`; by Gauss–Seidel sweeps, anchored scanners fixed at 0,
+    /// each group of scanners linked by pairs and holding no anchor centred on 0.
+    mutating func fit() {
+        pending = 0
+        let count = ids.count
+        var edges = Array(repeating: [(other: Int, difference: Double)](), count: count)
+        for a in 0..<count {
+            for b in (a + 1)..<max(a + 1, count) {
+                guard let (ab, ba) = pairLevels(a, b) else { continue }
+                // c[a] - c[b] = ba - ab.
+                edges[a].append((b, ba - ab))
+                edges[b].append((a, ab - ba))
+            }
+        }
+        // The groups of scanners linked by pairs.
+        var group = Array(repeating: -1, count: count)
+        var groups: [[Int]] = []
+        for start in 0..<count where group[start] < 0 && !edges[start].isEmpty {
+            var members = [start]
+            group[start] = groups.count
+            var cursor = 0
+            while cursor < members.count {
+                for edge in edges[members[cursor]] where group[edge.other] < 0 {
+                    group[edge.other] = groups.count
+                    members.append(edge.other)
+                }
+                cursor += 1
+            }
+            groups.append(members)
+        }
+        var next = Array(repeating: 0.0, count: count)
+        for members in groups {
+            let free = members.filter { !anchored[$0] }
+            let hasAnchor = free.count < members.count
+            for index in free { next[index] = learned[index] }
+            for _ in 0..<100 {
+                var moved = 0.0
+                for index in free {
+                    var sum = 0.0
+                    for edge in edges[index] { sum += next[edge.other] + edge.difference }
+                    let value = sum / Double(edges[index].count)
+                    moved = max(moved, abs(value - next[index]))
+                    next[index] = value
+                }
+                if !hasAnchor {
+                    let mean = free.reduce(0) { $0 + next[$1] } / Double(max(free.count, 1))
+                    for index in free { next[index] -= mean }
+                }
+                if moved < 0.001 { break }
+            }
+            for index in free { next[index] = min(Self.limit, max(-Self.limit, next[index])) }
+        }
+        learned = next
+    }
+}

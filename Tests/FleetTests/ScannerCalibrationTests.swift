@@ -1,0 +1,144 @@
+import BeaconConfiguration
+import BeaconCore
+import Fleet
+import Testing
+
+/// `Scanners.calibrate = auto` (docs/behaviour.md §19): receivers' offsets from what the scanners
+/// hear of each other.
+@Suite struct ScannerCalibrationTests {
+    /// What `receiver` reads of `transmitter` when the path between them loses `loss` dB and the
+    /// receiver reads `offsets[receiver]` high; the `index`th reading, with ±1.5 dB of noise and one
+    /// reading in ten 12 dB down (a multipath burst).
+    static func reading(_ index: Int, receiver: String, loss: Double, offsets: [String: Double]) -> Double {
+        let noise = [0, 1.5, -1.5, 0.5, -0.5, 1, -1, 0, 1.5, -12][index % 10]
+        return -loss + (offsets[receiver] ?? 0) + noise
+    }
+
+    /// Feeds `rounds` readings of every pair in `losses` both ways.
+    static func feed(
+        _ calibration: inout ScannerCalibration, losses: [(String, String, Double)], offsets: [String: Double],
+        rounds: Int = 200
+    ) {
+        for index in 0..<rounds {
+            for (a, b, loss) in losses {
+                calibration.heard(
+                    receiver: a, transmitter: b, level: reading(index, receiver: a, loss: loss, offsets: offsets))
+                calibration.heard(
+                    receiver: b, transmitter: a, level: reading(index, receiver: b, loss: loss, offsets: offsets))
+            }
+        }
+    }
+
+    /// Walls of any loss between them, three receivers reading 3 dB high, 2 dB low and true are
+    /// corrected by -3, +2 and 0 less their mean: each pair's difference of the two ways is theirs
+    /// alone.
+    @Test func offsetsComeFromThePairsHeardBothWays() {
+        var calibration = ScannerCalibration(scanners: ["a", "b", "c"])
+        let offsets = ["a": 3.0, "b": -2.0, "c": 0.0]
+        Self.feed(&calibration, losses: [("a", "b", 12), ("b", "c", 25), ("a", "c", 17)], offsets: offsets)
+        let mean = (-3.0 + 2.0 + 0.0) / 3
+        #expect(abs(calibration.correction("a") - (-3 - mean)) < 0.2, "\(calibration.corrections)")
+        #expect(abs(calibration.correction("b") - (2 - mean)) < 0.2, "\(calibration.corrections)")
+        #expect(abs(calibration.correction("c") - (0 - mean)) < 0.2, "\(calibration.corrections)")
+        #expect(calibration.corrections.map(\.pairs) == [2, 2, 2])
+    }
+
+    /// A scanner given its own `rssiOffset` keeps it: the others are fitted to it, and it learns
+    /// nothing.
+    @Test func aScannerGivenAnOffsetAnchorsTheOthers() {
+        var calibration = ScannerCalibration(scanners: ["a", "b", "c"], anchored: ["c"])
+        Self.feed(
+            &calibration, losses: [("a", "b", 12), ("b", "c", 20)], offsets: ["a": 3.0, "b": -2.0, "c": 0.0])
+        #expect(calibration.correction("c") == 0)
+        #expect(abs(calibration.correction("a") - -3) < 0.2 && abs(calibration.correction("b") - 2) < 0.2)
+        #expect(calibration.corrections.map(\.id) == ["a", "b"])
+    }
+
+    /// Nothing is learned from a pair heard one way only, heard too weakly either way (near a
+    /// receiver's sensitivity the weaker one reads high), or heard fewer than five times.
+    @Test func aPairHeardOneWayWeaklyOrBarelyTeachesNothing() {
+        var calibration = ScannerCalibration(scanners: ["a", "b", "c", "d"])
+        for _ in 0..<100 { calibration.heard(receiver: "a", transmitter: "b", level: -10) }
+        for _ in 0..<100 {
+            calibration.heard(receiver: "b", transmitter: "c", level: -31)
+            calibration.heard(receiver: "c", transmitter: "b", level: -20)
+        }
+        for _ in 0..<4 {
+            calibration.heard(receiver: "c", transmitter: "d", level: -10)
+            calibration.heard(receiver: "d", transmitter: "c", level: -20)
+        }
+        for id in ["a", "b", "c", "d"] { #expect(calibration.correction(id) == 0, "\(id)") }
+        #expect(calibration.corrections.isEmpty)
+    }
+
+    /// Readings of unknown scanners, of a scanner by itself, or that are not numbers change
+    /// nothing; a correction never goes past 20 dB.
+    @Test func garbageChangesNothingAndCorrectionsAreBounded() {
+        var calibration = ScannerCalibration(scanners: ["a", "b"])
+        for level in [Double.nan, .infinity, -.infinity] {
+            for _ in 0..<40 { calibration.heard(receiver: "a", transmitter: "b", level: level) }
+        }
+        for _ in 0..<40 {
+            calibration.heard(receiver: "a", transmitter: "a", level: 0)
+            calibration.heard(receiver: "x", transmitter: "b", level: 0)
+            calibration.heard(receiver: "b", transmitter: "y", level: 0)
+        }
+        #expect(calibration.corrections.isEmpty && calibration.correction("a") == 0)
+        #expect(calibration.correction("x") == 0)
+        for _ in 0..<40 {
+            calibration.heard(receiver: "a", transmitter: "b", level: 0)
+            calibration.heard(receiver: "b", transmitter: "a", level: -29)
+        }
+        // A difference of 29 dB halves to 14.5 each way; anchored, the other takes all of it, up to 20.
+        #expect(abs(calibration.correction("a") - -14.5) < 0.01 && abs(calibration.correction("b") - 14.5) < 0.01)
+        var anchored = calibration.reconfigured(scanners: ["a", "b"], anchored: ["b"])
+        anchored.heard(receiver: "a", transmitter: "b", level: 0)
+        #expect(anchored.correction("a") == -20 && anchored.correction("b") == 0)
+    }
+
+    /// A reload keeps what was heard between scanners still placed, and forgets a removed one.
+    @Test func aReloadKeepsWhatScannersStillPlacedHeard() {
+        var calibration = ScannerCalibration(scanners: ["a", "b", "c"])
+        Self.feed(&calibration, losses: [("a", "b", 12), ("b", "c", 12)], offsets: ["a": 4.0, "b": 0, "c": 0])
+        let reloaded = calibration.reconfigured(scanners: ["b", "a", "d"], anchored: [])
+        #expect(abs(reloaded.correction("a") - -2) < 0.2 && abs(reloaded.correction("b") - 2) < 0.2)
+        #expect(reloaded.correction("c") == 0 && reloaded.correction("d") == 0)
+    }
+
+    // MARK: - In the device table
+
+    /// A scanner heard by another, as ESPresense's `node:<id>` or by its `Scanner.<id>.address`,
+    /// is no tag: it teaches the calibration, and a tag's later readings are corrected by it.
+    @Test func scannersHeardByEachOtherCorrectTheTagsReadings() throws {
+        var table = try TagTests.table("Scanner.hall.address = 02:00:00:00:00:02\n")
+        var actions: [Devices.Action] = []
+        table.start(at: TagTests.time(0), into: &actions)
+        // The kitchen's receiver reads 6 dB higher than the hall's.
+        for second in 1...40 {
+            let time = TagTests.time(Double(second))
+            let fromKitchen = ScannerReport(scanner: "hall", tag: "node:kitchen", rssi: -75, power: -59)
+            let fromHall = ScannerReport(
+                scanner: "kitchen", tag: "02:00:00:00:00:02", rssi: -69, power: -59,
+                address: BluetoothAddress("02:00:00:00:00:02"))
+            #expect(table.handle(fromKitchen, at: time, into: &actions) == nil)
+            #expect(table.handle(fromHall, at: time, into: &actions) == nil)
+        }
+        #expect(table.fleet.isEmpty)
+        #expect(table.calibration?.correction("kitchen") == -3 && table.calibration?.correction("hall") == 3)
+        #expect(table.calibration?.correction("office") == 0)
+        table.handle(
+            ScannerReport(scanner: "kitchen", tag: "badge-1", rssi: -60), at: TagTests.time(41), into: &actions)
+        #expect(table.engine("badge-1")?.monitor.roomChange?.evidence == -4)
+
+        var off = try TagTests.table("Scanners.calibrate = off\n")
+        off.start(at: TagTests.time(0), into: &actions)
+        for second in 1...40 {
+            off.handle(
+                ScannerReport(scanner: "hall", tag: "node:kitchen", rssi: -75), at: TagTests.time(Double(second)),
+                into: &actions)
+        }
+        #expect(off.calibration == nil && off.fleet.isEmpty)
+        off.handle(ScannerReport(scanner: "kitchen", tag: "badge-1", rssi: -60), at: TagTests.time(41), into: &actions)
+        #expect(off.engine("badge-1")?.monitor.roomChange?.evidence == -1)
+    }
+}
