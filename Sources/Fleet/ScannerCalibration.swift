@@ -13,7 +13,8 @@
 /// none has one, the corrections of scanners that hear each other average zero (what decides a
 /// room is how scanners compare, not their absolute level).
 ///
-/// Pure: no clock; the fit is redone after every ``refit`` readings of scanners.
+/// Pure: no clock; the fit is redone after every ``refit`` readings of scanners, and when a
+/// direction first has ``minimum`` readings.
 public struct ScannerCalibration: Sendable, Hashable {
     /// How many readings of each direction make its level (their median).
     public static let window = 31
@@ -117,7 +118,8 @@ public struct ScannerCalibration: Sendable, Hashable {
         guard let a = position[receiver], let b = position[transmitter], a != b, level.isFinite else { return }
         heard[a * ids.count + b].add(level)
         pending += 1
-        if pending >= Self.refit { fit() }
+        // Also at once when this direction has just enough readings: a new pair counts from then.
+        if pending >= Self.refit || heard[a * ids.count + b].values.count == Self.minimum { fit() }
     }
 
     /// The two directions' levels of the pair, when both have enough readings.

@@ -103,6 +103,19 @@ public struct BuildingModel: Sendable {
         public var online: Bool?
         public var lastReport: Timestamp?
         public var reports = 0
+        /// The offset `Scanners.calibrate = auto` learned for its receiver; `nil` when none.
+        public var learned: Learned?
+
+        /// dB added to a scanner's readings, learned against `pairs` other scanners.
+        public struct Learned: Sendable, Hashable {
+            public var offset: Double
+            public var pairs: Int
+
+            public init(offset: Double, pairs: Int) {
+                self.offset = offset
+                self.pairs = pairs
+            }
+        }
 
         public init(id: String, locationID: String) {
             self.id = id
@@ -128,7 +141,8 @@ public struct BuildingModel: Sendable {
 
     /// The scanners' health at a reading taken at `time`.
     public mutating func updateScanners(
-        _ states: [(id: String, online: Bool, lastReport: Timestamp?, reports: Int)], at time: Timestamp
+        _ states: [(id: String, online: Bool, lastReport: Timestamp?, reports: Int)], at time: Timestamp,
+        learned: [String: Scanner.Learned] = [:]
     ) {
         version &+= 1
         scannersReadAt = time
@@ -138,6 +152,7 @@ public struct BuildingModel: Sendable {
             scanners[index].online = state.online
             scanners[index].lastReport = state.lastReport
             scanners[index].reports = state.reports
+            scanners[index].learned = learned[scanners[index].id]
         }
     }
 

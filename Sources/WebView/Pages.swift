@@ -297,7 +297,7 @@ public enum Pages {
             model.scannersReadAt.map { "as of \(HTML.clock($0)) UTC" } ?? "waiting for the engine")
         html.close("p")
         html.raw("<table class=\"scanners\"><thead><tr><th>scanner</th><th>location</th><th>room</th>")
-        html.raw("<th>state</th><th>last report</th><th>reports</th></tr></thead><tbody>")
+        html.raw("<th>state</th><th>last report</th><th>reports</th><th>learned offset</th></tr></thead><tbody>")
         for scanner in model.scanners {
             let state = scanner.online.map { $0 ? "online" : "offline" } ?? "unknown"
             html.open("tr", [("data-scanner", scanner.id), ("class", state)])
@@ -315,9 +315,16 @@ public enum Pages {
             }
             html.element("td", [], last ?? "never")
             html.element("td", [], "\(scanner.reports)")
+            let learned = scanner.learned.map { learned -> String in
+                let tenths = (learned.offset * 10).rounded() / 10
+                let text = tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)
+                return
+                    "\(tenths > 0 ? "+" : "")\(text) dB (against \(learned.pairs) scanner\(learned.pairs == 1 ? "" : "s"))"
+            }
+            html.element("td", [("class", "learned")], learned ?? "—")
             html.close("tr")
         }
-        if model.scanners.isEmpty { html.raw("<tr><td colspan=\"6\" class=\"none\">no scanner is placed</td></tr>") }
+        if model.scanners.isEmpty { html.raw("<tr><td colspan=\"7\" class=\"none\">no scanner is placed</td></tr>") }
         html.raw("</tbody></table>")
         return html.text
     }

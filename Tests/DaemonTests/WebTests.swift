@@ -131,15 +131,29 @@ import Testing
         let building = try await daemon.get("/").body
         #expect(building.contains("2 of 2 scanners online"), "\(building)")
         #expect(building.range(of: "Kitchen<span class=\"count\">1</span>") != nil)
+        // The two scanners hear each other (ESPresense's node:<id>): the kitchen's receiver reads 4 dB
+        // higher than the reception's, which Scanners.calibrate = auto learns; a move back to the
+        // reception says they are taken.
+        for index in 0..<5 {
+            daemon.report("reception", "node:kitchen", rssi: -66, at: 3 + Double(index))
+            daemon.report("kitchen", "node:reception", rssi: -62, at: 3.5 + Double(index))
+        }
+        daemon.report("reception", "badge", rssi: -20, at: 8)
+        while let data = try await stream.next() {
+            if data.contains(#""type":"enter""#) && data.contains(#""name":"Reception""#) { break }
+        }
         let scanners = try await daemon.get("/scanners")
         #expect(scanners.status == 200)
         #expect(scanners.body.contains("data-scanner=\"reception\" class=\"online\""), "\(scanners.body)")
-        #expect(scanners.body.contains("<td>3</td>") && scanners.body.contains("<td>2</td>"), "\(scanners.body)")
+        #expect(scanners.body.components(separatedBy: "<td>8</td>").count == 3, "\(scanners.body)")
+        #expect(
+            scanners.body.contains("<td class=\"learned\">-2 dB (against 1 scanner)</td>")
+                && scanners.body.contains("<td class=\"learned\">+2 dB (against 1 scanner)</td>"), "\(scanners.body)")
         #expect(scanners.body.contains("<td>Kitchen</td>"), "\(scanners.body)")
         let metrics = try await daemon.get("/metrics").body
         #expect(metrics.contains("beaconwatch_scanners{state=\"online\"} 2"), "\(metrics)")
-        #expect(metrics.contains("beaconwatch_scanner_reports_total{scanner=\"reception\"} 2"), "\(metrics)")
-        #expect(metrics.contains("beaconwatch_scanner_reports_total{scanner=\"kitchen\"} 3"), "\(metrics)")
+        #expect(metrics.contains("beaconwatch_scanner_reports_total{scanner=\"reception\"} 8"), "\(metrics)")
+        #expect(metrics.contains("beaconwatch_scanner_reports_total{scanner=\"kitchen\"} 8"), "\(metrics)")
         try await daemon.finish()
     }
 

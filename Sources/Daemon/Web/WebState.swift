@@ -181,10 +181,14 @@ public final class WebState: OutputSink, Sendable {
             let scanners = table.scanners.sorted { $0.key < $1.key }.map { id, health in
                 (id: id, health: health, online: health.isOnline(at: table.now, silence: silence))
             }
+            var learned: [String: BuildingModel.Scanner.Learned] = [:]
+            for entry in table.calibration?.corrections ?? [] {
+                learned[entry.id] = .init(offset: entry.offset, pairs: entry.pairs)
+            }
             return Snapshot(
                 generation: self.delivered.load(ordering: .acquiring), devices: devices, reports: driver.reports,
                 sightings: table.sightings, failing: driver.failing.map { "\($0)" }, scanners: scanners,
-                now: table.now)
+                learned: learned, now: table.now)
         }
         defer { readingEnded.changed() }
         refreshing.withLock { state in
@@ -212,7 +216,7 @@ public final class WebState: OutputSink, Sendable {
             if !snapshot.scanners.isEmpty {
                 model.updateScanners(
                     snapshot.scanners.map { ($0.id, $0.online, $0.health.lastReport, $0.health.reports) },
-                    at: snapshot.now)
+                    at: snapshot.now, learned: snapshot.learned)
             }
         }
     }
@@ -226,6 +230,8 @@ public final class WebState: OutputSink, Sendable {
         var failing: String?
         /// Every placed scanner, by id, and whether it is online now (docs/behaviour.md §19).
         var scanners: [(id: String, health: ScannerHealth, online: Bool)] = []
+        /// What `Scanners.calibrate = auto` learned, by scanner.
+        var learned: [String: BuildingModel.Scanner.Learned] = [:]
         var now: Timestamp
     }
 
