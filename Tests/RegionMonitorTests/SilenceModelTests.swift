@@ -56,17 +56,51 @@ import Testing
     }
 
     /// Never slower than the fixed timeout where a silence that long is already improbable below
-    /// the looser confidence: the beacon above allows 14.11 s at 1e-6, but ten lost in a row
-    /// (0.3011 × 0.3674^9 = 3.7e-5) is below 1e-4, so 10 s; not below 1e-5, so 14.11 s again.
+    /// the looser confidence: a beacon that lost 7 of 38 one at a time allows 14 s and more at
+    /// 1e-6, but ten lost in a row (0.2545 × 0.4049^9 = 7.4e-5) is below 1e-4, so 10 s; not below
+    /// 1e-5, so longer again.
     @Test func theFixedTimeoutCapsWhereItIsSafe() {
-        let (model, last) = Self.beacon(Array(repeating: 1, count: 24) + Array(repeating: 2, count: 8))
+        let (model, last) = Self.beacon(Array(repeating: 1, count: 24) + Array(repeating: 2, count: 7))
         func timeout(_ loose: Double) -> Int64 {
             SilenceModel.timeout(
                 after: last, beacons: [model], confidence: 1e-6, maximum: 30 * Self.second,
                 fixed: (10 * Self.second, loose))
         }
         #expect(timeout(1e-4) == 10 * Self.second)
-        #expect(timeout(1e-5) == 14 * Self.second + 110_000)
+        #expect(timeout(1e-5) > 14 * Self.second)
+    }
+
+    /// Once eight runs of losses are seen, the fixed timeout also caps when a silence that long
+    /// is improbable below a tenth of the looser confidence as counted, without the margins: runs
+    /// of one (8.5/41 lost after a heard one, as many after a lost one: 1.4e-7) cap at 10 s; runs
+    /// of five (0.55 × 0.79^9 = 0.066) do not, nor do seven runs of one, too few to tell.
+    @Test func enoughRunsOfLossesCapAsCounted() {
+        func timeout(_ gaps: [Double]) -> Int64 {
+            let (model, last) = Self.beacon(gaps)
+            return SilenceModel.timeout(
+                after: last, beacons: [model], confidence: 1e-6, maximum: 30 * Self.second,
+                fixed: (10 * Self.second, 1e-5))
+        }
+        let steady = Array(repeating: 1.0, count: 24)
+        #expect(timeout(steady + Array(repeating: 2, count: 8)) == 10 * Self.second)
+        #expect(timeout(steady + Array(repeating: 2, count: 7)) > 14 * Self.second)
+        #expect(timeout(steady + Array(repeating: 6, count: 8)) > 10 * Self.second)
+    }
+
+    /// A new visit keeps the beacon's interval and half of what its losses were; the figures
+    /// are there from its first sighting.
+    @Test func aNewVisitStartsFromHalfOfTheLast() throws {
+        var (model, last) = Self.beacon(Array(repeating: 1, count: 24) + Array(repeating: 2, count: 8))
+        model.startVisit()
+        #expect(model.last == nil)
+        let figures = try #require(model.figures)
+        #expect(figures.interval == Self.second)
+        #expect(figures.losses == SilenceModel.Losses(slots: 20, heard: 16, lostAgain: 0, lostThenHeard: 4))
+        model.sighted(at: last + 60 * Self.second)
+        #expect(model.figures?.losses == figures.losses)
+        last += 61 * Self.second
+        model.sighted(at: last)
+        #expect(model.figures?.losses == SilenceModel.Losses(slots: 21, heard: 17, lostAgain: 0, lostThenHeard: 4))
     }
 
     @Test func threeBeaconsAtOneHertzAreClampedToTwoIntervals() {

@@ -38,6 +38,19 @@ public struct SilenceModel: Sendable {
         last = last?.shifted(by: delta)
     }
 
+    /// The beacon heard again after it went `off`: a new visit. Its advertising interval (the
+    /// gaps kept) and what its losses were carry over at half their weight: a beacon's channel is
+    /// much the same from one visit to the next, and a visit's first minute says little about
+    /// runs of losses (`scripts/bench quality`); halving at every visit lets a changed channel
+    /// show within a visit.
+    public mutating func startVisit() {
+        last = nil
+        slots /= 2
+        heard /= 2
+        lostAgain /= 2
+        lostThenHeard /= 2
+    }
+
     /// A sighting at `time` (not before the last one; a repeat at the same instant adds nothing).
     public mutating func sighted(at time: Int64) {
         defer { last = max(last ?? time, time) }
@@ -103,6 +116,9 @@ public struct SilenceModel: Sendable {
         /// Log-probabilities of a loss after a heard advertisement and after a lost one.
         var logHeard: Double
         var logLost: Double
+        /// The same as counted, without margins.
+        var plainHeard: Double
+        var plainLost: Double
     }
 
     /// A beacon's advertising as its sightings show it.
@@ -155,6 +171,21 @@ public struct SilenceModel: Sendable {
             let deviation = (mean * (1 - mean) / (weight + 1)).squareRoot()
             return max(afterHeard, min(0.995, mean + 1.5 * deviation))
         }
+
+        /// The runs of losses seen before ``plainAfterHeard`` and ``plainAfterLost`` are used for
+        /// the fixed default (``SilenceModel/timeout(after:beacons:confidence:maximum:pooled:fixed:)``).
+        public static let plainRuns: Int64 = 8
+
+        /// The probability of a loss after a heard advertisement as counted, without a margin.
+        public var plainAfterHeard: Double {
+            min(0.995, (Double(slots - heard) + 0.5) / (Double(slots) + 1))
+        }
+
+        /// The probability of a loss after a lost advertisement as counted, without a margin or
+        /// the prior of long runs; never below ``plainAfterHeard``.
+        public var plainAfterLost: Double {
+            max(plainAfterHeard, min(0.995, (Double(lostAgain) + 0.5) / (Double(lostAgain + lostThenHeard) + 1)))
+        }
     }
 
     /// How long a region whose last sighting was at `lastSighting` may stay silent before it
@@ -195,12 +226,20 @@ public struct SilenceModel: Sendable {
         func logs(_ losses: Losses) -> (heard: Double, lost: Double) {
             (log(max(losses.afterHeard, .leastNormalMagnitude)), log(max(losses.afterLost, .leastNormalMagnitude)))
         }
+        func plainLogs(_ losses: Losses) -> (heard: Double, lost: Double) {
+            (
+                log(max(losses.plainAfterHeard, .leastNormalMagnitude)),
+                log(max(losses.plainAfterLost, .leastNormalMagnitude))
+            )
+        }
         let pooledLogs = logs(losses)
+        let pooledPlain = plainLogs(losses)
         let target = log(confidence)
         var pending: [Pending] = []
         var longestInterval: Int64 = 0
         for (figures, since) in heard {
             let (logHeard, logLost) = pooled ? pooledLogs : logs(figures.losses)
+            let plain = pooled ? pooledPlain : plainLogs(figures.losses)
             let missed = Int(since / figures.interval)
             // Already silent for longer than it would be in range but once in 1/confidence: out
             // of range (a looser cut took beacons in a long run of losses for gone).
@@ -211,25 +250,32 @@ public struct SilenceModel: Sendable {
             let nextSlot = figures.interval - since % figures.interval
             pending.append(
                 Pending(
-                    interval: figures.interval, nextSlot: nextSlot, missed: missed, logHeard: logHeard, logLost: logLost
-                ))
+                    interval: figures.interval, nextSlot: nextSlot, missed: missed, logHeard: logHeard,
+                    logLost: logLost,
+                    plainHeard: plain.heard, plainLost: plain.lost))
             longestInterval = max(longestInterval, figures.interval)
         }
         guard !pending.isEmpty else { return maximum }
-        // The log-probability that every advertisement of the beacons up to `silence` is lost.
-        func logLikelihood(_ silence: Int64) -> Double {
+        // The log-probability that every advertisement of the beacons up to `silence` is lost
+        // (`plain`: as counted, without margins).
+        func logLikelihood(_ silence: Int64, plain: Bool = false) -> Double {
             var sum = 0.0
             for beacon in pending where beacon.nextSlot <= silence {
                 let count = 1 + (silence - beacon.nextSlot) / beacon.interval
-                sum +=
-                    beacon.missed == 0
-                    ? beacon.logHeard + Double(count - 1) * beacon.logLost : Double(count) * beacon.logLost
+                let (logHeard, logLost) =
+                    plain ? (beacon.plainHeard, beacon.plainLost) : (beacon.logHeard, beacon.logLost)
+                sum += beacon.missed == 0 ? logHeard + Double(count - 1) * logLost : Double(count) * logLost
             }
             return sum
         }
-        // The fixed timeout, when a silence that long is already improbable enough.
-        let fixedLimit = fixed.flatMap { fixed in
-            fixed.limit < maximum && logLikelihood(fixed.limit) < log(fixed.confidence) ? fixed.limit : nil
+        // The fixed timeout, when a silence that long is already improbable enough: with the
+        // estimates' margins at the fixed confidence, or, once enough runs of losses are seen to
+        // tell a channel that loses in runs, as counted at a tenth of it.
+        let fixedLimit = fixed.flatMap { fixed -> Int64? in
+            guard fixed.limit < maximum else { return nil }
+            if logLikelihood(fixed.limit) < log(fixed.confidence) { return fixed.limit }
+            guard losses.lostThenHeard >= Losses.plainRuns else { return nil }
+            return logLikelihood(fixed.limit, plain: true) < log(fixed.confidence / 10) ? fixed.limit : nil
         }
         // Improbable enough within the maximum at all? Then the first instant it is, by halving
         // (the likelihood only falls as the silence grows, at the beacons' advertisements).

@@ -45,8 +45,9 @@ extension Monitor {
         proximity[index] = next
         sightedAt[index] = now
         if exitConfidence != nil {
-            // A beacon heard again after it went `off` starts a new visit, estimated afresh.
-            if previous == .off { silence[index] = SilenceModel() }
+            // A beacon heard again after it went `off` starts a new visit (what earlier ones
+            // showed carries over at half weight).
+            if previous == .off { silence[index].startVisit() }
             silence[index].sighted(at: now)
         }
         if !restoredPending.isEmpty { restoredPending.remove(beacon) }
