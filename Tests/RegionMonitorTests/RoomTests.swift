@@ -108,6 +108,26 @@ import Testing
         #expect(run.monitor.roomChange?.scanner == "102")
     }
 
+    /// Under an adaptive exit, a scanner whose path loses advertisements in runs (here six seconds
+    /// of every twelve) holds its level through a run its own losses make plausible: a tag whose
+    /// room's scanner reads 4 dB under another room's, at the drift, stays for five minutes; held
+    /// only the rule's 3 s, every run gives the other room a few dB and it moves.
+    @Test func aScannerThatLosesInRunsHoldsItsRoomThroughThem() {
+        func room(grace confidence: Double?) -> Region? {
+            var run = Self.harness { settings in
+                settings.adaptiveExit = true
+                settings.rooms?.graceConfidence = confidence
+            }
+            for second in 0..<300 {
+                if second % 12 < 6 { run.see("101", at: Double(second), rssi: -60) }
+                run.see("102", at: Double(second) + 0.5, rssi: -56)
+            }
+            return run.monitor.currentRoom
+        }
+        #expect(room(grace: 1e-3) == .zone(MonitorHarness.uuid(1), major: 1))
+        #expect(room(grace: nil) == .zone(MonitorHarness.uuid(1), major: 2))
+    }
+
     /// A report older than the rule's `fresh` (10 s) is no evidence: a strong report of room 2
     /// long ago never wins; room 3, heard weakly all along, takes over once the silent room 1 has
     /// aged enough.

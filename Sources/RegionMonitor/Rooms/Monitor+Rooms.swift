@@ -65,7 +65,23 @@ extension Monitor {
         guard value > -.infinity, !overflow, elapsed >= 0 else { return nil }
         let age = Double(elapsed) / 1_000_000
         guard age <= rule.fresh * (present ? 3 : 1) else { return nil }
-        return value - max(0, age - rule.grace) * rule.staleness
+        return value - max(0, age - grace(of: index, rule: rule)) * rule.staleness
+    }
+
+    /// How long scanner `index`'s level holds after its last report: ``RoomRule/grace``, or under
+    /// an adaptive exit the silence its own path makes plausible at ``RoomRule/graceConfidence``
+    /// when longer (a path that loses advertisements in runs of several seconds does not give a
+    /// still tag away at every run), at most ``RoomRule/fresh``.
+    func grace(of index: Int, rule: RoomRule) -> Double {
+        guard let confidence = rule.graceConfidence, exitConfidence != nil, index < silence.count else {
+            return rule.grace
+        }
+        let model = silence[index]
+        guard let last = model.last, model.figures != nil else { return rule.grace }
+        let maximum = Int64(rule.fresh * 1_000_000)
+        let limit = SilenceModel.timeout(
+            after: last, beacons: CollectionOfOne(model), confidence: confidence, maximum: maximum, pooled: false)
+        return max(rule.grace, Double(limit) / 1_000_000)
     }
 
     /// What one reading of the scanner at `index` stands for in the room rule: the tag's

@@ -9,7 +9,8 @@ import Foundation
 ///   one below ``fall`` of the way. A person walking up to a scanner is seen in a reading or two;
 ///   a multipath dip or a weak outlier barely moves it.
 /// - A room's evidence is its best scanner's level, less ``staleness`` dB for each second its last
-///   report is older than ``grace``; a report older than ``fresh`` seconds is none (the present
+///   report is older than ``grace`` (or, under an adaptive exit, than the silence that scanner's
+///   own path makes plausible, ``graceConfidence``); a report older than ``fresh`` seconds is none (the present
 ///   room's, three times that): a room whose scanner fell silent gives way gradually.
 /// - A tag in no room enters at once the room of the first scanner that hears it.
 /// - Later the best other room takes over when its evidence leads the present room's by
@@ -40,6 +41,11 @@ public struct RoomRule: Sendable, Hashable, CustomStringConvertible {
     /// after that.
     public var grace = 3.0
     public var staleness = 1.0
+    /// Under an adaptive exit, a scanner's level also holds for the silence its own path makes
+    /// plausible at this confidence, up to ``fresh`` (`nil`: ``grace`` alone): a path that loses
+    /// advertisements in runs does not give a still tag's room away at every run (`scripts/bench
+    /// rooms`, bursty losses: 29 flaps an hour of still tags before, 18 after).
+    public var graceConfidence: Double? = 1e-3
     /// Whether a reading counts for the tag's advertising interval (at most a second) rather
     /// than as one whole reading: levels and contests then move per second of the tag's time, so
     /// a tag advertising ten times a second is judged as steadily as a 1 Hz one (`scripts/bench
@@ -72,6 +78,10 @@ public struct RoomRule: Sendable, Hashable, CustomStringConvertible {
             + "its present room has no evidence left; a report older than \(Self.text(fresh)) s never wins"
             + (perSecond
                 ? "; under an adaptive exit a reading counts for the tag's advertising interval, at most 1 s" : "")
+            + (graceConfidence.map {
+                "; under an adaptive exit a scanner's level also holds for the silence its path makes plausible at "
+                    + "\(Self.text($0)), up to \(Self.text(fresh)) s"
+            } ?? "")
     }
 
     /// A scanner's level after `reading` (dB above the tag's power); `level` is `-infinity` when
