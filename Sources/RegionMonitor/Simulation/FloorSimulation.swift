@@ -201,6 +201,44 @@ public struct FloorSimulation: Sendable {
         var losing = false
     }
 
+    /// Moves `path`'s shadowing on to `time` (log-normal, correlated over
+    /// ``Radio/shadowingTime``); returns the seconds since it was last moved.
+    @discardableResult
+    func shadow(_ path: inout Path, to time: Double, random: inout SeededGenerator) -> Double {
+        let elapsed = time - path.time
+        path.time = time
+        let keep = elapsed.isFinite ? exp(-max(0, elapsed) / radio.shadowingTime) : 0
+        path.shadow =
+            path.shadow * keep + (1 - keep * keep).squareRoot() * radio.shadowing * WalkSimulation.gaussian(&random)
+        return elapsed
+    }
+
+    /// What a receiver reads of an advertisement whose mean level on `path` is `mean` at `time`,
+    /// `elapsed` after the path's last: fading, multipath and Gilbert–Elliott losses (a lost
+    /// advertisement starts a run of mean ``Radio/lossRun``) added; `nil` when lost or under the
+    /// sensitivity.
+    func receive(
+        _ mean: Double, on path: inout Path, at time: Double, after elapsed: Double,
+        losses: (start: Double, end: Double), random: inout SeededGenerator
+    ) -> Double? {
+        var level = mean + radio.fading * WalkSimulation.gaussian(&random)
+        if let share = radio.multipathShare {
+            if Double.random(in: 0..<1, using: &random) < share { level -= radio.multipathDepth }
+        } else {
+            if time >= path.burstUntil,
+                Double.random(in: 0..<1, using: &random) < 1 - exp(-min(elapsed, 60) * radio.burstsPerMinute / 60)
+            {
+                path.burstUntil = time + Double.random(in: radio.burstLength, using: &random)
+                path.burstDepth = Double.random(in: radio.burstDepth, using: &random)
+            }
+            if time < path.burstUntil { level -= path.burstDepth }
+        }
+        let draw = Double.random(in: 0..<1, using: &random)
+        path.losing = path.losing ? draw >= losses.end : draw < losses.start
+        guard !path.losing, level >= radio.sensitivity else { return nil }
+        return level.rounded()
+    }
+
     /// What the scanners hear of `movers`' tags, in time order (a tag's readings of one
     /// advertisement in scanner order).
     public func heard(_ movers: [Mover]) -> [Heard] {
@@ -218,32 +256,14 @@ public struct FloorSimulation: Sendable {
                 for scanner in floor.scanners.indices {
                     var path = paths[scanner]
                     defer { paths[scanner] = path }
-                    let elapsed = time - path.time
-                    path.time = time
-                    let keep = elapsed.isFinite ? exp(-elapsed / radio.shadowingTime) : 0
-                    path.shadow =
-                        path.shadow * keep + (1 - keep * keep).squareRoot() * radio.shadowing
-                        * WalkSimulation.gaussian(&random)
-                    var level =
+                    let elapsed = shadow(&path, to: time, random: &random)
+                    let mean =
                         floor.level(power, from: point, at: scanner) + floor.scanners[scanner].offset + path.shadow
-                        + radio.fading * WalkSimulation.gaussian(&random)
-                    if let share = radio.multipathShare {
-                        if Double.random(in: 0..<1, using: &random) < share { level -= radio.multipathDepth }
-                    } else {
-                        if time >= path.burstUntil,
-                            Double.random(in: 0..<1, using: &random)
-                                < 1 - exp(-min(elapsed, 60) * radio.burstsPerMinute / 60)
-                        {
-                            path.burstUntil = time + Double.random(in: radio.burstLength, using: &random)
-                            path.burstDepth = Double.random(in: radio.burstDepth, using: &random)
-                        }
-                        if time < path.burstUntil { level -= path.burstDepth }
-                    }
-                    // Gilbert–Elliott: a lost advertisement starts a run of losses of mean `lossRun`.
-                    let draw = Double.random(in: 0..<1, using: &random)
-                    path.losing = path.losing ? draw >= lossEnd : draw < lossStart
-                    guard !path.losing, level >= radio.sensitivity else { continue }
-                    heard.append(Heard(time: time, tag: tag, scanner: scanner, rssi: level.rounded()))
+                    guard
+                        let rssi = receive(
+                            mean, on: &path, at: time, after: elapsed, losses: (lossStart, lossEnd), random: &random)
+                    else { continue }
+                    heard.append(Heard(time: time, tag: tag, scanner: scanner, rssi: rssi))
                 }
             }
         }
@@ -273,37 +293,19 @@ public struct FloorSimulation: Sendable {
             let point = floor.scanners[transmitter].at
             for receiver in 0..<count where receiver != transmitter {
                 let pair = min(receiver, transmitter) * count + max(receiver, transmitter)
-                var common = shared[pair]
-                let sinceCommon = time - common.time
-                common.time = time
-                let keepCommon = sinceCommon.isFinite ? exp(-max(0, sinceCommon) / radio.shadowingTime) : 0
-                common.shadow =
-                    common.shadow * keepCommon + (1 - keepCommon * keepCommon).squareRoot() * radio.shadowing
-                    * WalkSimulation.gaussian(&random)
-                shared[pair] = common
+                shadow(&shared[pair], to: time, random: &random)
                 var path = paths[receiver * count + transmitter]
                 defer { paths[receiver * count + transmitter] = path }
                 let elapsed = time - path.time
                 path.time = time
-                var level =
-                    floor.level(power, from: point, at: receiver) + floor.scanners[receiver].offset + common.shadow
-                    + radio.fading * WalkSimulation.gaussian(&random)
-                if let share = radio.multipathShare {
-                    if Double.random(in: 0..<1, using: &random) < share { level -= radio.multipathDepth }
-                } else {
-                    if time >= path.burstUntil,
-                        Double.random(in: 0..<1, using: &random)
-                            < 1 - exp(-min(elapsed, 60) * radio.burstsPerMinute / 60)
-                    {
-                        path.burstUntil = time + Double.random(in: radio.burstLength, using: &random)
-                        path.burstDepth = Double.random(in: radio.burstDepth, using: &random)
-                    }
-                    if time < path.burstUntil { level -= path.burstDepth }
-                }
-                let draw = Double.random(in: 0..<1, using: &random)
-                path.losing = path.losing ? draw >= lossEnd : draw < lossStart
-                guard !path.losing, level >= radio.sensitivity else { continue }
-                heard.append(Heard(time: time, tag: firstTag + transmitter, scanner: receiver, rssi: level.rounded()))
+                let mean =
+                    floor.level(power, from: point, at: receiver) + floor.scanners[receiver].offset
+                    + shared[pair].shadow
+                guard
+                    let rssi = receive(
+                        mean, on: &path, at: time, after: elapsed, losses: (lossStart, lossEnd), random: &random)
+                else { continue }
+                heard.append(Heard(time: time, tag: firstTag + transmitter, scanner: receiver, rssi: rssi))
             }
         }
         heard.sort { ($0.time, $0.tag, $0.scanner) < ($1.time, $1.tag, $1.scanner) }
