@@ -113,9 +113,11 @@ public struct ScannerCalibration: Sendable, Hashable {
 
     /// Scanner `receiver` read `level` dB above the measured power of scanner `transmitter`'s
     /// advertisement (its own offset already added). Ignored unless both are known and differ, or
-    /// when the level is not a number.
+    /// when the level is not a number from -200 to 200 dB.
     public mutating func heard(receiver: String, transmitter: String, level: Double) {
-        guard let a = position[receiver], let b = position[transmitter], a != b, level.isFinite else { return }
+        guard let a = position[receiver], let b = position[transmitter], a != b, (-200...200).contains(level) else {
+            return
+        }
         heard[a * ids.count + b].add(level)
         pending += 1
         // Also at once when this direction has just enough readings: a new pair counts from then.

@@ -71,11 +71,11 @@ import Testing
         #expect(calibration.corrections.isEmpty)
     }
 
-    /// Readings of unknown scanners, of a scanner by itself, or that are not numbers change
-    /// nothing; a correction never goes past 20 dB.
+    /// Readings of unknown scanners, of a scanner by itself, or that are not numbers of a radio
+    /// change nothing; a correction never goes past 20 dB.
     @Test func garbageChangesNothingAndCorrectionsAreBounded() {
         var calibration = ScannerCalibration(scanners: ["a", "b"])
-        for level in [Double.nan, .infinity, -.infinity] {
+        for level in [Double.nan, .infinity, -.infinity, 1e308, -1e308, 201] {
             for _ in 0..<40 { calibration.heard(receiver: "a", transmitter: "b", level: level) }
         }
         for _ in 0..<40 {
