@@ -25,6 +25,9 @@ public struct Monitor: Sendable {
     let exitConfidence: Double?
     /// Under `auto`, each beacon's sightings since it was last `off` (its visit).
     var silence: [SilenceModel]
+    /// Under `auto` with rooms, each scanner's silence its path made plausible at its last
+    /// sighting (``RoomRule/graceConfidence``), seconds; 0 until known.
+    var roomGrace: [Double]
     /// Under `auto`, each region's silence limit as last worked out, and when: reused for up to a
     /// second to keep a region inside (a region sighted ten times a second would otherwise work
     /// it out as often); an exit is decided on a fresh one.
@@ -146,6 +149,7 @@ public struct Monitor: Sendable {
         watched = Array(repeating: false, count: beacons)
         heardStrength = Array(repeating: -.infinity, count: beacons)
         silence = settings.adaptiveExit ? Array(repeating: SilenceModel(), count: beacons) : []
+        roomGrace = settings.adaptiveExit && settings.rooms != nil ? Array(repeating: 0, count: beacons) : []
         limits =
             settings.adaptiveExit
             ? Array(repeating: (.min, 0), count: hierarchy.areas.count + hierarchy.zones.count + beacons) : []

@@ -49,6 +49,9 @@ extension Monitor {
             // showed carries over at half weight).
             if previous == .off { silence[index].startVisit() }
             silence[index].sighted(at: now)
+            if index < roomGrace.count, let rule = settings.rooms {
+                roomGrace[index] = plausibleSilence(index, rule: rule)
+            }
         }
         if !restoredPending.isEmpty { restoredPending.remove(beacon) }
         if previous == .off {

@@ -71,17 +71,24 @@ extension Monitor {
     /// How long scanner `index`'s level holds after its last report: ``RoomRule/grace``, or under
     /// an adaptive exit the silence its own path makes plausible at ``RoomRule/graceConfidence``
     /// when longer (a path that loses advertisements in runs of several seconds does not give a
-    /// still tag away at every run), at most ``RoomRule/fresh``.
+    /// still tag away at every run), at most ``RoomRule/fresh``: ``roomGrace``, worked out at the
+    /// scanner's last report (``plausibleSilence(_:rule:)``).
     func grace(of index: Int, rule: RoomRule) -> Double {
-        guard let confidence = rule.graceConfidence, exitConfidence != nil, index < silence.count else {
-            return rule.grace
-        }
+        guard rule.graceConfidence != nil, index < roomGrace.count else { return rule.grace }
+        return max(rule.grace, roomGrace[index])
+    }
+
+    /// Seconds of silence after its last sighting that scanner `index`'s own path makes plausible
+    /// at ``RoomRule/graceConfidence``, at most ``RoomRule/fresh``; 0 before its silence model has
+    /// figures. Depends only on the model at its last sighting: worked out then, once.
+    func plausibleSilence(_ index: Int, rule: RoomRule) -> Double {
+        guard let confidence = rule.graceConfidence, index < silence.count else { return 0 }
         let model = silence[index]
-        guard let last = model.last, model.figures != nil else { return rule.grace }
-        let maximum = Int64(rule.fresh * 1_000_000)
+        guard let last = model.last, model.figures != nil, rule.fresh > 0 else { return 0 }
+        let maximum = Int64(min(rule.fresh, 3600) * 1_000_000)
         let limit = SilenceModel.timeout(
             after: last, beacons: CollectionOfOne(model), confidence: confidence, maximum: maximum, pooled: false)
-        return max(rule.grace, Double(limit) / 1_000_000)
+        return Double(limit) / 1_000_000
     }
 
     /// What one reading of the scanner at `index` stands for in the room rule: the tag's
