@@ -60,6 +60,26 @@ extension Loader {
         if settings.owntracks != nil { warnAboutZeros(file) }
     }
 
+    /// A device or tag declared here that `Fleet.shard` gives to another daemon is ignored without a
+    /// word at run time (docs/behaviour.md §15), so `check` says so for each.
+    mutating func warnAboutOtherShards() {
+        guard let shard = configuration.fleet?.shard, shard.count > 1 else { return }
+        let declared =
+            (configuration.fleet?.devices.map { (key: "Device.\($0.id)", id: $0.id, line: $0.line) } ?? [])
+            + (configuration.scanners?.tags.map { (key: "Tag.\($0.id)", id: $0.id, line: $0.line) } ?? [])
+        for device in declared where !shard.owns(device.id) {
+            let owner = shard.owner(of: device.id)
+            configuration.warnings.append(
+                InputError(
+                    file: path,
+                    line: device.line,
+                    message: "\(device.key) falls in shard \(owner), not this daemon's \(shard) (Fleet.shard): "
+                        + "this daemon ignores it; declare it on the daemon of shard \(owner), or drop Fleet.shard"
+                )
+            )
+        }
+    }
+
     /// OwnTracks reads a major or minor of 0 as "any": a phone cannot monitor such a Zone or Beacon
     /// exactly (docs/behaviour.md §15.1).
     mutating func warnAboutZeros(_ file: IniFile) {

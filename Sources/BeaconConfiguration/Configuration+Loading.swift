@@ -13,9 +13,14 @@ public struct ConfigurationErrors: Error, Sendable, CustomStringConvertible {
 extension Configuration {
     /// Parses and validates an hsyco.ini. `path` names the file in messages and anchors relative
     /// paths in values. Pure: nothing is read but `bytes`.
-    public static func load(_ bytes: [UInt8], path: String) -> Result<Configuration, ConfigurationErrors> {
+    /// `needsBuilding: false` takes a file without beacons: a `forward` node's (`MQTT.*`,
+    /// `Monitor.userid`, `State.*`), which monitors nothing.
+    public static func load(_ bytes: [UInt8], path: String, needsBuilding: Bool = true) -> Result<
+        Configuration, ConfigurationErrors
+    > {
         let (file, syntaxErrors) = IniFile.parse(bytes, path: path)
         var loader = Loader(path: path)
+        loader.needsBuilding = needsBuilding
         loader.errors = syntaxErrors
         loader.load(file)
         guard loader.errors.isEmpty else {
@@ -29,10 +34,12 @@ extension Configuration {
     public static let sizeLimit = 16 << 20
 
     /// Reads and loads the file at `path`.
-    public static func load(contentsOf path: String) -> Result<Configuration, ConfigurationErrors> {
+    public static func load(contentsOf path: String, needsBuilding: Bool = true) -> Result<
+        Configuration, ConfigurationErrors
+    > {
         switch Document.read(path, limit: sizeLimit) {
         case .success(let bytes):
-            return load(bytes, path: path)
+            return load(bytes, path: path, needsBuilding: needsBuilding)
         case .failure(let failure):
             let message = "\(failure); give the configuration with --config PATH"
             return .failure(ConfigurationErrors(errors: [InputError(file: path, message: message)]))
@@ -72,6 +79,8 @@ struct Loader {
     var configuration: Configuration
     var errors: [InputError] = []
     let folder: String
+    /// Whether a file without beacons or geofences is an error (all but `forward`'s).
+    var needsBuilding = true
 
     init(path: String) {
         configuration = Configuration(path: path)
@@ -96,7 +105,9 @@ struct Loader {
         for entry in file.entries { configuration.lines[entry.key] = entry.line }
         let beacons = loadBeacons(file.entries.filter { $0.key.hasPrefix("LocationBaseBeacon.") })
         // Geofences alone are something to monitor (docs/behaviour.md §17).
-        if !file.entries.contains(where: { $0.key.hasPrefix("LocationBaseBeacon.") || $0.key == "Rules.geofences" }) {
+        if needsBuilding,
+            !file.entries.contains(where: { $0.key.hasPrefix("LocationBaseBeacon.") || $0.key == "Rules.geofences" })
+        {
             // Nothing to monitor: a truncated or wrong file, which must not replace a running one.
             let what = file.entries.isEmpty ? "has no settings (an empty file?)" : "defines no beacon"
             errors.append(
@@ -190,6 +201,7 @@ struct Loader {
         loadMQTT(mqtt)
         loadFleet(fleet, devices: devices, file: file)
         loadScanners(scanners)
+        warnAboutOtherShards()
         loadWeb(web)
         checkConsistency(file)
     }
@@ -262,7 +274,7 @@ struct Loader {
                     error(
                         entry,
                         "'\(entry.value.excerpt)' is not a source; give hci0, uart:DEVICE, h4tcp:HOST:PORT, "
-                            + "btsnoop:PATH or trace:PATH")
+                            + "btsnoop:PATH, trace:PATH, or none (no radio: a daemon for its fleet or scanners)")
                 }
                 return
             }

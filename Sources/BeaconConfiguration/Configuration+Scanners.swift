@@ -149,11 +149,8 @@ extension Loader {
         if Set(taken).count < taken.count, let entry = entries.values.max(by: { $0.line < $1.line }) {
             error(entry, "two Scanners.* keys give the same topic filter; a topic filter serves one role")
         }
-        if !taken.isEmpty, configuration.mqtt == nil,
-            let first = entries.values.min(by: { $0.line < $1.line })
-        {
-            error(first, "scanners report over MQTT: set MQTT.host (and MQTT.port) to the broker they use")
-        }
+        // Without MQTT.host the file still loads: `replay` takes the reports from a trace and never
+        // connects; `run` stops on ``Configuration/scannersWithoutBroker`` (docs/behaviour.md §19).
     }
 
     /// `Tag.<id> = <identity>[, name[, userid]]`.

@@ -43,6 +43,15 @@ public struct Configuration: Sendable {
     public func problem(_ key: String, _ message: String) -> InputError {
         InputError(file: path, line: lines[key], message: message)
     }
+
+    /// `Scanners.*` sources with no `MQTT.host`: what `run` stops on (they report over the broker),
+    /// while `replay` takes the same reports from a trace (docs/behaviour.md §19).
+    public var scannersWithoutBroker: InputError? {
+        guard mqtt == nil, let first = scanners?.sources.min(by: { (lines[$0.key] ?? 0) < (lines[$1.key] ?? 0) })
+        else { return nil }
+        return problem(
+            first.key, "scanners report over MQTT: set MQTT.host (and MQTT.port) to the broker they use")
+    }
 }
 
 /// `MQTT.*` (docs/behaviour.md §2.3). The password never appears in ``description``.

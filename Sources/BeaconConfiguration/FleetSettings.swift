@@ -50,7 +50,12 @@ public struct Shard: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether `device` is this shard's.
     public func owns(_ device: String) -> Bool {
-        count <= 1 || FNV1a64.hash(device) % UInt64(count) == UInt64(index)
+        count <= 1 || owner(of: device) == self
+    }
+
+    /// The shard of the same count that owns `device`.
+    public func owner(of device: String) -> Shard {
+        Shard(index: count <= 1 ? 0 : Int(FNV1a64.hash(device) % UInt64(count)), count: count)
     }
 
     public var description: String { "\(index)/\(count)" }

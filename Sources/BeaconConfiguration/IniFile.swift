@@ -1,7 +1,8 @@
 import BeaconCore
 
-/// The hsyco.ini syntax (docs/behaviour.md §2): one `key = value` a line, `#` and `;` comments, no
-/// continuation lines, UTF-8, and no key set twice.
+/// The hsyco.ini syntax (docs/behaviour.md §2): one `key = value` a line, `#` and `;` comments of a
+/// whole line (a value holding whitespace then `#` is an error), no continuation lines, UTF-8, and no
+/// key set twice.
 public struct IniFile: Sendable {
     public struct Entry: Sendable, Hashable {
         public var key: String
@@ -45,6 +46,17 @@ public struct IniFile: Sendable {
                 errors.append(InputError(file: path, line: number, message: "no key before '=' in '\(line.excerpt)'"))
                 continue
             }
+            if let comment = value.trailingComment {
+                errors.append(
+                    InputError(
+                        file: path,
+                        line: number,
+                        message:
+                            "\(key.excerpt) ends in the comment '\(comment.excerpt)': a comment takes a whole line; move it to a line of its own"
+                    )
+                )
+                continue
+            }
             if let first = firstLine[key] {
                 errors.append(
                     InputError(
@@ -59,6 +71,20 @@ public struct IniFile: Sendable {
             entries.append(Entry(key: key, value: value, line: number))
         }
         return (IniFile(path: path, entries: entries), errors)
+    }
+}
+
+extension String {
+    /// A `#` after whitespace and what follows it: a comment written at a line's end, which §2 makes an
+    /// error (a `#` with no whitespace before it, as in `home/+/BTtoMQTT/#`, is text).
+    fileprivate var trailingComment: Substring? {
+        var previous: Character = "x"
+        for index in indices {
+            let character = self[index]
+            if character == "#" && (previous == " " || previous == "\t") { return self[index...] }
+            previous = character
+        }
+        return nil
     }
 }
 

@@ -1,11 +1,6 @@
 import BeaconCore
 import BeaconConfiguration
 
-/// Which `Scanners.*` filter a report came through (docs/behaviour.md §19).
-public enum ScannerSource: String, Sendable, Hashable, CaseIterable {
-    case espresense, theengs, forward
-}
-
 /// Fixed scanners' MQTT messages to ``ScannerReport``s (docs/behaviour.md §19; docs/espresense.md says
 /// what ESPresense publishes and where its code decides it).
 public enum ScannerReports {
@@ -82,7 +77,9 @@ public enum ScannerReports {
             }
             address = BluetoothAddress(value: bytes.reduce(0) { $0 << 8 | UInt64($1) })
         }
-        return .success([ScannerReport(scanner: scanner, tag: tag, rssi: rssi, power: power, address: address)])
+        return .success([
+            ScannerReport(scanner: scanner, tag: tag, rssi: rssi, power: power, address: address, via: .espresense)
+        ])
     }
 
     /// A Theengs gateway's report placed as a scanner: an iBeacon by its identity, anything else by

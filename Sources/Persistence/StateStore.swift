@@ -68,6 +68,22 @@ public final class StateStore: Sendable {
 
     deinit { checkpointer?.stop() }
 
+    /// Closes the database after a clean stop: the checkpointer's connection first, then the writer's,
+    /// whose close as the last connection copies the WAL into the database and removes the `-wal` and
+    /// `-shm` files (a crash leaves them, and the next open recovers from them). Nothing may use the
+    /// store after this; a failure is returned, not thrown, for the stop to log.
+    @discardableResult
+    public func close() -> String? {
+        checkpointer?.stopAndWait()
+        do {
+            _ = try database.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+            try database.close()
+            return nil
+        } catch {
+            return Self.describe(error)
+        }
+    }
+
     /// A state that lives in memory for one run: `replay` without `--state`.
     public init(keepDays: Int = 400) throws {
         path = ":memory:"
@@ -837,6 +853,10 @@ final class Checkpointer: Sendable {
     /// The thread waits for a commit, without a timeout: an idle daemon does not wake for it.
     private let sleeping = Atomic<Bool>(false)
 
+    /// Set when the thread has closed its connection and returned.
+    private let finished = Mutex(false)
+    private let finishedSignal = DispatchSemaphore(value: 0)
+
     init(path: String, configuration: GRDB.Configuration) throws {
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         wake = try Wakeup()
@@ -853,7 +873,12 @@ final class Checkpointer: Sendable {
                 if dirty.exchange(false, ordering: .sequentiallyConsistent) || stopping {
                     // Failures (a busy file) only delay the copy to the next round.
                     _ = try? queue.writeWithoutTransaction { try $0.checkpoint(.passive) }
-                    if stopping { return }
+                    if stopping {
+                        try? queue.close()
+                        finished.withLock { $0 = true }
+                        finishedSignal.signal()
+                        return
+                    }
                 } else {
                     // Nothing written since the last round: sleep until a commit (or the stop).
                     sleeping.store(true, ordering: .sequentiallyConsistent)
@@ -879,6 +904,14 @@ final class Checkpointer: Sendable {
     func stop() {
         stopped.withLock { $0 = true }
         wake.signal()
+    }
+
+    /// Stops the thread and waits (at most 5 s: a checkpoint stuck on the disk) until it has closed
+    /// its connection.
+    func stopAndWait() {
+        stop()
+        guard !finished.withLock({ $0 }) else { return }
+        _ = finishedSignal.wait(timeout: .now() + 5)
     }
 
     /// Tells the checkpointer of the writer connection's commits.

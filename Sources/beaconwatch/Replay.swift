@@ -5,7 +5,7 @@ import Daemon
 import Persistence
 import Rules
 
-/// `beaconwatch replay CONFIG SOURCE`.
+/// `beaconwatch replay [--config] CONFIG SOURCE`.
 struct Replay: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a capture or trace through the monitor on the virtual clock; print the outputs as JSON lines.",
@@ -18,11 +18,29 @@ struct Replay: ParsableCommand {
             """
     )
 
-    @Argument(help: "The hsyco.ini file.")
-    var config: String
+    /// `replay --config FILE SOURCE`, as every command takes the configuration, or the first form
+    /// `replay CONFIG SOURCE`, kept working (docs/behaviour.md §11).
+    @Argument(
+        help: ArgumentHelp(
+            "[CONFIG] SOURCE: btsnoop:PATH, trace:PATH or trace:-, after the hsyco.ini file unless --config gives it.",
+            valueName: "config-or-source"))
+    var arguments: [String] = []
 
-    @Argument(help: "btsnoop:PATH, trace:PATH or trace:-.", transform: parseSource)
-    var source: SourceSpec
+    @Option(name: .customLong("config"), help: "The hsyco.ini file (default etc/hsyco.ini), as for the other commands.")
+    var configOption: String?
+
+    /// The configuration's path and the source, from either form.
+    func inputs() throws -> (config: String, source: SourceSpec) {
+        switch (arguments.count, configOption) {
+        case (1, let given): return (given ?? "etc/hsyco.ini", try parseSource(arguments[0]))
+        case (2, nil): return (arguments[0], try parseSource(arguments[1]))
+        case (2, .some):
+            throw ValidationError("the configuration is given twice: give SOURCE alone after --config FILE")
+        default: throw ValidationError("give the source to replay: beaconwatch replay --config FILE SOURCE")
+        }
+    }
+
+    func validate() throws { _ = try inputs() }
 
     @Option(help: "A state database to start from and keep (created when missing).")
     var state: String?
@@ -31,10 +49,12 @@ struct Replay: ParsableCommand {
     var skipBadLines = false
 
     func run() throws {
+        let (config, source) = try inputs()
         let configuration = try Configuration.load(contentsOf: config).get()
         let store =
             try state.map { try StateStore(path: $0, keepDays: configuration.keepDays) }
             ?? StateStore(keepDays: configuration.keepDays)
+        defer { store.close() }
         let output = LineWriter()
         defer { output.flush() }
         var job = FileRun(configuration: configuration, source: source)

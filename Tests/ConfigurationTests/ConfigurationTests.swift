@@ -83,6 +83,34 @@ import TestSupport
         #expect(configuration.warnings.map(\.line) == [6])
     }
 
+    /// docs/behaviour.md §2: a comment takes a whole line. A value holding whitespace then `#` is an
+    /// error naming the line and the comment (issue 47: copied from the docs it became a scanner id);
+    /// a `#` with no whitespace before it is text, as in a topic filter.
+    @Test func aCommentAtTheEndOfAValueIsAnErrorThatSaysSo() throws {
+        let text = Self.beacon + "MQTT.host = 127.0.0.1\nMonitor.userid = lounge        # the gateway\n"
+        let found = errors(text)
+        #expect(found.map(\.line) == [3], "\(found)")
+        #expect(
+            found.first?.description
+                == "conf/hsyco.ini:3: Monitor.userid ends in the comment '# the gateway': a comment takes a whole line; move it to a line of its own"
+        )
+        #expect(errors(Self.beacon + "Monitor.userid = lounge\t# tab\n").map(\.line) == [2])
+        let configuration = try load(
+            Self.beacon + "MQTT.host = 127.0.0.1\nScanners.theengs = home/+/BTtoMQTT/#\nMonitor.userid = room#1\n"
+        ).get()
+        #expect(configuration.scanners?.theengs == "home/+/BTtoMQTT/#")
+        #expect(configuration.monitor.userid == "room#1")
+    }
+
+    /// A `forward` node's file has no building (`forward --help`: `MQTT.*`, `Monitor.userid`,
+    /// `State.*`): it loads for it, and is still refused where a building is monitored.
+    @Test func aForwardNodeNeedsNoBuilding() throws {
+        let node = "Monitor.userid = node-1\nMQTT.host = 127.0.0.1\n"
+        let loaded = try Configuration.load(Array(node.utf8), path: "node.ini", needsBuilding: false).get()
+        #expect(loaded.monitor.userid == "node-1" && loaded.mqtt?.host == "127.0.0.1")
+        #expect(errors(node).first?.description.contains("defines no beacon") == true)
+    }
+
     /// docs/behaviour.md §18: `auto` with its confidence and maximum; a number keeps the fixed timeout.
     @Test func exitTimeoutAutoTakesItsConfidenceAndMaximum() throws {
         let auto = try load(

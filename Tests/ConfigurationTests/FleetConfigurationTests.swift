@@ -38,6 +38,33 @@ import Testing
         #expect(try Self.load(Self.base).get().fleet == nil)
     }
 
+    /// A declared device or tag that `Fleet.shard` gives to another daemon is a warning naming its
+    /// line and its shard (issue 47: docs/fleet.md's example dropped alice-iphone without a word).
+    @Test func aDeclaredDeviceOfAnotherShardIsAWarning() throws {
+        let shard = Shard(index: 0, count: 2)
+        let ids = ["alice-iphone", "bob-iphone", "cart-7", "cart-8", "badge-1", "badge-2"]
+        let others = ids.filter { !shard.owns($0) }
+        #expect(!others.isEmpty && others.count < ids.count)
+        var text = Self.base + "Fleet.forward = beaconwatch/+/sightings\nFleet.shard = 0/2\n"
+        text += ids.filter { !$0.hasPrefix("badge") }.map { "Device.\($0) = \($0)\n" }.joined()
+        text += "Scanners.espresense = espresense/devices/+/+\n"
+        text += ids.filter { $0.hasPrefix("badge") }.map { "Tag.\($0) = mac:AA:BB:CC:DD:EE:0\($0.suffix(1))\n" }
+            .joined()
+        let configuration = try Self.load(text).get()
+        let warned = configuration.warnings.filter { $0.message.contains("Fleet.shard") }
+        #expect(warned.count == others.count, "\(configuration.warnings)")
+        for id in others {
+            let owner = shard.owner(of: id)
+            #expect(owner != shard)
+            #expect(
+                warned.contains {
+                    $0.message.contains(".\(id) falls in shard \(owner), not this daemon's 0/2")
+                        && $0.line == text.split(separator: "\n").firstIndex { $0.contains(".\(id) = ") }.map { $0 + 1 }
+                }, "\(id): \(warned)")
+        }
+        #expect(try Self.load(text.replacingOccurrences(of: "Fleet.shard = 0/2\n", with: "")).get().warnings.isEmpty)
+    }
+
     @Test(arguments: [
         ("Fleet.owntracks = owntracks/+", "two + levels"),
         ("Fleet.theengs = home/#/x", "a + level"),

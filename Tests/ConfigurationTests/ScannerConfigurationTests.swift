@@ -107,13 +107,15 @@ import Testing
         #expect(failure.description.contains(message), "\(failure)")
     }
 
-    @Test func aScannerSourceNeedsABroker() {
+    /// A scanner source with no broker loads (`replay` takes the reports from a trace), and is what
+    /// `run` stops on, at its line.
+    @Test func aScannerSourceNeedsABrokerToRun() throws {
         let text = "LocationBaseBeacon.101 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1\nScanners.espresense = a/+/+\n"
-        guard case .failure(let failure) = Self.load(text) else {
-            Issue.record("taken without MQTT.host")
-            return
-        }
-        #expect(failure.description.contains("conf/hsyco.ini:2: scanners report over MQTT"), "\(failure)")
+        let configuration = try Self.load(text).get()
+        #expect(
+            configuration.scannersWithoutBroker?.description
+                == "conf/hsyco.ini:2: scanners report over MQTT: set MQTT.host (and MQTT.port) to the broker they use")
+        #expect(try Self.load(text + "MQTT.host = 127.0.0.1\n").get().scannersWithoutBroker == nil)
     }
 
     /// Warnings, with their lines: a scanner at no known location, a tag that is a hierarchy

@@ -13,8 +13,8 @@ import Testing
 
     static func folder(port: Int32) throws -> URL {
         let folder = try scratchFolder("forward")
+        // What `forward --help` says a node needs, and no building (issue 47: it asked for a beacon).
         let ini = """
-            LocationBaseBeacon.1 = 112EBB9D-B8C9-4ABD-9EB3-43578BF86A41,1,1
             Monitor.userid = node-1
             MQTT.host = 127.0.0.1
             MQTT.port = \(port)
@@ -67,6 +67,9 @@ import Testing
         #expect((8...10).contains(payloads.count), "\(payloads.count) messages for \(expected.count) sightings")
         #expect(payloads.allSatisfy { $0.utf8.count < FleetMessage.payloadLimit })
         #expect(watcher.payloads("/status").last == "offline")
+        // A node that ended cleanly closed its database: no -wal or -shm left.
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(files.contains("state.sqlite") && !files.contains { $0.hasSuffix("-wal") || $0.hasSuffix("-shm") })
         watcher.client.shutdown()
     }
 

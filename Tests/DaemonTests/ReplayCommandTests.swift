@@ -20,6 +20,66 @@ import Testing
         #expect(try scenario.mismatches(Conformance.Scenario.objects(run.stdout)).isEmpty)
     }
 
+    /// The outputs with their random session (Monitor.session unset) taken out.
+    static func withoutSession(_ text: String) -> String {
+        text.replacing(/"session":"[^"]*"/, with: "\"session\":\"S\"")
+    }
+
+    /// `replay --config FILE SOURCE`, as every other command takes the configuration, and the first
+    /// form `replay FILE SOURCE` print the same; the configuration given twice or no source is status 2.
+    @Test func replayTakesTheConfigurationAsEveryCommandDoes() throws {
+        let scenario = try Conformance.Scenario("areas-then-zones")
+        let first = try DecodeCommandTests.beaconwatch(["replay", scenario.ini.path, "trace:\(scenario.trace.path)"])
+        let second = try DecodeCommandTests.beaconwatch(
+            ["replay", "--config", scenario.ini.path, "trace:\(scenario.trace.path)"])
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(Self.withoutSession(second.stdout) == Self.withoutSession(first.stdout) && !first.stdout.isEmpty)
+        let twice = try DecodeCommandTests.beaconwatch(
+            ["replay", "--config", scenario.ini.path, scenario.ini.path, "trace:\(scenario.trace.path)"])
+        #expect(twice.status == 2 && twice.stderr.contains("given twice"), "\(twice.stderr)")
+        let none = try DecodeCommandTests.beaconwatch(["replay", "--config", scenario.ini.path])
+        #expect(none.status == 2 && none.stderr.contains("give the source"), "\(none.stderr)")
+    }
+
+    /// Recorded ESPresense traffic replays with no `MQTT.*` (issue 47: "scanners report over MQTT: set
+    /// MQTT.host"), its lines marked `"via": "espresense"`, and prints what the same building with a
+    /// broker prints; `run` still stops on the missing broker, naming the line.
+    @Test func anESPresenseBuildingReplaysWithoutABroker() throws {
+        let rooms = Conformance.directory.deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("etc/rooms")
+        let ini = try String(contentsOf: rooms.appendingPathComponent("hsyco.ini"), encoding: .utf8)
+        #expect(ini.contains("MQTT.host"))
+        let folder = try scratchFolder("replay-espresense")
+        let offline = ini.split(separator: "\n", omittingEmptySubsequences: false)
+            .filter { !$0.hasPrefix("MQTT.") }.joined(separator: "\n")
+        try ini.write(to: folder.appendingPathComponent("broker.ini"), atomically: true, encoding: .utf8)
+        try offline.write(to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
+        let walk = try String(contentsOf: rooms.appendingPathComponent("walk.jsonl"), encoding: .utf8)
+        let marked =
+            walk.split(separator: "\n").map { line in
+                line.contains("\"scanner\"") ? line.dropLast() + ", \"via\": \"espresense\"}" : line
+            }.joined(separator: "\n") + "\n"
+        #expect(marked.contains("\"via\": \"espresense\""))
+        try marked.write(to: folder.appendingPathComponent("walk.jsonl"), atomically: true, encoding: .utf8)
+        let replayed = try DecodeCommandTests.beaconwatch(
+            ["replay", "--config", "hsyco.ini", "trace:walk.jsonl"], in: folder)
+        #expect(replayed.status == 0, "\(replayed.stderr)")
+        let withBroker = try DecodeCommandTests.beaconwatch(
+            ["replay", "--config", "broker.ini", "trace:walk.jsonl"], in: folder)
+        #expect(Self.withoutSession(replayed.stdout) == Self.withoutSession(withBroker.stdout))
+        #expect(replayed.stdout.contains("\"kind\":\"zone\""))
+        let run = try DecodeCommandTests.beaconwatch(
+            ["run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:walk.jsonl"], in: folder)
+        #expect(run.status == 2, "\(run.stderr)")
+        #expect(run.stderr.contains("hsyco.ini:") && run.stderr.contains("set MQTT.host"), "\(run.stderr)")
+        // A source the trace format does not know is a bad line.
+        let bad = try DecodeCommandTests.beaconwatch(
+            ["replay", "--config", "hsyco.ini", "trace:-"],
+            stdin: #"{"t": 1700000000, "scanner": "kitchen", "tag": "anna", "rssi": -60, "via": "bermuda"}"# + "\n",
+            in: folder)
+        #expect(bad.status == 2 && bad.stderr.contains("\"via\" must be"), "\(bad.stderr)")
+    }
+
     @Test func aBadTraceLineStopsTheReplayWithItsLineAndStatus2() throws {
         let run = try DecodeCommandTests.beaconwatch(
             ["replay", "hsyco.ini", "trace:-"], stdin: Self.line + "\n" + Self.line + "\n{\"t\": 1700000003, oops\n",

@@ -52,6 +52,32 @@ import Testing
         #expect(run.stderr.contains("AF_BLUETOOTH"))
     }
 
+    /// A clean stop closes the state database: its -wal and -shm files are gone (issue 47: a stopped
+    /// daemon left them behind), and what it kept is in the database itself.
+    @Test func aCleanStopLeavesTheDatabaseWithoutItsWALFiles() throws {
+        let folder = try Self.folder("Monitor.mode = foreground\n")
+        let line =
+            #"{"t": 1700000000, "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1, "minor": 1, "rssi": -59}"#
+        let run = try DecodeCommandTests.beaconwatch(
+            [
+                "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:-", "--no-mqtt", "--log-level",
+                "error",
+            ],
+            stdin: line + "\n", in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        #expect(files.contains("state.sqlite"))
+        #expect(!files.contains("state.sqlite-wal") && !files.contains("state.sqlite-shm"), "\(files)")
+        // What the run committed is in the file itself: the same sighting replayed from it is no news.
+        let fresh = try DecodeCommandTests.beaconwatch(
+            ["replay", "--config", "hsyco.ini", "trace:-"], stdin: line + "\n", in: folder)
+        let again = try DecodeCommandTests.beaconwatch(
+            ["replay", "--config", "hsyco.ini", "--state", "state.sqlite", "trace:-"], stdin: line + "\n", in: folder)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(
+            fresh.stdout.contains(#""type":"enter""#) && !again.stdout.contains(#""type":"enter""#), "\(again.stdout)")
+    }
+
     @Test func runAppendsItsEventsToAFile() throws {
         let folder = try Self.folder("Monitor.mode = foreground\n")
         let line =

@@ -34,6 +34,11 @@ public enum TraceRecord: Sendable, Hashable {
     case report(ScannerReport)
 }
 
+/// Which `Scanners.*` filter a report came through (docs/behaviour.md §19).
+public enum ScannerSource: String, Sendable, Hashable, CaseIterable {
+    case espresense, theengs, forward
+}
+
 /// "Scanner S heard tag T at RSSI r" (docs/behaviour.md §19): from a trace line, an ESPresense node, a
 /// gateway or a `forward` node placed as a scanner. The tag is named as its source names it
 /// (an identity such as `ibeacon:UUID:major:minor`, `mac:…`, an ESPresense id, or a `Tag.<id>`
@@ -47,13 +52,20 @@ public struct ScannerReport: Sendable, Hashable {
     public var power: Int8?
     /// The advertiser's address when the report says (a private one resolves by IRK).
     public var address: BluetoothAddress?
+    /// The `Scanners.*` source it came through (a trace line's `"via"`); `nil` for a trace line
+    /// without one and the daemon's own radio.
+    public var via: ScannerSource?
 
-    public init(scanner: String, tag: String, rssi: Double, power: Int8? = nil, address: BluetoothAddress? = nil) {
+    public init(
+        scanner: String, tag: String, rssi: Double, power: Int8? = nil, address: BluetoothAddress? = nil,
+        via: ScannerSource? = nil
+    ) {
         self.scanner = scanner
         self.tag = tag
         self.rssi = rssi
         self.power = power
         self.address = address
+        self.via = via
     }
 
     /// Whether `text` can name a scanner or a tag: 1 to 128 printable ASCII characters.
@@ -150,7 +162,8 @@ public struct TraceParser {
             if kinds.isEmpty {
                 return .failure(
                     TraceLineError(
-                        "the line has none of \"uuid\", \"hci\", \"mode\", \"command\", \"lat\", \"scanner\"; give one"))
+                        "the line has none of \"uuid\", \"hci\", \"mode\", \"command\", \"lat\", \"scanner\"; give one")
+                )
             }
             return .failure(
                 TraceLineError("the line has \(kinds.map { "\"\($0)\"" }.joined(separator: " and ")); give only one"))
@@ -251,7 +264,8 @@ public struct TraceParser {
         }
         guard case .string(let tag)? = fields["tag"], ScannerReport.isValidName(tag) else {
             return .failure(
-                TraceLineError("\"tag\" must be a tag's identity such as \"ibeacon:UUID:major:minor\" or a Tag.<id> id"))
+                TraceLineError("\"tag\" must be a tag's identity such as \"ibeacon:UUID:major:minor\" or a Tag.<id> id")
+            )
         }
         guard let rssi = fields["rssi"]?.number(in: -128...126) else {
             return .failure(TraceLineError("\"rssi\" must be dBm from -128 to 126"))
@@ -270,7 +284,16 @@ public struct TraceParser {
             }
             address = parsed
         }
-        return .success(.report(ScannerReport(scanner: scanner, tag: tag, rssi: rssi, power: power, address: address)))
+        var via: ScannerSource?
+        if let value = fields["via"], value != .null {
+            guard case .string(let text) = value, let source = ScannerSource(rawValue: text) else {
+                return .failure(
+                    TraceLineError("\"via\" must be \"espresense\", \"theengs\" or \"forward\" (or left out)"))
+            }
+            via = source
+        }
+        return .success(
+            .report(ScannerReport(scanner: scanner, tag: tag, rssi: rssi, power: power, address: address, via: via)))
     }
 
     static func command(from fields: [String: JSONValue]) -> Result<TraceRecord, TraceLineError> {

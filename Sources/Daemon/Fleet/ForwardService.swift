@@ -30,7 +30,7 @@ public struct ForwardService: Service {
     }
 
     public func run() async throws {
-        let configuration = try Configuration.load(contentsOf: options.config).get()
+        let configuration = try Configuration.load(contentsOf: options.config, needsBuilding: false).get()
         for warning in configuration.warnings { logger.warning("\(warning)") }
         guard var settings = configuration.mqtt else {
             throw InputError(
@@ -42,6 +42,11 @@ public struct ForwardService: Service {
         let source = options.source ?? configuration.monitor.source
         let statePath = StateLocation.resolve(configured: configuration.stateDatabase)
         let store = try StateStore(path: statePath, keepDays: configuration.keepDays)
+        defer {
+            if let problem = store.close() {
+                logger.warning("state database \(statePath) not closed cleanly: \(problem)")
+            }
+        }
         let sink = try MQTTSink(settings: settings, userid: identity.userid, hierarchy: Hierarchy(), store: store)
         let topic = "\(settings.topic)/\(identity.userid)/sightings"
         logger.info(

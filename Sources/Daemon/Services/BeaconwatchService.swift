@@ -56,6 +56,7 @@ public struct BeaconwatchService: Service {
         )
         var configuration = try Configuration.load(contentsOf: config).get()
         for warning in configuration.warnings { logger.warning("\(warning)") }
+        if !noMqtt, let problem = configuration.scannersWithoutBroker { throw problem }
         if let listen = options.webListen {
             configuration.web = try Self.web(listen, token: configuration.web?.token ?? configuration.webToken)
         }
@@ -65,6 +66,12 @@ public struct BeaconwatchService: Service {
         let source = options.source ?? configuration.monitor.source
         let statePath = StateLocation.resolve(configured: configuration.stateDatabase)
         let store = try StateStore(path: statePath, keepDays: configuration.keepDays)
+        // A clean stop leaves the database alone, without its -wal and -shm files (docs/behaviour.md §12).
+        defer {
+            if let problem = store.close() {
+                logger.warning("state database \(statePath) not closed cleanly: \(problem)")
+            }
+        }
         // Completed from the journal first: what a crash left out goes before anything new.
         let eventsFile = try events.map {
             $0 == "-" ? EventsFile() : try EventsFile(path: $0, store: store) { logger.warning("\($0)") }

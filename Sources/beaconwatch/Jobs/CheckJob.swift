@@ -40,6 +40,7 @@ struct CheckJob {
                 : "fix the folder's owner or set State.database elsewhere"
             errors.append(configuration.problem("State.database", "the state database \(database) \(reason); \(fix)"))
         }
+        if let problem = configuration.scannersWithoutBroker { errors.append(problem) }
         if let mqtt = configuration.mqtt {
             let password = mqtt.passwordFile.map { [(key: "MQTT.passwordFile", path: $0)] } ?? []
             for (key, path) in password + mqtt.tlsFiles {
@@ -142,7 +143,7 @@ struct CheckJob {
             : "exitTimeout \(monitor.exitTimeout) s"
         lines.append("  source \(monitor.source), mode \(monitor.mode.rawValue), \(exit)")
         lines.append(
-            "  ranging: \(monitor.rssiFilter.rawValue) filter over \(monitor.rssiWindow) s, n = \(monitor.pathLossExponent), "
+            "  ranging: \(monitor.rssiFilter == .none ? "no filter" : "\(monitor.rssiFilter.rawValue) filter over \(monitor.rssiWindow) s"), n = \(monitor.pathLossExponent), "
                 + "immediate < \(monitor.immediate) m, near < \(monitor.near) m, hysteresis \(monitor.hysteresis)"
         )
         lines.append("  mqtt: \(configuration.mqtt.map { "\($0)" } ?? "off (no MQTT.host)")")
