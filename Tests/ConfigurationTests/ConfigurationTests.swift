@@ -200,6 +200,8 @@ import TestSupport
         ("Monitor.hysteresis = 1.5", "fraction"),
         ("Monitor.near = 0.2", "farther than Monitor.immediate"),
         ("Monitor.source = usb0", "not a source"),
+        // Every valid source is listed, `none` with them (issue 47).
+        ("Monitor.source = radio", "trace:PATH, or none (no radio"),
         ("Monitor.source = uart:/dev/ttyACM0@12", "not a serial baud rate"),
         ("Monitor.source = h4tcp:controller", "no port from 1 to 65535"),
         ("Monitor.lat = 91", "latitude"),

@@ -186,6 +186,21 @@ import TestSupport
         #expect(run.stdout.contains("exitTimeout auto (confidence 1e-06, at most 20.0 s)"), "\(run.stdout)")
     }
 
+    /// `Monitor.rssiFilter = none` is said as no filter (issue 47: "none filter over 5.0 s").
+    @Test func checkSaysNoFilterForRSSIFilterNone() throws {
+        let file = try TemporaryFile(
+            contents: Data(
+                """
+                LocationBaseBeacon.1 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1
+                Monitor.rssiFilter = none
+
+                """.utf8))
+        let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("  ranging: no filter, n = "), "\(run.stdout)")
+        #expect(!run.stdout.contains("none filter"))
+    }
+
     /// Issue 21: no subcommand is a usage error: the help on standard error, status 2; asking for
     /// the help is not.
     /// docs/behaviour.md §11: `--version` says the version and the commit the build came from.
