@@ -80,6 +80,10 @@ public struct ScannerSettings: Sendable, Hashable {
     public var reportsAreFiltered: Bool { espresense != nil && theengs == nil && forward == nil && own == nil }
 
     /// The room rule the daemon uses, printed by `check`.
+    /// Seconds between an ESPresense node's reports of a still tag: the firmware's default
+    /// `skip_ms` (include/defaults.h `DEFAULT_SKIP_MS`, docs/espresense.md).
+    public static let espresenseReportPeriod = 5.0
+
     public var effectiveRoomRule: RoomRule { roomRule ?? (reportsAreFiltered ? .filteredReports : RoomRule()) }
 
     public init() {}

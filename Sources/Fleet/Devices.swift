@@ -574,7 +574,10 @@ public struct Devices {
             // Scanners hear it all the time: ranging never waits for a window (docs/behaviour.md §6).
             tagged.monitor.mode = .foreground
             // ESPresense nodes report their own filtered estimates: not filtered again (19).
-            if configuration.scanners?.reportsAreFiltered == true { tagged.monitor.rssiFilter = .none }
+            if configuration.scanners?.reportsAreFiltered == true {
+                tagged.monitor.rssiFilter = .none
+                tagged.monitor.reportPeriod = ScannerSettings.espresenseReportPeriod
+            }
             tagged.monitor.rooms =
                 configuration.scanners?.rooms == .heard
                 ? nil : (configuration.scanners?.effectiveRoomRule ?? RoomRule())

@@ -37,8 +37,10 @@ import Testing
         lines += [
             "Monitor.userid = hq", "Monitor.source = none", "Monitor.mode = foreground", "Monitor.rssiFilter = none",
             "Monitor.hysteresis = 0",
-            // Long: presence here is the phones' own (enter to leave), never a timeout's.
-            "Monitor.exitTimeout = 300", "MQTT.host = 127.0.0.1", "MQTT.port = \(port)", "MQTT.keepalive = 5",
+            // A Zone's presence here is the phone's own (enter to leave); an Area's lasts this long
+            // after the last `beacon` message of its beacons (docs/behaviour.md §15.1), which a walk
+            // from one Area into another waits for.
+            "Monitor.exitTimeout = 3", "MQTT.host = 127.0.0.1", "MQTT.port = \(port)", "MQTT.keepalive = 5",
             "MQTT.homeassistant = false", "State.database = state.sqlite", "Fleet.owntracks = owntracks/+/+",
             // The phones' last fixes may be old: their messages' created_at says when they were made.
             "Fleet.maxAge = 10",
@@ -254,6 +256,14 @@ import Testing
         try bob.move(to: [beacon(2, 2): 1.5])
         try await building.settle("Bob in 2:2", ["alice-phone": 4, "bob-phone": 6])
         #expect(bob.phone.beaconRegions == Set((1...3).map { Region.zone(uuids[1], major: UInt16($0)) }))
+        // Ranging goes `off` exitTimeout after a beacon's last message: waited for, so that both
+        // walks (with a restart and without) have said it before going on.
+        try await Subscriber.until("both phones' last beacons ranged off") {
+            func off(_ device: String, _ zone: String) -> Bool {
+                building.outputs(of: device).contains { $0.contains("\"distance\":\"off\"") && $0.contains("\"zone\":\"\(zone)\"") }
+            }
+            return off("alice-phone", "120") && off("bob-phone", "202")
+        }
 
         var afterRestart: [String: Int] = [:]
         if restart {

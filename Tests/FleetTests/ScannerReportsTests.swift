@@ -33,11 +33,11 @@ import Testing
             reports == [
                 ScannerReport(
                     scanner: "kitchen", tag: "iBeacon:fda50693-a4e2-4fb1-afcf-c6eb07647825-7-1", rssi: -71.5, power: -61,
-                    address: BluetoothAddress("4A:1B:2C:3D:4E:5F"))
+                    address: BluetoothAddress("4A:1B:2C:3D:4E:5F"), via: .espresense)
             ])
         // Without the optional fields.
         let bare = try #require(try Self.parse(.espresense, "espresense/devices/apple:1005:9-26/hall", #"{"rssi":-80}"#).get())
-        #expect(bare == [ScannerReport(scanner: "hall", tag: "apple:1005:9-26", rssi: -80)])
+        #expect(bare == [ScannerReport(scanner: "hall", tag: "apple:1005:9-26", rssi: -80, via: .espresense)])
         // A query's answer one level deeper, and other topics, are not reports.
         #expect(try Self.parse(.espresense, topic + "/battery", #"{"battery":90}"#).get() == nil)
         #expect(try Self.parse(.espresense, "espresense/rooms/kitchen/status", "online").get() == nil)

@@ -131,6 +131,64 @@ import Testing
             ])
     }
 
+    /// A phone's `beacon` message: the sighting, then the phone's ranging of it.
+    mutating func ranged(_ run: inout MonitorHarness, zone: Int, at seconds: Double) {
+        run.see("\(zone)", at: seconds)
+        let beacon = BeaconID(uuid: MonitorHarness.uuid(1), major: UInt16(zone), minor: 1)
+        run.monitor.phoneRanged(beacon, at: MonitorHarness.time(seconds), into: &run.outputs)
+    }
+
+    /// Issue 47 (docs/behaviour.md §15.1): the phone under a cap smaller than its Area's Zones walks from a Zone
+    /// it holds into one it does not: its `leave` of the first comes a few milliseconds before the
+    /// `beacon` message of the second. The Area stays inside (it was ranged 5 s before), nothing is
+    /// published of Areas, and the second Zone comes in; without more messages the Area exits
+    /// exitTimeout after the last one, not at the leave.
+    @Test mutating func walkingIntoAZoneThePhoneDoesNotHoldKeepsTheArea() throws {
+        var run = MonitorHarness((1...21).map { "\($0)=1,\($0),1" }) { $0.exitTimeout = 10 }
+        run.start(at: 0)
+        ranged(&run, zone: 3, at: 1)
+        let monitored = run.monitor.monitoredRegions
+        #expect(monitored.count == 20 && monitored.contains(.zone(MonitorHarness.uuid(1), major: 3)))
+        let free = try #require((1...21).first { !monitored.contains(.zone(MonitorHarness.uuid(1), major: UInt16($0))) })
+        ranged(&run, zone: 3, at: 15)
+        _ = run.take()
+        phone(&run, .zone(MonitorHarness.uuid(1), major: 3), entered: false, at: 20)
+        ranged(&run, zone: free, at: 20.006)
+        let lines = run.take()
+        #expect(lines.first == "20.000 exit A1:3 zone monitored dwell 19.0", "\(lines)")
+        #expect(!lines.contains { $0.contains("A1 area") || $0.contains("monitoring areas") }, "\(lines)")
+        #expect(lines.contains("20.006 enter A1:\(free) zone monitored"), "\(lines)")
+        // The same walk with no message after the leave: the Area holds until 15 s + exitTimeout.
+        var quiet = MonitorHarness((1...21).map { "\($0)=1,\($0),1" }) { $0.exitTimeout = 10 }
+        quiet.start(at: 0)
+        ranged(&quiet, zone: 3, at: 1)
+        ranged(&quiet, zone: 3, at: 15)
+        _ = quiet.take()
+        phone(&quiet, .zone(MonitorHarness.uuid(1), major: 3), entered: false, at: 20)
+        #expect(quiet.take(Self.transitions) == ["20.000 exit A1:3 zone monitored dwell 19.0"])
+        quiet.advance(to: 24.999)
+        #expect(quiet.take() == [])
+        quiet.advance(to: 25)
+        let end = quiet.take()
+        #expect(end.first == "25.000 exit A1 area derived dwell 24.0", "\(end)")
+        #expect(end.contains("25.000 monitoring areas - [A1]"), "\(end)")
+        // What the phone ranged of the Area survives a restart as text.
+        var held = MonitorHarness((1...21).map { "\($0)=1,\($0),1" }) { $0.exitTimeout = 10 }
+        held.start(at: 0)
+        ranged(&held, zone: 3, at: 1)
+        ranged(&held, zone: 3, at: 15)
+        phone(&held, .zone(MonitorHarness.uuid(1), major: 3), entered: false, at: 20)
+        let presence = MonitorPresence(text: held.monitor.presence.text)
+        #expect(presence.phoneAreaSightings == [.area(MonitorHarness.uuid(1)): MonitorHarness.time(15).microseconds])
+        var resumed = MonitorHarness((1...21).map { "\($0)=1,\($0),1" }) { $0.exitTimeout = 10 }
+        resumed.monitor.resume(presence)
+        resumed.start(at: 21)
+        resumed.advance(to: 24.9)
+        #expect(resumed.take(Self.transitions) == [])
+        resumed.advance(to: 25)
+        #expect(resumed.take(Self.transitions).first == "25.000 exit A1 area derived dwell 24.0")
+    }
+
     /// A phone that entered the Area (its transition) at 1 s and ranged a beacon of Zone 3 under
     /// it at 1.5 s.
     mutating func rangedUnderTheArea() -> MonitorHarness {

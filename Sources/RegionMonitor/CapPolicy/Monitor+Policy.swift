@@ -20,7 +20,7 @@ extension Monitor {
                 applyMonitoring(
                     mostRecent(zones.map { RegionRef(.zone, $0) }), mode: .zones, area: entered.index, into: &outputs)
             } else if monitoredMode == .zones, !monitored.contains(where: { tracked[$0]?.inside == true }),
-                !isAreaHeld
+                !isAreaHeld, !isAreaRanged
             {
                 applyMonitoring(mostRecentAreas(), mode: .areas, area: nil, into: &outputs)
             } else if let candidate = sightedCandidate, tracked[candidate]?.monitored != true {
@@ -54,6 +54,13 @@ extension Monitor {
 
     /// Whether the monitored Area's Zones are awaited after the device's own `enter` of it.
     var isAreaHeld: Bool { areaHoldUntil.map { now < $0 } ?? false }
+
+    /// Whether, with its Zones monitored, the phone's ranging reported a beacon of the monitored
+    /// Area less than exitTimeout ago (any of its Zones, held or not: docs/behaviour.md §15.1).
+    var isAreaRanged: Bool {
+        guard monitoredMode == .zones, let area = monitoredArea, let seen = phoneAreaSeen[area] else { return false }
+        return now < seen &+ exitTimeout
+    }
 
     /// The candidates the policy keeps: the `cap` most recently sighted; those in `favoured` (the
     /// regions a restart or reload carries inside) first.

@@ -15,6 +15,7 @@ extension Monitor {
         // A worked-out limit is reused only when fresh: its instant moves with the clock.
         for index in limits.indices { limits[index].at = limits[index].at.shifted(by: delta) }
         phoneSeen = phoneSeen.mapValues { $0.shifted(by: delta) }
+        phoneAreaSeen = phoneAreaSeen.mapValues { $0.shifted(by: delta) }
         roomSince = roomSince.shifted(by: delta)
         if let change = roomChange { roomChange?.at = change.at.adding(microseconds: delta) }
         tracked = tracked.mapValues { state in

@@ -40,6 +40,12 @@ extension Monitor {
             guard let index = hierarchy.index(of: previous.hierarchy.beacons[Int(beacon)].id) else { continue }
             phoneSeen[Int32(index)] = time
         }
+        for (area, time) in previous.phoneAreaSeen {
+            guard let index = hierarchy.areas.firstIndex(where: { $0.uuid == previous.hierarchy.areas[Int(area)].uuid })
+            else { continue }
+            phoneAreaSeen[Int32(index)] = time
+            timers.schedule(.areaHold, at: time &+ exitTimeout)
+        }
         if let until = previous.areaHoldUntil, until > previous.now {
             areaHoldUntil = until
             timers.schedule(.areaHold, at: until)

@@ -67,6 +67,11 @@ public struct Monitor: Sendable {
     /// When the phone's own ranging last reported each beacon, by beacon index: a region given to
     /// the phone while one of its beacons was ranged less than exitTimeout ago is held (15.1).
     var phoneSeen: [Int32: Int64] = [:]
+    /// When the phone's own ranging last reported a beacon of each Area, by Area index: a `leave`
+    /// of one of its Zones does not forget it, so the Area stays inside until exitTimeout after the
+    /// last `beacon` message of any of its beacons (docs/behaviour.md §15.1: walking from a Zone the phone holds
+    /// into one it does not never exits and re-enters the Area).
+    var phoneAreaSeen: [Int32: Int64] = [:]
     /// After the device's own `enter` of an Area switched monitoring to its Zones (its waypoint is
     /// then deleted), the Area stays inside until a Zone enters, or exitTimeout passes without one.
     var areaHoldUntil: Int64?
@@ -333,6 +338,7 @@ public struct Monitor: Sendable {
 
     /// Forgets the phone's ranging of the beacons in `ref`, and the presence it gave them.
     mutating func forgetPhoneSightings(in ref: RegionRef) {
+        if ref.level == .area { phoneAreaSeen[ref.index] = nil }
         let beacons = phoneSeen.keys.filter { contains(ref, beacon: $0) }
         guard !beacons.isEmpty else { return }
         var zones: Set<Int32> = []
@@ -362,6 +368,10 @@ public struct Monitor: Sendable {
     public mutating func phoneRanged(_ beacon: BeaconID, at time: Timestamp, into outputs: inout [MonitorOutput]) {
         guard let index = hierarchy.index(of: beacon) else { return }
         phoneSeen[Int32(index)] = time.microseconds
+        let area = hierarchy.areaOfZone[Int(hierarchy.zoneOfBeacon[index])]
+        phoneAreaSeen[area] = time.microseconds
+        // The look at the end of the Area's ranging (``isAreaRanged``), in whichever mode it comes.
+        timers.schedule(.areaHold, at: time.microseconds &+ exitTimeout)
         guard let ref = monitoredRegion(of: Int32(index)), tracked[ref]?.inside == true, held.insert(ref).inserted
         else { return }
         presenceChanges &+= 1

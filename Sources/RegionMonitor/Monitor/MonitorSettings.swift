@@ -57,6 +57,12 @@ public struct MonitorSettings: Sendable, Hashable {
     /// `Tags.rooms = nearest`: the tag is in one room (Zone) at a time, chosen by this rule; `nil`
     /// for presence in every Zone sighted (5.1).
     public var rooms: RoomRule?
+    /// Seconds between a node's reports of a still tag when the sightings are ESPresense nodes'
+    /// filtered reports (the firmware's `skip_ms`, docs/espresense.md), sooner only while it moves:
+    /// under the adaptive exit a scanner's silence model learns from reports at least 0.8 of this
+    /// apart, so that a walk's quick reports do not teach it an interval the still tag never keeps
+    /// (docs/behaviour.md §18, §19). `nil`: every sighting counts.
+    public var reportPeriod: Double?
 
     public init() {}
 }

@@ -104,7 +104,7 @@ extension Monitor {
         if let area = newlyInsideAreas.max(by: { last($0) != last($1) ? last($0) < last($1) : $0.index > $1.index }) {
             desiredInside.insert(area)
         }
-        if isAreaHeld, let area = monitoredArea { desiredInside.insert(RegionRef(.area, area)) }
+        if isAreaHeld || isAreaRanged, let area = monitoredArea { desiredInside.insert(RegionRef(.area, area)) }
         for ref in desiredInside {
             var ancestor = parent(of: ref)
             while let up = ancestor {

@@ -17,6 +17,8 @@ public struct MonitorPresence: Sendable, Hashable {
     public var phoneSightings: [String: Int64] = [:]
     /// Until when the Area the phone entered stays inside while its Zones are awaited.
     public var areaHoldUntil: Int64?
+    /// The phone's last `beacon` message of each Area (microseconds), by the Area's region.
+    public var phoneAreaSightings: [Region: Int64] = [:]
     /// A tag's last strength at each scanner heard (dB above its power), by Location ID: the
     /// evidence its room keeps across a restart (docs/behaviour.md §19).
     public var strengths: [String: Double] = [:]
@@ -25,7 +27,7 @@ public struct MonitorPresence: Sendable, Hashable {
 
     /// One line per fact: `inside <µs> <region>`, `held <region>`, `area <region>`,
     /// `zone <region>`, `seen <µs> <location ID>`, `phone <µs> <location ID>`, `hold <µs>`,
-    /// `heard <dB> <location ID>`.
+    /// `heard <dB> <location ID>`, `phonearea <µs> <Area>`.
     public var text: String {
         var lines: [String] = []
         for (region, since) in inside.sorted(by: { $0.key < $1.key }) { lines.append("inside \(since) \(region)") }
@@ -36,6 +38,9 @@ public struct MonitorPresence: Sendable, Hashable {
         for (id, time) in phoneSightings.sorted(by: { $0.key < $1.key }) { lines.append("phone \(time) \(id)") }
         if let areaHoldUntil { lines.append("hold \(areaHoldUntil)") }
         for (id, value) in strengths.sorted(by: { $0.key < $1.key }) { lines.append("heard \(value) \(id)") }
+        for (area, time) in phoneAreaSightings.sorted(by: { $0.key < $1.key }) {
+            lines.append("phonearea \(time) \(area)")
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -54,6 +59,8 @@ public struct MonitorPresence: Sendable, Hashable {
             case ("seen", 3): if let time = Int64(parts[1]) { sightings[parts[2]] = time }
             case ("phone", 3): if let time = Int64(parts[1]) { phoneSightings[parts[2]] = time }
             case ("hold", _): areaHoldUntil = Int64(parts[1])
+            case ("phonearea", 3):
+                if let time = Int64(parts[1]), let area = Region(parts[2]) { phoneAreaSightings[area] = time }
             case ("heard", 3):
                 if let value = Double(parts[1]), value.isFinite { strengths[parts[2]] = value }
             default: continue
@@ -66,7 +73,8 @@ extension MonitorPresence {
     /// The latest instant it says something happened (a sighting, an entry), microseconds; `nil`
     /// for none. Later than the clock at a start, it says the wall clock went back meanwhile.
     public var latest: Int64? {
-        [inside.values.max(), sightings.values.max(), phoneSightings.values.max()].compactMap { $0 }.max()
+        [inside.values.max(), sightings.values.max(), phoneSightings.values.max(), phoneAreaSightings.values.max()]
+            .compactMap { $0 }.max()
     }
 
     /// Every instant re-expressed `delta` microseconds later (the wall clock was stepped).
@@ -74,6 +82,7 @@ extension MonitorPresence {
         inside = inside.mapValues { $0.shifted(by: delta) }
         sightings = sightings.mapValues { $0.shifted(by: delta) }
         phoneSightings = phoneSightings.mapValues { $0.shifted(by: delta) }
+        phoneAreaSightings = phoneAreaSightings.mapValues { $0.shifted(by: delta) }
         areaHoldUntil = areaHoldUntil?.shifted(by: delta)
     }
 }
@@ -93,6 +102,7 @@ extension Monitor {
             presence.phoneSightings[hierarchy.beacons[Int(beacon)].locationID] = time
         }
         presence.areaHoldUntil = areaHoldUntil
+        for (area, time) in phoneAreaSeen { presence.phoneAreaSightings[hierarchy.areas[Int(area)].region] = time }
         if settings.rooms != nil {
             for (index, value) in heardStrength.enumerated() where value > -.infinity {
                 presence.strengths[hierarchy.beacons[index].locationID] = value
@@ -135,6 +145,11 @@ extension Monitor {
         if let until = presence.areaHoldUntil {
             areaHoldUntil = until
             timers.schedule(.areaHold, at: until)
+        }
+        for (area, time) in presence.phoneAreaSightings {
+            guard let ref = reference(to: area), ref.level == .area else { continue }
+            phoneAreaSeen[ref.index] = time
+            timers.schedule(.areaHold, at: time &+ exitTimeout)
         }
         // A tag's room is the Zone it was inside (docs/behaviour.md §19: one at a time), with the evidence
         // its scanners gave.

@@ -48,7 +48,11 @@ extension Monitor {
             // A beacon heard again after it went `off` starts a new visit (what earlier ones
             // showed carries over at half weight).
             if previous == .off { silence[index].startVisit() }
-            silence[index].sighted(at: now)
+            // A node's early reports (the tag moved) say nothing of how often it reports a still tag.
+            let spacing = settings.reportPeriod.map { Int64($0 * 800_000) } ?? 0
+            if previous == .off || silence[index].last.map({ now &- $0 >= spacing }) ?? true {
+                silence[index].sighted(at: now)
+            }
             if index < roomGrace.count, let rule = settings.rooms {
                 roomGrace[index] = plausibleSilence(index, rule: rule)
             }

@@ -104,6 +104,8 @@ public struct FloorSimulation: Sendable {
     /// Walking speed, m/s.
     public var speed = 1.2
     public var stay = 30.0...180.0
+    /// Seconds a walker walks about each room it arrives in before standing still (0: it stands at once).
+    public var wander = 0.0
     /// The chance that a walker leaves the building after a stay, and for how long.
     public var leaving = 0.1
     public var outside = 60.0...300.0
@@ -131,7 +133,14 @@ public struct FloorSimulation: Sendable {
         mover.keyframes.append(Mover.Keyframe(time: 0, point: point))
         while time < duration {
             let arrive = time
-            time += Double.random(in: stay, using: &random)
+            let length = Double.random(in: stay, using: &random)
+            // Walking about the room first (to a desk, a shelf, a colleague), then standing.
+            while time < arrive + min(wander, length) {
+                let next = spot(in: room, random: &random)
+                time = mover.walk([point, next], from: time, speed: speed)
+                point = next
+            }
+            time = max(time, arrive + length)
             mover.keyframes.append(Mover.Keyframe(time: time, point: point))
             mover.stops.append(Mover.Stop(room: room, arrive: arrive, leave: time))
             var from: Int? = room

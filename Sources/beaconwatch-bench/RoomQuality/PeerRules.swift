@@ -227,21 +227,59 @@ struct Bermuda: RoomDecider {
 /// What an ESPresense node publishes of what it hears (docs/espresense.md): the median of the
 /// readings of the last 15 s (`AdaptivePercentileRSSI`, at most 200 of them), reported when the
 /// distance it gives moved by 0.5 m (`skip_dist`) or 5 s (`skip_ms`) after the last report.
+/// ESPresense nodes' reports of the advertisements they hear (docs/espresense.md): the median of
+/// the last 15 s, as a node filters, sent on one of two schedules.
 struct NodeReports {
+    /// When a node sends a report.
+    enum Cadence: String {
+        /// Each scanner–tag pair on its own clock: every 5 s, or at once on 0.5 m of movement
+        /// (the benchmark's first model, kept as a row).
+        case pairs
+        /// As the firmware does (`BleFingerprint::report()`, `setId()`, include/defaults.h in
+        /// ESPresense/ESPresense): at the first advertisement heard after each multiple of
+        /// `skip_ms` (5 s) on the node's NTP clock — the first report of a device offset by its
+        /// djb2 time slot of 64 — and earlier only within `skip_ms / max(2, 10 - log2(…))` before
+        /// that boundary when the distance moved by `skip_distance` (0.5 m); nothing beyond
+        /// `max_distance` (16 m). Every node hears the same advertisement, so a still tag's reports
+        /// from all nodes come in one burst every 5 s, a few tens of milliseconds apart.
+        case firmware
+    }
+
     struct Pair {
         var readings: [(time: Double, rssi: Double)] = []
         var lastReport = -Double.infinity
         var lastDistance: Double?
+        /// Firmware: the next boundary (ms on the node's clock), `nil` before the first sighting.
+        var nextReportMs: Int64?
     }
 
+    let cadence: Cadence
     var pairs: [[Pair]]
+    /// Each node's NTP clock offset (ms), and its reports' delivery delay comes on top.
+    let clockOffsetMs: [Int64]
 
-    init(tags: Int, scanners: Int) {
+    static let skipMs: Int64 = 5000
+    static let skipDistance = 0.5
+    static let maxDivisor: Int64 = 10
+    static let maxDistance = 16.0
+
+    init(tags: Int, scanners: Int, cadence: Cadence = .pairs) {
+        self.cadence = cadence
         pairs = Array(repeating: Array(repeating: Pair(), count: scanners), count: tags)
+        // NTP keeps the nodes within a few milliseconds of each other.
+        clockOffsetMs = (0..<scanners).map { Int64(($0 &* 7919) % 11) - 5 }
     }
 
-    /// The node's report after a reading, if it sends one: its filtered RSSI.
-    mutating func hear(tag: Int, scanner: Int, rssi: Double, at time: Double) -> Double? {
+    /// The firmware's time slot of a device id (`calculateTimeSlot()`): djb2 mod 64.
+    static func timeSlot(_ id: String) -> Int64 {
+        var hash: UInt32 = 5381
+        for byte in id.utf8 { hash = (hash << 5) &+ hash &+ UInt32(byte) }
+        return Int64(hash % 64)
+    }
+
+    /// The node's report after a reading, if it sends one: its filtered RSSI and when it reaches
+    /// the broker (the firmware's reports of one advertisement reach it up to 30 ms apart).
+    mutating func hear(tag: Int, scanner: Int, rssi: Double, at time: Double) -> (rssi: Double, time: Double)? {
         var pair = pairs[tag][scanner]
         defer { pairs[tag][scanner] = pair }
         pair.readings.append((time, rssi))
@@ -253,9 +291,34 @@ struct NodeReports {
         let middle = sorted.count / 2
         let median = sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
         let distance = metres(median, exponent: 2.7)
-        if let last = pair.lastDistance, abs(distance - last) < 0.5, time - pair.lastReport < 5 { return nil }
-        pair.lastReport = time
-        pair.lastDistance = distance
-        return (median * 100).rounded() / 100
+        let filtered = (median * 100).rounded() / 100
+        switch cadence {
+        case .pairs:
+            if let last = pair.lastDistance, abs(distance - last) < 0.5, time - pair.lastReport < 5 { return nil }
+            pair.lastReport = time
+            pair.lastDistance = distance
+            return (filtered, time)
+        case .firmware:
+            let now = Int64((time * 1000).rounded()) + clockOffsetMs[scanner]
+            if pair.nextReportMs == nil {
+                // setId(): the current interval's start plus the device's slot.
+                pair.nextReportMs = now / Self.skipMs * Self.skipMs + Self.timeSlot("t\(tag)") * (Self.skipMs / 64)
+            }
+            guard distance <= Self.maxDistance, let next = pair.nextReportMs else { return nil }
+            if now < next {
+                let movement = abs(distance - (pair.lastDistance ?? 0))
+                guard movement >= Self.skipDistance else { return nil }
+                let steps = min(movement / Self.skipDistance, 60)
+                let roundedLog2 = Int64(log2(pow(2, steps).rounded()))
+                let early = Self.skipMs / max(2, min(Self.maxDivisor, Self.maxDivisor - roundedLog2))
+                guard now >= next - early else { return nil }
+            }
+            pair.nextReportMs = now + (Self.skipMs - now % Self.skipMs) % Self.skipMs
+            pair.lastDistance = distance
+            pair.lastReport = time
+            // Delivery: Wi-Fi and the broker spread one advertisement's reports over ~30 ms.
+            let delay = Double((tag &* 131 &+ scanner &* 71 &+ Int(now / Self.skipMs) &* 17) % 31) / 1000
+            return (filtered, time + delay)
+        }
     }
 }

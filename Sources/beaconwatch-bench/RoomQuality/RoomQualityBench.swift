@@ -46,6 +46,16 @@ struct RoomQualityBench: ParsableCommand {
     )
     var calibration = false
 
+    @Option(help: "Only these feeds: raw, pairs (nodes, each pair on its own schedule), firmware (nodes as ESPresense's firmware reports); repeatable.")
+    var feeds: [String] = []
+
+    /// What the systems are fed: every advertisement heard, or ESPresense nodes' reports on the
+    /// benchmark's first schedule or the firmware's (``NodeReports/Cadence``).
+    enum Feed: String {
+        case raw, pairs, firmware
+        var nodes: Bool { self != .raw }
+    }
+
     @Option(help: "Also beaconwatch with these ini lines added (\\n between lines; repeatable).")
     var ini: [String] = []
 
@@ -64,7 +74,9 @@ struct RoomQualityBench: ParsableCommand {
                 + "\(pad("hand-over p50/p95", 18)) \(pad("flaps/h", 8)) \(pad("away p50/p95", 14)) false aways"
         )
         for scenario in Self.scenarios(scale: scale) where only.map({ scenario.name.contains($0) }) ?? true {
-            for nodes in [false, true] { try measure(scenario, nodes: nodes) }
+            for feed in [Feed.raw, .pairs, .firmware] where feeds.isEmpty || feeds.contains(feed.rawValue) {
+                try measure(scenario, feed: feed)
+            }
         }
     }
 
@@ -100,6 +112,12 @@ struct RoomQualityBench: ParsableCommand {
             scenario.shuttles = Array(repeating: (a, b), count: 4)
             return scenario
         }
+        func wandering(_ scenario: Scenario) -> Scenario {
+            var scenario = scenario
+            scenario.simulation.wander = 60
+            scenario.simulation.stay = 90...240
+            return scenario
+        }
         return [
             make("corridor, 1 Hz", Floor.corridor(seed: 11)),
             make("corridor, 1 Hz, bursty losses", Floor.corridor(seed: 12)) {
@@ -107,6 +125,11 @@ struct RoomQualityBench: ParsableCommand {
                 $0.lossRun = 5
             },
             make("corridor, 0.3 Hz", Floor.corridor(seed: 13), interval: 1 / 0.3),
+            // Badges walked about each room for a minute, then still (issue 47's office).
+            wandering(make("corridor, 1 Hz, wandering", Floor.corridor(seed: 15), walkers: 20, still: 8)),
+            wandering(make("open plan, 1 Hz, wandering", Floor.openPlan(seed: 25), walkers: 20, still: 8)),
+            wandering(
+                make("corridor, 10 Hz, wandering", Floor.corridor(seed: 16), interval: 0.1, seconds: 1200, walkers: 10, still: 4)),
             make("corridor, 10 Hz", Floor.corridor(seed: 14), interval: 0.1, seconds: 1200, walkers: 6, still: 4),
             make("open plan, 1 Hz", Floor.openPlan(seed: 21)),
             make("open plan, 1 Hz, bursty losses", Floor.openPlan(seed: 22)) {
@@ -161,7 +184,8 @@ struct RoomQualityBench: ParsableCommand {
         var oracleRight = false
     }
 
-    func measure(_ scenario: Scenario, nodes: Bool) throws {
+    func measure(_ scenario: Scenario, feed: Feed) throws {
+        let nodes = feed.nodes
         let simulation = scenario.simulation
         let floor = simulation.floor
         var movers = simulation.movers()
@@ -211,12 +235,16 @@ struct RoomQualityBench: ParsableCommand {
         starts += Array(repeating: 15.0, count: systems.count - starts.count)
         var reports: [FloorSimulation.Heard] = heard
         if nodes {
-            var node = NodeReports(tags: count + floor.scanners.count, scanners: floor.scanners.count)
+            var node = NodeReports(
+                tags: count + floor.scanners.count, scanners: floor.scanners.count,
+                cadence: feed == .firmware ? .firmware : .pairs)
             reports = heard.compactMap { reading in
                 node.hear(tag: reading.tag, scanner: reading.scanner, rssi: reading.rssi, at: reading.time).map {
-                    FloorSimulation.Heard(time: reading.time, tag: reading.tag, scanner: reading.scanner, rssi: $0)
+                    FloorSimulation.Heard(time: $0.time, tag: reading.tag, scanner: reading.scanner, rssi: $0.rssi)
                 }
             }
+            // Delivered in the order they reach the broker.
+            reports.sort { ($0.time, $0.tag, $0.scanner) < ($1.time, $1.tag, $1.scanner) }
         }
         var scores = Array(repeating: Score(), count: systems.count + 1)
         var tracking = Array(repeating: Array(repeating: Tracking(), count: count), count: systems.count + 1)
@@ -259,7 +287,7 @@ struct RoomQualityBench: ParsableCommand {
         }
         let elapsed = (clock.now - started).inSeconds
         let visits = movers.reduce(0) { $0 + ($1.stationary ? 0 : $1.stops.count) }
-        let feed = nodes ? "nodes" : "raw"
+        let feed = feed.rawValue
         let names = systems.map(\.name) + ["oracle: nearest, no noise"]
         for (system, name) in names.enumerated() {
             var score = scores[system]
