@@ -260,7 +260,9 @@ import Testing
         // walks (with a restart and without) have said it before going on.
         try await Subscriber.until("both phones' last beacons ranged off") {
             func off(_ device: String, _ zone: String) -> Bool {
-                building.outputs(of: device).contains { $0.contains("\"distance\":\"off\"") && $0.contains("\"zone\":\"\(zone)\"") }
+                building.outputs(of: device).contains {
+                    $0.contains("\"distance\":\"off\"") && $0.contains("\"zone\":\"\(zone)\"")
+                }
             }
             return off("alice-phone", "120") && off("bob-phone", "202")
         }

@@ -32,11 +32,13 @@ import Testing
         #expect(
             reports == [
                 ScannerReport(
-                    scanner: "kitchen", tag: "iBeacon:fda50693-a4e2-4fb1-afcf-c6eb07647825-7-1", rssi: -71.5, power: -61,
+                    scanner: "kitchen", tag: "iBeacon:fda50693-a4e2-4fb1-afcf-c6eb07647825-7-1", rssi: -71.5,
+                    power: -61,
                     address: BluetoothAddress("4A:1B:2C:3D:4E:5F"), via: .espresense)
             ])
         // Without the optional fields.
-        let bare = try #require(try Self.parse(.espresense, "espresense/devices/apple:1005:9-26/hall", #"{"rssi":-80}"#).get())
+        let bare = try #require(
+            try Self.parse(.espresense, "espresense/devices/apple:1005:9-26/hall", #"{"rssi":-80}"#).get())
         #expect(bare == [ScannerReport(scanner: "hall", tag: "apple:1005:9-26", rssi: -80, via: .espresense)])
         // A query's answer one level deeper, and other topics, are not reports.
         #expect(try Self.parse(.espresense, topic + "/battery", #"{"battery":90}"#).get() == nil)
@@ -59,7 +61,8 @@ import Testing
         #expect(
             try Self.parse(.theengs, "home/lounge/BTtoMQTT/4A0B0C0D0E0F", watch).get() == [
                 ScannerReport(
-                    scanner: "lounge", tag: "mac:4A:0B:0C:0D:0E:0F", rssi: -66, address: BluetoothAddress("4A:0B:0C:0D:0E:0F"))
+                    scanner: "lounge", tag: "mac:4A:0B:0C:0D:0E:0F", rssi: -66,
+                    address: BluetoothAddress("4A:0B:0C:0D:0E:0F"))
             ])
         // A gateway's own messages without an address are not reports.
         #expect(try Self.parse(.theengs, "home/lounge/BTtoMQTT/SYStoMQTT", #"{"uptime":12}"#).get() == nil)
@@ -113,11 +116,17 @@ import Testing
         #expect(
             TagDirectory.identity("iBeacon:fda50693-a4e2-4fb1-afcf-c6eb07647825-100-65535")
                 == .ibeacon(
-                    BeaconID(uuid: UUID(uuidString: "FDA50693-A4E2-4FB1-AFCF-C6EB07647825")!, major: 100, minor: 65535)))
-        #expect(TagDirectory.identity("irk:0123456789abcdef0123456789abcdef").description == "irk:0123456789abcdef0123456789abcdef")
+                    BeaconID(uuid: UUID(uuidString: "FDA50693-A4E2-4FB1-AFCF-C6EB07647825")!, major: 100, minor: 65535))
+        )
+        #expect(
+            TagDirectory.identity("irk:0123456789abcdef0123456789abcdef").description
+                == "irk:0123456789abcdef0123456789abcdef")
         #expect(TagDirectory.identity("4a1b2c3d4e5f") == .mac(BluetoothAddress("4A:1B:2C:3D:4E:5F")!))
         #expect(TagDirectory.identity("known:4a1b2c3d4e5f") == .mac(BluetoothAddress("4A:1B:2C:3D:4E:5F")!))
-        for other in ["apple:1005:9-26", "iBeacon:nonsense-1-2", "iBeacon:fda50693-a4e2-4fb1-afcf-c6eb07647825-70000-1", "name:my-watch"] {
+        for other in [
+            "apple:1005:9-26", "iBeacon:nonsense-1-2", "iBeacon:fda50693-a4e2-4fb1-afcf-c6eb07647825-70000-1",
+            "name:my-watch",
+        ] {
             #expect(TagDirectory.identity(other) == .espresense(other), "\(other)")
         }
     }

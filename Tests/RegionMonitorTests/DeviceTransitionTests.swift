@@ -149,7 +149,8 @@ import Testing
         ranged(&run, zone: 3, at: 1)
         let monitored = run.monitor.monitoredRegions
         #expect(monitored.count == 20 && monitored.contains(.zone(MonitorHarness.uuid(1), major: 3)))
-        let free = try #require((1...21).first { !monitored.contains(.zone(MonitorHarness.uuid(1), major: UInt16($0))) })
+        let free = try #require(
+            (1...21).first { !monitored.contains(.zone(MonitorHarness.uuid(1), major: UInt16($0))) })
         ranged(&run, zone: 3, at: 15)
         _ = run.take()
         phone(&run, .zone(MonitorHarness.uuid(1), major: 3), entered: false, at: 20)

@@ -23,6 +23,42 @@ import Testing
         run.take(transitions).filter { $0.contains(" zone ") }
     }
 
+    /// At no instant is a tag in two rooms (§19): over random reports of four scanners in two
+    /// Areas, with gaps long enough for the adaptive exit to take it away and bring it back, every
+    /// `enter` of a room comes after the `exit` of the one before (issue 47: an `enter` came 0.1 s
+    /// before the old room's `exit` when the Area's deadline had passed but its timer not fired).
+    @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64])
+    func aTagIsNeverInTwoRoomsAtOnce(seed: UInt64) {
+        var run = Self.harness {
+            $0.adaptiveExit = true
+            $0.exitTimeoutMax = 30
+        }
+        var random = SeededGenerator(seed: seed)
+        var time = 0.0
+        var inside: Set<String> = []
+        let scanners = ["101", "102", "103", "201"]
+        for _ in 0..<3000 {
+            // Mostly a report a second; now and then a silence of a few seconds.
+            time +=
+                Double.random(in: 0..<1, using: &random) < 0.05
+                ? Double.random(in: 2...14, using: &random) : Double.random(in: 0.05...1, using: &random)
+            let scanner = scanners[
+                Int.random(in: 0..<(Double.random(in: 0..<1, using: &random) < 0.7 ? 1 : 4), using: &random)]
+            run.see(scanner, at: time, rssi: Int8(Int.random(in: -90 ... -50, using: &random)))
+            for line in Self.rooms(&run) {
+                let parts = line.split(separator: " ")
+                guard parts.count >= 3 else { continue }
+                let zone = String(parts[2])
+                if parts[1] == "enter" {
+                    #expect(inside.isEmpty, "seed \(seed): \(line) while in \(inside)")
+                    inside.insert(zone)
+                } else {
+                    inside.remove(zone)
+                }
+            }
+        }
+    }
+
     /// A first report enters its room at once; a room whose level leads by the rule's margin
     /// (12 dB) takes over at once.
     @Test func aClearLeadWinsAtOnce() {

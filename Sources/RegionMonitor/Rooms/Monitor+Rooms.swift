@@ -131,7 +131,17 @@ extension Monitor {
         var current = room
         if current >= 0 {
             let roomArea = RegionRef(.area, hierarchy.areaOfZone[Int(current)])
-            if !(exitDeadline(roomArea).map { now < $0 } ?? false) { current = -1 }
+            if !(exitDeadline(roomArea).map { now < $0 } ?? false) {
+                // The tag left its room and its Area by the silence, whether or not their exit
+                // deadlines have fired yet (each is looked at on its own clock): they exit now,
+                // before any room is entered, so that it is never in two rooms at once (§19).
+                zoneLast[Int(current)] = Self.never
+                for old in hierarchy.zones[Int(current)].beacons { beaconLast[Int(old)] = Self.never }
+                areaLast[Int(roomArea.index)] = Self.never
+                room = -1
+                reconcileAll(into: &outputs)
+                current = -1
+            }
         }
         if current < 0 {
             roomChange = RoomChange(

@@ -46,7 +46,10 @@ struct RoomQualityBench: ParsableCommand {
     )
     var calibration = false
 
-    @Option(help: "Only these feeds: raw, pairs (nodes, each pair on its own schedule), firmware (nodes as ESPresense's firmware reports); repeatable.")
+    @Option(
+        help:
+            "Only these feeds: raw, pairs (nodes, each pair on its own schedule), firmware (nodes as ESPresense's firmware reports); repeatable."
+    )
     var feeds: [String] = []
 
     /// What the systems are fed: every advertisement heard, or ESPresense nodes' reports on the
@@ -129,7 +132,9 @@ struct RoomQualityBench: ParsableCommand {
             wandering(make("corridor, 1 Hz, wandering", Floor.corridor(seed: 15), walkers: 20, still: 8)),
             wandering(make("open plan, 1 Hz, wandering", Floor.openPlan(seed: 25), walkers: 20, still: 8)),
             wandering(
-                make("corridor, 10 Hz, wandering", Floor.corridor(seed: 16), interval: 0.1, seconds: 1200, walkers: 10, still: 4)),
+                make(
+                    "corridor, 10 Hz, wandering", Floor.corridor(seed: 16), interval: 0.1, seconds: 1200, walkers: 10,
+                    still: 4)),
             make("corridor, 10 Hz", Floor.corridor(seed: 14), interval: 0.1, seconds: 1200, walkers: 6, still: 4),
             make("open plan, 1 Hz", Floor.openPlan(seed: 21)),
             make("open plan, 1 Hz, bursty losses", Floor.openPlan(seed: 22)) {
