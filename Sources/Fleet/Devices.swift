@@ -574,6 +574,8 @@ public struct Devices {
             // Scanners hear it all the time: ranging never waits for a window (docs/behaviour.md §6).
             tagged.monitor.mode = .foreground
             // ESPresense nodes report their own filtered estimates: not filtered again (19).
+            // A phone or watch (its address rotates) may stop advertising for a while (§19).
+            if case .irk? = tags?.declaration(id)?.identity { tagged.monitor.quietTransmitter = true }
             if configuration.scanners?.reportsAreFiltered == true {
                 tagged.monitor.rssiFilter = .none
                 tagged.monitor.reportPeriod = ScannerSettings.espresenseReportPeriod

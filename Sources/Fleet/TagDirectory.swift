@@ -34,6 +34,9 @@ public struct TagDirectory: Sendable {
         autoAdd = settings.autoAdd
     }
 
+    /// The declaration of tag `id`, if it was declared.
+    public func declaration(_ id: String) -> TagDeclaration? { byID[id] }
+
     /// The tag `report` is of; `nil` when it is none of ours.
     public func resolve(_ report: ScannerReport) -> Tag? {
         if let declared = byID[report.tag] {

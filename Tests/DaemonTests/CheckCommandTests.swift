@@ -127,6 +127,7 @@ import TestSupport
                 Scanner.hall.rssiOffset = -3
                 Scanners.espresense = espresense/devices/+/+
                 Tag.badge-1 = ibeacon:FDA50693-A4E2-4FB1-AFCF-C6EB07647825:7:1, Badge one
+                Tag.phone = irk:0123456789abcdef0123456789abcdef, Ann's phone
 
                 """.utf8))
         let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
@@ -141,7 +142,12 @@ import TestSupport
             "a tag moves to another room when that room leads by 10 dB, or when its lead less 3 dB adds up to 8 dB",
             "tags: exit auto: the silence of the tag's own advertisements that is improbable below confidence 1e-06, at most 30 s",
             "a report older than 10 s never wins",
-            "tag badge-1 (Badge one): ibeacon:FDA50693-A4E2-4FB1-AFCF-C6EB07647825:7:1",
+            "tag badge-1 (Badge one): ibeacon:FDA50693-A4E2-4FB1-AFCF-C6EB07647825:7:1\n",
+            // ESPresense's cadence, and what a phone's outage costs (issue 47).
+            "tags: ESPresense nodes report a still tag every 5 s (the firmware's skip_ms), sooner while it moves: "
+                + "the exit learns from reports at least 4 s apart",
+            "tag phone (Ann's phone): irk:0123456789abcdef0123456789abcdef; a phone or watch: away after 35 s of "
+                + "silence (an outage up to Monitor.exitTimeoutMax is waited out; raise it above the longest your phones go quiet)",
         ] {
             #expect(run.stdout.contains(line), "\(line) in \(run.stdout)")
         }

@@ -25,6 +25,10 @@ public struct Monitor: Sendable {
     let exitConfidence: Double?
     /// Under `auto`, each beacon's sightings since it was last `off` (its visit).
     var silence: [SilenceModel]
+    /// A tag's own advertising as all its scanners together hear it (docs/behaviour.md §18, §19): a phone that
+    /// stops advertising for a while (iOS's transmit outages) is silent on every path at once, which
+    /// the paths' own models, each losing on its own, cannot tell from having left.
+    var transmitterSilence = SilenceModel()
     /// Under `auto` with rooms, each scanner's silence its path made plausible at its last
     /// sighting (``RoomRule/graceConfidence``), seconds; 0 until known.
     var roomGrace: [Double]

@@ -63,6 +63,10 @@ public struct MonitorSettings: Sendable, Hashable {
     /// apart, so that a walk's quick reports do not teach it an interval the still tag never keeps
     /// (docs/behaviour.md §18, §19). `nil`: every sighting counts.
     public var reportPeriod: Double?
+    /// A phone or watch tracked as a tag (`irk:`): it may stop advertising for a while though it is
+    /// there (iOS's transmit outages, 20–60 s at a time), so under the adaptive exit it is taken
+    /// away only after `Monitor.exitTimeoutMax` of silence (docs/behaviour.md §18, §19).
+    public var quietTransmitter = false
 
     public init() {}
 }

@@ -17,7 +17,25 @@ extension Monitor {
             case .zone: area = hierarchy.areaOfZone[Int(ref.index)]
             case .beacon: area = hierarchy.areaOfZone[Int(hierarchy.zoneOfBeacon[Int(ref.index)])]
             }
-            return silenceLimit(RegionRef(.area, area), after: sighting ?? last(ref), own: true)
+            // A phone's silence may be its own outage: one as long as the maximum is waited out,
+            // with the time before it that the last report or advertisement may lie (a node's
+            // report period, else a second).
+            if settings.quietTransmitter {
+                return exitTimeout &+ Int64(((settings.reportPeriod ?? 1) * 1_000_000).rounded())
+            }
+            let after = sighting ?? last(ref)
+            let paths = silenceLimit(RegionRef(.area, area), after: after, own: true)
+            // Every path silent because the tag itself went quiet for a while, as it did before:
+            // once its runs of silence are enough to be counted (before, the model's belief that
+            // losses come in long runs would hold every tag for the maximum).
+            guard let figures = transmitterSilence.figures,
+                figures.losses.lostThenHeard >= SilenceModel.Losses.plainRuns
+            else { return paths }
+            let quiet = SilenceModel.timeout(
+                after: after, beacons: CollectionOfOne(transmitterSilence), confidence: confidence,
+                maximum: exitTimeout, pooled: true,
+                fixed: (Int64((settings.exitTimeout * 1_000_000).rounded()), confidence * Self.fixedSlack))
+            return max(paths, quiet)
         }
         let last = sighting ?? last(ref)
         let (earliest, overflow) = last.subtractingReportingOverflow(exitTimeout)
@@ -55,6 +73,9 @@ extension Monitor {
     /// looser one, or the estimates without their margins, let spurious exits through on channels
     /// that lose in runs).
     static let fixedSlack = 100.0
+
+    /// Sightings of a tag closer than this (µs) are one advertisement heard by several scanners.
+    static let sameAdvertisement: Int64 = 50_000
 
     /// Where `ref`'s limit is kept in ``limits``.
     func limitSlot(_ ref: RegionRef) -> Int {

@@ -53,6 +53,14 @@ extension Monitor {
             if previous == .off || silence[index].last.map({ now &- $0 >= spacing }) ?? true {
                 silence[index].sighted(at: now)
             }
+            if settings.rooms != nil {
+                // One advertisement heard by several scanners (tens of milliseconds apart live) is one.
+                let last = transmitterSilence.last
+                if let last, now &- last > exitTimeout { transmitterSilence.startVisit() }
+                if last.map({ now &- $0 >= max(spacing, Self.sameAdvertisement) }) ?? true {
+                    transmitterSilence.sighted(at: now)
+                }
+            }
             if index < roomGrace.count, let rule = settings.rooms {
                 roomGrace[index] = plausibleSilence(index, rule: rule)
             }

@@ -200,7 +200,8 @@ public struct Floor: Sendable {
 
     /// The hsyco.ini that makes each room a Zone of one Area and places each scanner in its room,
     /// with `tags` tags declared `Tag.t<n> = ibeacon:…:1:<n>` (n from 1).
-    public func ini(tags: Int, extra: String = "") -> String {
+    /// `phones`: the tags (numbered from 1) declared as phones (`irk:`), the others as iBeacons.
+    public func ini(tags: Int, extra: String = "", phones: Set<Int> = []) -> String {
         let area = "F1002000-0000-4000-8000-000000000001"
         var text = "# \(name): \(rooms.count) rooms, \(scanners.count) scanners\n"
         var perRoom: [Int: Int] = [:]
@@ -211,7 +212,12 @@ public struct Floor: Sendable {
             text += "LocationScanner.\(id) = \(scanner.id)\n"
         }
         for (index, room) in rooms.enumerated() { text += "LocationZoneName.\(area):\(index + 1) = \(room.name)\n" }
-        for tag in 1...max(tags, 1) { text += "Tag.t\(tag) = ibeacon:\(Self.tagUUID):1:\(tag)\n" }
+        for tag in 1...max(tags, 1) {
+            text +=
+                phones.contains(tag)
+                ? "Tag.t\(tag) = irk:\(String(format: "%032x", tag))\n"
+                : "Tag.t\(tag) = ibeacon:\(Self.tagUUID):1:\(tag)\n"
+        }
         return text + extra
     }
 

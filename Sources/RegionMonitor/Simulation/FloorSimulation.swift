@@ -23,6 +23,13 @@ public struct Mover: Sendable {
     public var outings: [(leave: Double, back: Double)] = []
     /// A tag that never moves.
     public var stationary = false
+    /// When it advertises nothing at all though it is there (a phone's transmit outage).
+    public var quiet: [(start: Double, end: Double)] = []
+
+    /// Whether it advertises at `time`.
+    public func isQuiet(at time: Double) -> Bool {
+        quiet.contains { $0.start <= time && time < $0.end }
+    }
 
     /// Where the mover is at `time`, `nil` out of the building.
     public func position(at time: Double) -> Floor.Point? {
@@ -104,6 +111,10 @@ public struct FloorSimulation: Sendable {
     /// Walking speed, m/s.
     public var speed = 1.2
     public var stay = 30.0...180.0
+    /// Still phones that go quiet now and then (iOS's transmit outages, Bermuda #375): every 2 to
+    /// 8 minutes nothing for a length drawn from ``outage``.
+    public var quietPhones = 0
+    public var outage = 20.0...29.0
     /// Seconds a walker walks about each room it arrives in before standing still (0: it stands at once).
     public var wander = 0.0
     /// The chance that a walker leaves the building after a stay, and for how long.
@@ -118,6 +129,16 @@ public struct FloorSimulation: Sendable {
         var movers: [Mover] = []
         for _ in 0..<walkers { movers.append(walker(random: &random)) }
         for _ in 0..<stationary { movers.append(still(random: &random)) }
+        for _ in 0..<quietPhones {
+            var phone = still(random: &random)
+            var time = Double.random(in: 60...240, using: &random)
+            while time < duration {
+                let length = Double.random(in: outage, using: &random)
+                phone.quiet.append((time, time + length))
+                time += length + Double.random(in: 120...480, using: &random)
+            }
+            movers.append(phone)
+        }
         return movers
     }
 
@@ -261,7 +282,7 @@ public struct FloorSimulation: Sendable {
             var time = Double.random(in: 0..<interval, using: &random)
             while time < duration {
                 defer { time += interval + Double.random(in: 0..<0.01, using: &random) }
-                guard let point = mover.position(at: time) else { continue }
+                guard let point = mover.position(at: time), !mover.isQuiet(at: time) else { continue }
                 for scanner in floor.scanners.indices {
                     var path = paths[scanner]
                     defer { paths[scanner] = path }

@@ -20,7 +20,8 @@ struct BeaconwatchRooms: RoomDecider {
     /// `nodes`: the reports are ESPresense nodes' (filtered estimates), else every advertisement
     /// (a Theengs gateway's). `extra`: more ini lines (the defaults without).
     init(
-        name: String = "beaconwatch", floor: Floor, tags: Int, nodes: Bool, extra: String = "", rule: RoomRule? = nil
+        name: String = "beaconwatch", floor: Floor, tags: Int, nodes: Bool, phones: Set<Int> = [], extra: String = "",
+        rule: RoomRule? = nil
     ) throws {
         self.name = name
         let source = nodes ? "Scanners.espresense = espresense/devices/+/+" : "Scanners.theengs = home/+/BTtoMQTT/#"
@@ -30,7 +31,8 @@ struct BeaconwatchRooms: RoomDecider {
             ? "" : zip(floor.scanners, addresses).map { "Scanner.\($0.id).address = \($1)\n" }.joined()
         let text = floor.ini(
             tags: tags,
-            extra: "MQTT.host = 127.0.0.1\n\(source)\nFleet.maxDevices = \(tags + 10)\n\(addressLines)\(extra)\n")
+            extra: "MQTT.host = 127.0.0.1\n\(source)\nFleet.maxDevices = \(tags + 10)\n\(addressLines)\(extra)\n",
+            phones: phones)
         var configuration = try Configuration.load(Array(text.utf8), path: "rooms.ini").get()
         if let rule { configuration.scanners?.roomRule = rule }
         table = Devices(

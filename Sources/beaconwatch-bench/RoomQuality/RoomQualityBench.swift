@@ -115,6 +115,11 @@ struct RoomQualityBench: ParsableCommand {
             scenario.shuttles = Array(repeating: (a, b), count: 4)
             return scenario
         }
+        func quiet(_ scenario: Scenario) -> Scenario {
+            var scenario = scenario
+            scenario.simulation.quietPhones = 10
+            return scenario
+        }
         func wandering(_ scenario: Scenario) -> Scenario {
             var scenario = scenario
             scenario.simulation.wander = 60
@@ -136,6 +141,7 @@ struct RoomQualityBench: ParsableCommand {
                     "corridor, 10 Hz, wandering", Floor.corridor(seed: 16), interval: 0.1, seconds: 1200, walkers: 10,
                     still: 4)),
             make("corridor, 10 Hz", Floor.corridor(seed: 14), interval: 0.1, seconds: 1200, walkers: 6, still: 4),
+            quiet(make("corridor, phones going quiet", Floor.corridor(seed: 17), walkers: 0, still: 0)),
             make("open plan, 1 Hz", Floor.openPlan(seed: 21)),
             make("open plan, 1 Hz, bursty losses", Floor.openPlan(seed: 22)) {
                 $0.loss = 0.25
@@ -201,8 +207,11 @@ struct RoomQualityBench: ParsableCommand {
             ($0.time, $0.tag, $0.scanner) < ($1.time, $1.tag, $1.scanner)
         }
         let roomOf = floor.scanners.map(\.room)
+        // The quiet phones come after the walkers and still tags: declared as phones (`irk:`).
+        let firstPhone = simulation.walkers + simulation.stationary + 1
+        let phones = Set(firstPhone..<(firstPhone + simulation.quietPhones))
         var systems: [any RoomDecider] = [
-            try BeaconwatchRooms(floor: floor, tags: count, nodes: nodes),
+            try BeaconwatchRooms(floor: floor, tags: count, nodes: nodes, phones: phones),
             MQTTRoom(tags: count, roomOf: roomOf),
             Bermuda(tags: count, roomOf: roomOf),
             NearestLatest(tags: count, roomOf: roomOf),
@@ -213,20 +222,23 @@ struct RoomQualityBench: ParsableCommand {
         if simulation.duration > 1800, floor.scanners.contains(where: { $0.offset != 0 }) {
             let exact = floor.scanners.map { "Scanner.\($0.id).rssiOffset = \(format(-$0.offset, 2))" }
                 .joined(separator: "\n")
-            systems.append(try BeaconwatchRooms(name: "bw, 30 min on", floor: floor, tags: count, nodes: nodes))
+            systems.append(
+                try BeaconwatchRooms(name: "bw, 30 min on", floor: floor, tags: count, nodes: nodes, phones: phones))
             systems.append(
                 try BeaconwatchRooms(
-                    name: "bw uncalibrated, 30 min on", floor: floor, tags: count, nodes: nodes,
+                    name: "bw uncalibrated, 30 min on", floor: floor, tags: count, nodes: nodes, phones: phones,
                     extra: "Scanners.calibrate = off"))
             systems.append(
                 try BeaconwatchRooms(
-                    name: "bw calibrated, 30 min on", floor: floor, tags: count, nodes: nodes, extra: exact))
+                    name: "bw calibrated, 30 min on", floor: floor, tags: count, nodes: nodes, phones: phones,
+                    extra: exact))
             starts += [1800, 1800, 1800]
         }
         for text in ini {
             let lines = text.replacingOccurrences(of: "\\n", with: "\n")
             systems.append(
-                try BeaconwatchRooms(name: "bw \(text)", floor: floor, tags: count, nodes: nodes, extra: lines))
+                try BeaconwatchRooms(
+                    name: "bw \(text)", floor: floor, tags: count, nodes: nodes, phones: phones, extra: lines))
         }
         for text in rule {
             let values = text.split(separator: ",").compactMap { Double($0) }
@@ -235,7 +247,8 @@ struct RoomQualityBench: ParsableCommand {
                 margin: values[0], drift: values[1], threshold: values[2], fresh: values[3], rise: values[4],
                 fall: values[5])
             systems.append(
-                try BeaconwatchRooms(name: "bw \(text)", floor: floor, tags: count, nodes: nodes, rule: candidate))
+                try BeaconwatchRooms(
+                    name: "bw \(text)", floor: floor, tags: count, nodes: nodes, phones: phones, rule: candidate))
         }
         starts += Array(repeating: 15.0, count: systems.count - starts.count)
         var reports: [FloorSimulation.Heard] = heard

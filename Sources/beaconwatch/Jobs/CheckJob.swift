@@ -350,9 +350,25 @@ struct CheckJob {
         lines.append(
             "  tags: \(scanners.tags.count) declared, "
                 + (scanners.autoAdd == .ibeacon ? "every other iBeacon heard added" : "no others"))
+        if scanners.exitTimeout == nil, scanners.reportsAreFiltered {
+            lines.append(
+                "  tags: ESPresense nodes report a still tag every \(JSONValue.numberText(ScannerSettings.espresenseReportPeriod)) s "
+                    + "(the firmware's skip_ms), sooner while it moves: the exit learns from reports at least "
+                    + "\(JSONValue.numberText(ScannerSettings.espresenseReportPeriod * 0.8)) s apart")
+        }
+        let phoneWait =
+            configuration.monitor.exitTimeoutMax
+            + (scanners.reportsAreFiltered ? ScannerSettings.espresenseReportPeriod : 1)
         for tag in scanners.tags {
             let name = tag.name.map { " (\($0.printable))" } ?? ""
-            lines.append("  tag \(tag.id)\(name): \(tag.identity)\(tag.userid.map { ", userid \($0)" } ?? "")")
+            var line = "  tag \(tag.id)\(name): \(tag.identity)\(tag.userid.map { ", userid \($0)" } ?? "")"
+            if case .irk = tag.identity, scanners.exitTimeout == nil {
+                // Phones and watches go quiet for a while though they are there (docs/rooms.md).
+                line +=
+                    "; a phone or watch: away after \(JSONValue.numberText(phoneWait)) s of silence (an outage up to "
+                    + "Monitor.exitTimeoutMax is waited out; raise it above the longest your phones go quiet)"
+            }
+            lines.append(line)
         }
         return lines
     }
