@@ -13,6 +13,7 @@ extension Monitor {
         for index in rangingPool.indices { rangingPool[index].filter.shiftClock(by: delta) }
         for index in silence.indices { silence[index].shiftClock(by: delta) }
         transmitterSilence.shiftClock(by: delta)
+        tagHeardAt = tagHeardAt.shifted(by: delta)
         // A worked-out limit is reused only when fresh: its instant moves with the clock.
         for index in limits.indices { limits[index].at = limits[index].at.shifted(by: delta) }
         phoneSeen = phoneSeen.mapValues { $0.shifted(by: delta) }

@@ -32,6 +32,14 @@ public struct Monitor: Sendable {
     /// Under `auto` with rooms, each scanner's silence its path made plausible at its last
     /// sighting (``RoomRule/graceConfidence``), seconds; 0 until known.
     var roomGrace: [Double]
+    /// Under ``MonitorSettings/rooms``: the tag's last sighting by any scanner, the time (µs) it
+    /// has been silent everywhere beyond ``RoomRule/grace`` in all, and that total at each
+    /// scanner's last sighting. A scanner's level ages only while the tag is heard elsewhere: a
+    /// tag that went quiet (a phone's outage) comes back to the room it was in, not to whichever
+    /// scanner hears it first.
+    var tagHeardAt: Int64 = .min
+    var quietTotal: Int64 = 0
+    var quietAt: [Int64]
     /// Under `auto`, each region's silence limit as last worked out, and when: reused for up to a
     /// second to keep a region inside (a region sighted ten times a second would otherwise work
     /// it out as often); an exit is decided on a fresh one.
@@ -159,6 +167,7 @@ public struct Monitor: Sendable {
         heardStrength = Array(repeating: -.infinity, count: beacons)
         silence = settings.adaptiveExit ? Array(repeating: SilenceModel(), count: beacons) : []
         roomGrace = settings.adaptiveExit && settings.rooms != nil ? Array(repeating: 0, count: beacons) : []
+        quietAt = settings.rooms != nil ? Array(repeating: 0, count: beacons) : []
         limits =
             settings.adaptiveExit
             ? Array(repeating: (.min, 0), count: hierarchy.areas.count + hierarchy.zones.count + beacons) : []

@@ -44,20 +44,32 @@ extension Monitor {
         let next = ranging.proximity(distance: meters, current: previous)
         proximity[index] = next
         sightedAt[index] = now
+        if let rule = settings.rooms, index < quietAt.count {
+            if tagHeardAt != .min {
+                let beyond = now &- tagHeardAt &- Int64(rule.grace * 1_000_000)
+                if beyond > 0 { quietTotal &+= beyond }
+            }
+            tagHeardAt = max(tagHeardAt, now)
+            quietAt[index] = quietTotal
+        }
         if exitConfidence != nil {
             // A beacon heard again after it went `off` starts a new visit (what earlier ones
             // showed carries over at half weight).
             if previous == .off { silence[index].startVisit() }
-            // A node's early reports (the tag moved) say nothing of how often it reports a still tag.
-            let spacing = settings.reportPeriod.map { Int64($0 * 800_000) } ?? 0
-            if previous == .off || silence[index].last.map({ now &- $0 >= spacing }) ?? true {
+            // Of a node's reports, one a period counts: a walk's quick ones say nothing of how
+            // often it reports a still tag, and would make every still period a run of losses.
+            let period = settings.reportPeriod.map { Int64($0 * 800_000) } ?? 0
+            if previous == .off || silence[index].last.map({ now &- $0 >= period }) ?? true {
                 silence[index].sighted(at: now)
             }
             if settings.rooms != nil {
-                // One advertisement heard by several scanners (tens of milliseconds apart live) is one.
+                // One advertisement heard by several scanners (tens of milliseconds apart live) is
+                // one; of nodes' reports, one a period counts (a walk's quick ones would make every
+                // still period a run of losses).
+                let spacing = max(Self.sameAdvertisement, period)
                 let last = transmitterSilence.last
                 if let last, now &- last > exitTimeout { transmitterSilence.startVisit() }
-                if last.map({ now &- $0 >= max(spacing, Self.sameAdvertisement) }) ?? true {
+                if last.map({ now &- $0 >= spacing }) ?? true {
                     transmitterSilence.sighted(at: now)
                 }
             }

@@ -63,7 +63,9 @@ extension Monitor {
         // subtract: no evidence.
         let (elapsed, overflow) = now.subtractingReportingOverflow(sightedAt[index])
         guard value > -.infinity, !overflow, elapsed >= 0 else { return nil }
-        let age = Double(elapsed) / 1_000_000
+        // Not the time the whole tag was silent (``quietTotal``).
+        let quiet = index < quietAt.count ? max(0, quietTotal &- quietAt[index]) : 0
+        let age = Double(max(0, elapsed &- quiet)) / 1_000_000
         guard age <= rule.fresh * (present ? 3 : 1) else { return nil }
         return value - max(0, age - grace(of: index, rule: rule)) * rule.staleness
     }
