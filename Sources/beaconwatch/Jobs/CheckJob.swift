@@ -353,8 +353,9 @@ struct CheckJob {
         if scanners.exitTimeout == nil, scanners.reportsAreFiltered {
             lines.append(
                 "  tags: ESPresense nodes report a still tag every \(JSONValue.numberText(ScannerSettings.espresenseReportPeriod)) s "
-                    + "(the firmware's skip_ms), sooner while it moves: the exit learns from reports at least "
-                    + "\(JSONValue.numberText(ScannerSettings.espresenseReportPeriod * 0.8)) s apart")
+                    + "(the firmware's skip_ms), sooner while it moves: one report a period counts, and a tag is away "
+                    + "after \(JSONValue.numberText(ScannerSettings.espresenseReportPeriod * 2 + 1)) s without one "
+                    + "(longer once its nodes miss reports in runs)")
         }
         let phoneWait =
             configuration.monitor.exitTimeoutMax
