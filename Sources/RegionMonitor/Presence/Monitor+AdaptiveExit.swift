@@ -24,20 +24,16 @@ extension Monitor {
                 return exitTimeout &+ Int64(((settings.reportPeriod ?? 1) * 1_000_000).rounded())
             }
             let after = sighting ?? last(ref)
-            let paths: Int64
             if let period = settings.reportPeriod {
-                // A node reports a still tag once per period (its models count one report a
-                // period): the silence of two periods and a second, a boundary missed by every
-                // node, is away; longer only once the nodes have been seen to miss boundaries in
-                // runs (before, the models' belief in long runs of losses would hold every tag for
-                // the maximum).
-                let floor = min(exitTimeout, Int64((period * 2 + 1) * 1_000_000))
-                paths =
-                    runsOfLosses(inArea: area, before: after) < SilenceModel.Losses.plainRuns
-                    ? floor : max(floor, silenceLimit(RegionRef(.area, area), after: after, own: true))
-            } else {
-                paths = silenceLimit(RegionRef(.area, area), after: after, own: true)
+                // A node reports a still tag once per period, sooner only while it moves: the silence
+                // of two periods and a second, a boundary missed by every node, is away. The
+                // silence models cannot say more of such reports: counted in full they learn the
+                // interval of a walk's quick reports, which a still tag never keeps (it was taken
+                // away between bursts), and one a period they see no runs of losses and believe in
+                // long ones (every tag was held for the maximum).
+                return min(exitTimeout, Int64((period * 2 + 1) * 1_000_000))
             }
+            let paths = silenceLimit(RegionRef(.area, area), after: after, own: true)
             // Every path silent because the tag itself went quiet for a while, as it did before:
             // once its runs of silence are enough to be counted (before, the model's belief that
             // losses come in long runs would hold every tag for the maximum).
@@ -79,22 +75,6 @@ extension Monitor {
                 after: last, beacons: beacons.filter(heard).map(model), confidence: confidence, maximum: exitTimeout,
                 pooled: pooled, fixed: fixed)
         }
-    }
-
-    /// The runs of losses the silence models of `area`'s scanners have seen, of those heard within
-    /// exitTimeout before `time`.
-    func runsOfLosses(inArea area: Int32, before time: Int64) -> Int64 {
-        let (earliest, overflow) = time.subtractingReportingOverflow(exitTimeout)
-        let since = overflow ? Int64.min : earliest
-        var runs: Int64 = 0
-        for zone in hierarchy.areas[Int(area)].zones {
-            for beacon in hierarchy.zones[zone].beacons {
-                let model = silence[Int(beacon)]
-                guard (model.last ?? .min) >= since, let figures = model.figures else { continue }
-                runs &+= figures.losses.lostThenHeard
-            }
-        }
-        return runs
     }
 
     /// How much looser than `Monitor.exitConfidence` a silence of the fixed `Monitor.exitTimeout`

@@ -56,20 +56,17 @@ extension Monitor {
             // A beacon heard again after it went `off` starts a new visit (what earlier ones
             // showed carries over at half weight).
             if previous == .off { silence[index].startVisit() }
-            // Of a node's reports, one a period counts: a walk's quick ones say nothing of how
-            // often it reports a still tag, and would make every still period a run of losses.
+            // Of a node's reports, one a period counts (a walk's quick ones say nothing of how often
+            // it reports a still tag): the scanner's level then holds between a still tag's reports.
             let period = settings.reportPeriod.map { Int64($0 * 800_000) } ?? 0
             if previous == .off || silence[index].last.map({ now &- $0 >= period }) ?? true {
                 silence[index].sighted(at: now)
             }
-            if settings.rooms != nil {
-                // One advertisement heard by several scanners (tens of milliseconds apart live) is
-                // one; of nodes' reports, one a period counts (a walk's quick ones would make every
-                // still period a run of losses).
-                let spacing = max(Self.sameAdvertisement, period)
+            if settings.rooms != nil, settings.reportPeriod == nil {
+                // One advertisement heard by several scanners (tens of milliseconds apart live) is one.
                 let last = transmitterSilence.last
                 if let last, now &- last > exitTimeout { transmitterSilence.startVisit() }
-                if last.map({ now &- $0 >= spacing }) ?? true {
+                if last.map({ now &- $0 >= Self.sameAdvertisement }) ?? true {
                     transmitterSilence.sighted(at: now)
                 }
             }
