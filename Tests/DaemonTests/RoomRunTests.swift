@@ -116,12 +116,16 @@ import Testing
             #expect(room?.payload.contains(#""name":"Room""#) == true, "\(room?.payload ?? "")")
         }
         discovery.client.shutdown()
-        // The same reports, in the same order, through replay.
+        // The same reports, in the same order, through replay, as a recording of the nodes' traffic
+        // (`"via": "espresense"`) replays on a machine with no broker: no MQTT.* (issue 47).
         let trace =
             (nodes + walk).enumerated().map { n, report in
-                #"{"t": \#(1_700_000_000 + Double(n) * 0.001), "scanner": "\#(report.scanner)", "tag": "\#(report.tag)", "rssi": \#(report.rssi), "power": -59}"#
+                #"{"t": \#(1_700_000_000 + Double(n) * 0.001), "scanner": "\#(report.scanner)", "tag": "\#(report.tag)", "rssi": \#(report.rssi), "power": -59, "via": "espresense"}"#
             }.joined(separator: "\n") + "\n"
-        let expected = try Self.replay(trace, in: scratch)
+        let offline = try String(contentsOf: scratch.appendingPathComponent("hsyco.ini"), encoding: .utf8)
+            .split(separator: "\n").filter { !$0.hasPrefix("MQTT.") }.joined(separator: "\n") + "\n"
+        try offline.write(to: scratch.appendingPathComponent("replay.ini"), atomically: true, encoding: .utf8)
+        let expected = try Self.replay(trace, in: scratch, config: "replay.ini")
         for tag in ["anna", "ben"] {
             let wanted = Self.comparable(expected[tag] ?? [])
             #expect(wanted.walk.count > 8 && wanted.end.count >= 3, "\(tag): \(wanted)")
@@ -274,11 +278,11 @@ import Testing
     }
 
     /// What `replay` prints for `trace` on the folder's configuration, each device's lines.
-    static func replay(_ trace: String, in folder: URL) throws -> [String: [String]] {
+    static func replay(_ trace: String, in folder: URL, config: String = "hsyco.ini") throws -> [String: [String]] {
         let path = folder.appendingPathComponent("replay.jsonl")
         try trace.write(to: path, atomically: true, encoding: .utf8)
         let run = try DecodeCommandTests.beaconwatch(
-            ["replay", "hsyco.ini", "trace:\(path.path)", "--state", "replay.sqlite"], in: folder)
+            ["replay", "--config", config, "trace:\(path.path)", "--state", "replay.sqlite"], in: folder)
         #expect(run.status == 0, "\(run.stderr)")
         var devices: [String: [String]] = [:]
         for line in run.stdout.split(separator: "\n") {
