@@ -63,7 +63,7 @@ extension Configuration {
         "Script.timeout", "State.database", "State.keepDays", "Fleet.owntracks", "Fleet.theengs", "Fleet.forward",
         "Fleet.autoAdd", "Fleet.maxDevices", "Fleet.maxAge", "Fleet.shard", "Web.listen", "Web.token",
         "Monitor.scanner", "Scanners.espresense", "Scanners.theengs", "Scanners.forward", "Scanners.silence",
-        "Scanners.calibrate",
+        "Scanners.calibrate", "Floorplan.file",
         "Tags.autoAdd", "Tags.rooms", "Tags.exitTimeout",
     ]
 
@@ -71,6 +71,7 @@ extension Configuration {
     public static let keyPrefixes = [
         "LocationBaseBeacon.", "LocationBeaconName.", "LocationBeaconPower.", "LocationAreaName.",
         "LocationZoneName.", "LocationAlert.", "Script.", "Device.", "LocationScanner.", "Scanner.", "Tag.",
+        "LocationZoneShape.", "LocationScannerPoint.", "LocationAreaLevel.", "Door.",
     ]
 }
 
@@ -125,6 +126,7 @@ struct Loader {
         var devices: [IniFile.Entry] = []
         var scanners: [IniFile.Entry] = []
         var alerts: [IniFile.Entry] = []
+        var floorPlan: [IniFile.Entry] = []
         var named = beacons.list
         for entry in file.entries {
             let key = entry.key
@@ -167,6 +169,8 @@ struct Loader {
                 zoneNames[.zone(uuid, major: major)] = entry.value
             } else if key.hasPrefix("LocationAlert.") {
                 alerts.append(entry)
+            } else if Self.isFloorPlanKey(key) {
+                floorPlan.append(entry)
             } else if key.hasPrefix("MQTT.") {
                 mqtt[key] = entry
                 if !Configuration.knownKeys.contains(key) { unknown(entry) }
@@ -202,6 +206,7 @@ struct Loader {
         loadFleet(fleet, devices: devices, file: file)
         loadScanners(scanners)
         warnAboutOtherShards()
+        loadFloorPlan(floorPlan)
         loadWeb(web)
         checkConsistency(file)
     }

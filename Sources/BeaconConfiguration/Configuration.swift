@@ -14,6 +14,8 @@ public struct Configuration: Sendable {
     public var fleet: FleetSettings?
     /// `nil` without scanners or tags (docs/behaviour.md §19).
     public var scanners: ScannerSettings?
+    /// `nil` without any floor plan key (docs/behaviour.md §20).
+    public var floorPlan: FloorPlanSettings?
     public var rules = RulesSettings()
     /// `LocationAlert.<id>` in file order.
     public var alerts: [AlertDefinition] = []
