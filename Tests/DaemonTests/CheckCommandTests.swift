@@ -145,7 +145,7 @@ import TestSupport
             "tag badge-1 (Badge one): ibeacon:FDA50693-A4E2-4FB1-AFCF-C6EB07647825:7:1\n",
             // ESPresense's cadence, and what a phone's outage costs (issue 47).
             "tags: ESPresense nodes report a still tag every 5 s (the firmware's skip_ms), sooner while it moves: "
-                + "one report a period counts, and a tag is away after 11 s without one (longer once its nodes miss reports in runs)",
+                + "one report a period counts, and a tag is away after 11 s without one (a report period missed by every node)",
             "tag phone (Ann's phone): irk:0123456789abcdef0123456789abcdef; a phone or watch: away after 35 s of "
                 + "silence (an outage up to Monitor.exitTimeoutMax is waited out; raise it above the longest your phones go quiet)",
         ] {

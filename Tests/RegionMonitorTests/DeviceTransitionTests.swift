@@ -188,6 +188,16 @@ import Testing
         #expect(resumed.take(Self.transitions) == [])
         resumed.advance(to: 25)
         #expect(resumed.take(Self.transitions).first == "25.000 exit A1 area derived dwell 24.0")
+        // And across a reload whose file puts another Area first (the Areas' indices move).
+        var reloaded = MonitorHarness(["999=2,1,1"] + (1...21).map { "\($0)=1,\($0),1" }) { $0.exitTimeout = 10 }
+        reloaded.monitor = Monitor(
+            reloading: held.monitor, hierarchy: reloaded.monitor.hierarchy, settings: reloaded.monitor.settings,
+            identity: MonitorIdentity(session: "s", address: "10.0.0.1", userid: "u"))
+        reloaded.start(at: 21)
+        reloaded.advance(to: 24.9)
+        #expect(!reloaded.take(Self.transitions).contains { $0.contains("exit A1 area") })
+        reloaded.advance(to: 25)
+        #expect(reloaded.take(Self.transitions).contains("25.000 exit A1 area derived dwell 24.0"))
     }
 
     /// A phone that entered the Area (its transition) at 1 s and ranged a beacon of Zone 3 under

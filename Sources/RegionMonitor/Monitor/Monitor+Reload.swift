@@ -41,9 +41,8 @@ extension Monitor {
             phoneSeen[Int32(index)] = time
         }
         for (area, time) in previous.phoneAreaSeen {
-            guard let index = hierarchy.areas.firstIndex(where: { $0.uuid == previous.hierarchy.areas[Int(area)].uuid })
-            else { continue }
-            phoneAreaSeen[Int32(index)] = time
+            guard let ref = reference(to: previous.region(RegionRef(.area, area))) else { continue }
+            phoneAreaSeen[ref.index] = time
             timers.schedule(.areaHold, at: time &+ exitTimeout)
         }
         if let until = previous.areaHoldUntil, until > previous.now {

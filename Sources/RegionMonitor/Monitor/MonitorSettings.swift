@@ -59,10 +59,10 @@ public struct MonitorSettings: Sendable, Hashable {
     public var rooms: RoomRule?
     /// Seconds between a node's reports of a still tag when the sightings are ESPresense nodes'
     /// filtered reports (the firmware's `skip_ms`, docs/espresense.md), sooner only while it moves:
-    /// under the adaptive exit its silence models count one report a period (a walk's quick reports
-    /// would teach them an interval the still tag never keeps, and take it away between bursts),
-    /// and it is away after two periods and a second of silence, longer only once its nodes are
-    /// seen to miss boundaries in runs (docs/behaviour.md §18, §19). `nil`: every sighting counts.
+    /// under the adaptive exit it is away after two periods and a second of silence, and its
+    /// scanners' silence models count one report a period (a walk's quick reports would teach
+    /// them an interval the still tag never keeps), docs/behaviour.md §18, §19. `nil`: every
+    /// sighting counts.
     public var reportPeriod: Double?
     /// A phone or watch tracked as a tag (`irk:`): it may stop advertising for a while though it is
     /// there (iOS's transmit outages, 20–60 s at a time), so under the adaptive exit it is taken

@@ -23,7 +23,6 @@ extension Monitor {
             if settings.quietTransmitter {
                 return exitTimeout &+ Int64(((settings.reportPeriod ?? 1) * 1_000_000).rounded())
             }
-            let after = sighting ?? last(ref)
             if let period = settings.reportPeriod {
                 // A node reports a still tag once per period, sooner only while it moves: the silence
                 // of two periods and a second, a boundary missed by every node, is away. The
@@ -33,6 +32,7 @@ extension Monitor {
                 // long ones (every tag was held for the maximum).
                 return min(exitTimeout, Int64((period * 2 + 1) * 1_000_000))
             }
+            let after = sighting ?? last(ref)
             let paths = silenceLimit(RegionRef(.area, area), after: after, own: true)
             // Every path silent because the tag itself went quiet for a while, as it did before:
             // once its runs of silence are enough to be counted (before, the model's belief that

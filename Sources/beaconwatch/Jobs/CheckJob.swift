@@ -355,7 +355,7 @@ struct CheckJob {
                 "  tags: ESPresense nodes report a still tag every \(JSONValue.numberText(ScannerSettings.espresenseReportPeriod)) s "
                     + "(the firmware's skip_ms), sooner while it moves: one report a period counts, and a tag is away "
                     + "after \(JSONValue.numberText(ScannerSettings.espresenseReportPeriod * 2 + 1)) s without one "
-                    + "(longer once its nodes miss reports in runs)")
+                    + "(a report period missed by every node)")
         }
         let phoneWait =
             configuration.monitor.exitTimeoutMax
