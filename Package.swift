@@ -23,6 +23,8 @@ let package = Package(
         // SHA-1 of the OwnTracks app's derived waypoint ids (docs/behaviour.md §15.1): already built for
         // async-http-client's TLS.
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        // An ESPresense companion's config.yaml as a floor plan (docs/behaviour.md §20).
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // Pure, the vocabulary every module shares, one folder each: Decoding (advertisements,
@@ -36,14 +38,22 @@ let package = Package(
         // beacons), Monitor (the state machine and its clock), CapPolicy (HSYCO's region cap),
         // Presence (enter, exit, the adaptive exit), Ranging (filters, classes, nearest), Alerts,
         // Dwell, Geofences, Outputs (every output's JSON, rule outputs), Simulation (walks).
-        .target(name: "RegionMonitor", dependencies: ["BeaconCore"]),
+        .target(name: "RegionMonitor", dependencies: ["BeaconCore", "Floorplan"]),
+        // Pure: floors (rooms as polygons, walls, doors, scanners' points) compiled to a grid, the
+        // radio learned from the building, and the position estimator (docs/behaviour.md §20).
+        .target(name: "Floorplan"),
         // Pure: Ubudu rules documents, opening-hours schedules, the rule engine.
         .target(name: "Rules", dependencies: ["BeaconCore", "RegionMonitor"]),
         // hsyco-style ini to typed configuration, with line-numbered diagnostics.
-        .target(name: "BeaconConfiguration", dependencies: ["BeaconCore", "RegionMonitor", "Syscalls"]),
+        .target(
+            name: "BeaconConfiguration",
+            dependencies: [
+                "BeaconCore", "Floorplan", "RegionMonitor", "Syscalls", .product(name: "Yams", package: "Yams"),
+            ]),
         // Pure: the per-device engine (monitor, ranging, nearest, rules, alerts, dwell) behind one
         // entry point, inputs in, ordered actions out; no database, no network, no threads.
-        .target(name: "Engine", dependencies: ["BeaconCore", "BeaconConfiguration", "RegionMonitor", "Rules"]),
+        .target(
+            name: "Engine", dependencies: ["BeaconCore", "BeaconConfiguration", "Floorplan", "RegionMonitor", "Rules"]),
 
         // SQLite through GRDB: last reported classes, rule counters, the outbox, the rules cache;
         // WAL, versioned migrations.
@@ -75,7 +85,7 @@ let package = Package(
         .target(
             name: "Fleet",
             dependencies: [
-                "BeaconCore", "BeaconConfiguration", "Engine", "RegionMonitor", "Rules",
+                "BeaconCore", "BeaconConfiguration", "Engine", "Floorplan", "RegionMonitor", "Rules",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]),
@@ -109,7 +119,7 @@ let package = Package(
         .executableTarget(
             name: "beaconwatch",
             dependencies: [
-                "BeaconCore", "BlueZ", "BeaconConfiguration", "Daemon", "Engine", "MQTT", "Persistence",
+                "BeaconCore", "BlueZ", "BeaconConfiguration", "Daemon", "Engine", "Floorplan", "MQTT", "Persistence",
                 "RegionMonitor",
                 "Rules",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -130,8 +140,8 @@ let package = Package(
         .executableTarget(
             name: "beaconwatch-bench",
             dependencies: [
-                "BeaconCore", "BeaconConfiguration", "Daemon", "Engine", "MQTT", "Persistence", "RegionMonitor",
-                "Rules", "Syscalls", "Fleet",
+                "BeaconCore", "BeaconConfiguration", "Daemon", "Engine", "Floorplan", "MQTT", "Persistence",
+                "RegionMonitor", "Rules", "Syscalls", "Fleet",
                 "TestSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -149,10 +159,11 @@ let package = Package(
         .testTarget(
             name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "BeaconCore", "BeaconConfiguration", "Rules"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore", "Syscalls"]),
-        .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore"]),
+        .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore", "Floorplan"]),
+        .testTarget(name: "FloorplanTests", dependencies: ["Floorplan"]),
         .testTarget(
             name: "ConfigurationTests",
-            dependencies: ["BeaconConfiguration", "RegionMonitor", "BeaconCore", "TestSupport"]),
+            dependencies: ["BeaconConfiguration", "Floorplan", "RegionMonitor", "BeaconCore", "TestSupport"]),
         .testTarget(name: "RulesTests", dependencies: ["Rules", "BeaconCore", "RegionMonitor", "TestSupport"]),
         .testTarget(
             name: "FleetTests",

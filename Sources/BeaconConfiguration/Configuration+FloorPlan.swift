@@ -1,11 +1,14 @@
-import Foundation
 import BeaconCore
+import Floorplan
+import Foundation
 import RegionMonitor
+import Syscalls
 
 extension Loader {
     /// Whether `key` is one of the floor plan's (docs/behaviour.md §20).
     static func isFloorPlanKey(_ key: String) -> Bool {
-        key == "Floorplan.file" || key.hasPrefix("LocationZoneShape.") || key.hasPrefix("LocationScannerPoint.")
+        key == "Floorplan.file" || key == "Rooms.minConfidence" || key.hasPrefix("LocationZoneShape.")
+            || key.hasPrefix("LocationScannerPoint.")
             || key.hasPrefix("LocationAreaLevel.") || key.hasPrefix("Door.")
     }
 
@@ -20,6 +23,14 @@ extension Loader {
             if key == "Floorplan.file" {
                 guard let path = text(entry) else { continue }
                 plan.file = resolve(path)
+            } else if key == "Rooms.minConfidence" {
+                guard let value = Double(entry.value), value > 0, value <= 1 else {
+                    error(
+                        entry,
+                        "'\(entry.value.excerpt)' is not a probability; give one above 0 and at most 1, such as 0.6")
+                    continue
+                }
+                plan.minConfidence = value
             } else if let text = key.suffix(after: "LocationZoneShape.") {
                 guard case .zone(let uuid, let major)? = Region(text) else {
                     error(entry, "'\(text.excerpt)' is not a Zone; a shape is LocationZoneShape.<UUID>:<major>")
@@ -92,7 +103,167 @@ extension Loader {
                 plan.doors.append(.init(id: id, from: points[0], to: points[1], line: entry.line))
             }
         }
+        if let file = plan.file, let entry = entries.first(where: { $0.key == "Floorplan.file" }) {
+            switch Document.read(file, limit: 4 << 20) {
+            case .success(let bytes):
+                let companion = CompanionFloorplan.parse(String(decoding: bytes, as: UTF8.self), file: file)
+                errors += companion.errors
+                if companion.errors.isEmpty { merge(companion, file: file, into: &plan) }
+            case .failure(let failure):
+                error(
+                    entry,
+                    "Floorplan.file '\(file.excerpt)' \(failure); give the path of an ESPresense companion config.yaml")
+            }
+        }
         configuration.floorPlan = plan
+        buildFloors()
+    }
+
+    /// What a companion file adds to the ini's floor plan (docs/behaviour.md §20): each floor is
+    /// the Area whose Zones its rooms are (a room is the Zone of its name, case, spaces, `-` and `_`
+    /// ignored), each node the scanner of its id; what the ini gives wins.
+    mutating func merge(_ companion: CompanionFloorplan, file: String, into plan: inout FloorPlanSettings) {
+        let hierarchy = configuration.hierarchy
+        var zonesByName: [String: Int] = [:]
+        for (index, zone) in hierarchy.zones.enumerated() {
+            guard let name = zone.name else { continue }
+            zonesByName[CompanionFloorplan.matchKey(name)] = zonesByName[CompanionFloorplan.matchKey(name)] ?? index
+        }
+        let shaped = Set(plan.shapes.map(\.zone))
+        for floor in companion.floors {
+            var areas: [Int32: Int] = [:]
+            for room in floor.rooms {
+                let zone =
+                    zonesByName[CompanionFloorplan.matchKey(room.name)]
+                    ?? room.id.flatMap { zonesByName[CompanionFloorplan.matchKey($0)] }
+                guard let zone else {
+                    configuration.warnings.append(
+                        InputError(
+                            file: file, line: room.line,
+                            message:
+                                "\(room.path): room '\(room.name.excerpt)' names no Zone: tags are never placed in "
+                                + "it; name a Zone so with LocationZoneName.<UUID>:<major> = \(room.name.excerpt)"))
+                    continue
+                }
+                areas[hierarchy.areaOfZone[zone], default: 0] += 1
+                let region = hierarchy.zones[zone].region
+                guard !shaped.contains(region), !plan.shapes.contains(where: { $0.zone == region }) else { continue }
+                if !PlanPolygon.isSimple(room.points) {
+                    configuration.warnings.append(
+                        InputError(
+                            file: file, line: room.line,
+                            message: "\(room.path): the shape of room '\(room.name.excerpt)' crosses itself; give its "
+                                + "corners in order around it"))
+                }
+                plan.shapes.append(.init(zone: region, points: room.points, line: 0))
+            }
+            // The floor is the Area most of its rooms are in.
+            guard let area = areas.max(by: { $0.value != $1.value ? $0.value < $1.value : $0.key > $1.key })?.key
+            else { continue }
+            let uuid = hierarchy.areas[Int(area)].uuid
+            if let bounds = floor.bounds, plan.bounds[uuid] == nil { plan.bounds[uuid] = bounds }
+            if let bottom = floor.bottom, let top = floor.top, bottom < top,
+                !plan.levels.contains(where: { $0.area == uuid })
+            {
+                plan.levels.append(.init(area: uuid, bottom: bottom, top: top, line: 0))
+            }
+        }
+        let scanners = configuration.scanners?.scanners ?? []
+        for node in companion.nodes where node.enabled && node.stationary {
+            let key = CompanionFloorplan.matchKey(node.id)
+            guard let scanner = scanners.first(where: { CompanionFloorplan.matchKey($0.id) == key }) else {
+                configuration.warnings.append(
+                    InputError(
+                        file: file, line: node.line,
+                        message: "\(node.path): node '\(node.id.excerpt)' names no scanner; place it with "
+                            + "LocationScanner.<Location ID> = \(node.id.excerpt)"))
+                continue
+            }
+            guard !plan.scannerPoints.contains(where: { $0.scanner == scanner.id }) else { continue }
+            plan.scannerPoints.append(.init(scanner: scanner.id, point: node.point, z: node.z, line: 0))
+        }
+    }
+
+    /// One ``FloorMap`` per Area that has a room with a shape (docs/behaviour.md §20): its rooms, the
+    /// scanners placed in it that have a point, the doors within its extent; with `check`'s
+    /// warnings for what is missing.
+    mutating func buildFloors() {
+        guard let plan = configuration.floorPlan else { return }
+        let hierarchy = configuration.hierarchy
+        var rooms: [Int32: [FloorPlan.Room]] = [:]
+        for shape in plan.shapes {
+            guard let zone = hierarchy.zoneIndex(of: shape.zone) else { continue }
+            let area = hierarchy.areaOfZone[zone]
+            if rooms[area]?.contains(where: { $0.zone == Int32(zone) }) == true {
+                configuration.warnings.append(
+                    InputError(
+                        file: path, line: shape.line,
+                        message: "Zone \(shape.zone) has a second shape; the first one stands"))
+                continue
+            }
+            rooms[area, default: []].append(FloorPlan.Room(zone: Int32(zone), polygon: shape.points))
+        }
+        var floors: [Int32: FloorMap] = [:]
+        let points = Dictionary(plan.scannerPoints.map { ($0.scanner, $0) }, uniquingKeysWith: { first, _ in first })
+        for (area, areaRooms) in rooms.sorted(by: { $0.key < $1.key }) {
+            let uuid = hierarchy.areas[Int(area)].uuid
+            let areaName = hierarchy.areas[Int(area)].name.map { "'\($0)'" } ?? uuid.uuidString
+            for zone in hierarchy.areas[Int(area)].zones where !areaRooms.contains(where: { $0.zone == Int32(zone) }) {
+                let region = hierarchy.zones[zone].region
+                configuration.warnings.append(
+                    InputError(
+                        file: path, line: nil,
+                        message: "Zone \(hierarchy.zones[zone].name.map { "'\($0)' " } ?? "")(\(region)) of floor "
+                            + "\(areaName) has no shape: a tag is never placed in it; give it a "
+                            + "LocationZoneShape.\(uuid.uuidString):\(hierarchy.zones[zone].major)"))
+            }
+            for (index, first) in areaRooms.enumerated() {
+                for second in areaRooms[(index + 1)...] where PlanPolygon.overlap(first.polygon, second.polygon) > 0.05
+                {
+                    let names = [first.zone, second.zone].map {
+                        hierarchy.zones[Int($0)].name ?? hierarchy.zones[Int($0)].region.description
+                    }
+                    configuration.warnings.append(
+                        InputError(
+                            file: path, line: nil,
+                            message: "rooms '\(names[0])' and '\(names[1])' overlap: a tag between them is put in "
+                                + "the first; draw their shapes edge to edge"))
+                }
+            }
+            var scanners: [FloorPlan.Scanner] = []
+            for scanner in configuration.scanners?.scanners ?? [] {
+                guard let location = hierarchy.index(ofLocation: scanner.locationID),
+                    hierarchy.areaOfZone[Int(hierarchy.zoneOfBeacon[location])] == area
+                else { continue }
+                guard let point = points[scanner.id] else {
+                    configuration.warnings.append(
+                        InputError(
+                            file: path, line: scanner.line,
+                            message: "scanner '\(scanner.id)' on floor \(areaName) has no point: its reports do not "
+                                + "place tags; give it LocationScannerPoint.\(scanner.id) = x,y[,z]"))
+                    continue
+                }
+                scanners.append(FloorPlan.Scanner(location: Int32(location), point: point.point, z: point.z))
+            }
+            let level = plan.levels.first { $0.area == uuid }
+            var box = Box(areaRooms.flatMap(\.polygon))
+            box?.x0 -= 0.5
+            box?.y0 -= 0.5
+            box?.x1 += 0.5
+            box?.y1 += 0.5
+            let doors = plan.doors.filter { door in
+                guard let box else { return false }
+                let middle = PlanPoint((door.from.x + door.to.x) / 2, (door.from.y + door.to.y) / 2)
+                return middle.x >= box.x0 && middle.x <= box.x1 && middle.y >= box.y0 && middle.y <= box.y1
+            }
+            floors[area] = FloorMap(
+                FloorPlan(
+                    area: area, rooms: areaRooms, scanners: scanners,
+                    doors: doors.map { PlanSegment($0.from, $0.to) }, bounds: plan.bounds[uuid],
+                    bottom: level?.bottom ?? 0, top: level?.top ?? 3))
+        }
+        configuration.floors = floors
+        configuration.scanners?.hasFloors = !floors.isEmpty
     }
 
     /// `x,y; x,y; …` with `count` points, each coordinate within ``FloorPlanSettings/coordinateLimit``.

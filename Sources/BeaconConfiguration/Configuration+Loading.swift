@@ -63,7 +63,7 @@ extension Configuration {
         "Script.timeout", "State.database", "State.keepDays", "Fleet.owntracks", "Fleet.theengs", "Fleet.forward",
         "Fleet.autoAdd", "Fleet.maxDevices", "Fleet.maxAge", "Fleet.shard", "Web.listen", "Web.token",
         "Monitor.scanner", "Scanners.espresense", "Scanners.theengs", "Scanners.forward", "Scanners.silence",
-        "Scanners.calibrate", "Floorplan.file",
+        "Scanners.calibrate", "Floorplan.file", "Rooms.minConfidence",
         "Tags.autoAdd", "Tags.rooms", "Tags.exitTimeout",
     ]
 

@@ -1,4 +1,5 @@
 import BeaconCore
+import Floorplan
 import Foundation
 import RegionMonitor
 
@@ -16,6 +17,8 @@ public struct Configuration: Sendable {
     public var scanners: ScannerSettings?
     /// `nil` without any floor plan key (docs/behaviour.md §20).
     public var floorPlan: FloorPlanSettings?
+    /// The floors compiled from ``floorPlan``, by Area index: what `Tags.rooms = position` runs on.
+    public var floors: [Int32: FloorMap] = [:]
     public var rules = RulesSettings()
     /// `LocationAlert.<id>` in file order.
     public var alerts: [AlertDefinition] = []

@@ -1,5 +1,6 @@
 import RegionMonitor
 import BeaconCore
+import Floorplan
 import Foundation
 
 /// Fixed scanners and the tags they hear (docs/behaviour.md §19): `LocationScanner.<Location ID>`,
@@ -45,10 +46,13 @@ public struct ScannerSettings: Sendable, Hashable {
         case off
     }
 
-    /// `Tags.rooms`: a tag in at most one Zone (`nearest`), or in every Zone whose scanners hear it.
+    /// `Tags.rooms`: a tag in at most one Zone (`nearest`: by which scanner hears it best;
+    /// `position`: by where it is on a floor plan, docs/behaviour.md §20), or in every Zone whose
+    /// scanners hear it (`heard`).
     public enum Rooms: String, Sendable, Hashable, CaseIterable {
         case nearest
         case heard
+        case position
     }
 
     /// Scanners in file order of their `LocationScanner` lines.
@@ -65,7 +69,12 @@ public struct ScannerSettings: Sendable, Hashable {
     /// `Tag.<id>` in file order.
     public var tags: [TagDeclaration] = []
     public var autoAdd = AutoAdd.none
-    public var rooms = Rooms.nearest
+    /// `nil` until given: `position` where a floor has a plan, else `nearest`.
+    public var rooms: Rooms?
+    /// The room choice in force: ``rooms``, else `position` with a floor plan and `nearest` without.
+    public var effectiveRooms: Rooms { rooms ?? (hasFloors ? .position : .nearest) }
+    /// Whether some floor has a plan (set once the floor plan is loaded).
+    public var hasFloors = false
     /// `Tags.exitTimeout`: seconds of silence after which a tag leaves its room and Area, `nil`
     /// for `auto` (the default: §18 on the tag's own advertisements as its scanners hear them,
     /// with `Monitor.exitConfidence` and `Monitor.exitTimeoutMax`). `Monitor.exitTimeout` is the
@@ -74,6 +83,9 @@ public struct ScannerSettings: Sendable, Hashable {
     /// The rule of `Tags.rooms = nearest` when set (not a key: the room benchmark tries others);
     /// `nil`: ``effectiveRoomRule``.
     public var roomRule: RoomRule?
+    /// The position estimator's figures under `Tags.rooms = position` when set (not keys: the room
+    /// benchmark tries others); its floors and `Rooms.minConfidence` are the configuration's.
+    public var positionTuning: PositionSettings?
 
     /// Whether every report is an ESPresense node's filtered estimate (no other scanner source):
     /// then a tag's readings are not filtered again, and its room follows ``RoomRule/filteredReports``.

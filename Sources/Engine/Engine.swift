@@ -1,4 +1,5 @@
 import BeaconCore
+import Floorplan
 import BeaconConfiguration
 import RegionMonitor
 import Rules
@@ -430,5 +431,14 @@ public struct Engine: Sendable {
         Whereabouts(
             area: monitor.currentAreaName, zone: monitor.currentZoneName, nearest: monitor.nearestLocationID,
             dwell: dwell, geofences: geofences?.insideLabels)
+    }
+}
+
+extension Engine {
+    /// The building's radio as its scanners learned it (docs/behaviour.md §20): what the tag's
+    /// position is read with from its next report on.
+    public mutating func setRadio(_ radio: RadioModel) {
+        guard monitor.radio != radio else { return }
+        monitor.radio = radio
     }
 }

@@ -1,6 +1,7 @@
 import BeaconCore
 import BeaconConfiguration
 import Engine
+import Floorplan
 import RegionMonitor
 import Rules
 
@@ -140,6 +141,8 @@ public struct Devices {
     /// `Scanners.calibrate = auto`: the receivers' offsets learned from what the scanners hear of
     /// each other; `nil` when off or with fewer than two scanners.
     public private(set) var calibration: ScannerCalibration?
+    /// The building's radio, learned from its scanners on floor plans (docs/behaviour.md §20).
+    public private(set) var radio = RadioModel()
     /// The scanners by their `Scanner.<id>.address`.
     private var scannerAddresses: [BluetoothAddress: String] = [:]
     /// Each fleet device's next wake-up, earliest first; an entry is stale when the device's own
@@ -404,8 +407,10 @@ public struct Devices {
         // Another scanner heard: a reading for the calibration, never a tag.
         if let transmitter = transmitter(of: report, settings: scanners) {
             let power = Double(report.power ?? TraceParser.defaultPower)
+            let fits = calibration?.fits
             calibration?.heard(
                 receiver: scanner.id, transmitter: transmitter, level: report.rssi + scanner.rssiOffset - power)
+            if calibration?.fits != fits, !configuration.floors.isEmpty { learnRadio(configuration) }
             return nil
         }
         guard let tag = tags.resolve(report) else { return .unknownTag }
@@ -428,9 +433,35 @@ public struct Devices {
             format: .ibeacon, beacon: scanner.beacon, power: power, rssi: Int8(max(-128, min(126, rssi))),
             address: report.address)
         known[position].sightedSinceRecord = true
+        if !configuration.floors.isEmpty { engines[position].setRadio(radio) }
         engines[position].handle(.advertisement(advertisement), at: arrival, into: &scratch)
         finish(position, into: &actions)
         return nil
+    }
+
+    /// The radio fitted to what the scanners on a floor plan hear of each other at their known
+    /// distances through their known walls (docs/behaviour.md §20); the defaults until three pairs
+    /// are heard both ways.
+    mutating func learnRadio(_ configuration: Configuration) {
+        guard let calibration, let scanners = configuration.scanners else { return }
+        var points: [String: (area: Int32, map: FloorMap, point: PlanPoint, z: Double)] = [:]
+        for (area, map) in configuration.floors {
+            for placed in map.plan.scanners {
+                let locationID = configuration.hierarchy.beacons[Int(placed.location)].locationID
+                guard let scanner = scanners.scanners.first(where: { $0.locationID == locationID }) else { continue }
+                points[scanner.id] = (area, map, placed.point, placed.z)
+            }
+        }
+        var pairs: [RadioModel.Pair] = []
+        for pair in calibration.pairs {
+            guard let a = points[pair.a], let b = points[pair.b], a.area == b.area else { continue }
+            let flat = a.point.distance(to: b.point)
+            let distance = (flat * flat + (a.z - b.z) * (a.z - b.z)).squareRoot()
+            pairs.append(
+                RadioModel.Pair(
+                    distance: distance, walls: Double(a.map.walls(from: a.point, to: b.point)), level: pair.level))
+        }
+        radio = RadioModel.fit(pairs) ?? RadioModel()
     }
 
     /// The scanner a report is of, when it is of a placed scanner: ESPresense's `node:<id>`, or a
@@ -581,8 +612,21 @@ public struct Devices {
                 tagged.monitor.reportPeriod = ScannerSettings.espresenseReportPeriod
             }
             tagged.monitor.rooms =
-                configuration.scanners?.rooms == .heard
+                configuration.scanners?.effectiveRooms == .heard
                 ? nil : (configuration.scanners?.effectiveRoomRule ?? RoomRule())
+            // Where the floors have plans, rooms follow from positions (docs/behaviour.md §20).
+            if configuration.scanners?.effectiveRooms == .position, !configuration.floors.isEmpty {
+                let confidence = configuration.floorPlan?.minConfidence ?? 0.6
+                var settings =
+                    configuration.scanners?.reportsAreFiltered == true
+                    ? .filteredReports(floors: configuration.floors, minConfidence: confidence)
+                    : PositionSettings(floors: configuration.floors, minConfidence: confidence)
+                if var tuning = configuration.scanners?.positionTuning {
+                    (tuning.floors, tuning.minConfidence) = (configuration.floors, confidence)
+                    settings = tuning
+                }
+                tagged.monitor.floorPlans = settings
+            }
             // `Tags.exitTimeout`, `auto` unless a number (README decisions; docs/behaviour.md §19).
             if let seconds = configuration.scanners?.exitTimeout {
                 tagged.monitor.exitTimeout = seconds

@@ -73,6 +73,8 @@ public struct ScannerCalibration: Sendable, Hashable {
     private var pending = 0
     /// dB added to each scanner's readings, by its index.
     private var learned: [Double]
+    /// How many fits were made: a change here means ``pairs`` may have changed.
+    public private(set) var fits = 0
 
     /// For scanners `ids`, those in `anchored` keeping the offset they were given.
     public init(scanners ids: [String], anchored: Set<String> = []) {
@@ -111,6 +113,20 @@ public struct ScannerCalibration: Sendable, Hashable {
         }
     }
 
+    /// Every pair heard both ways: the mean of the two directions' levels, each with its receiver's
+    /// learned correction: how much the path between them loses, whatever the receivers (what a
+    /// floor plan's radio is fitted to, docs/behaviour.md §20).
+    public var pairs: [(a: String, b: String, level: Double)] {
+        var pairs: [(a: String, b: String, level: Double)] = []
+        for a in ids.indices {
+            for b in ids.indices where b > a {
+                guard let (ab, ba) = pairLevels(a, b) else { continue }
+                pairs.append((ids[a], ids[b], (ab + learned[a] + ba + learned[b]) / 2))
+            }
+        }
+        return pairs
+    }
+
     /// Scanner `receiver` read `level` dB above the measured power of scanner `transmitter`'s
     /// advertisement (its own offset already added). Ignored unless both are known and differ, or
     /// when the level is not a number from -200 to 200 dB.
@@ -137,6 +153,7 @@ public struct ScannerCalibration: Sendable, Hashable {
     /// each group of scanners linked by pairs and holding no anchor centred on 0.
     mutating func fit() {
         pending = 0
+        fits &+= 1
         let count = ids.count
         var edges = Array(repeating: [(other: Int, difference: Double)](), count: count)
         for a in 0..<count {

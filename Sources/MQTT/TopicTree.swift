@@ -62,12 +62,13 @@ public struct TopicTree: Sendable, Hashable {
         case .location: topic = "event"
         case .transition, .geofence: topic = "transition"
         case .rule, .server, .notification, .alert: topic = output.type
-        case .monitoring, .nearest: return nil
+        case .monitoring, .nearest, .position: return nil
         }
         return MQTTMessage(topic: "\(base)/\(topic)", payload: output.json(device: device), qos: qos, retain: false)
     }
 
-    /// The retained state an output changes (`B/beacon/<id>`, `B/monitoring`, `B/dwell/<region>`);
+    /// The retained state an output changes (`B/beacon/<id>`, `B/monitoring`, `B/dwell/<region>`,
+    /// `B/position`);
     /// `B/area`, `B/zone` and `B/nearest` follow the state after each step (``current(area:zone:nearest:)``).
     public func retained(for output: MonitorOutput) -> [MQTTMessage] {
         switch output {
@@ -87,6 +88,9 @@ public struct TopicTree: Sendable, Hashable {
         case .rule, .server, .notification, .alert, .nearest: []
         case .monitoring:
             [MQTTMessage(topic: "\(base)/monitoring", payload: output.json(device: device), qos: 1, retain: true)]
+        case .position:
+            // Where a tag is on its floor (docs/behaviour.md §20): state, not an event.
+            [MQTTMessage(topic: "\(base)/position", payload: output.json(device: device), qos: 1, retain: true)]
         }
     }
 

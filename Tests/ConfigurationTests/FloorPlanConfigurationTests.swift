@@ -31,7 +31,6 @@ import Testing
                 LocationScannerPoint.hall = 7.8,1.5,2.4
                 LocationAreaLevel.\(Self.area) = 0,2.8
                 Door.kitchen-hall = 4,1; 4,2
-                Floorplan.file = plans/config.yaml
                 """
         ).get()
         let plan = try #require(configuration.floorPlan)
@@ -44,7 +43,11 @@ import Testing
         #expect(plan.scannerPoints[0].z == FloorPlanSettings.scannerHeight && plan.scannerPoints[1].z == 2.4)
         #expect(plan.levels.first?.bottom == 0 && plan.levels.first?.top == 2.8)
         #expect(plan.doors.first?.id == "kitchen-hall" && plan.doors.first?.from == .init(4, 1))
-        #expect(plan.file == "conf/plans/config.yaml")
+        #expect(plan.file == nil)
+        // Compiled: one floor, both rooms, both scanners, the door.
+        let floor = try #require(configuration.floors[0])
+        #expect(floor.plan.rooms.count == 2 && floor.plan.scanners.count == 2 && floor.plan.doors.count == 1)
+        #expect(floor.plan.top == 2.8)
         #expect(configuration.warnings.isEmpty, "\(configuration.warnings)")
         #expect(configuration.unknownKeys.isEmpty)
         #expect(try Self.load(Self.base).get().floorPlan == nil)

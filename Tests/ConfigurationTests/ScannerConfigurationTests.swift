@@ -38,7 +38,9 @@ import Testing
         #expect(scanners.scanner("hall")?.beacon.major == 2 && scanners.scanner("hall")?.locationID == "102")
         #expect(scanners.espresense == "espresense/devices/+/+" && scanners.theengs == nil)
         #expect(scanners.own == "kitchen" && scanners.silence == 60)
-        #expect(scanners.autoAdd == .none && scanners.rooms == .nearest && scanners.exitTimeout == nil)
+        #expect(
+            scanners.autoAdd == .none && scanners.rooms == nil && scanners.effectiveRooms == .nearest
+                && scanners.exitTimeout == nil)
         #expect(scanners.tags.map(\.id) == ["badge-1", "keys", "watch", "phone"])
         #expect(scanners.tags[0].name == "Badge one" && scanners.tags[0].userid == "anna")
         #expect(scanners.tags[1].identity == .mac(BluetoothAddress("AA:BB:CC:DD:EE:FF")!))

@@ -1,4 +1,5 @@
 import BeaconCore
+import Floorplan
 import Foundation
 
 /// The region monitor: presence, the HSYCO monitoring policy, transitions and ranging, as one state
@@ -126,6 +127,8 @@ public struct Monitor: Sendable {
     /// The present room's contest with the best other one (``RoomRule``).
     var roomContest = RoomRule.Contest()
     public internal(set) var roomChange: RoomChange?
+    /// Under ``MonitorSettings/position``: where the tag is on its floor (§20).
+    public internal(set) var position = PositionState()
 
     public internal(set) var currentAreaIndex: Int?
     public internal(set) var currentZoneIndex: Int?
@@ -309,6 +312,12 @@ public struct Monitor: Sendable {
         if enterRSSI.map({ Int(advertisement.rssi) >= $0 }) ?? true {
             let zone = hierarchy.zoneOfBeacon[index]
             let area = hierarchy.areaOfZone[Int(zone)]
+            if settings.floorPlans != nil, isPositioned(beacon, area: area) {
+                sightPosition(
+                    beacon, level: Double(advertisement.rssi) - Double(power), zone: zone, area: area, into: &outputs)
+                report(into: &outputs)
+                return true
+            }
             if let rule = settings.rooms {
                 sightRoom(beacon, zone: zone, area: area, rule: rule, into: &outputs)
                 report(into: &outputs)

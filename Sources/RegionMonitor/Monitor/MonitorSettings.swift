@@ -1,4 +1,5 @@
 import BeaconCore
+import Floorplan
 import Foundation
 
 /// How RSSI samples of the last `rssiWindow` seconds become one value (docs/behaviour.md §4).
@@ -57,6 +58,9 @@ public struct MonitorSettings: Sendable, Hashable {
     /// `Tags.rooms = nearest`: the tag is in one room (Zone) at a time, chosen by this rule; `nil`
     /// for presence in every Zone sighted (5.1).
     public var rooms: RoomRule?
+    /// `Tags.rooms = position` (docs/behaviour.md §20): on the floors with a plan, the room
+    /// follows from the tag's position; ``rooms`` decides on floors without one.
+    public var floorPlans: PositionSettings?
     /// Seconds between a node's reports of a still tag when the sightings are ESPresense nodes'
     /// filtered reports (the firmware's `skip_ms`, docs/espresense.md), sooner only while it moves:
     /// under the adaptive exit it is away after two periods and a second of silence, and its

@@ -137,12 +137,14 @@ public enum MonitorOutput: Sendable, Hashable {
     case alert(Timestamp, AlertChange)
     /// A geofence's `enter` or `exit` (docs/behaviour.md §17).
     case geofence(Timestamp, GeofenceTransition)
+    /// Where a tag is on a floor with a plan (docs/behaviour.md §20).
+    case position(Timestamp, PositionReport)
 
     public var time: Timestamp {
         switch self {
         case .monitoring(let time, _), .transition(let time, _), .location(let time, _), .rule(let time, _),
             .server(let time, _), .notification(let time, _), .nearest(let time, _), .alert(let time, _),
-            .geofence(let time, _):
+            .geofence(let time, _), .position(let time, _):
             time
         }
     }
@@ -159,6 +161,7 @@ public enum MonitorOutput: Sendable, Hashable {
         case .server: "server"
         case .notification: "notification"
         case .nearest: "nearest"
+        case .position: "position"
         case .alert: "alert"
         }
     }
@@ -244,6 +247,13 @@ public enum MonitorOutput: Sendable, Hashable {
         case .nearest(_, let change):
             object.add("id", change.locationID)
             object.add("name", change.name)
+        case .position(_, let report):
+            object.add("area", report.area.description)
+            object.add("x", report.x)
+            object.add("y", report.y)
+            object.add("error", report.error)
+            object.add("room", report.room?.description)
+            object.add("confidence", report.confidence)
         case .alert(_, let change):
             object.add("action", change.action.rawValue)
             object.add("id", change.locationID)

@@ -105,6 +105,10 @@ extension Monitor {
             desiredInside.insert(area)
         }
         if isAreaHeld || isAreaRanged, let area = monitoredArea { desiredInside.insert(RegionRef(.area, area)) }
+        // A tag on a floor plan in no room is in its Area while heard there (§20).
+        if position.area >= 0, isPresent(RegionRef(.area, position.area)) {
+            desiredInside.insert(RegionRef(.area, position.area))
+        }
         for ref in desiredInside {
             var ancestor = parent(of: ref)
             while let up = ancestor {

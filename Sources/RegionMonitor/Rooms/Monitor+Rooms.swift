@@ -1,10 +1,12 @@
 import BeaconCore
 
-/// Why a tag's room last changed (docs/behaviour.md §19): the evidence the hand-over rule saw.
+/// Why a tag's room last changed (docs/behaviour.md §19, §20): the evidence the hand-over rule saw,
+/// or the probabilities the position estimator gave.
 public struct RoomChange: Sendable, Hashable {
     /// The room it left (a Zone), `nil` when it was in none.
     public var from: Region?
-    public var to: Region
+    /// The room it entered, `nil` when it is now in its Area with no room (§20).
+    public var to: Region?
     public var at: Timestamp
     /// The Location ID of the scanner whose report moved it.
     public var scanner: String
@@ -12,14 +14,38 @@ public struct RoomChange: Sendable, Hashable {
     /// none fresh.
     public var evidence: Double
     public var previous: Double?
+    /// Under a floor plan (§20): the probability of the room it entered (of the most probable one
+    /// when it entered none), and of the room it left.
+    public var probability: Double?
+    public var previousProbability: Double?
+
+    public init(
+        from: Region?, to: Region?, at: Timestamp, scanner: String, evidence: Double, previous: Double? = nil,
+        probability: Double? = nil, previousProbability: Double? = nil
+    ) {
+        (self.from, self.to, self.at, self.scanner, self.evidence, self.previous) =
+            (from, to, at, scanner, evidence, previous)
+        (self.probability, self.previousProbability) = (probability, previousProbability)
+    }
 
     /// One line: what moved the tag, and why that was clear enough.
     public var why: String { why(room: \.description, scanner: { "the scanner at \($0)" }) }
 
     /// ``why``, naming rooms with `room` and the scanner at a Location ID with `scanner`.
     public func why(room: (Region) -> String, scanner: (String) -> String) -> String {
-        let strength = RoomRule.text((evidence * 10).rounded() / 10)
         let by = scanner(self.scanner)
+        if let probability {
+            func percent(_ value: Double) -> String { "\(Int((value * 100).rounded())) %" }
+            let old = previousProbability.map { " against \(percent($0)) for \(from.map(room) ?? "no room")" } ?? ""
+            guard let to else {
+                return "left \(from.map(room) ?? "its room") for no room: no room is probable enough (the most "
+                    + "probable at \(percent(probability))) after a report of \(by)"
+            }
+            let start = from.map { "moved from \(room($0)) to \(room(to))" } ?? "entered \(room(to))"
+            return "\(start): its position puts it there at \(percent(probability))\(old), after a report of \(by)"
+        }
+        let strength = RoomRule.text((evidence * 10).rounded() / 10)
+        guard let to else { return "left \(from.map(room) ?? "its room")" }
         guard let from else { return "entered \(room(to)): first heard by \(by) (\(strength) dB)" }
         guard let previous else {
             return "moved from \(room(from)) to \(room(to)): \(by) heard it (\(strength) dB) while no "
@@ -130,21 +156,8 @@ extension Monitor {
     mutating func sightRoom(
         _ beacon: Int32, zone: Int32, area: Int32, rule: RoomRule, into outputs: inout [MonitorOutput]
     ) {
+        dropRoomAfterSilence(into: &outputs)
         var current = room
-        if current >= 0 {
-            let roomArea = RegionRef(.area, hierarchy.areaOfZone[Int(current)])
-            if !(exitDeadline(roomArea).map { now < $0 } ?? false) {
-                // The tag left its room and its Area by the silence, whether or not their exit
-                // deadlines have fired yet (each is looked at on its own clock): they exit now,
-                // before any room is entered, so that it is never in two rooms at once (§19).
-                zoneLast[Int(current)] = Self.never
-                for old in hierarchy.zones[Int(current)].beacons { beaconLast[Int(old)] = Self.never }
-                areaLast[Int(roomArea.index)] = Self.never
-                room = -1
-                reconcileAll(into: &outputs)
-                current = -1
-            }
-        }
         if current < 0 {
             roomChange = RoomChange(
                 from: nil, to: hierarchy.zones[Int(zone)].region, at: Timestamp(microseconds: now),

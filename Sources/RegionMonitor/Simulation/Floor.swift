@@ -201,7 +201,10 @@ public struct Floor: Sendable {
     /// The hsyco.ini that makes each room a Zone of one Area and places each scanner in its room,
     /// with `tags` tags declared `Tag.t<n> = ibeacon:…:1:<n>` (n from 1).
     /// `phones`: the tags (numbered from 1) declared as phones (`irk:`), the others as iBeacons.
-    public func ini(tags: Int, extra: String = "", phones: Set<Int> = []) -> String {
+    /// `plan`: with the floor plan (docs/behaviour.md §20): each room's shape, each scanner's
+    /// point (at the height of a carried tag: the simulation is flat) and, on a floor with a
+    /// corridor, each room's door.
+    public func ini(tags: Int, extra: String = "", phones: Set<Int> = [], plan: Bool = false) -> String {
         let area = "F1002000-0000-4000-8000-000000000001"
         var text = "# \(name): \(rooms.count) rooms, \(scanners.count) scanners\n"
         var perRoom: [Int: Int] = [:]
@@ -212,6 +215,7 @@ public struct Floor: Sendable {
             text += "LocationScanner.\(id) = \(scanner.id)\n"
         }
         for (index, room) in rooms.enumerated() { text += "LocationZoneName.\(area):\(index + 1) = \(room.name)\n" }
+        if plan { text += planLines(area: area) }
         for tag in 1...max(tags, 1) {
             text +=
                 phones.contains(tag)
@@ -219,6 +223,29 @@ public struct Floor: Sendable {
                 : "Tag.t\(tag) = ibeacon:\(Self.tagUUID):1:\(tag)\n"
         }
         return text + extra
+    }
+
+    /// The floor plan's ini lines for Area `area` (docs/behaviour.md §20).
+    public func planLines(area: String) -> String {
+        func number(_ value: Double) -> String { String(format: "%g", value) }
+        var text = ""
+        for (index, room) in rooms.enumerated() {
+            let r = room.rect
+            text +=
+                "LocationZoneShape.\(area):\(index + 1) = \(number(r.x0)),\(number(r.y0)); \(number(r.x1)),\(number(r.y0)); "
+                + "\(number(r.x1)),\(number(r.y1)); \(number(r.x0)),\(number(r.y1))\n"
+        }
+        for scanner in scanners {
+            text += "LocationScannerPoint.\(scanner.id) = \(number(scanner.at.x)),\(number(scanner.at.y)),1\n"
+        }
+        if corridor != nil {
+            for (index, room) in rooms.enumerated() {
+                guard let door = room.door else { continue }
+                text +=
+                    "Door.d\(index + 1) = \(number(door.x - 0.5)),\(number(door.y)); \(number(door.x + 0.5)),\(number(door.y))\n"
+            }
+        }
+        return text
     }
 
     public static let tagUUID = "7A6E0000-0000-4000-8000-00000000B0B0"

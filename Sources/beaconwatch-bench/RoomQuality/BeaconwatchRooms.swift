@@ -2,6 +2,7 @@ import BeaconConfiguration
 import BeaconCore
 import Engine
 import Fleet
+import Floorplan
 import RegionMonitor
 
 /// beaconwatch's own room decision in the room-quality benchmark: the device table of `run` and
@@ -21,7 +22,7 @@ struct BeaconwatchRooms: RoomDecider {
     /// (a Theengs gateway's). `extra`: more ini lines (the defaults without).
     init(
         name: String = "beaconwatch", floor: Floor, tags: Int, nodes: Bool, phones: Set<Int> = [], extra: String = "",
-        rule: RoomRule? = nil
+        rule: RoomRule? = nil, plan: Bool = false, position: PositionSettings? = nil
     ) throws {
         self.name = name
         let source = nodes ? "Scanners.espresense = espresense/devices/+/+" : "Scanners.theengs = home/+/BTtoMQTT/#"
@@ -32,9 +33,10 @@ struct BeaconwatchRooms: RoomDecider {
         let text = floor.ini(
             tags: tags,
             extra: "MQTT.host = 127.0.0.1\n\(source)\nFleet.maxDevices = \(tags + 10)\n\(addressLines)\(extra)\n",
-            phones: phones)
+            phones: phones, plan: plan)
         var configuration = try Configuration.load(Array(text.utf8), path: "rooms.ini").get()
         if let rule { configuration.scanners?.roomRule = rule }
+        if let position { configuration.scanners?.positionTuning = position }
         table = Devices(
             configuration: configuration, identity: MonitorIdentity(session: "s", address: "a", userid: "bench"))
         scanners = floor.scanners.map(\.id)
@@ -67,8 +69,11 @@ struct BeaconwatchRooms: RoomDecider {
         table.advance(to: Self.time(time), into: &actions)
         actions.removeAll(keepingCapacity: true)
         for (index, id) in tags.enumerated() {
-            guard let room = table.engine(id)?.monitor.presentRoom, case .zone(_, let major) = room else {
-                rooms[index] = nil
+            let monitor = table.engine(id)?.monitor
+            guard let room = monitor?.presentRoom, case .zone(_, let major) = room else {
+                // In the building but in no room (a floor plan's honest "not sure"): never the
+                // right room, never away.
+                rooms[index] = monitor?.currentArea != nil ? -1 : nil
                 continue
             }
             rooms[index] = Int(major) - 1

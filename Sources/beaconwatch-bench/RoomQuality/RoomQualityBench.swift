@@ -1,4 +1,5 @@
 import ArgumentParser
+import Floorplan
 import Foundation
 import RegionMonitor
 
@@ -58,6 +59,12 @@ struct RoomQualityBench: ParsableCommand {
         case raw, pairs, firmware
         var nodes: Bool { self != .raw }
     }
+
+    @Option(
+        help:
+            "Also beaconwatch's position rule with these figures: spread,holdShare,sigmaAbove,sigmaBelow,outlier,correlation,drift,threshold (PositionSettings; repeatable)."
+    )
+    var position: [String] = []
 
     @Option(help: "Also beaconwatch with these ini lines added (\\n between lines; repeatable).")
     var ini: [String] = []
@@ -212,6 +219,8 @@ struct RoomQualityBench: ParsableCommand {
         let phones = Set(firstPhone..<(firstPhone + simulation.quietPhones))
         var systems: [any RoomDecider] = [
             try BeaconwatchRooms(floor: floor, tags: count, nodes: nodes, phones: phones),
+            try BeaconwatchRooms(
+                name: "bw position", floor: floor, tags: count, nodes: nodes, phones: phones, plan: true),
             MQTTRoom(tags: count, roomOf: roomOf),
             Bermuda(tags: count, roomOf: roomOf),
             NearestLatest(tags: count, roomOf: roomOf),
@@ -249,6 +258,17 @@ struct RoomQualityBench: ParsableCommand {
             systems.append(
                 try BeaconwatchRooms(
                     name: "bw \(text)", floor: floor, tags: count, nodes: nodes, phones: phones, rule: candidate))
+        }
+        for text in position {
+            let values = text.split(separator: ",").compactMap { Double($0) }
+            guard values.count == 8 else { throw ValidationError("--position takes eight numbers, not \(text)") }
+            let tuning = PositionSettings(
+                holdShare: values[1], spread: values[0], sigmaAbove: values[2], sigmaBelow: values[3],
+                outlier: values[4], correlation: values[5], drift: values[6], threshold: values[7])
+            systems.append(
+                try BeaconwatchRooms(
+                    name: "pos \(text)", floor: floor, tags: count, nodes: nodes, phones: phones, plan: true,
+                    position: tuning))
         }
         starts += Array(repeating: 15.0, count: systems.count - starts.count)
         var reports: [FloorSimulation.Heard] = heard
@@ -329,6 +349,9 @@ struct RoomQualityBench: ParsableCommand {
                     + "\(centred(learned).map { format($0, 1) }.joined(separator: " ")) dB, true "
                     + "\(centred(truth).map { format($0, 1) }.joined(separator: " ")) dB: at most \(format(error, 1)) dB off"
             )
+        }
+        if let positioned = systems.first(where: { $0.name == "bw position" }) as? BeaconwatchRooms {
+            print("rooms: \(pad(scenario.name, 30)) \(pad(feed, 6)) radio learned: \(positioned.table.radio)")
         }
         print(
             "rooms: \(pad(scenario.name, 30)) \(pad(feed, 6)) \(reports.count) reports of \(count) tags over "

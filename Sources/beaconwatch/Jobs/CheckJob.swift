@@ -2,6 +2,7 @@ import BeaconCore
 import BeaconConfiguration
 import Daemon
 import BlueZ
+import Floorplan
 import Foundation
 import RegionMonitor
 import Rules
@@ -173,6 +174,7 @@ struct CheckJob {
             }
         }
         lines += scannerLines()
+        lines += floorLines()
         lines.append("  rules: \(configuration.rules.source.map { "\($0)" } ?? "none")")
         if let geofences = configuration.rules.geofences {
             let g = configuration.monitor.geofence
@@ -303,6 +305,47 @@ struct CheckJob {
 
     func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
 
+    /// Each floor with a plan (docs/behaviour.md §20): its rooms matched to Zones, its scanners placed,
+    /// its doors, and the grid the estimator runs on.
+    func floorLines() -> [String] {
+        let hierarchy = configuration.hierarchy
+        var lines: [String] = []
+        if let file = configuration.floorPlan?.file {
+            lines.append("  floor plan: \(file.excerpt) (ESPresense companion)")
+        }
+        for (area, map) in configuration.floors.sorted(by: { $0.key < $1.key }) {
+            let region = hierarchy.areas[Int(area)]
+            let plan = map.plan
+            lines.append(
+                "  floor \(region.region)\(quoted(region.name)): \(count(plan.rooms.count, "room")), "
+                    + "\(count(plan.scanners.count, "scanner")) placed, \(count(plan.doors.count, "door"))"
+                    + (plan.doors.isEmpty ? " (rooms connect all along shared edges)" : "")
+                    + "; level \(JSONValue.numberText(plan.bottom))–\(JSONValue.numberText(plan.top)) m; grid "
+                    + "\(map.columns) × \(map.rows) cells of \(JSONValue.numberText((map.cell * 100).rounded() / 100)) m"
+            )
+            for room in plan.rooms {
+                let zone = hierarchy.zones[Int(room.zone)]
+                let area = (PlanPolygon.area(room.polygon) * 10).rounded() / 10
+                lines.append(
+                    "  floor room \(zone.region)\(quoted(zone.name)): \(room.polygon.count) corners, "
+                        + "\(JSONValue.numberText(area)) m²")
+            }
+            for scanner in plan.scanners {
+                let locationID = hierarchy.beacons[Int(scanner.location)].locationID
+                let id = configuration.scanners?.scanners.first { $0.locationID == locationID }?.id ?? locationID
+                lines.append(
+                    "  floor scanner \(id) at \(scanner.point), \(JSONValue.numberText(scanner.z)) m high")
+            }
+            for door in plan.doors { lines.append("  floor door \(door.a); \(door.b)") }
+        }
+        if !configuration.floors.isEmpty {
+            lines.append(
+                "  floor radio: until the scanners have heard each other, \(RadioModel()); then learned from them "
+                    + "(the web view's /scanners shows it)")
+        }
+        return lines
+    }
+
     /// Scanners (id, location, Zone, offset, source), the room rule, and tags (docs/behaviour.md §19).
     func scannerLines() -> [String] {
         guard let scanners = configuration.scanners else { return [] }
@@ -337,9 +380,18 @@ struct CheckJob {
         case .off:
             lines.append("  scanners: calibrate off: offsets only as Scanner.<id>.rssiOffset gives them")
         }
-        switch scanners.rooms {
+        switch scanners.effectiveRooms {
         case .nearest: lines.append("  tags: rooms nearest: \(scanners.effectiveRoomRule)")
         case .heard: lines.append("  tags: rooms heard: a tag is inside every Zone whose scanners heard it (5.1)")
+        case .position:
+            let confidence = configuration.floorPlan?.minConfidence ?? 0.6
+            lines.append(
+                "  tags: rooms position: on a floor with a plan, the room that holds the tag's position with "
+                    + "probability \(JSONValue.numberText(confidence)) or more (Rooms.minConfidence), kept while at "
+                    + "two thirds of that; elsewhere nearest: \(scanners.effectiveRoomRule)")
+            if configuration.floors.isEmpty {
+                lines.append("  tags: no floor has a plan: every room is chosen nearest")
+            }
         }
         lines.append(
             "  tags: exit "

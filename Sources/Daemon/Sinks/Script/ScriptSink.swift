@@ -61,7 +61,7 @@ public struct ScriptInvocation: Sendable, Hashable {
             environment["BW_ACTION"] = change.action.rawValue
         case .nearest(_, let change):
             environment["BW_ZONE"] = change.locationID ?? ""
-        case .monitoring:
+        case .monitoring, .position:
             break
         }
         self.environment = environment

@@ -1,0 +1,154 @@
+import Foundation
+
+/// A ``FloorPlan`` compiled for the position estimator (docs/behaviour.md §20): the floor as a grid
+/// of cells, each with its room, which neighbours a person can step to (through doors where doors
+/// are given), and for each scanner the distance and the walls between it and the cell. Built once
+/// per configuration and shared, read-only, by every tag on the floor.
+public final class FloorMap: Sendable, Hashable {
+    public let plan: FloorPlan
+    /// The cell's side, metres, and the grid's origin (the low corner of cell 0).
+    public let cell: Double
+    public let originX: Double
+    public let originY: Double
+    public let columns: Int
+    public let rows: Int
+    /// The rooms, by slot: each one's Zone index.
+    public let zones: [Int32]
+    /// Each cell's room slot, -1 for none (a corridor or hall not drawn as a room).
+    public let cellRoom: [Int32]
+    /// How many cells each room has.
+    public let roomCells: [Int]
+    /// Whether a person cannot step from cell `c` to `c + 1` (`blockedX`) or to `c + columns`
+    /// (`blockedY`): a wall without a door between their centres. All open without doors.
+    let blockedX: [Bool]
+    let blockedY: [Bool]
+    /// Scanner slot by location index.
+    public let scannerSlot: [Int32: Int]
+    /// `10 · log10(distance)` and the walls crossed, from scanner slot `s` to cell `c`, at
+    /// `s * cellCount + c`.
+    let logDistance: [Float]
+    let wallsCrossed: [Float]
+    /// The walls: every room edge once, with the doors cut out where a signal or a step crosses.
+    public let walls: [PlanSegment]
+
+    /// The most cells a floor is cut into: a coarser grid beyond (16 KiB of state per tag).
+    public static let maximumCells = 4096
+    /// The finest cell, metres.
+    public static let finestCell = 0.5
+
+    public var cellCount: Int { columns * rows }
+
+    public init(_ plan: FloorPlan) {
+        self.plan = plan
+        var box = plan.bounds ?? Box(plan.rooms.flatMap(\.polygon)) ?? Box(x0: 0, y0: 0, x1: 1, y1: 1)
+        if box.width <= 0 { box.x1 = box.x0 + 1 }
+        if box.height <= 0 { box.y1 = box.y0 + 1 }
+        var cell = Self.finestCell
+        func count(_ size: Double) -> (Int, Int) {
+            (max(1, Int((box.width / size).rounded(.up))), max(1, Int((box.height / size).rounded(.up))))
+        }
+        while count(cell).0 * count(cell).1 > Self.maximumCells { cell *= 1.25 }
+        self.cell = cell
+        (columns, rows) = count(cell)
+        (originX, originY) = (box.x0, box.y0)
+        zones = plan.rooms.map(\.zone)
+        let cells = columns * rows
+        let (columns, originX, originY) = (columns, originX, originY)
+        func center(_ index: Int) -> PlanPoint {
+            PlanPoint(
+                originX + (Double(index % columns) + 0.5) * cell, originY + (Double(index / columns) + 0.5) * cell)
+        }
+        var cellRoom = Array(repeating: Int32(-1), count: cells)
+        var roomCells = Array(repeating: 0, count: plan.rooms.count)
+        for index in 0..<cells {
+            let point = center(index)
+            if let room = plan.rooms.firstIndex(where: { PlanPolygon.contains($0.polygon, point) }) {
+                cellRoom[index] = Int32(room)
+                roomCells[room] += 1
+            }
+        }
+        self.cellRoom = cellRoom
+        self.roomCells = roomCells
+        let walls = plan.walls
+        self.walls = walls
+        let doors = plan.doors
+        /// The walls the segment from `p` to `q` crosses outside the doors (`tolerance` metres
+        /// around each), each crossing point once.
+        func crossings(_ p: PlanPoint, _ q: PlanPoint, tolerance: Double) -> Int {
+            var points: [Double] = []
+            for wall in walls {
+                guard let t = wall.crossing(from: p, to: q) else { continue }
+                let at = PlanPoint(p.x + (q.x - p.x) * t, p.y + (q.y - p.y) * t)
+                if doors.contains(where: { $0.distance(to: at) <= tolerance }) { continue }
+                if !points.contains(where: { abs($0 - t) < 1e-6 }) { points.append(t) }
+            }
+            return points.count
+        }
+        var blockedX = Array(repeating: false, count: cells)
+        var blockedY = Array(repeating: false, count: cells)
+        if !doors.isEmpty {
+            for index in 0..<cells {
+                let here = center(index)
+                if index % columns < columns - 1 {
+                    blockedX[index] = crossings(here, center(index + 1), tolerance: cell / 4) > 0
+                }
+                if index + columns < cells {
+                    blockedY[index] = crossings(here, center(index + columns), tolerance: cell / 4) > 0
+                }
+            }
+        }
+        self.blockedX = blockedX
+        self.blockedY = blockedY
+        var slots: [Int32: Int] = [:]
+        var logDistance: [Float] = []
+        var wallsCrossed: [Float] = []
+        logDistance.reserveCapacity(plan.scanners.count * cells)
+        wallsCrossed.reserveCapacity(plan.scanners.count * cells)
+        let height = plan.bottom + FloorPlan.tagHeight
+        for scanner in plan.scanners where slots[scanner.location] == nil {
+            slots[scanner.location] = slots.count
+            for index in 0..<cells {
+                let point = center(index)
+                let flat = point.distance(to: scanner.point)
+                let distance = (flat * flat + (scanner.z - height) * (scanner.z - height)).squareRoot()
+                logDistance.append(Float(10 * log10(max(distance, 0.25))))
+                wallsCrossed.append(Float(crossings(scanner.point, point, tolerance: 0.05)))
+            }
+        }
+        scannerSlot = slots
+        self.logDistance = logDistance
+        self.wallsCrossed = wallsCrossed
+    }
+
+    /// The centre of cell `index`.
+    public func center(_ index: Int) -> PlanPoint {
+        PlanPoint(originX + (Double(index % columns) + 0.5) * cell, originY + (Double(index / columns) + 0.5) * cell)
+    }
+
+    /// The cell holding `point`, `nil` outside the grid.
+    public func cell(at point: PlanPoint) -> Int? {
+        let column = Int(((point.x - originX) / cell).rounded(.down))
+        let row = Int(((point.y - originY) / cell).rounded(.down))
+        guard (0..<columns).contains(column), (0..<rows).contains(row) else { return nil }
+        return row * columns + column
+    }
+
+    /// The room slot of `zone`, `nil` when it has no polygon here.
+    public func roomSlot(ofZone zone: Int32) -> Int? { zones.firstIndex(of: zone) }
+
+    /// The walls between two points (outside doors): what the scanners hearing each other are
+    /// fitted with (``RadioModel/fit(_:defaults:)``).
+    public func walls(from p: PlanPoint, to q: PlanPoint) -> Int {
+        var points: [Double] = []
+        for wall in walls {
+            guard let t = wall.crossing(from: p, to: q) else { continue }
+            let at = PlanPoint(p.x + (q.x - p.x) * t, p.y + (q.y - p.y) * t)
+            if plan.doors.contains(where: { $0.distance(to: at) <= 0.05 }) { continue }
+            if !points.contains(where: { abs($0 - t) < 1e-6 }) { points.append(t) }
+        }
+        return points.count
+    }
+
+    public static func == (lhs: FloorMap, rhs: FloorMap) -> Bool { lhs === rhs || lhs.plan == rhs.plan }
+    public func hash(into hasher: inout Hasher) { hasher.combine(plan) }
+}

@@ -1,0 +1,206 @@
+import Foundation
+
+/// Where one tag is on one floor (docs/behaviour.md §20): a probability for every cell of the
+/// floor's grid (a histogram Bayes filter; docs/architecture.md says why this method). Between
+/// readings the probability spreads to neighbouring cells as a person may walk, never through a
+/// wall where the floor has doors; each reading weighs every cell by how likely that reading is
+/// from there (the radio model: distance and walls to the scanner). Deterministic: the same
+/// readings at the same instants give the same figures, bit for bit.
+public struct PositionFilter: Sendable {
+    /// Per cell, summing to 1.
+    public internal(set) var probability: [Float]
+    /// Per room slot of the floor, and outside every room.
+    public private(set) var rooms: [Float]
+    public private(set) var unroomed: Float = 0
+    /// The instant (µs) the spread was last brought up to, and the seconds of it not yet applied.
+    var at: Int64 = .min
+    var pending = 0.0
+    /// How many readings it has taken.
+    public private(set) var readings = 0
+    /// Each scanner slot's last reading (µs), `.min` for none.
+    var heardAt: [Int64] = []
+
+    /// The longest spread applied at once, in passes; a longer silence also mixes in some of the
+    /// whole floor.
+    static let maximumPasses = 32
+    /// The share of the whole floor mixed in at every reading: a tag is never ruled out anywhere.
+    static let floorShare: Float = 1e-4
+
+    /// Uniform over `map`.
+    public init(map: FloorMap) {
+        let cells = map.cellCount
+        probability = Array(repeating: 1 / Float(cells), count: cells)
+        rooms = map.roomCells.map { Float($0) / Float(cells) }
+        unroomed = 1 - rooms.reduce(0, +)
+    }
+
+    /// The seconds one spreading pass stands for: each pass adds half a cell squared of variance
+    /// along each axis.
+    static func passSeconds(map: FloorMap, settings: PositionSettings) -> Double {
+        0.5 * map.cell * map.cell / max(settings.spread, 1e-6)
+    }
+
+    /// A reading of scanner slot `slot` at `time` (µs): `level` dB above the tag's measured power
+    /// (the receiver's offset added). It counts for the share of ``PositionSettings/correlation``
+    /// since that scanner's previous reading.
+    public mutating func observe(
+        slot: Int, level: Double, at time: Int64, map: FloorMap, radio: RadioModel, settings: PositionSettings
+    ) {
+        guard level.isFinite, slot >= 0, slot < map.scannerSlot.count else { return }
+        spread(to: time, map: map, settings: settings)
+        if heardAt.count != map.scannerSlot.count { heardAt = Array(repeating: .min, count: map.scannerSlot.count) }
+        var weight = 1.0
+        let (since, overflow) = time.subtractingReportingOverflow(heardAt[slot])
+        if heardAt[slot] != .min, !overflow, since >= 0, settings.correlation > 0 {
+            weight = min(1, Double(since) / 1_000_000 / settings.correlation)
+        }
+        heardAt[slot] = max(heardAt[slot], time)
+        let cells = map.cellCount
+        let table = settings.likelihood.tables
+        let base = Likelihood.level(weight) * Likelihood.count
+        let last = Float(Likelihood.count - 1)
+        let reading = Float(level - radio.bias)
+        let exponent = Float(radio.exponent)
+        let wall = Float(radio.wallLoss)
+        let scale = 1 / Likelihood.step
+        let offset = Likelihood.range
+        var total: Float = 0
+        probability.withUnsafeMutableBufferPointer { p in
+            map.logDistance.withUnsafeBufferPointer { distances in
+                map.wallsCrossed.withUnsafeBufferPointer { walls in
+                    table.withUnsafeBufferPointer { table in
+                        let start = slot * cells
+                        for c in 0..<cells {
+                            // The departure of the reading from the level expected in cell c.
+                            let e = reading + exponent * distances[start + c] + wall * walls[start + c]
+                            let index = min(max((e + offset) * scale, 0), last)
+                            p[c] *= table[base + Int(index)]
+                            total += p[c]
+                        }
+                    }
+                }
+            }
+        }
+        normalise(total: total, map: map)
+        readings &+= 1
+    }
+
+    /// How many scanners have heard the tag in the `seconds` up to `time`.
+    public func scannersHeard(within seconds: Double, of time: Int64) -> Int {
+        let window = Int64(max(0, min(seconds, 86_400)) * 1_000_000)
+        return heardAt.filter { $0 != .min && time.subtractingReportingOverflow($0).partialValue <= window }.count
+    }
+
+    /// Spreads the probability for the time from the last reading to `time`.
+    mutating func spread(to time: Int64, map: FloorMap, settings: PositionSettings) {
+        defer { at = max(at, time) }
+        guard at != .min else { return }
+        let (elapsed, overflow) = time.subtractingReportingOverflow(at)
+        guard !overflow, elapsed > 0 else { return }
+        pending += Double(elapsed) / 1_000_000
+        let seconds = Self.passSeconds(map: map, settings: settings)
+        let wanted = (pending / seconds).rounded(.down)
+        guard wanted >= 1 else { return }
+        pending -= wanted * seconds
+        let passes = Int(min(wanted, Double(Self.maximumPasses)))
+        for _ in 0..<passes { pass(map: map) }
+        if wanted > Double(Self.maximumPasses) {
+            // Silent long enough to have gone anywhere on the floor: some of it goes there.
+            let beyond = (wanted - Double(Self.maximumPasses)) * seconds
+            let share = Float(min(0.5, beyond / 120))
+            let even = share / Float(map.cellCount)
+            for c in probability.indices { probability[c] = probability[c] * (1 - share) + even }
+        }
+    }
+
+    /// One pass of spreading: a quarter of the difference with each neighbour flows across, along
+    /// each row then each column, unless a wall without a door stands between them.
+    mutating func pass(map: FloorMap) {
+        let (columns, rows) = (map.columns, map.rows)
+        probability.withUnsafeMutableBufferPointer { p in
+            map.blockedX.withUnsafeBufferPointer { blockedX in
+                map.blockedY.withUnsafeBufferPointer { blockedY in
+                    if columns > 1 {
+                        for row in 0..<rows {
+                            let start = row * columns
+                            var old = p[start]
+                            for c in start..<(start + columns - 1) {
+                                let next = p[c + 1]
+                                if !blockedX[c] {
+                                    let flow = 0.25 * (next - old)
+                                    p[c] += flow
+                                    p[c + 1] -= flow
+                                }
+                                old = next
+                            }
+                        }
+                    }
+                    if rows > 1 {
+                        for column in 0..<columns {
+                            var c = column
+                            var old = p[c]
+                            while c + columns < rows * columns {
+                                let next = p[c + columns]
+                                if !blockedY[c] {
+                                    let flow = 0.25 * (next - old)
+                                    p[c] += flow
+                                    p[c + columns] -= flow
+                                }
+                                old = next
+                                c += columns
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Scales to a sum of 1, mixes in ``floorShare`` of the whole floor, and sums the rooms.
+    mutating func normalise(total: Float, map: FloorMap) {
+        let cells = map.cellCount
+        let even = Self.floorShare / Float(cells)
+        guard total.isFinite, total > 0 else {
+            // Nothing left anywhere (cannot happen with the outlier floor): start over.
+            self = PositionFilter(map: map)
+            return
+        }
+        let scale = (1 - Self.floorShare) / total
+        var sums = Array(repeating: Float(0), count: rooms.count)
+        var outside: Float = 0
+        probability.withUnsafeMutableBufferPointer { p in
+            map.cellRoom.withUnsafeBufferPointer { cellRoom in
+                sums.withUnsafeMutableBufferPointer { sums in
+                    for c in 0..<cells {
+                        let value = p[c] * scale + even
+                        p[c] = value
+                        let room = Int(cellRoom[c])
+                        if room >= 0 { sums[room] += value } else { outside += value }
+                    }
+                }
+            }
+        }
+        rooms = sums
+        unroomed = outside
+    }
+
+    /// The probability's mean and its spread: the tag's position and one standard deviation of
+    /// its distance from there, metres.
+    public func estimate(map: FloorMap) -> (point: PlanPoint, error: Double) {
+        var (sx, sy, sxx, syy, total) = (0.0, 0.0, 0.0, 0.0, 0.0)
+        for c in probability.indices {
+            let weight = Double(probability[c])
+            guard weight > 0 else { continue }
+            let point = map.center(c)
+            sx += weight * point.x
+            sy += weight * point.y
+            sxx += weight * point.x * point.x
+            syy += weight * point.y * point.y
+            total += weight
+        }
+        guard total > 0 else { return (map.center(0), 0) }
+        let (mx, my) = (sx / total, sy / total)
+        let variance = max(0, sxx / total - mx * mx) + max(0, syy / total - my * my)
+        return (PlanPoint(mx, my), variance.squareRoot())
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+
+/// How the position estimator weighs readings and motion (docs/behaviour.md §20), and the floors
+/// it runs on. The figures were chosen by `scripts/bench rooms` (docs/performance.md).
+public struct PositionSettings: Sendable, Hashable {
+    /// The floors, by Area index.
+    public var floors: [Int32: FloorMap]
+    /// `Rooms.minConfidence`: a tag is put in a room only at this probability or more.
+    public var minConfidence: Double
+    /// A tag keeps its room while the room's probability stays at this share of
+    /// ``minConfidence`` or more (a room is entered clearly and left clearly: no flapping at
+    /// the threshold).
+    public var holdShare: Double
+    /// How far a person is taken to wander, m² a second along each axis.
+    public var spread: Double
+    /// The spread of a reading about its expected level, dB: above it and below it (a body or
+    /// multipath weakens a signal more often than anything strengthens it).
+    public var sigmaAbove: Double
+    public var sigmaBelow: Double
+    /// The share of readings that are taken to say nothing of where the tag is (multipath bursts).
+    public var outlier: Double
+    /// Seconds over which one path's readings err alike (shadowing by people and furniture): a
+    /// reading counts for the share of this time since that scanner's previous one, so a tag
+    /// advertising ten times a second is not ten times as sure as one advertising once.
+    public var correlation: Double
+    /// The contest for another room: its probability's lead over the present room's, less
+    /// ``drift``, summed over seconds, must reach ``threshold`` (a walker's clear lead wins in a
+    /// second or two, a still tag's doorway wobble never adds up); the same time below the hold
+    /// puts it in no room.
+    public var drift: Double
+    public var threshold: Double
+    /// Seconds within which two scanners must have heard a tag for its room to change: one
+    /// scanner alone places a tag on a ring around itself, which may cross a wall (the tag whose
+    /// room's scanner died is put in no room, not in the room next door).
+    public var corroboration: Double
+
+    public init(
+        floors: [Int32: FloorMap] = [:], minConfidence: Double = 0.6, holdShare: Double = 2.0 / 3.0,
+        spread: Double = 0.5, sigmaAbove: Double = 5, sigmaBelow: Double = 7, outlier: Double = 0.05,
+        correlation: Double = 2, drift: Double = 0.2, threshold: Double = 1.5, corroboration: Double = 10
+    ) {
+        self.corroboration = corroboration
+        self.correlation = correlation
+        self.drift = drift
+        self.threshold = threshold
+        self.floors = floors
+        self.minConfidence = minConfidence
+        self.holdShare = holdShare
+        self.spread = spread
+        self.sigmaAbove = sigmaAbove
+        self.sigmaBelow = sigmaBelow
+        self.outlier = outlier
+        likelihood = Likelihood(sigmaAbove: sigmaAbove, sigmaBelow: sigmaBelow, outlier: outlier)
+    }
+
+    /// For ESPresense nodes' reports, each a median of 15 s of advertisements: closer to the
+    /// truth than one advertisement.
+    public static func filteredReports(floors: [Int32: FloorMap], minConfidence: Double = 0.6) -> PositionSettings {
+        PositionSettings(
+            floors: floors, minConfidence: minConfidence, sigmaAbove: 4, sigmaBelow: 5.5, outlier: 0.05,
+            correlation: 10,
+            corroboration: 16)
+    }
+
+    /// The likelihood of a reading's departure from its expected level, tabled.
+    let likelihood: Likelihood
+
+    public static func == (lhs: PositionSettings, rhs: PositionSettings) -> Bool {
+        lhs.floors == rhs.floors && lhs.minConfidence == rhs.minConfidence && lhs.holdShare == rhs.holdShare
+            && lhs.spread == rhs.spread && lhs.sigmaAbove == rhs.sigmaAbove && lhs.sigmaBelow == rhs.sigmaBelow
+            && lhs.outlier == rhs.outlier && lhs.correlation == rhs.correlation && lhs.drift == rhs.drift
+            && lhs.threshold == rhs.threshold && lhs.corroboration == rhs.corroboration
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(floors)
+        hasher.combine(minConfidence)
+        hasher.combine(spread)
+    }
+}
+
+/// `(1 - outlier) · exp(-e² / 2σ²) + outlier` for a departure `e` dB of a reading from its expected
+/// level, σ by its side, tabled every quarter dB from -60 to +60, raised to 1, 1/2, … 1/128 (a
+/// reading that stands for a fraction of its path's correlation time counts for that fraction).
+final class Likelihood: Sendable {
+    static let step: Float = 0.25
+    static let range: Float = 60
+    static let count = Int(2 * range / step) + 1
+    static let levels = 8
+    let tables: [Float]
+
+    init(sigmaAbove: Double, sigmaBelow: Double, outlier: Double) {
+        var tables: [Float] = []
+        tables.reserveCapacity(Self.count * Self.levels)
+        for level in 0..<Self.levels {
+            let power = 1 / pow(2.0, Double(level))
+            for index in 0..<Self.count {
+                let e = Double(Float(index) * Self.step - Self.range)
+                let sigma = e < 0 ? sigmaBelow : sigmaAbove
+                let value = (1 - outlier) * exp(-e * e / (2 * sigma * sigma)) + outlier
+                tables.append(Float(pow(value, power)))
+            }
+        }
+        self.tables = tables
+    }
+
+    /// The table's level for a reading of `weight` (0…1]: the nearest power of one half.
+    static func level(_ weight: Double) -> Int {
+        guard weight < 0.75 else { return 0 }
+        guard weight > 0 else { return levels - 1 }
+        return min(levels - 1, Int((-log2(weight)).rounded()))
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+/// How a signal weakens on a floor (docs/behaviour.md §20): a reading, in dB above the
+/// transmitter's measured power at 1 m (with the receiver's offset), is expected at
+/// `bias - 10 · exponent · log10(distance) - wallLoss · walls crossed`. Learned from what the
+/// scanners hear of each other at known distances through known walls (``fit(_:)``), else these
+/// defaults.
+public struct RadioModel: Sendable, Hashable, CustomStringConvertible {
+    /// dB at 1 m above the measured power (0 when the tags' measured power is right).
+    public var bias: Double
+    public var exponent: Double
+    /// dB lost through a wall.
+    public var wallLoss: Double
+    /// How many scanner pairs the figures were learned from (0: defaults).
+    public var pairs: Int
+
+    public init(bias: Double = 0, exponent: Double = 2.5, wallLoss: Double = 3, pairs: Int = 0) {
+        self.bias = bias
+        self.exponent = exponent
+        self.wallLoss = wallLoss
+        self.pairs = pairs
+    }
+
+    /// The limits a fit is held to: any building's radio lies within them.
+    public static let exponents = 1.5...4.5
+    public static let wallLosses = 0.0...15.0
+    public static let biases = -15.0...15.0
+
+    /// The level expected at `distance` metres through `walls` walls.
+    public func level(distance: Double, walls: Double) -> Double {
+        bias - 10 * exponent * log10(max(distance, 0.25)) - wallLoss * walls
+    }
+
+    /// One pair of scanners that hear each other: their distance, the walls between, and the level
+    /// (the mean of both directions, each above the transmitter's power, offsets removed).
+    public struct Pair: Sendable, Hashable {
+        public var distance: Double
+        public var walls: Double
+        public var level: Double
+
+        public init(distance: Double, walls: Double, level: Double) {
+            self.distance = distance
+            self.walls = walls
+            self.level = level
+        }
+    }
+
+    /// The least-squares fit of bias, exponent and wall loss to `pairs`, each within its limits:
+    /// all three when the pairs span distances and walls, the exponent and wall loss with the
+    /// bias at 0 when they do not; `nil` for fewer than three pairs (the defaults stand).
+    public static func fit(_ pairs: [Pair], defaults: RadioModel = RadioModel()) -> RadioModel? {
+        guard pairs.count >= 3 else { return nil }
+        // Columns: 1, -10 log10 d, -walls.
+        let rows = pairs.map { [1, -10 * log10(max($0.distance, 0.25)), -$0.walls] }
+        let values = pairs.map(\.level)
+        let anyWalls = pairs.contains { $0.walls > 0 } && pairs.contains { $0.walls == 0 }
+        var columns = anyWalls ? [0, 1, 2] : [0, 1]
+        var solution = solve(rows, values, columns: columns)
+        if solution == nil || !(biases.contains(solution![0])) {
+            columns = anyWalls ? [1, 2] : [1]
+            solution = solve(rows, values, columns: columns)
+        }
+        guard let solution else { return nil }
+        var model = defaults
+        model.pairs = pairs.count
+        for (index, column) in columns.enumerated() {
+            let value = solution[index]
+            switch column {
+            case 0: model.bias = min(max(value, biases.lowerBound), biases.upperBound)
+            case 1: model.exponent = min(max(value, exponents.lowerBound), exponents.upperBound)
+            default: model.wallLoss = min(max(value, wallLosses.lowerBound), wallLosses.upperBound)
+            }
+        }
+        if columns.first != 0 { model.bias = 0 }
+        return model
+    }
+
+    /// Least squares over `columns` of `rows` by the normal equations; `nil` when singular.
+    static func solve(_ rows: [[Double]], _ values: [Double], columns: [Int]) -> [Double]? {
+        let n = columns.count
+        var matrix = Array(repeating: Array(repeating: 0.0, count: n + 1), count: n)
+        for (row, value) in zip(rows, values) {
+            for i in 0..<n {
+                for j in 0..<n { matrix[i][j] += row[columns[i]] * row[columns[j]] }
+                matrix[i][n] += row[columns[i]] * value
+            }
+        }
+        // Gaussian elimination with partial pivoting.
+        for column in 0..<n {
+            guard
+                let pivot = (column..<n).max(by: { abs(matrix[$0][column]) < abs(matrix[$1][column]) }),
+                abs(matrix[pivot][column]) > 1e-9
+            else { return nil }
+            matrix.swapAt(column, pivot)
+            for row in 0..<n where row != column {
+                let factor = matrix[row][column] / matrix[column][column]
+                for k in column...n { matrix[row][k] -= factor * matrix[column][k] }
+            }
+        }
+        let solution = (0..<n).map { matrix[$0][n] / matrix[$0][$0] }
+        return solution.allSatisfy(\.isFinite) ? solution : nil
+    }
+
+    public var description: String {
+        func text(_ value: Double) -> String { String(format: "%.1f", value) }
+        let source = pairs == 0 ? "defaults" : "learned from \(pairs) scanner pair\(pairs == 1 ? "" : "s")"
+        return "power at 1 m \(text(bias)) dB, exponent \(text(exponent)), wall \(text(wallLoss)) dB (\(source))"
+    }
+}

@@ -1,0 +1,253 @@
+import BeaconCore
+import Floorplan
+
+/// A tag's position on the floors that have a plan (docs/behaviour.md §20): one filter per floor,
+/// the radio they read with, and the Area it is in while in no room.
+public struct PositionState: Sendable {
+    /// By Area index.
+    var filters: [Int32: PositionFilter] = [:]
+    /// How signals weaken: the building's, learned from its scanners (set by the device table).
+    public var radio = RadioModel()
+    /// The Area the tag is in without a room (no room probable enough), -1 for none.
+    var area: Int32 = -1
+    /// The last `position` output: when, and where.
+    var reportedAt: Int64 = .min
+    var reportedPoint: PlanPoint?
+    var reportedRoom: Int32 = -2
+    /// The contest: the challenger (a Zone index, -1 for no room), its summed lead, and when it
+    /// was last added to.
+    var challenger: Int32 = -2
+    var score = 0.0
+    var contestAt: Int64 = .min
+
+    public init() {}
+}
+
+/// Where a tag is (docs/behaviour.md §20): the `position` output.
+public struct PositionReport: Sendable, Hashable {
+    public var area: Region
+    public var x: Double
+    public var y: Double
+    /// One standard deviation of the distance from the estimate, metres.
+    public var error: Double
+    /// The room (a Zone) it is in, `nil` for none.
+    public var room: Region?
+    /// The probability of that room, or of the most probable one when it is in none.
+    public var confidence: Double
+
+    public init(area: Region, x: Double, y: Double, error: Double, room: Region?, confidence: Double) {
+        (self.area, self.x, self.y, self.error, self.room, self.confidence) = (area, x, y, error, room, confidence)
+    }
+}
+
+extension Monitor {
+    /// The radio the tag's position is read with.
+    public var radio: RadioModel {
+        get { position.radio }
+        set { position.radio = newValue }
+    }
+
+    /// The probability of each room of the tag's floor, highest first, with the share outside
+    /// every room last (`nil` region); empty when it has no position.
+    public var roomProbabilities: [(room: Region?, probability: Double)] {
+        guard let (area, filter) = currentFilter, let map = settings.floorPlans?.floors[area] else { return [] }
+        var rows = map.zones.indices.map {
+            (room: Optional(hierarchy.zones[Int(map.zones[$0])].region), probability: Double(filter.rooms[$0]))
+        }
+        rows.sort { $0.probability > $1.probability }
+        rows.append((nil, Double(filter.unroomed)))
+        return rows
+    }
+
+    /// The tag's estimated position: Area, point and error, `nil` when it has none.
+    public var estimatedPosition: (area: Region, point: PlanPoint, error: Double)? {
+        guard let (area, filter) = currentFilter, let map = settings.floorPlans?.floors[area] else { return nil }
+        let (point, error) = filter.estimate(map: map)
+        return (hierarchy.areas[Int(area)].region, point, error)
+    }
+
+    /// The filter of the floor the tag is on: its room's, else the Area it is in without one.
+    var currentFilter: (Int32, PositionFilter)? {
+        let area = room >= 0 ? hierarchy.areaOfZone[Int(room)] : position.area
+        guard area >= 0, let filter = position.filters[area] else { return nil }
+        return (area, filter)
+    }
+
+    /// Whether a report of the scanner at `beacon`, in `area`, goes to the position estimator.
+    func isPositioned(_ beacon: Int32, area: Int32) -> Bool {
+        guard let map = settings.floorPlans?.floors[area] else { return false }
+        return map.scannerSlot[beacon] != nil
+    }
+
+    /// A reading of the scanner at `beacon` (`level` dB above the tag's measured power) on a floor
+    /// with a plan: the filter takes it, the room follows from the probabilities — a change needs
+    /// the new room at `Rooms.minConfidence`, the present room is kept while it stays at
+    /// ``PositionSettings/holdShare`` of that, and below it the tag is in its Area with no room.
+    mutating func sightPosition(
+        _ beacon: Int32, level: Double, zone: Int32, area: Int32, into outputs: inout [MonitorOutput]
+    ) {
+        guard let settings = settings.floorPlans, let map = settings.floors[area],
+            let slot = map.scannerSlot[beacon]
+        else { return }
+        dropRoomAfterSilence(into: &outputs)
+        if position.area >= 0, position.area != area,
+            !(exitDeadline(RegionRef(.area, position.area)).map { now < $0 } ?? false)
+        {
+            position.area = -1
+        }
+        var filter = position.filters[area] ?? PositionFilter(map: map)
+        filter.observe(
+            slot: slot, level: level, at: now, map: map, radio: position.radio, settings: settings)
+        position.filters[area] = filter
+        // The most probable room of this floor.
+        var best = -1
+        for index in filter.rooms.indices where best < 0 || filter.rooms[index] > filter.rooms[best] { best = index }
+        let confidence = best >= 0 ? Double(filter.rooms[best]) : 0
+        let current = room
+        var target: Int32? = current >= 0 ? current : nil
+        // One scanner alone cannot place a tag in a room (a ring around it may cross a wall).
+        let corroborated =
+            map.scannerSlot.count < 2 || filter.scannersHeard(within: settings.corroboration, of: now) >= 2
+        if current >= 0, hierarchy.areaOfZone[Int(current)] == area, let mine = map.roomSlot(ofZone: current) {
+            let held = Double(filter.rooms[mine])
+            if best != mine, confidence >= settings.minConfidence, corroborated {
+                if contest(map.zones[best], lead: confidence - held, settings: settings) { target = map.zones[best] }
+            } else if held < settings.minConfidence * settings.holdShare {
+                if contest(-1, lead: settings.minConfidence - held, settings: settings) { target = nil }
+            } else {
+                contest(nil, lead: 0, settings: settings)
+            }
+        } else if best >= 0, confidence >= settings.minConfidence, corroborated {
+            target = map.zones[best]
+        } else if current >= 0, hierarchy.areaOfZone[Int(current)] == area {
+            target = nil  // its room has no polygon on this floor: no longer placed there
+        }
+        if target != (current >= 0 ? current : nil) || (target == nil && position.area != area) {
+            let previous = current >= 0 ? map.roomSlot(ofZone: current).map { Double(filter.rooms[$0]) } : nil
+            moveRoom(
+                to: target, area: area, scanner: beacon,
+                probability: target.flatMap { map.roomSlot(ofZone: $0) }.map { Double(filter.rooms[$0]) } ?? confidence,
+                previous: previous, into: &outputs)
+        }
+        // The report keeps the tag's room, or its Area, inside.
+        areaLast[Int(area)] = now
+        if room >= 0, hierarchy.areaOfZone[Int(room)] == area {
+            let held = hierarchy.zones[Int(room)].beacons[0]
+            beaconLast[Int(held)] = now
+            zoneLast[Int(room)] = now
+            enterAncestors(of: held, zone: room, area: area, into: &outputs)
+        } else if room < 0 {
+            position.area = area
+            timers.schedule(.areaHold, at: nextLook(exitDeadline(RegionRef(.area, area)) ?? now))
+            reconcileAll(into: &outputs)
+        }
+        applyPolicy(into: &outputs)
+        reportPosition(area: area, filter: filter, map: map, into: &outputs)
+    }
+
+    /// Adds to the contest of `challenger` (a Zone index, -1 for no room; `nil`: none now, the
+    /// sum wanes) against the present room, for the time since the last report: its `lead` less
+    /// ``PositionSettings/drift``, a second at most. Whether it has won.
+    @discardableResult
+    mutating func contest(_ challenger: Int32?, lead: Double, settings: PositionSettings) -> Bool {
+        let (elapsed, overflow) = now.subtractingReportingOverflow(position.contestAt)
+        let seconds = position.contestAt == .min || overflow || elapsed < 0 ? 0 : min(1, Double(elapsed) / 1_000_000)
+        position.contestAt = now
+        guard let challenger else {
+            position.score = max(0, position.score - settings.threshold * seconds / 4)
+            return false
+        }
+        if challenger != position.challenger {
+            position.challenger = challenger
+            position.score = 0
+        }
+        position.score = max(0, position.score + (lead - settings.drift) * seconds)
+        guard position.score >= settings.threshold else { return false }
+        position.score = 0
+        position.challenger = -2
+        return true
+    }
+
+    /// Moves the tag from its room (if any) to `target`, or to its Area `area` with no room.
+    mutating func moveRoom(
+        to target: Int32?, area: Int32, scanner: Int32, probability: Double, previous: Double?,
+        into outputs: inout [MonitorOutput]
+    ) {
+        let from = room >= 0 ? hierarchy.zones[Int(room)].region : nil
+        if room >= 0 {
+            let oldArea = hierarchy.areaOfZone[Int(room)]
+            zoneLast[Int(room)] = Self.never
+            for old in hierarchy.zones[Int(room)].beacons { beaconLast[Int(old)] = Self.never }
+            if oldArea != area { areaLast[Int(oldArea)] = Self.never }
+        }
+        roomSince = now
+        presenceChanges &+= 1
+        if let target {
+            roomChange = RoomChange(
+                from: from, to: hierarchy.zones[Int(target)].region, at: Timestamp(microseconds: now),
+                scanner: hierarchy.beacons[Int(scanner)].locationID, evidence: heardStrength[Int(scanner)],
+                previous: nil, probability: probability, previousProbability: previous)
+            room = target
+            position.area = -1
+            let held = hierarchy.zones[Int(target)].beacons[0]
+            beaconLast[Int(held)] = now
+            zoneLast[Int(target)] = now
+            areaLast[Int(area)] = now
+            reconcileAll(into: &outputs)
+            enterAncestors(of: held, zone: target, area: area, into: &outputs)
+        } else {
+            if let from {
+                roomChange = RoomChange(
+                    from: from, to: nil, at: Timestamp(microseconds: now),
+                    scanner: hierarchy.beacons[Int(scanner)].locationID, evidence: heardStrength[Int(scanner)],
+                    previous: nil, probability: probability, previousProbability: previous)
+            }
+            room = -1
+            position.area = area
+            areaLast[Int(area)] = now
+            reconcileAll(into: &outputs)
+        }
+    }
+
+    /// The tag left its room and its Area by the silence, whether or not their exit deadlines have
+    /// fired yet (each is looked at on its own clock): they exit now, before any room is entered,
+    /// so that it is never in two rooms at once (§19).
+    mutating func dropRoomAfterSilence(into outputs: inout [MonitorOutput]) {
+        guard room >= 0 else { return }
+        let roomArea = RegionRef(.area, hierarchy.areaOfZone[Int(room)])
+        guard !(exitDeadline(roomArea).map { now < $0 } ?? false) else { return }
+        zoneLast[Int(room)] = Self.never
+        for old in hierarchy.zones[Int(room)].beacons { beaconLast[Int(old)] = Self.never }
+        areaLast[Int(roomArea.index)] = Self.never
+        room = -1
+        reconcileAll(into: &outputs)
+    }
+
+    /// The `position` output: on every room change, and at most once a second while the estimate
+    /// moves 0.5 m or more.
+    mutating func reportPosition(
+        area: Int32, filter: PositionFilter, map: FloorMap, into outputs: inout [MonitorOutput]
+    ) {
+        let roomNow = room >= 0 && hierarchy.areaOfZone[Int(room)] == area ? room : -1
+        let changed = roomNow != position.reportedRoom
+        guard changed || position.reportedAt == .min || now &- position.reportedAt >= 1_000_000 else { return }
+        let (point, error) = filter.estimate(map: map)
+        if !changed, let last = position.reportedPoint, last.distance(to: point) < 0.5 { return }
+        position.reportedAt = now
+        position.reportedPoint = point
+        position.reportedRoom = roomNow
+        var confidence = 0.0
+        if roomNow >= 0, let slot = map.roomSlot(ofZone: roomNow) {
+            confidence = Double(filter.rooms[slot])
+        } else {
+            confidence = Double(filter.rooms.max() ?? 0)
+        }
+        let report = PositionReport(
+            area: hierarchy.areas[Int(area)].region, x: Self.rounded(point.x), y: Self.rounded(point.y),
+            error: Self.rounded(error), room: roomNow >= 0 ? hierarchy.zones[Int(roomNow)].region : nil,
+            confidence: (confidence * 1000).rounded() / 1000)
+        outputs.append(.position(Timestamp(microseconds: now), report))
+    }
+
+    static func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+
+@testable import Floorplan
+
+/// The position estimator on small floors (docs/behaviour.md §20).
+struct PositionFilterTests {
+    /// Two 4 × 4 m rooms side by side sharing a wall at x = 4, a scanner in each; with `door`, a
+    /// 1 m door in the shared wall.
+    static func twoRooms(door: Bool = false, scannerA: PlanPoint = PlanPoint(1, 2)) -> FloorMap {
+        let a = [PlanPoint(0, 0), PlanPoint(4, 0), PlanPoint(4, 4), PlanPoint(0, 4)]
+        let b = [PlanPoint(4, 0), PlanPoint(8, 0), PlanPoint(8, 4), PlanPoint(4, 4)]
+        return FloorMap(
+            FloorPlan(
+                area: 0, rooms: [.init(zone: 0, polygon: a), .init(zone: 1, polygon: b)],
+                scanners: [
+                    .init(location: 0, point: scannerA, z: 1), .init(location: 1, point: PlanPoint(7, 2), z: 1),
+                ],
+                doors: door ? [PlanSegment(PlanPoint(4, 1.5), PlanPoint(4, 2.5))] : []))
+    }
+
+    /// What scanner `slot` reads of a tag at `point` on `map` with `radio`, without noise.
+    static func level(_ map: FloorMap, _ radio: RadioModel, slot: Int, at point: PlanPoint) -> Double {
+        let scanner = map.plan.scanners[slot].point
+        return radio.level(
+            distance: point.distance(to: scanner), walls: Double(map.walls(from: scanner, to: point)))
+    }
+
+    @Test func readingsThatFitAPointPutTheTagInItsRoom() {
+        let map = Self.twoRooms()
+        let radio = RadioModel(exponent: 2.5, wallLoss: 5)
+        let settings = PositionSettings(floors: [0: map])
+        var filter = PositionFilter(map: map)
+        // By the shared wall on room A's side: nearer B's scanner (3.5 m) than A's (2.5 m)? No:
+        // 3.5 m from A's scanner, 3.5 m from B's, and B's reading loses the wall.
+        let tag = PlanPoint(3.5, 2)
+        for second in 0..<10 {
+            for slot in 0..<2 {
+                filter.observe(
+                    slot: slot, level: Self.level(map, radio, slot: slot, at: tag), at: Int64(second) * 1_000_000,
+                    map: map, radio: radio, settings: settings)
+            }
+        }
+        #expect(filter.rooms[0] > 0.8)
+        let (point, error) = filter.estimate(map: map)
+        #expect(point.distance(to: tag) < 1.5)
+        #expect(error < 2)
+    }
+
+    @Test func aWallWithADoorIsCrossedOnlyThere() {
+        let map = Self.twoRooms(door: true)
+        var filter = PositionFilter(map: map)
+        // All the probability in one cell of room A far from the door.
+        let start = map.cell(at: PlanPoint(3.75, 0.25))!
+        for index in filter.probability.indices { filter.probability[index] = index == start ? 1 : 0 }
+        for _ in 0..<4 { filter.pass(map: map) }
+        // The cell just across the wall got nothing; the cell beside it in room A did.
+        #expect(filter.probability[map.cell(at: PlanPoint(4.25, 0.25))!] == 0)
+        #expect(filter.probability[map.cell(at: PlanPoint(3.25, 0.25))!] > 0)
+        // Without doors rooms connect all along the shared edge.
+        let open = Self.twoRooms()
+        var spread = PositionFilter(map: open)
+        for index in spread.probability.indices { spread.probability[index] = index == start ? 1 : 0 }
+        for _ in 0..<4 { spread.pass(map: open) }
+        #expect(spread.probability[open.cell(at: PlanPoint(4.25, 0.25))!] > 0)
+        // Mass is kept.
+        #expect(abs(filter.probability.reduce(0, +) - 1) < 1e-5)
+    }
+
+    @Test func garbageReadingsChangeNothing() {
+        let map = Self.twoRooms()
+        let settings = PositionSettings(floors: [0: map])
+        var filter = PositionFilter(map: map)
+        let before = filter.probability
+        for level in [Double.nan, .infinity, -.infinity] {
+            filter.observe(slot: 0, level: level, at: 0, map: map, radio: RadioModel(), settings: settings)
+        }
+        filter.observe(slot: 7, level: -10, at: 0, map: map, radio: RadioModel(), settings: settings)
+        filter.observe(slot: -1, level: -10, at: 0, map: map, radio: RadioModel(), settings: settings)
+        #expect(filter.probability == before)
+        // Readings far outside any table and time that runs backwards or overflows are taken safely.
+        filter.observe(slot: 0, level: 500, at: .max, map: map, radio: RadioModel(), settings: settings)
+        filter.observe(slot: 1, level: -500, at: .min + 1, map: map, radio: RadioModel(), settings: settings)
+        #expect(abs(filter.probability.reduce(0, +) - 1) < 1e-4)
+        #expect(filter.probability.allSatisfy { $0.isFinite && $0 >= 0 })
+    }
+
+    @Test func theRadioIsLearnedFromScannerPairs() {
+        let truth = RadioModel(bias: -2, exponent: 2.8, wallLoss: 4.5)
+        var pairs: [RadioModel.Pair] = []
+        for (distance, walls) in [(2.0, 0.0), (4.0, 1.0), (6.0, 0.0), (8.0, 2.0), (3.0, 1.0), (10.0, 1.0)] {
+            pairs.append(.init(distance: distance, walls: walls, level: truth.level(distance: distance, walls: walls)))
+        }
+        let fitted = RadioModel.fit(pairs)
+        #expect(fitted != nil)
+        #expect(abs((fitted?.exponent ?? 0) - 2.8) < 0.01)
+        #expect(abs((fitted?.wallLoss ?? 0) - 4.5) < 0.01)
+        #expect(abs((fitted?.bias ?? 0) + 2) < 0.01)
+        #expect(RadioModel.fit(Array(pairs.prefix(2))) == nil)
+        // Nonsense levels are held to the limits.
+        let wild = pairs.map { RadioModel.Pair(distance: $0.distance, walls: $0.walls, level: $0.level * 40) }
+        if let model = RadioModel.fit(wild) {
+            #expect(RadioModel.exponents.contains(model.exponent))
+            #expect(RadioModel.wallLosses.contains(model.wallLoss))
+        }
+    }
+
+    @Test func polygonsAreCheckedForShape() {
+        let square = [PlanPoint(0, 0), PlanPoint(4, 0), PlanPoint(4, 4), PlanPoint(0, 4)]
+        #expect(PlanPolygon.isSimple(square))
+        #expect(PlanPolygon.isSimple(square + [PlanPoint(0, 0)]))
+        #expect(!PlanPolygon.isSimple([PlanPoint(0, 0), PlanPoint(4, 4), PlanPoint(4, 0), PlanPoint(0, 4)]))
+        #expect(PlanPolygon.area(square) == 16)
+        let shifted = square.map { PlanPoint($0.x + 2, $0.y) }
+        #expect(abs(PlanPolygon.overlap(square, shifted) - 8) < 0.2)
+        let beside = square.map { PlanPoint($0.x + 4, $0.y) }
+        #expect(PlanPolygon.overlap(square, beside) == 0)
+    }
+}
