@@ -17,6 +17,23 @@ import TestSupport
         #expect(run.stdout.contains("no warnings"))
     }
 
+    /// The ESPresense companion's own config.example.yaml as a floor plan (docs/floorplans.md).
+    @Test func checkPrintsEachFloorOfTheCompanionsExample() throws {
+        let run = try DecodeCommandTests.beaconwatch([
+            "check", "--config", Self.repository.appendingPathComponent("Tests/floorplans/companion-example.ini").path,
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("companion-config.example.yaml (ESPresense companion)"))
+        #expect(
+            run.stdout.contains(
+                "  floor F2000000-0000-4000-8000-000000000002 \"Second Floor\": 4 rooms, 5 scanners placed, 0 doors"))
+        #expect(
+            run.stdout.contains("  floor room F1000000-0000-4000-8000-000000000001:4 \"Kitchen\": 10 corners, 36.6 m²"))
+        #expect(run.stdout.contains("  floor scanner upstairs_hallway at 10.4,6.4, 3.4 m high"))
+        #expect(run.stdout.contains("  tags: rooms position:"))
+        #expect(run.stdout.contains("no warnings"))
+    }
+
     @Test func checkShowsTheWebViewWithoutItsTokenAndRefusesAnOpenAddressWithoutOne() throws {
         let beacon = "LocationBaseBeacon.1 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1\n"
         let guarded = try TemporaryFile(

@@ -340,8 +340,8 @@ struct CheckJob {
         }
         if !configuration.floors.isEmpty {
             lines.append(
-                "  floor radio: until the scanners have heard each other, \(RadioModel()); then learned from them "
-                    + "(the web view's /scanners shows it)")
+                "  floor radio: until the scanners have heard each other, \(RadioModel()); then fitted to what "
+                    + "they hear of each other at their known distances through their known walls")
         }
         return lines
     }
