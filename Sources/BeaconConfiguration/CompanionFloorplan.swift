@@ -157,8 +157,9 @@ public struct CompanionFloorplan: Sendable, Hashable {
                     fail(item, roomPath, "is not a room with a name: and points:")
                     continue
                 }
-                guard case .sequence(let corners)? = item["points"], corners.count >= 3 else {
-                    fail(item["points"] ?? item, "\(roomPath).points", "is not a list of at least 3 points [x, y]")
+                guard case .sequence(let corners)? = item["points"], (3...1000).contains(corners.count) else {
+                    fail(
+                        item["points"] ?? item, "\(roomPath).points", "is not a list of 3 to 1000 points [x, y]")
                     continue
                 }
                 var points: [PlanPoint] = []

@@ -72,17 +72,8 @@ public final class FloorMap: Sendable, Hashable {
         let walls = plan.walls
         self.walls = walls
         let doors = plan.doors
-        /// The walls the segment from `p` to `q` crosses outside the doors (`tolerance` metres
-        /// around each), each crossing point once.
         func crossings(_ p: PlanPoint, _ q: PlanPoint, tolerance: Double) -> Int {
-            var points: [Double] = []
-            for wall in walls {
-                guard let t = wall.crossing(from: p, to: q) else { continue }
-                let at = PlanPoint(p.x + (q.x - p.x) * t, p.y + (q.y - p.y) * t)
-                if doors.contains(where: { $0.distance(to: at) <= tolerance }) { continue }
-                if !points.contains(where: { abs($0 - t) < 1e-6 }) { points.append(t) }
-            }
-            return points.count
+            Self.crossings(from: p, to: q, walls: walls, doors: doors, tolerance: tolerance)
         }
         var blockedX = Array(repeating: false, count: cells)
         var blockedY = Array(repeating: false, count: cells)
@@ -139,11 +130,19 @@ public final class FloorMap: Sendable, Hashable {
     /// The walls between two points (outside doors): what the scanners hearing each other are
     /// fitted with (``RadioModel/fit(_:defaults:)``).
     public func walls(from p: PlanPoint, to q: PlanPoint) -> Int {
+        Self.crossings(from: p, to: q, walls: walls, doors: plan.doors, tolerance: 0.05)
+    }
+
+    /// The walls the segment from `p` to `q` crosses outside the doors (`tolerance` metres around
+    /// each), each crossing point once (two rooms' edges on one wall are one wall).
+    static func crossings(
+        from p: PlanPoint, to q: PlanPoint, walls: [PlanSegment], doors: [PlanSegment], tolerance: Double
+    ) -> Int {
         var points: [Double] = []
         for wall in walls {
             guard let t = wall.crossing(from: p, to: q) else { continue }
             let at = PlanPoint(p.x + (q.x - p.x) * t, p.y + (q.y - p.y) * t)
-            if plan.doors.contains(where: { $0.distance(to: at) <= 0.05 }) { continue }
+            if doors.contains(where: { $0.distance(to: at) <= tolerance }) { continue }
             if !points.contains(where: { abs($0 - t) < 1e-6 }) { points.append(t) }
         }
         return points.count

@@ -88,7 +88,12 @@ public struct PositionFilter: Sendable {
     /// How many scanners have heard the tag in the `seconds` up to `time`.
     public func scannersHeard(within seconds: Double, of time: Int64) -> Int {
         let window = Int64(max(0, min(seconds, 86_400)) * 1_000_000)
-        return heardAt.filter { $0 != .min && time.subtractingReportingOverflow($0).partialValue <= window }.count
+        var count = 0
+        for at in heardAt where at != .min {
+            let (since, overflow) = time.subtractingReportingOverflow(at)
+            if !overflow, since <= window { count += 1 }
+        }
+        return count
     }
 
     /// Spreads the probability for the time from the last reading to `time`.
@@ -166,11 +171,11 @@ public struct PositionFilter: Sendable {
             return
         }
         let scale = (1 - Self.floorShare) / total
-        var sums = Array(repeating: Float(0), count: rooms.count)
         var outside: Float = 0
+        for index in rooms.indices { rooms[index] = 0 }
         probability.withUnsafeMutableBufferPointer { p in
             map.cellRoom.withUnsafeBufferPointer { cellRoom in
-                sums.withUnsafeMutableBufferPointer { sums in
+                rooms.withUnsafeMutableBufferPointer { sums in
                     for c in 0..<cells {
                         let value = p[c] * scale + even
                         p[c] = value
@@ -180,7 +185,6 @@ public struct PositionFilter: Sendable {
                 }
             }
         }
-        rooms = sums
         unroomed = outside
     }
 

@@ -56,7 +56,9 @@ public struct RadioModel: Sendable, Hashable, CustomStringConvertible {
         let anyWalls = pairs.contains { $0.walls > 0 } && pairs.contains { $0.walls == 0 }
         var columns = anyWalls ? [0, 1, 2] : [0, 1]
         var solution = solve(rows, values, columns: columns)
-        if solution == nil || !(biases.contains(solution![0])) {
+        // A bias the pairs cannot pin down (or beyond reason): fitted at 0.
+        if let bias = solution?.first, biases.contains(bias) {
+        } else {
             columns = anyWalls ? [1, 2] : [1]
             solution = solve(rows, values, columns: columns)
         }

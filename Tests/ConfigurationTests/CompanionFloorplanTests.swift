@@ -110,7 +110,7 @@ import TestSupport
             "floors[0].rooms[0].points[1][1]: 'x' is not a number"
         ),
         ("floors:\n  - rooms:\n      - points: [[0, 0], [1, 0], [1, 1]]", 3, "floors[0].rooms[0]: is not a room"),
-        ("floors:\n  - rooms:\n      - name: R\n        points: [[0, 0], [1, 0]]", 4, "at least 3 points"),
+        ("floors:\n  - rooms:\n      - name: R\n        points: [[0, 0], [1, 0]]", 4, "3 to 1000 points"),
         ("nodes:\n  - point: [1, 2]", 2, "nodes[0]: has neither a name: nor an id:"),
         ("nodes:\n  - name: n\n    point: [1]", 3, "nodes[0].point: is not a point"),
         (

@@ -95,10 +95,11 @@ extension Monitor {
         {
             position.area = -1
         }
-        var filter = position.filters[area] ?? PositionFilter(map: map)
-        filter.observe(
-            slot: slot, level: level, at: now, map: map, radio: position.radio, settings: settings)
-        position.filters[area] = filter
+        // In place: a copy would copy every cell's probability at every report.
+        let radio = position.radio
+        position.filters[area, default: PositionFilter(map: map)].observe(
+            slot: slot, level: level, at: now, map: map, radio: radio, settings: settings)
+        guard let filter = position.filters[area] else { return }
         // The most probable room of this floor.
         var best = -1
         for index in filter.rooms.indices where best < 0 || filter.rooms[index] > filter.rooms[best] { best = index }

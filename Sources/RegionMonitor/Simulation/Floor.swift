@@ -1,24 +1,13 @@
 import BeaconCore
+import Floorplan
 import Foundation
 
 /// A floor of rooms with fixed scanners in them: the world of the room-quality benchmark
 /// (`scripts/bench rooms`, docs/performance.md "Rooms: the right room, fast") and of its replay test.
 /// Distances are metres; signal levels dB.
 public struct Floor: Sendable {
-    /// A point on the floor.
-    public struct Point: Sendable, Hashable {
-        public var x: Double
-        public var y: Double
-
-        public init(_ x: Double, _ y: Double) {
-            self.x = x
-            self.y = y
-        }
-
-        public func distance(to other: Point) -> Double {
-            ((x - other.x) * (x - other.x) + (y - other.y) * (y - other.y)).squareRoot()
-        }
-    }
+    /// A point on the floor (the floor plan's point, docs/behaviour.md §20).
+    public typealias Point = PlanPoint
 
     /// An axis-aligned rectangle, its low edges inside and its high edges outside.
     public struct Rect: Sendable, Hashable {
