@@ -94,7 +94,8 @@ let package = Package(
         // Pure: what the web view shows (devices, their regions, dwell, transitions) as values,
         // rendered to HTML and JSON; fed by outputs and engine snapshots.
         .target(
-            name: "WebView", dependencies: ["BeaconCore", "BeaconConfiguration", "Engine", "RegionMonitor", "Rules"]),
+            name: "WebView",
+            dependencies: ["BeaconCore", "BeaconConfiguration", "Engine", "Floorplan", "RegionMonitor", "Rules"]),
 
         // The shells, one folder each: Inputs (incoming MQTT), FileSources, Loop (the engine's
         // thread, EngineDriver), Sinks (--events, MQTT and its outbox, scripts), RulesIO, Web,
@@ -175,7 +176,7 @@ let package = Package(
             name: "EngineTests",
             dependencies: ["Engine", "BeaconCore", "BeaconConfiguration", "RegionMonitor", "Rules", "TestSupport"]),
         .testTarget(
-            name: "WebViewTests", dependencies: ["WebView", "BeaconCore", "Engine", "RegionMonitor"]),
+            name: "WebViewTests", dependencies: ["WebView", "BeaconCore", "Engine", "Floorplan", "RegionMonitor"]),
         .testTarget(
             name: "PersistenceTests", dependencies: ["Persistence", "Engine", "Fleet", "RegionMonitor", "Rules"]),
         .testTarget(

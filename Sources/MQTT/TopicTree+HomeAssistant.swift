@@ -50,9 +50,12 @@ extension TopicTree {
     /// `device_tracker` (state: its Area, `not_home` for `none`) and sensors for its Zone and
     /// nearest beacon, available while the `daemon`'s status says `online`, and shown as a device
     /// connected through the daemon's. A `tag` (heard by fixed scanners, docs/rooms.md) has its Zone
-    /// sensor named "Room" and its model "tag"; the object IDs are the same either way.
-    public func homeAssistantDevice(prefix: String, name: String, daemon: TopicTree, tag: Bool = false) -> [MQTTMessage]
-    {
+    /// sensor named "Room" and its model "tag"; the object IDs are the same either way. A tag on a
+    /// floor plan (`positioned`, docs/behaviour.md §20) has its tracker carry `x`, `y` and
+    /// `confidence` as attributes, from `B/position`.
+    public func homeAssistantDevice(
+        prefix: String, name: String, daemon: TopicTree, tag: Bool = false, positioned: Bool = false
+    ) -> [MQTTMessage] {
         let node = Self.objectID(base)
         let availabilityTopic = daemon.statusTopic
         let model = tag ? "tag" : "fleet device"
@@ -65,10 +68,17 @@ extension TopicTree {
                 topic: "\(prefix)/\(component)/\(node)/\(object)/config",
                 payload: "{\(fields),\(availability),\"device\":\(device)}", qos: 1, retain: true)
         }
+        // Home Assistant's MQTT device_tracker takes attributes from a JSON topic
+        // (`json_attributes_topic`, `json_attributes_template`).
+        let attributes =
+            positioned
+            ? #","json_attributes_topic":"\#(Self.escape(base))/position","json_attributes_template":"{{ {'x': value_json.x, 'y': value_json.y, 'confidence': value_json.confidence} | tojson }}""#
+            : ""
         return [
             config(
                 "device_tracker", "location",
                 #""name":"\#(Self.escape(name))","unique_id":"\#(node)_location","state_topic":"\#(Self.escape(base))/area","payload_not_home":"none","source_type":"bluetooth_le""#
+                    + attributes
             ),
             config(
                 "sensor", "zone",

@@ -82,5 +82,14 @@ public enum Assets {
         svg.chart .frame { fill: #f8fafc; stroke: var(--line); } svg.chart .rssi { fill: none; stroke: var(--accent); stroke-width: 1.5; }
         svg.chart .rssi-dot { fill: var(--accent); }
         .none { color: var(--muted); }
+        svg.floor { width: 100%; max-height: 70vh; background: var(--card); border: 1px solid var(--line); }
+        svg.floor .room polygon { fill: #eef2ff; stroke: #475467; stroke-width: 0.05; }
+        svg.floor .room text { font-size: 0.35px; fill: var(--muted); }
+        svg.floor .door { stroke: var(--card); stroke-width: 0.12; }
+        svg.floor .scanner rect { fill: #16a34a; }
+        svg.floor .scanner.offline rect { fill: #dc2626; }
+        svg.floor .tag .error { fill: var(--accent); fill-opacity: 0.15; stroke: var(--accent); stroke-width: 0.02; }
+        svg.floor .tag .dot { fill: var(--accent); }
+        a.floor-link { font-size: 0.8rem; margin-left: 0.6rem; font-weight: normal; }
         """#
 }

@@ -1,5 +1,6 @@
 import BeaconCore
 import Engine
+import Floorplan
 import RegionMonitor
 
 /// What the web view shows (docs/behaviour.md §16), as a value: every device with its latest reading, each
@@ -122,6 +123,44 @@ public struct BuildingModel: Sendable {
             self.locationID = locationID
         }
     }
+
+    /// A floor with a plan, as the floor page draws it (docs/behaviour.md §20).
+    public struct Floor: Sendable, Hashable {
+        public struct Room: Sendable, Hashable {
+            public var region: Region
+            public var polygon: [PlanPoint]
+        }
+
+        public struct Scanner: Sendable, Hashable {
+            public var locationID: String
+            public var point: PlanPoint
+        }
+
+        public var area: Region
+        public var rooms: [Room]
+        public var doors: [PlanSegment]
+        public var scanners: [Scanner]
+        /// What the page shows: the rooms and scanners with a margin.
+        public var box: Box
+
+        public init(map: FloorMap, hierarchy: Hierarchy) {
+            area = hierarchy.areas[Int(map.plan.area)].region
+            rooms = map.plan.rooms.map { Room(region: hierarchy.zones[Int($0.zone)].region, polygon: $0.polygon) }
+            doors = map.plan.doors
+            scanners = map.plan.scanners.map {
+                Scanner(locationID: hierarchy.beacons[Int($0.location)].locationID, point: $0.point)
+            }
+            var box = Box(
+                x0: map.originX, y0: map.originY, x1: map.originX + Double(map.columns) * map.cell,
+                y1: map.originY + Double(map.rows) * map.cell)
+            for scanner in scanners { box.include(scanner.point) }
+            (box.x0, box.y0, box.x1, box.y1) = (box.x0 - 0.5, box.y0 - 0.5, box.x1 + 0.5, box.y1 + 0.5)
+            self.box = box
+        }
+    }
+
+    /// The floors with a plan, in the order of their Areas.
+    public var floors: [Floor] = []
 
     /// The placed scanners, in the configuration's order.
     public private(set) var scanners: [Scanner] = []

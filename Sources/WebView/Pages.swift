@@ -54,6 +54,10 @@ public enum Pages {
             html.open("h2")
             html.escaped(area.name ?? area.region.description)
             html.element("span", [("class", "count")], "\(here.count)")
+            if model.floors.contains(where: { $0.area == area.region }) {
+                html.element(
+                    "a", [("href", "/floors/\(area.region.description)"), ("class", "floor-link")], "floor plan")
+            }
             html.close("h2")
             chips(here, into: &html)
             html.raw("<div class=\"zones\">")
@@ -232,6 +236,7 @@ public enum Pages {
             html.close("p")
         }
         html.raw("</section>")
+        if let position = monitor.position { Self.position(position, model, into: &html) }
         beacons(device, monitor, model, into: &html)
         extras(reading, model, into: &html)
         transitions(model, device: device.id, into: &html)

@@ -124,5 +124,11 @@ import Testing
         }
         // Still in the building.
         #expect(table.engine("badge")?.monitor.currentArea != nil)
+        // In no room and gone quiet: it leaves its Area at the exit timeout (10 s), not later.
+        table.advance(to: Self.time(119 + 9.5), into: &actions)
+        #expect(table.engine("badge")?.monitor.currentArea != nil)
+        table.advance(to: Self.time(119 + 11), into: &actions)
+        #expect(table.engine("badge")?.monitor.currentArea == nil)
+        #expect(Self.room(table) == nil)
     }
 }

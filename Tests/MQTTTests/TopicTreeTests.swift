@@ -68,6 +68,32 @@ import Testing
         }
     }
 
+    /// Where a tag is on its floor (docs/behaviour.md §20): retained on `B/position`, not an event.
+    @Test func aPositionIsRetainedStateOnItsTopic() {
+        let area = Region.area(Self.uuid)
+        let output = MonitorOutput.position(
+            Timestamp(secondsSinceEpoch: 1_700_000_000)!,
+            PositionReport(
+                area: area, x: 3.25, y: 2, error: 0.8, room: .zone(Self.uuid, major: 1), confidence: 0.91))
+        let tag = TopicTree(topic: "beaconwatch", userid: "badge", qos: 1, device: "badge")
+        #expect(tag.event(for: output) == nil)
+        let messages = tag.messages(for: output)
+        #expect(messages.count == 1 && messages.first?.topic == "beaconwatch/badge/position")
+        #expect(messages.first?.retain == true)
+        let payload = messages.first?.payload ?? ""
+        for field in [
+            #""type":"position""#, #""device":"badge""#, #""x":3.25"#, #""y":2.0"#, #""error":0.8"#,
+            #""confidence":0.91"#, #""room":"\#(Self.uuid.uuidString):1""#, #""area":"\#(Self.uuid.uuidString)""#,
+        ] {
+            #expect(payload.contains(field), "\(payload) lacks \(field)")
+        }
+        // In no room: null.
+        let unplaced = MonitorOutput.position(
+            Timestamp(secondsSinceEpoch: 1_700_000_000)!,
+            PositionReport(area: area, x: 1, y: 1, error: 2, room: nil, confidence: 0.4))
+        #expect(tag.messages(for: unplaced).first?.payload.contains(#""room":null"#) == true)
+    }
+
     /// A fleet device (docs/behaviour.md §15): a tracker and its Zone and nearest beacon under its own topics,
     /// available with the daemon, shown as connected through it.
     @Test func homeAssistantDiscoveryOfAFleetDevice() throws {
@@ -96,6 +122,14 @@ import Testing
         #expect(tag[1]["name"] as? String == "Room")
         #expect(tag[1]["unique_id"] as? String == configs[1]["unique_id"] as? String)
         #expect((tag[0]["device"] as? [String: Any])?["model"] as? String == "tag")
+        #expect(tag[0]["json_attributes_topic"] == nil)
+        // A tag on a floor plan: its tracker's attributes are its position's x, y and confidence.
+        let positioned = try device.homeAssistantDevice(
+            prefix: "homeassistant", name: "Cart 7", daemon: daemon, tag: true, positioned: true
+        ).map { try #require(try JSONSerialization.jsonObject(with: Data($0.payload.utf8)) as? [String: Any]) }
+        #expect(positioned[0]["json_attributes_topic"] as? String == "beaconwatch/cart-7/position")
+        let template = try #require(positioned[0]["json_attributes_template"] as? String)
+        #expect(template.contains("value_json.x") && template.contains("value_json.confidence"))
     }
 
     @Test func homeAssistantDiscoveryDescribesTheUserAndEachBeacon() throws {

@@ -215,7 +215,139 @@ def main():
                 fail("the daemon did not stop at the end of its input")
         if daemon.returncode != 0:
             fail(f"the daemon exited with status {daemon.returncode}")
+    floor_page(args, chromium, driver_path)
     print(f"web view test passed; screenshots in {args.artefacts}")
+
+
+FLOOR = "F1002000-0000-4000-8000-000000000001"
+FLOOR_INI = f"""Monitor.userid = floor
+LocationBaseBeacon.1 = {FLOOR},1,1
+LocationBaseBeacon.2 = {FLOOR},2,1
+LocationAreaName.{FLOOR} = Ground
+LocationZoneName.{FLOOR}:1 = Office
+LocationZoneName.{FLOOR}:2 = Lab
+LocationScanner.1 = office
+LocationScanner.2 = lab
+LocationZoneShape.{FLOOR}:1 = 0,0; 4,0; 4,4; 0,4
+LocationZoneShape.{FLOOR}:2 = 4,0; 8,0; 8,4; 4,4
+LocationScannerPoint.office = 0.3,2,1
+LocationScannerPoint.lab = 7.7,2,1
+Tag.badge = ibeacon:FDA50693-A4E2-4FB1-AFCF-C6EB07647825:7:1, Badge
+Tags.exitTimeout = 30
+"""
+
+
+def floor_page(args, chromium, driver_path):
+    """The floor page (SPEC 20): rooms, scanners and a tag's dot with its error circle; each report
+    that moves the tag's position moves its dot within MOVE_LIMIT (the median of the moves)."""
+    import math
+    with tempfile.TemporaryDirectory(prefix="bw-floor-") as folder:
+        ini = os.path.join(folder, "hsyco.ini")
+        with open(ini, "w") as out:
+            out.write(FLOOR_INI + f"State.database = {folder}/state.sqlite\n")
+        fifo = os.path.join(folder, "trace.fifo")
+        os.mkfifo(fifo)
+        writer = os.open(fifo, os.O_RDWR)
+        daemon = subprocess.Popen(
+            [args.binary, "run", "--config", ini, "--source", f"trace:{fifo}", "--no-mqtt",
+             "--web-listen", "127.0.0.1:0", "--log-level", "notice"],
+            stderr=subprocess.PIPE, text=True)
+        base = None
+        deadline = time.monotonic() + PATIENCE
+        while base is None and time.monotonic() < deadline:
+            ready, _, _ = select.select([daemon.stderr], [], [], deadline - time.monotonic())
+            if not ready:
+                break
+            line = daemon.stderr.readline()
+            if not line:
+                break
+            found = re.search(r"web view at (http://\S+/)", line)
+            if found:
+                base = found.group(1)
+        if base is None:
+            daemon.kill()
+            fail("the floor daemon never said where its web view is")
+        start = time.time()
+
+        def rssi(x, scanner_x):
+            # 2.5 exponent, a 5 dB wall at x = 4 between the tag and the other room's scanner.
+            distance = max(0.25, math.hypot(x - scanner_x, 0))
+            wall = 5 if (x < 4) != (scanner_x < 4) else 0
+            return round(-59 - 25 * math.log10(distance) - wall)
+
+        def at(x, second):
+            lines = "".join(
+                json.dumps({"t": start + second, "scanner": name, "tag": "badge", "rssi": rssi(x, sx), "power": -59})
+                + "\n" for name, sx in (("office", 0.3), ("lab", 7.7)))
+            os.write(writer, lines.encode())
+
+        options = webdriver.ChromeOptions()
+        options.binary_location = chromium
+        for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900",
+                     "--disable-gpu"):
+            options.add_argument(flag)
+        browser = webdriver.Chrome(service=Service(driver_path), options=options)
+        try:
+            wait = WebDriverWait(browser, PATIENCE, poll_frequency=0.02)
+
+            def dot():
+                return browser.execute_script(
+                    "var g = document.querySelector('svg.floor g.tag[data-device=\"badge\"]');"
+                    "return g ? g.getAttribute('data-x') : null;")
+
+            def live(b):
+                return browser.execute_script("var l = document.getElementById('live'); return l && l.innerText;") == "live"
+
+            # The tag sits in the office: its dot appears there.
+            for second in range(0, 4):
+                at(1.5, second)
+            browser.get(base + f"floors/{FLOOR}")
+            wait.until(live)
+            wait.until(lambda b: dot() is not None and float(dot()) < 4)
+            rooms = browser.execute_script("return document.querySelectorAll('svg.floor g.room').length")
+            scanners = browser.execute_script("return document.querySelectorAll('svg.floor g.scanner').length")
+            if rooms != 2 or scanners != 2:
+                fail(f"the floor page draws {rooms} rooms and {scanners} scanners; the plan has 2 and 2")
+            # It walks to the lab, a metre a second: every report that moves its position moves the dot.
+            moves = []
+            for step, second in enumerate(range(4, 12)):
+                before = dot()
+                sent = time.monotonic()
+                at(min(6.5, 1.5 + step + 1), second)
+                moved = time.monotonic() + 1.5
+                while time.monotonic() < moved:
+                    if dot() != before:
+                        moves.append(time.monotonic() - sent)
+                        break
+                    time.sleep(0.01)
+            wait.until(lambda b: dot() is not None and float(dot()) > 4)
+            browser.save_screenshot(os.path.join(args.artefacts, "web-floor.png"))
+            if len(moves) < 3:
+                fail(f"the dot moved after only {len(moves)} of the walk's reports")
+            moves.sort()
+            median = moves[len(moves) // 2]
+            print("the dot's moves shown " + ", ".join(f"{m * 1000:.0f}" for m in moves)
+                  + f" ms after the reports that made them (median {median * 1000:.0f} ms)")
+            if median > MOVE_LIMIT:
+                fail(f"a dot's move takes {median * 1000:.0f} ms to show (median); at most {MOVE_LIMIT * 1000:.0f} ms")
+            # The tag's page: its position and the rooms' probabilities.
+            browser.get(base + "devices/badge")
+            wait.until(live)
+            odds = browser.execute_script(
+                "return Array.from(document.querySelectorAll('section.position tr[data-region]'), r => r.innerText)")
+            if not odds or not odds[0].startswith("Lab"):
+                fail(f"the tag's page does not show the Lab as most probable: {odds!r}")
+            browser.save_screenshot(os.path.join(args.artefacts, "web-device-positioned.png"))
+        finally:
+            browser.quit()
+            os.close(writer)
+            try:
+                daemon.wait(timeout=PATIENCE)
+            except subprocess.TimeoutExpired:
+                daemon.kill()
+                fail("the floor daemon did not stop at the end of its input")
+        if daemon.returncode != 0:
+            fail(f"the floor daemon exited with status {daemon.returncode}")
 
 
 if __name__ == "__main__":

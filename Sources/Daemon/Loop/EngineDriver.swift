@@ -221,7 +221,8 @@ public struct EngineDriver {
         guard id != Devices.ownID else { return nil }
         let declaration = devices[id]?.declaration
         return FleetDevice(
-            id: id, userid: declaration?.userid ?? id, name: declaration?.name, isTag: devices[id]?.source == .scanners)
+            id: id, userid: declaration?.userid ?? id, name: declaration?.name, isTag: devices[id]?.source == .scanners,
+            isPositioned: devices.engine(id)?.monitor.settings.floorPlans != nil)
     }
 
     /// Carries out the devices' actions in order: each step's outputs staged with it (with a

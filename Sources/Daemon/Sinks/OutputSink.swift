@@ -58,12 +58,15 @@ public struct FleetDevice: Sendable, Hashable {
     public var name: String?
     /// A tag heard by fixed scanners (docs/rooms.md): its Zone is its room.
     public var isTag: Bool
+    /// A tag on a floor plan (docs/behaviour.md §20): it has a position.
+    public var isPositioned: Bool
 
-    public init(id: String, userid: String, name: String? = nil, isTag: Bool = false) {
+    public init(id: String, userid: String, name: String? = nil, isTag: Bool = false, isPositioned: Bool = false) {
         self.id = id
         self.userid = userid
         self.name = name
         self.isTag = isTag
+        self.isPositioned = isPositioned
     }
 }
 

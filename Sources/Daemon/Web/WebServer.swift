@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import RegionMonitor
 import ServiceLifecycle
 import Synchronization
 import WebView
@@ -106,6 +107,16 @@ public struct WebResponder: HTTPResponder {
             let main = await state.rendered("scanners") { Pages.scanners($0) }
             if query["fragment"] == "main" { return Self.html(main) }
             return Self.html(Pages.page(title: "Scanners", device: nil, main: main))
+        case "floors":
+            guard segments.count == 2, !segments[1].isEmpty else { break }
+            let model = await state.current()
+            guard let main = Pages.floor(model, area: segments[1]) else {
+                return Self.error(
+                    .notFound, "no floor plan for Area \(Self.quoted(segments[1])); the building page links each floor")
+            }
+            if query["fragment"] == "main" { return Self.html(main) }
+            let name = Region(segments[1]).map { model.name(of: $0) } ?? segments[1]
+            return Self.html(Pages.page(title: "Floor \(name)", device: nil, main: main))
         case "assets":
             if segments.count == 2, segments[1] == "live.js" {
                 return Self.text(Assets.liveJS, type: "text/javascript; charset=utf-8")
@@ -143,7 +154,8 @@ public struct WebResponder: HTTPResponder {
         }
         return Self.error(
             .notFound,
-            "no such path \(Self.quoted(path)); see /, /scanners, /api/v1/state, /api/v1/events, /healthz, /metrics")
+            "no such path \(Self.quoted(path)); see /, /scanners, /floors/<Area>, /api/v1/state, /api/v1/events, /healthz, /metrics"
+        )
     }
 
     /// `POST /api/v1/devices/<id>/cmd/mode|alert`: the payloads of `B/cmd/*` (docs/behaviour.md §10.1).

@@ -71,6 +71,9 @@ public final class WebState: OutputSink, Sendable {
         }
         for tag in configuration.scanners?.tags ?? [] { model.declare(.init(id: tag.id, name: tag.name)) }
         model.place(configuration.scanners?.scanners.map { ($0.id, $0.locationID) } ?? [])
+        model.floors = configuration.floors.sorted { $0.key < $1.key }.map {
+            BuildingModel.Floor(map: $0.value, hierarchy: configuration.hierarchy)
+        }
         self.model = Mutex(model)
     }
 
@@ -101,6 +104,9 @@ public final class WebState: OutputSink, Sendable {
                 model.declare(.init(id: declaration.id, name: declaration.name))
             }
             for tag in configuration.scanners?.tags ?? [] { model.declare(.init(id: tag.id, name: tag.name)) }
+            model.floors = configuration.floors.sorted { $0.key < $1.key }.map {
+                BuildingModel.Floor(map: $0.value, hierarchy: configuration.hierarchy)
+            }
         }
     }
 

@@ -279,6 +279,7 @@ public struct Monitor: Sendable {
                 case .areaHold:
                     policyDirty = true
                     regionsMayExit = true
+                    positionHoldFired()
                 }
             }
             if regionsMayExit { reconcileAll(into: &outputs) }

@@ -58,11 +58,41 @@ public struct MonitorReading: Sendable, Hashable {
     /// A tag's room and why it last changed (docs/behaviour.md §19), under `Tags.rooms = nearest`.
     public var room: Region?
     public var roomChange: RoomChange?
+    /// Where a tag is on a floor with a plan (docs/behaviour.md §20), `nil` without one.
+    public var position: PositionReading?
+
+    /// A tag's position now, and the probability of the rooms around it.
+    public struct PositionReading: Sendable, Hashable {
+        public var area: Region
+        public var x: Double
+        public var y: Double
+        /// One standard deviation of the distance from the estimate, metres.
+        public var error: Double
+        /// The most probable rooms first (at most five with any chance), then the share outside
+        /// every room (`room` `nil`).
+        public var rooms: [RoomOdds]
+
+        public struct RoomOdds: Sendable, Hashable {
+            public var room: Region?
+            public var probability: Double
+
+            public init(room: Region?, probability: Double) {
+                self.room = room
+                self.probability = probability
+            }
+        }
+
+        public init(area: Region, x: Double, y: Double, error: Double, rooms: [RoomOdds]) {
+            (self.area, self.x, self.y, self.error, self.rooms) = (area, x, y, error, rooms)
+        }
+    }
 
     public init(
         time: Timestamp, mode: MonitoringChange.Mode, monitored: [Region], inside: [Presence], beacons: [Beacon],
-        nearest: String?, ranging: RangingMode, room: Region? = nil, roomChange: RoomChange? = nil
+        nearest: String?, ranging: RangingMode, room: Region? = nil, roomChange: RoomChange? = nil,
+        position: PositionReading? = nil
     ) {
+        self.position = position
         self.room = room
         self.roomChange = roomChange
         self.time = time
@@ -100,6 +130,20 @@ extension Monitor {
             nearest: nearest >= 0 ? hierarchy.beacons[Int(nearest)].locationID : nil, ranging: mode,
             room: settings.rooms == nil
                 ? nil : currentRoom.flatMap { room in inside.contains { $0.region == room } ? room : nil },
-            roomChange: settings.rooms == nil ? nil : roomChange)
+            roomChange: settings.rooms == nil ? nil : roomChange, position: positionReading)
+    }
+
+    /// The tag's position and room probabilities (§20), `nil` off a floor plan.
+    var positionReading: MonitorReading.PositionReading? {
+        guard let (area, point, error) = estimatedPosition else { return nil }
+        let odds = roomProbabilities
+        var rooms = odds.filter { $0.room != nil && $0.probability >= 0.005 }.prefix(5).map {
+            MonitorReading.PositionReading.RoomOdds(room: $0.room, probability: $0.probability)
+        }
+        if let outside = odds.last, outside.room == nil {
+            rooms.append(.init(room: nil, probability: outside.probability))
+        }
+        return MonitorReading.PositionReading(
+            area: area, x: Self.rounded(point.x), y: Self.rounded(point.y), error: Self.rounded(error), rooms: rooms)
     }
 }

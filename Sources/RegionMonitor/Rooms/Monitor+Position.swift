@@ -19,6 +19,8 @@ public struct PositionState: Sendable {
     var challenger: Int32 = -2
     var score = 0.0
     var contestAt: Int64 = .min
+    /// When the look at the exit of the Area it is in without a room is scheduled.
+    var holdDue: Int64 = .min
 
     public init() {}
 }
@@ -139,11 +141,29 @@ extension Monitor {
             enterAncestors(of: held, zone: room, area: area, into: &outputs)
         } else if room < 0 {
             position.area = area
-            timers.schedule(.areaHold, at: nextLook(exitDeadline(RegionRef(.area, area)) ?? now))
+            armPositionHold()
             reconcileAll(into: &outputs)
         }
         applyPolicy(into: &outputs)
         reportPosition(area: area, filter: filter, map: map, into: &outputs)
+    }
+
+    /// A look at the exit of the Area the tag is in without a room: one pending at a time, moved
+    /// on when it fires early (``positionHoldFired()``), not one per report.
+    mutating func armPositionHold() {
+        guard position.area >= 0, let deadline = exitDeadline(RegionRef(.area, position.area)), deadline > now
+        else { return }
+        let due = nextLook(deadline)
+        guard position.holdDue < now || due < position.holdDue else { return }
+        position.holdDue = due
+        timers.schedule(.areaHold, at: due)
+    }
+
+    /// The look fired: the Area exits now if its deadline passed, else the look moves to it.
+    mutating func positionHoldFired() {
+        guard position.area >= 0, now >= position.holdDue else { return }
+        position.holdDue = .min
+        armPositionHold()
     }
 
     /// Adds to the contest of `challenger` (a Zone index, -1 for no room; `nil`: none now, the

@@ -95,6 +95,8 @@ struct RoomQualityBench: ParsableCommand {
         var simulation: FloorSimulation
         /// Walkers going to and fro between two points instead of room to room.
         var shuttles: [(Floor.Point, Floor.Point)] = []
+        /// A scanner (by index) that dies at a time: nothing of it after, as sender or receiver.
+        var dies: (scanner: Int, at: Double)?
     }
 
     static func scenarios(scale: Double) -> [Scenario] {
@@ -154,6 +156,12 @@ struct RoomQualityBench: ParsableCommand {
                 $0.loss = 0.25
                 $0.lossRun = 5
             },
+            {
+                // Room 1's only scanner dies half way: its still tags must not be put next door.
+                var scenario = make("corridor, 1 Hz, a room's scanner dies", Floor.corridor(seed: 18))
+                scenario.dies = (2, scenario.simulation.duration / 2)
+                return scenario
+            }(),
             flat("flat, diagonal walk", Floor.Point(0.4, 0.4), Floor.Point(5.6, 3.6)),
             flat("flat, across a wall", Floor.Point(1.5, 1), Floor.Point(4.5, 1)),
         ]
@@ -172,6 +180,10 @@ struct RoomQualityBench: ParsableCommand {
         var aways: [Double] = []
         var falseAways = 0
         var visits = 0
+        /// The longest a still tag was shown in a room not its own (not "no room"), seconds, from
+        /// ``wrongFrom`` on.
+        var stillLongestWrong = 0.0
+        var wrongFrom = 0.0
 
         func line() -> String {
             func share(_ part: Double, _ whole: Double) -> String { format(part / max(whole, 1e-9) * 100, 1) + "%" }
@@ -200,6 +212,8 @@ struct RoomQualityBench: ParsableCommand {
         var awayCaught = false
         /// Whether the oracle showed the true room at the last sample.
         var oracleRight = false
+        /// Since when a still tag has been shown in a room not its own.
+        var wrongSince: Double?
     }
 
     func measure(_ scenario: Scenario, feed: Feed) throws {
@@ -272,6 +286,11 @@ struct RoomQualityBench: ParsableCommand {
         }
         starts += Array(repeating: 15.0, count: systems.count - starts.count)
         var reports: [FloorSimulation.Heard] = heard
+        if let dies = scenario.dies {
+            reports.removeAll {
+                $0.time >= dies.at && ($0.scanner == dies.scanner || $0.tag == count + dies.scanner)
+            }
+        }
         if nodes {
             var node = NodeReports(
                 tags: count + floor.scanners.count, scanners: floor.scanners.count,
@@ -285,6 +304,7 @@ struct RoomQualityBench: ParsableCommand {
             reports.sort { ($0.time, $0.tag, $0.scanner) < ($1.time, $1.tag, $1.scanner) }
         }
         var scores = Array(repeating: Score(), count: systems.count + 1)
+        if let dies = scenario.dies { for index in scores.indices { scores[index].wrongFrom = dies.at } }
         var tracking = Array(repeating: Array(repeating: Tracking(), count: count), count: systems.count + 1)
         var shown = Array(repeating: Array(repeating: Int?.none, count: count), count: systems.count + 1)
         let step = 0.1
@@ -350,6 +370,13 @@ struct RoomQualityBench: ParsableCommand {
                     + "\(centred(truth).map { format($0, 1) }.joined(separator: " ")) dB: at most \(format(error, 1)) dB off"
             )
         }
+        if let dies = scenario.dies {
+            let stretches = names.indices.map { "\(names[$0]) \(format(scores[$0].stillLongestWrong, 1)) s" }
+            print(
+                "rooms: \(pad(scenario.name, 30)) \(pad(feed, 6)) \(floor.scanners[dies.scanner].id) died at "
+                    + "\(format(dies.at, 0)) s; a still tag's longest stretch in a wrong room: "
+                    + stretches.joined(separator: ", "))
+        }
         if let positioned = systems.first(where: { $0.name == "bw position" }) as? BeaconwatchRooms {
             print("rooms: \(pad(scenario.name, 30)) \(pad(feed, 6)) radio learned: \(positioned.table.radio)")
         }
@@ -383,6 +410,13 @@ struct RoomQualityBench: ParsableCommand {
             if shown == nil, let previous = track.shown, previous != nil { score.falseAways += 1 }
         }
         if still, let previous = track.shown, previous != shown { score.stillFlaps += 1 }
+        if still, time >= score.wrongFrom, let truth, let shown, shown >= 0, shown != truth {
+            let since = track.wrongSince ?? time
+            track.wrongSince = since
+            score.stillLongestWrong = max(score.stillLongestWrong, time - since)
+        } else {
+            track.wrongSince = nil
+        }
         // Hand-overs: from the true room's change to the system showing it, for stays of 30 s or more.
         if truth != track.truth {
             // Only where even the oracle is right at the end of the stay: elsewhere no rule can be.

@@ -327,7 +327,8 @@ public final class MQTTSink: OutputSink {
             announced.withLock({ $0.insert(device.id).inserted })
         {
             retained += tree.homeAssistantDevice(
-                prefix: prefix, name: device.name ?? device.id, daemon: self.tree, tag: device.isTag)
+                prefix: prefix, name: device.name ?? device.id, daemon: self.tree, tag: device.isTag,
+                positioned: device.isPositioned)
         }
         for output in outputs { retained += tree.retained(for: output) }
         retained += tree.current(area: whereabouts.area, zone: whereabouts.zone, nearest: whereabouts.nearest)

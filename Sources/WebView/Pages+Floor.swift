@@ -1,0 +1,118 @@
+import BeaconCore
+import Floorplan
+import Foundation
+import RegionMonitor
+
+extension Pages {
+    /// `/floors/<Area>`'s main (docs/behaviour.md §20): the floor drawn to scale — its rooms, doors
+    /// and scanners (online or offline) — and every tag on it as a dot with its error circle,
+    /// redrawn live like every page; `nil` for an Area without a plan.
+    public static func floor(_ model: BuildingModel, area: String) -> String? {
+        guard let region = Region(area), let floor = model.floors.first(where: { $0.area == region }) else {
+            return nil
+        }
+        var html = HTML()
+        html.open("p", [("class", "now")])
+        html.escaped(model.latestTime.map { "as of \(HTML.clock($0)) UTC" } ?? "waiting for the engine")
+        html.close("p")
+        let box = floor.box
+        /// Metres to the drawing's units, y up as on a plan.
+        func x(_ value: Double) -> String { number(value - box.x0) }
+        func y(_ value: Double) -> String { number(box.y1 - value) }
+        html.raw(
+            "<svg class=\"floor\" data-area=\"\(region)\" viewBox=\"0 0 \(number(box.width)) \(number(box.height))\" "
+                + "xmlns=\"http://www.w3.org/2000/svg\" role=\"img\">")
+        for room in floor.rooms {
+            let points = room.polygon.map { "\(x($0.x)),\(y($0.y))" }.joined(separator: " ")
+            html.open("g", [("class", "room"), ("data-region", room.region.description)])
+            html.raw("<polygon points=\"\(points)\"/>")
+            if let center = Box(room.polygon) {
+                html.open(
+                    "text",
+                    [
+                        ("x", x((center.x0 + center.x1) / 2)), ("y", y((center.y0 + center.y1) / 2)),
+                        ("text-anchor", "middle"),
+                    ])
+                html.escaped(model.name(of: room.region))
+                html.close("text")
+            }
+            html.close("g")
+        }
+        for door in floor.doors {
+            html.raw(
+                "<line class=\"door\" x1=\"\(x(door.a.x))\" y1=\"\(y(door.a.y))\" x2=\"\(x(door.b.x))\" "
+                    + "y2=\"\(y(door.b.y))\"/>")
+        }
+        for placed in floor.scanners {
+            let scanner = model.scanners.first { $0.locationID == placed.locationID }
+            let state = scanner?.online.map { $0 ? "online" : "offline" } ?? "unknown"
+            html.open(
+                "g",
+                [("class", "scanner \(state)"), ("data-scanner", scanner?.id ?? placed.locationID)])
+            html.raw(
+                "<rect x=\"\(x(placed.point.x - 0.15))\" y=\"\(y(placed.point.y + 0.15))\" width=\"0.3\" height=\"0.3\"/>"
+            )
+            html.open("title")
+            html.escaped("\(scanner?.id ?? placed.locationID): \(state)")
+            html.close("title")
+            html.close("g")
+        }
+        var placed: [(BuildingModel.Device, MonitorReading.PositionReading)] = []
+        for device in model.orderedDevices {
+            guard let position = device.reading?.monitor.position, position.area == region else { continue }
+            placed.append((device, position))
+            html.open(
+                "g",
+                [
+                    ("class", "tag"), ("data-device", device.id), ("data-x", number(position.x)),
+                    ("data-y", number(position.y)),
+                ])
+            html.raw(
+                "<circle class=\"error\" cx=\"\(x(position.x))\" cy=\"\(y(position.y))\" "
+                    + "r=\"\(number(max(0.1, position.error)))\"/>")
+            html.raw("<circle class=\"dot\" cx=\"\(x(position.x))\" cy=\"\(y(position.y))\" r=\"0.15\"/>")
+            html.open("title")
+            html.escaped("\(device.label): \(number(position.x)), \(number(position.y)) ± \(number(position.error)) m")
+            html.close("title")
+            html.close("g")
+        }
+        html.raw("</svg>")
+        html.raw("<table class=\"positions\"><thead><tr><th>tag</th><th>where</th><th>room</th></tr></thead><tbody>")
+        for (device, position) in placed {
+            html.open("tr", [("data-device", device.id)])
+            html.open("td")
+            html.element("a", [("href", "/devices/\(percentEncoded(device.id))")], device.label)
+            html.close("td")
+            html.element("td", [], "\(number(position.x)), \(number(position.y)) ± \(number(position.error)) m")
+            html.element("td", [], device.reading?.monitor.room.map(model.name(of:)) ?? "no room")
+            html.close("tr")
+        }
+        if placed.isEmpty { html.raw("<tr><td colspan=\"3\" class=\"none\">no tag is on this floor</td></tr>") }
+        html.raw("</tbody></table>")
+        return html.text
+    }
+
+    /// A tag's position and the probability of each room near it (its device page).
+    static func position(_ position: MonitorReading.PositionReading, _ model: BuildingModel, into html: inout HTML) {
+        html.raw("<section class=\"position\"><h2>Position</h2>")
+        html.open("p")
+        html.escaped("\(number(position.x)), \(number(position.y)) ± \(number(position.error)) m on ")
+        html.element(
+            "a", [("href", "/floors/\(position.area.description)")], model.name(of: position.area))
+        html.close("p")
+        html.raw("<table class=\"odds\"><thead><tr><th>room</th><th>probability</th></tr></thead><tbody>")
+        for odds in position.rooms {
+            html.open("tr", [("data-region", odds.room?.description ?? "none")])
+            html.element("td", [], odds.room.map(model.name(of:)) ?? "outside every room")
+            html.element("td", [], "\(Int((odds.probability * 100).rounded())) %")
+            html.close("tr")
+        }
+        html.raw("</tbody></table></section>")
+    }
+
+    /// A length or coordinate in metres, to the centimetre.
+    static func number(_ value: Double) -> String {
+        let rounded = (value * 100).rounded() / 100
+        return rounded == rounded.rounded() && abs(rounded) < 1e12 ? String(Int(rounded)) : String(rounded)
+    }
+}
