@@ -53,12 +53,14 @@ public struct RadioModel: Sendable, Hashable, CustomStringConvertible {
         // Columns: 1, -10 log10 d, -walls.
         let rows = pairs.map { [1, -10 * log10(max($0.distance, 0.25)), -$0.walls] }
         let values = pairs.map(\.level)
-        let anyWalls = pairs.contains { $0.walls > 0 } && pairs.contains { $0.walls == 0 }
-        var columns = anyWalls ? [0, 1, 2] : [0, 1]
+        // The wall loss is learned wherever pairs cross walls; the power at 1 m only where they
+        // cross different numbers of walls (else it and the walls say the same thing).
+        let anyWalls = pairs.contains { $0.walls > 0 }
+        let varied = Set(pairs.map(\.walls)).count > 1
+        var columns = varied ? [0, 1, 2] : (anyWalls ? [1, 2] : [0, 1])
         var solution = solve(rows, values, columns: columns)
         // A bias the pairs cannot pin down (or beyond reason): fitted at 0.
-        if let bias = solution?.first, biases.contains(bias) {
-        } else {
+        if columns.first == 0, !(solution?.first.map(biases.contains) ?? false) {
             columns = anyWalls ? [1, 2] : [1]
             solution = solve(rows, values, columns: columns)
         }

@@ -15,7 +15,7 @@ struct Bench: AsyncParsableCommand {
             DecodeBench.self, PipelineBench.self, E2EBench.self, QualityBench.self, SoakBench.self, OutageBench.self,
             FleetBench.self, RoomsBench.self, WebBench.self, StateBench.self, DecodeCommandBench.self,
             ReplayCommandBench.self,
-            IdleBench.self, GeofenceBench.self, FleetReplay.self, RoomQualityBench.self,
+            IdleBench.self, GeofenceBench.self, FleetReplay.self, RoomQualityBench.self, PositionIngestBench.self,
         ]
     )
 }

@@ -85,7 +85,7 @@ struct PositionFilterTests {
         #expect(filter.probability.allSatisfy { $0.isFinite && $0 >= 0 })
     }
 
-    @Test func theRadioIsLearnedFromScannerPairs() {
+    @Test func theRadioIsLearnedFromScannerPairs() throws {
         let truth = RadioModel(bias: -2, exponent: 2.8, wallLoss: 4.5)
         var pairs: [RadioModel.Pair] = []
         for (distance, walls) in [(2.0, 0.0), (4.0, 1.0), (6.0, 0.0), (8.0, 2.0), (3.0, 1.0), (10.0, 1.0)] {
@@ -97,6 +97,14 @@ struct PositionFilterTests {
         #expect(abs((fitted?.wallLoss ?? 0) - 4.5) < 0.01)
         #expect(abs((fitted?.bias ?? 0) + 2) < 0.01)
         #expect(RadioModel.fit(Array(pairs.prefix(2))) == nil)
+        // An open plan: every pair crosses one edge between zones, which weakens nothing. The
+        // loss of those "walls" is learned (0), with the power at 1 m taken as 0.
+        let open = RadioModel(exponent: 2.4, wallLoss: 0)
+        let crossing = [2.0, 4.0, 6.0, 8.0].map {
+            RadioModel.Pair(distance: $0, walls: 1, level: open.level(distance: $0, walls: 1))
+        }
+        let learned = try #require(RadioModel.fit(crossing))
+        #expect(abs(learned.wallLoss) < 0.01 && abs(learned.exponent - 2.4) < 0.01)
         // Nonsense levels are held to the limits.
         let wild = pairs.map { RadioModel.Pair(distance: $0.distance, walls: $0.walls, level: $0.level * 40) }
         if let model = RadioModel.fit(wild) {
