@@ -138,12 +138,19 @@ public final class FloorMap: Sendable, Hashable {
     static func crossings(
         from p: PlanPoint, to q: PlanPoint, walls: [PlanSegment], doors: [PlanSegment], tolerance: Double
     ) -> Int {
-        var points: [Double] = []
+        // Two rooms' edges along one wall are one wall; two walls meeting where the path crosses
+        // are two.
+        var points: [(t: Double, wall: PlanSegment)] = []
+        func parallel(_ a: PlanSegment, _ b: PlanSegment) -> Bool {
+            let (u, v) = ((a.b.x - a.a.x, a.b.y - a.a.y), (b.b.x - b.a.x, b.b.y - b.a.y))
+            let cross = u.0 * v.1 - u.1 * v.0
+            return abs(cross) <= 1e-9 * max(1, (u.0 * u.0 + u.1 * u.1) * (v.0 * v.0 + v.1 * v.1)).squareRoot()
+        }
         for wall in walls {
             guard let t = wall.crossing(from: p, to: q) else { continue }
             let at = PlanPoint(p.x + (q.x - p.x) * t, p.y + (q.y - p.y) * t)
             if doors.contains(where: { $0.distance(to: at) <= tolerance }) { continue }
-            if !points.contains(where: { abs($0 - t) < 1e-6 }) { points.append(t) }
+            if !points.contains(where: { abs($0.t - t) < 1e-6 && parallel($0.wall, wall) }) { points.append((t, wall)) }
         }
         return points.count
     }
