@@ -161,6 +161,10 @@ public struct BuildingModel: Sendable {
 
     /// The floors with a plan, in the order of their Areas.
     public var floors: [Floor] = []
+    /// The floors' radio as the scanners taught it (docs/behaviour.md §20); nil with no floor plan.
+    public var radio: RadioModel? {
+        didSet { version &+= 1 }
+    }
 
     /// The placed scanners, in the configuration's order.
     public private(set) var scanners: [Scanner] = []

@@ -331,6 +331,12 @@ public enum Pages {
         }
         if model.scanners.isEmpty { html.raw("<tr><td colspan=\"7\" class=\"none\">no scanner is placed</td></tr>") }
         html.raw("</tbody></table>")
+        if let radio = model.radio {
+            // What the floors' scanners taught the estimator of their radio (docs/behaviour.md §20).
+            html.open("p", [("class", "radio")])
+            html.escaped("Floor radio: \(radio)")
+            html.close("p")
+        }
         return html.text
     }
 

@@ -53,6 +53,21 @@ import WebView
         #expect(Pages.building(model).contains("href=\"/floors/\(Self.uuid.uuidString)\""))
     }
 
+    /// `/scanners` says what the floors' scanners taught the estimator (docs/behaviour.md §20),
+    /// and says nothing of a radio where no floor has a plan.
+    @Test func theScannersPageSaysWhatWasLearnedOfTheRadio() {
+        var model = Self.model()
+        #expect(!Pages.scanners(model).contains("Floor radio"))
+        model.radio = RadioModel()
+        #expect(Pages.scanners(model).contains("Floor radio: power at 1 m 0.0 dB, exponent 2.5, wall 3.0 dB (defaults)"))
+        let before = model.version
+        model.radio = RadioModel(bias: -1.25, exponent: 2.46, wallLoss: 4.4, pairs: 6)
+        #expect(model.version != before)
+        #expect(
+            Pages.scanners(model).contains(
+                "Floor radio: power at 1 m -1.2 dB, exponent 2.5, wall 4.4 dB (learned from 6 scanner pairs)"))
+    }
+
     @Test func aTagsPageShowsTheRoomsProbabilities() throws {
         let page = try #require(Pages.device(Self.model(), id: "badge"))
         #expect(page.contains("<section class=\"position\">"))

@@ -2,6 +2,7 @@ import BeaconConfiguration
 import BeaconCore
 import Engine
 import Fleet
+import Floorplan
 import Metrics
 import Persistence
 import Prometheus
@@ -194,7 +195,8 @@ public final class WebState: OutputSink, Sendable {
             return Snapshot(
                 generation: self.delivered.load(ordering: .acquiring), devices: devices, reports: driver.reports,
                 sightings: table.sightings, failing: driver.failing.map { "\($0)" }, scanners: scanners,
-                learned: learned, now: table.now)
+                learned: learned, radio: table.configuration?.floors.isEmpty == false ? table.radio : nil,
+                now: table.now)
         }
         defer { readingEnded.changed() }
         refreshing.withLock { state in
@@ -224,6 +226,7 @@ public final class WebState: OutputSink, Sendable {
                     snapshot.scanners.map { ($0.id, $0.online, $0.health.lastReport, $0.health.reports) },
                     at: snapshot.now, learned: snapshot.learned)
             }
+            if model.radio != snapshot.radio { model.radio = snapshot.radio }
         }
     }
 
@@ -238,6 +241,8 @@ public final class WebState: OutputSink, Sendable {
         var scanners: [(id: String, health: ScannerHealth, online: Bool)] = []
         /// What `Scanners.calibrate = auto` learned, by scanner.
         var learned: [String: BuildingModel.Scanner.Learned] = [:]
+        /// The floors' radio as the scanners taught it (docs/behaviour.md §20); nil with no floor plan.
+        var radio: RadioModel? = nil
         var now: Timestamp
     }
 
