@@ -96,6 +96,37 @@ public struct PositionFilter: Sendable {
         return count
     }
 
+    /// Whether a scanner that heard the tag before has been silent for `window` seconds up to
+    /// `time` while another heard it, though over most of the probability it would hear the tag
+    /// at `audible` dB above its measured power or more: a silence the position does not explain
+    /// (the scanner died, or the position is wrong; docs/behaviour.md §20).
+    public func silenceUnexplained(
+        within window: Double, of time: Int64, map: FloorMap, radio: RadioModel, audible: Double
+    ) -> Bool {
+        guard heardAt.count == map.scannerSlot.count else { return false }
+        let span = Int64(max(0, min(window, 86_400)) * 1_000_000)
+        func silent(_ at: Int64) -> Bool? {
+            guard at != .min else { return nil }
+            let (since, overflow) = time.subtractingReportingOverflow(at)
+            return overflow || since > span
+        }
+        guard heardAt.contains(where: { silent($0) == false }) else { return false }
+        let cells = map.cellCount
+        // Heard at `audible` or more where exponent · 10 log10(d) + wallLoss · walls <= bias - audible.
+        let limit = Float(radio.bias - audible)
+        let exponent = Float(radio.exponent)
+        let wall = Float(radio.wallLoss)
+        for slot in heardAt.indices where silent(heardAt[slot]) == true {
+            var share: Float = 0
+            let start = slot * cells
+            for c in 0..<cells where exponent * map.logDistance[start + c] + wall * map.wallsCrossed[start + c] <= limit {
+                share += probability[c]
+            }
+            if share > 0.5 { return true }
+        }
+        return false
+    }
+
     /// Spreads the probability for the time from the last reading to `time`.
     mutating func spread(to time: Int64, map: FloorMap, settings: PositionSettings) {
         defer { at = max(at, time) }

@@ -33,13 +33,20 @@ public struct PositionSettings: Sendable, Hashable {
     /// scanner alone places a tag on a ring around itself, which may cross a wall (the tag whose
     /// room's scanner died is put in no room, not in the room next door).
     public var corroboration: Double
+    /// The level (dB above the tag's measured power) a scanner surely hears a tag at: a scanner
+    /// that heard the tag before and has been silent for ``corroboration`` while another heard
+    /// it, where it would hear the tag at this level or more, holds every room change (a silence
+    /// the position does not explain: the scanner died, or the position is wrong).
+    public var audible: Double
 
     public init(
         floors: [Int32: FloorMap] = [:], minConfidence: Double = 0.6, holdShare: Double = 2.0 / 3.0,
         spread: Double = 0.5, sigmaAbove: Double = 5, sigmaBelow: Double = 7, outlier: Double = 0.05,
-        correlation: Double = 2, drift: Double = 0.2, threshold: Double = 1.5, corroboration: Double = 10
+        correlation: Double = 2, drift: Double = 0.2, threshold: Double = 1.5, corroboration: Double = 10,
+        audible: Double = -30
     ) {
         self.corroboration = corroboration
+        self.audible = audible
         self.correlation = correlation
         self.drift = drift
         self.threshold = threshold
@@ -70,7 +77,7 @@ public struct PositionSettings: Sendable, Hashable {
         lhs.floors == rhs.floors && lhs.minConfidence == rhs.minConfidence && lhs.holdShare == rhs.holdShare
             && lhs.spread == rhs.spread && lhs.sigmaAbove == rhs.sigmaAbove && lhs.sigmaBelow == rhs.sigmaBelow
             && lhs.outlier == rhs.outlier && lhs.correlation == rhs.correlation && lhs.drift == rhs.drift
-            && lhs.threshold == rhs.threshold && lhs.corroboration == rhs.corroboration
+            && lhs.threshold == rhs.threshold && lhs.corroboration == rhs.corroboration && lhs.audible == rhs.audible
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -47,6 +47,43 @@ struct PositionFilterTests {
         #expect(error < 2)
     }
 
+    /// A scanner that heard the tag and has gone quiet while the other hears it: unexplained
+    /// where it would hear the tag at the audible level, explained where the tag is beyond it.
+    @Test func aSilenceIsExplainedOnlyWhereTheScannerCouldNotHear() {
+        let map = Self.twoRooms()
+        let radio = RadioModel(exponent: 2.5, wallLoss: 5)
+        let settings = PositionSettings(floors: [0: map])
+        func filter(at tag: PlanPoint, silentFrom: Int) -> PositionFilter {
+            var filter = PositionFilter(map: map)
+            for second in 0..<30 {
+                for slot in 0..<2 where slot == 1 || second < silentFrom {
+                    filter.observe(
+                        slot: slot, level: Self.level(map, radio, slot: slot, at: tag),
+                        at: Int64(second) * 1_000_000, map: map, radio: radio, settings: settings)
+                }
+            }
+            return filter
+        }
+        let now: Int64 = 29_000_000
+        // By A's scanner (-5 dB there), A silent for 14 s: unexplained.
+        let near = filter(at: PlanPoint(1.5, 2), silentFrom: 15)
+        #expect(near.silenceUnexplained(within: 10, of: now, map: map, radio: radio, audible: -30))
+        // Silent for 5 s only: not yet.
+        #expect(!filter(at: PlanPoint(1.5, 2), silentFrom: 25).silenceUnexplained(
+            within: 10, of: now, map: map, radio: radio, audible: -30))
+        // Where A would read the tag at -25 dB through the wall, an audible level of -15 explains the silence.
+        let far = filter(at: PlanPoint(7.5, 2), silentFrom: 15)
+        #expect(far.silenceUnexplained(within: 10, of: now, map: map, radio: radio, audible: -30))
+        #expect(!far.silenceUnexplained(within: 10, of: now, map: map, radio: radio, audible: -15))
+        // A scanner that never heard the tag, or nobody heard lately: nothing to explain.
+        #expect(!filter(at: PlanPoint(1.5, 2), silentFrom: 0).silenceUnexplained(
+            within: 10, of: now, map: map, radio: radio, audible: -30))
+        #expect(!near.silenceUnexplained(within: 10, of: now + 20_000_000, map: map, radio: radio, audible: -30))
+        // Garbage windows and times never trap.
+        #expect(!near.silenceUnexplained(within: .nan, of: .max, map: map, radio: radio, audible: -30))
+        _ = near.silenceUnexplained(within: -.infinity, of: .min, map: map, radio: radio, audible: .nan)
+    }
+
     @Test func aWallWithADoorIsCrossedOnlyThere() {
         let map = Self.twoRooms(door: true)
         var filter = PositionFilter(map: map)

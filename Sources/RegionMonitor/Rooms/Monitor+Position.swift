@@ -111,16 +111,22 @@ extension Monitor {
         // One scanner alone cannot place a tag in a room (a ring around it may cross a wall).
         let corroborated =
             map.scannerSlot.count < 2 || filter.scannersHeard(within: settings.corroboration, of: now) >= 2
+        // A scanner gone quiet where it would hear the tag: no room is entered on the others' word
+        // (its room's scanner died, and the tag in it is heard only through walls).
+        func unexplained() -> Bool {
+            filter.silenceUnexplained(
+                within: settings.corroboration, of: now, map: map, radio: radio, audible: settings.audible)
+        }
         if current >= 0, hierarchy.areaOfZone[Int(current)] == area, let mine = map.roomSlot(ofZone: current) {
             let held = Double(filter.rooms[mine])
-            if best != mine, confidence >= settings.minConfidence, corroborated {
+            if best != mine, confidence >= settings.minConfidence, corroborated, !unexplained() {
                 if contest(map.zones[best], lead: confidence - held, settings: settings) { target = map.zones[best] }
             } else if held < settings.minConfidence * settings.holdShare {
                 if contest(-1, lead: settings.minConfidence - held, settings: settings) { target = nil }
             } else {
                 contest(nil, lead: 0, settings: settings)
             }
-        } else if best >= 0, confidence >= settings.minConfidence, corroborated {
+        } else if best >= 0, confidence >= settings.minConfidence, corroborated, !unexplained() {
             target = map.zones[best]
         } else if current >= 0, hierarchy.areaOfZone[Int(current)] == area {
             target = nil  // its room has no polygon on this floor: no longer placed there

@@ -62,7 +62,7 @@ struct RoomQualityBench: ParsableCommand {
 
     @Option(
         help:
-            "Also beaconwatch's position rule with these figures: spread,holdShare,sigmaAbove,sigmaBelow,outlier,correlation,drift,threshold (PositionSettings; repeatable)."
+            "Also beaconwatch's position rule with these figures: spread,holdShare,sigmaAbove,sigmaBelow,outlier,correlation,drift,threshold[,audible] (PositionSettings; repeatable)."
     )
     var position: [String] = []
 
@@ -184,6 +184,9 @@ struct RoomQualityBench: ParsableCommand {
         /// ``wrongFrom`` on.
         var stillLongestWrong = 0.0
         var wrongFrom = 0.0
+        /// The dead scanner's room, and the longest one of its still tags was shown in another.
+        var deadRoom: Int?
+        var deadRoomLongestWrong = 0.0
 
         func line() -> String {
             func share(_ part: Double, _ whole: Double) -> String { format(part / max(whole, 1e-9) * 100, 1) + "%" }
@@ -275,10 +278,13 @@ struct RoomQualityBench: ParsableCommand {
         }
         for text in position {
             let values = text.split(separator: ",").compactMap { Double($0) }
-            guard values.count == 8 else { throw ValidationError("--position takes eight numbers, not \(text)") }
+            guard values.count == 8 || values.count == 9 else {
+                throw ValidationError("--position takes eight or nine numbers, not \(text)")
+            }
             let tuning = PositionSettings(
                 holdShare: values[1], spread: values[0], sigmaAbove: values[2], sigmaBelow: values[3],
-                outlier: values[4], correlation: values[5], drift: values[6], threshold: values[7])
+                outlier: values[4], correlation: values[5], drift: values[6], threshold: values[7],
+                audible: values.count == 9 ? values[8] : PositionSettings().audible)
             systems.append(
                 try BeaconwatchRooms(
                     name: "pos \(text)", floor: floor, tags: count, nodes: nodes, phones: phones, plan: true,
@@ -295,7 +301,8 @@ struct RoomQualityBench: ParsableCommand {
             var node = NodeReports(
                 tags: count + floor.scanners.count, scanners: floor.scanners.count,
                 cadence: feed == .firmware ? .firmware : .pairs)
-            reports = heard.compactMap { reading in
+            // The node hears what reached it (not the dead scanner's, after it died).
+            reports = reports.compactMap { reading in
                 node.hear(tag: reading.tag, scanner: reading.scanner, rssi: reading.rssi, at: reading.time).map {
                     FloorSimulation.Heard(time: $0.time, tag: reading.tag, scanner: reading.scanner, rssi: $0.rssi)
                 }
@@ -304,7 +311,12 @@ struct RoomQualityBench: ParsableCommand {
             reports.sort { ($0.time, $0.tag, $0.scanner) < ($1.time, $1.tag, $1.scanner) }
         }
         var scores = Array(repeating: Score(), count: systems.count + 1)
-        if let dies = scenario.dies { for index in scores.indices { scores[index].wrongFrom = dies.at } }
+        if let dies = scenario.dies {
+            for index in scores.indices {
+                scores[index].wrongFrom = dies.at
+                scores[index].deadRoom = floor.scanners[dies.scanner].room
+            }
+        }
         var tracking = Array(repeating: Array(repeating: Tracking(), count: count), count: systems.count + 1)
         var shown = Array(repeating: Array(repeating: Int?.none, count: count), count: systems.count + 1)
         let step = 0.1
@@ -371,10 +383,12 @@ struct RoomQualityBench: ParsableCommand {
             )
         }
         if let dies = scenario.dies {
-            let stretches = names.indices.map { "\(names[$0]) \(format(scores[$0].stillLongestWrong, 1)) s" }
+            let stretches = names.indices.map {
+                "\(names[$0]) \(format(scores[$0].deadRoomLongestWrong, 1)) s (any still tag \(format(scores[$0].stillLongestWrong, 1)) s)"
+            }
             print(
                 "rooms: \(pad(scenario.name, 30)) \(pad(feed, 6)) \(floor.scanners[dies.scanner].id) died at "
-                    + "\(format(dies.at, 0)) s; a still tag's longest stretch in a wrong room: "
+                    + "\(format(dies.at, 0)) s; the longest one of its room's still tags was shown in another room: "
                     + stretches.joined(separator: ", "))
         }
         if let positioned = systems.first(where: { $0.name == "bw position" }) as? BeaconwatchRooms {
@@ -414,6 +428,7 @@ struct RoomQualityBench: ParsableCommand {
             let since = track.wrongSince ?? time
             track.wrongSince = since
             score.stillLongestWrong = max(score.stillLongestWrong, time - since)
+            if truth == score.deadRoom { score.deadRoomLongestWrong = max(score.deadRoomLongestWrong, time - since) }
         } else {
             track.wrongSince = nil
         }
