@@ -27,27 +27,35 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
+        // Pure: JSON text, read and written without Foundation's boxes (every parser's, every
+        // output's), and the cursor the fixed-shape lines are written with.
+        .target(name: "JSONText"),
         // Pure, the vocabulary every module shares, one folder each: Decoding (advertisements,
         // HCI reports, btsnoop), HCI (commands, scan set-up), Trace (trace lines, sources),
-        // JSON (the reader and writer every parser uses), Positions (fixes, gpsd's protocol),
-        // Commands (B/cmd payloads), Time (timestamps, local days, the clock, DeadlineQueue),
-        // Support (FNV, a seeded generator, hex, printable text, input errors).
-        .target(name: "BeaconCore"),
+        // Positions (fixes), Commands (B/cmd payloads), Time (timestamps, local days, the clock,
+        // DeadlineQueue), Support (FNV, a seeded generator, hex, printable text, input errors).
+        .target(name: "BeaconCore", dependencies: ["JSONText"]),
+        // Pure: gpsd's protocol (its WATCH request, TPV reports to fixes) and its endpoint.
+        .target(name: "GPSD", dependencies: ["BeaconCore", "JSONText"]),
+        // Pure: simulated walks through a building and floors of scanners hearing tags, for
+        // `simulate`, the benchmarks and the tests.
+        .target(name: "Simulation", dependencies: ["BeaconCore", "Floorplan", "RegionMonitor"]),
 
         // Pure, one device's view of the building, one folder each: Hierarchy (Areas, Zones,
         // beacons), Monitor (the state machine and its clock), CapPolicy (HSYCO's region cap),
         // Presence (enter, exit, the adaptive exit), Ranging (filters, classes, nearest), Alerts,
-        // Dwell, Geofences, Outputs (every output's JSON, rule outputs), Simulation (walks).
-        .target(name: "RegionMonitor", dependencies: ["BeaconCore", "Floorplan"]),
+        // Dwell, Geofences, Outputs (every output's JSON, rule outputs).
+        .target(name: "RegionMonitor", dependencies: ["JSONText", "BeaconCore", "Floorplan"]),
         // Pure: floors (rooms as polygons, walls, doors, scanners' points) compiled to a grid, the
         // radio learned from the building, and the position estimator (docs/behaviour.md §20).
         .target(name: "Floorplan"),
         // Pure: Ubudu rules documents, opening-hours schedules, the rule engine.
-        .target(name: "Rules", dependencies: ["BeaconCore", "RegionMonitor"]),
+        .target(name: "Rules", dependencies: ["JSONText", "BeaconCore", "RegionMonitor"]),
         // hsyco-style ini to typed configuration, with line-numbered diagnostics.
         .target(
             name: "BeaconConfiguration",
             dependencies: [
+                "JSONText",
                 "BeaconCore", "Floorplan", "RegionMonitor", "Syscalls", .product(name: "Yams", package: "Yams"),
             ]),
         // Pure: the per-device engine (monitor, ranging, nearest, rules, alerts, dwell) behind one
@@ -85,17 +93,20 @@ let package = Package(
         .target(
             name: "Fleet",
             dependencies: [
+                "JSONText",
                 "BeaconCore", "BeaconConfiguration", "Engine", "Floorplan", "RegionMonitor", "Rules",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]),
         .target(name: "BlueZ", dependencies: ["BeaconCore", "CBluetooth", "Syscalls"]),
-        .target(name: "MQTT", dependencies: ["BeaconCore", "CMosquitto", "RegionMonitor", "Syscalls"]),
+        .target(name: "MQTT", dependencies: ["JSONText", "BeaconCore", "CMosquitto", "RegionMonitor", "Syscalls"]),
         // Pure: what the web view shows (devices, their regions, dwell, transitions) as values,
         // rendered to HTML and JSON; fed by outputs and engine snapshots.
         .target(
             name: "WebView",
-            dependencies: ["BeaconCore", "BeaconConfiguration", "Engine", "Floorplan", "RegionMonitor", "Rules"]),
+            dependencies: [
+                "JSONText", "BeaconCore", "BeaconConfiguration", "Engine", "Floorplan", "RegionMonitor", "Rules",
+            ]),
 
         // The shells, one folder each: Inputs (incoming MQTT), FileSources, Loop (the engine's
         // thread, EngineDriver), Sinks (--events, MQTT and its outbox, scripts), RulesIO, Web,
@@ -103,6 +114,7 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
+                "GPSD", "JSONText",
                 "BeaconCore", "BlueZ", "BeaconConfiguration", "Engine", "Fleet", "MQTT", "Persistence", "RegionMonitor",
                 "Rules",
                 "Syscalls", "WebView", .product(name: "Logging", package: "swift-log"),
@@ -120,6 +132,7 @@ let package = Package(
         .executableTarget(
             name: "beaconwatch",
             dependencies: [
+                "JSONText", "Simulation",
                 "BeaconCore", "BlueZ", "BeaconConfiguration", "Daemon", "Engine", "Floorplan", "MQTT", "Persistence",
                 "RegionMonitor",
                 "Rules",
@@ -135,12 +148,15 @@ let package = Package(
         // the tests that replay what it found.
         .target(
             name: "FuzzTargets",
-            dependencies: ["BeaconCore", "BeaconConfiguration", "Engine", "Fleet", "RegionMonitor", "Rules"]),
+            dependencies: [
+                "JSONText", "BeaconCore", "BeaconConfiguration", "Engine", "Fleet", "RegionMonitor", "Rules",
+            ]),
         .target(name: "CFuzzerDriver"),
         .executableTarget(name: "beaconwatch-fuzz", dependencies: ["CFuzzerDriver", "FuzzTargets", "Syscalls"]),
         .executableTarget(
             name: "beaconwatch-bench",
             dependencies: [
+                "Simulation",
                 "BeaconCore", "BeaconConfiguration", "Daemon", "Engine", "Floorplan", "MQTT", "Persistence",
                 "RegionMonitor", "Rules", "Syscalls", "Fleet",
                 "TestSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -156,16 +172,18 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/TestSupport"),
-        .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "TestSupport"]),
+        .testTarget(name: "BeaconCoreTests", dependencies: ["GPSD", "JSONText", "BeaconCore", "TestSupport"]),
         .testTarget(
             name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "BeaconCore", "BeaconConfiguration", "Rules"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore", "Syscalls"]),
-        .testTarget(name: "RegionMonitorTests", dependencies: ["RegionMonitor", "BeaconCore", "Floorplan"]),
+        .testTarget(
+            name: "RegionMonitorTests", dependencies: ["Simulation", "RegionMonitor", "BeaconCore", "Floorplan"]),
         .testTarget(name: "FloorplanTests", dependencies: ["Floorplan"]),
         .testTarget(
             name: "ConfigurationTests",
             dependencies: ["BeaconConfiguration", "Floorplan", "RegionMonitor", "BeaconCore", "TestSupport"]),
-        .testTarget(name: "RulesTests", dependencies: ["Rules", "BeaconCore", "RegionMonitor", "TestSupport"]),
+        .testTarget(
+            name: "RulesTests", dependencies: ["JSONText", "Rules", "BeaconCore", "RegionMonitor", "TestSupport"]),
         .testTarget(
             name: "FleetTests",
             dependencies: [
@@ -184,6 +202,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
+                "JSONText", "Simulation",
                 "Daemon", "BeaconCore", "BeaconConfiguration", "Engine", "MQTT", "Persistence", "RegionMonitor",
                 "Rules", "Syscalls", "Fleet",
                 "TestSupport",

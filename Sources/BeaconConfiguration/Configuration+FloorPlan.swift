@@ -1,6 +1,7 @@
 import BeaconCore
 import Floorplan
 import Foundation
+import JSONText
 import RegionMonitor
 import Syscalls
 

@@ -1,5 +1,6 @@
 import BeaconCore
 import Foundation
+import JSONText
 import RegionMonitor
 
 /// OwnTracks iOS payloads (docs/behaviour.md §15.1), on `owntracks/<user>/<device>` (location, lwt),

@@ -1,5 +1,6 @@
 import BeaconCore
 import BeaconConfiguration
+import JSONText
 
 /// Fixed scanners' MQTT messages to ``ScannerReport``s (docs/behaviour.md §19; docs/espresense.md says
 /// what ESPresense publishes and where its code decides it).

@@ -1,5 +1,6 @@
 import BeaconCore
 import Foundation
+import JSONText
 
 /// Theengs Gateway / OpenMQTTGateway iBeacon reports (docs/behaviour.md §15): `{"id": MAC, "mfid": "4c00",
 /// "uuid": 32 or 36 hex, "major", "minor", "txpower" or "power", "rssi"}`. A gateway reports every

@@ -1,6 +1,7 @@
 import BeaconCore
 import Crypto
 import Foundation
+import JSONText
 import RegionMonitor
 
 /// The regions an OwnTracks phone monitors, as its waypoints (docs/behaviour.md §15.1): the commands that keep

@@ -1,4 +1,5 @@
 import BeaconCore
+import JSONText
 
 /// The byte-level readers of sources: HCI events, btsnoop captures, trace lines.
 enum ParserTargets {

@@ -1,4 +1,5 @@
 import BeaconCore
+import JSONText
 import RegionMonitor
 
 extension TopicTree {

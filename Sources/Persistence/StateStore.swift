@@ -20,7 +20,7 @@ import Syscalls
 public final class StateStore: Sendable {
     /// Where the state lives, for messages (`:memory:` for a temporary one).
     public let path: String
-    private let database: DatabaseQueue
+    let database: DatabaseQueue
     private let checkpointer: Checkpointer?
     /// Days of dwell history kept (`State.keepDays`); a newer day prunes what falls out.
     public let keepDays: Int
@@ -93,138 +93,6 @@ public final class StateStore: Sendable {
         try Self.migrate(database, path: path)
     }
 
-    /// The migrations, oldest first. Never edit one that has shipped; add the next.
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1: last reported class per beacon") { db in
-            try db.create(table: "beaconReport") { table in
-                table.primaryKey("locationID", .text)
-                table.column("proximity", .text).notNull()
-                table.column("reportedAt", .integer).notNull()  // microseconds since the Unix epoch
-            }
-        }
-        migrator.registerMigration("v2: MQTT outbox") { db in
-            try db.create(table: "outbox") { table in
-                table.autoIncrementedPrimaryKey("sequence")
-                table.column("topic", .text).notNull()
-                table.column("payload", .text).notNull()
-                table.column("qos", .integer).notNull()
-            }
-        }
-        migrator.registerMigration("v3: rule counters, the day's notifications, the rules cache") { db in
-            try db.create(table: "ruleCounter") { table in
-                table.column("region", .text).notNull()
-                table.column("rule", .text).notNull()
-                table.column("count", .integer).notNull()
-                table.column("fingerprint", .text).notNull()
-                table.primaryKey(["region", "rule"])
-            }
-            try db.create(table: "groupCounter") { table in
-                table.column("groupID", .text).notNull()
-                table.column("trigger", .text).notNull()
-                table.column("count", .integer).notNull()
-                table.column("fingerprint", .text).notNull()
-                table.primaryKey(["groupID", "trigger"])
-            }
-            try db.create(table: "notificationDay") { table in
-                table.primaryKey("id", .integer).check { $0 == 1 }
-                table.column("date", .text).notNull()
-                table.column("count", .integer).notNull()
-            }
-            try db.create(table: "rulesCache") { table in
-                table.primaryKey("source", .text)
-                table.column("document", .blob).notNull()
-                table.column("fetchedAt", .integer).notNull()  // microseconds since the Unix epoch
-            }
-        }
-        migrator.registerMigration("v4: alert statuses, dwell per region and day") { db in
-            try db.create(table: "alertRecord") { table in
-                table.primaryKey("locationID", .text)
-                table.column("status", .text).notNull()
-                table.column("resetAt", .integer)  // microseconds since the Unix epoch
-            }
-            FaultPoint.reach("migration v4")
-            try db.create(table: "dwell") { table in
-                table.column("region", .text).notNull()
-                table.column("date", .text).notNull()
-                table.column("seconds", .double).notNull()
-                table.primaryKey(["region", "date"])
-            }
-        }
-        migrator.registerMigration("v5: the nearest beacon") { db in
-            try db.create(table: "nearestBeacon") { table in
-                table.primaryKey("id", .integer).check { $0 == 1 }
-                table.column("locationID", .text)  // NULL: none
-            }
-        }
-        migrator.registerMigration("v6: the --events journal") { db in
-            try db.create(table: "eventsJournal") { table in
-                table.autoIncrementedPrimaryKey("sequence")
-                table.column("file", .text).notNull()
-                table.column("offset", .integer).notNull()
-                table.column("line", .text).notNull()
-            }
-        }
-        migrator.registerMigration("v7: state per fleet device") { db in
-            // Every table of a device's state gains the device ('' for the daemon's own radio),
-            // keeping what is in it as the daemon's own.
-            try db.execute(
-                sql: """
-                    CREATE TABLE beaconReport7 (device TEXT NOT NULL DEFAULT '', locationID TEXT NOT NULL,
-                        proximity TEXT NOT NULL, reportedAt INTEGER NOT NULL, PRIMARY KEY (device, locationID));
-                    INSERT INTO beaconReport7 (locationID, proximity, reportedAt)
-                        SELECT locationID, proximity, reportedAt FROM beaconReport;
-                    DROP TABLE beaconReport; ALTER TABLE beaconReport7 RENAME TO beaconReport;
-                    CREATE TABLE ruleCounter7 (device TEXT NOT NULL DEFAULT '', region TEXT NOT NULL, rule TEXT NOT NULL,
-                        count INTEGER NOT NULL, fingerprint TEXT NOT NULL, PRIMARY KEY (device, region, rule));
-                    INSERT INTO ruleCounter7 (region, rule, count, fingerprint)
-                        SELECT region, rule, count, fingerprint FROM ruleCounter;
-                    DROP TABLE ruleCounter; ALTER TABLE ruleCounter7 RENAME TO ruleCounter;
-                    CREATE TABLE groupCounter7 (device TEXT NOT NULL DEFAULT '', groupID TEXT NOT NULL,
-                        trigger TEXT NOT NULL, count INTEGER NOT NULL, fingerprint TEXT NOT NULL,
-                        PRIMARY KEY (device, groupID, trigger));
-                    INSERT INTO groupCounter7 (groupID, trigger, count, fingerprint)
-                        SELECT groupID, trigger, count, fingerprint FROM groupCounter;
-                    DROP TABLE groupCounter; ALTER TABLE groupCounter7 RENAME TO groupCounter;
-                    CREATE TABLE notificationDay7 (device TEXT NOT NULL DEFAULT '' PRIMARY KEY, date TEXT NOT NULL,
-                        count INTEGER NOT NULL);
-                    INSERT INTO notificationDay7 (date, count) SELECT date, count FROM notificationDay;
-                    DROP TABLE notificationDay; ALTER TABLE notificationDay7 RENAME TO notificationDay;
-                    CREATE TABLE alertRecord7 (device TEXT NOT NULL DEFAULT '', locationID TEXT NOT NULL,
-                        status TEXT NOT NULL, resetAt INTEGER, PRIMARY KEY (device, locationID));
-                    INSERT INTO alertRecord7 (locationID, status, resetAt) SELECT locationID, status, resetAt FROM alertRecord;
-                    DROP TABLE alertRecord; ALTER TABLE alertRecord7 RENAME TO alertRecord;
-                    CREATE TABLE dwell7 (device TEXT NOT NULL DEFAULT '', region TEXT NOT NULL, date TEXT NOT NULL,
-                        seconds DOUBLE NOT NULL, PRIMARY KEY (device, region, date));
-                    INSERT INTO dwell7 (region, date, seconds) SELECT region, date, seconds FROM dwell;
-                    DROP TABLE dwell; ALTER TABLE dwell7 RENAME TO dwell;
-                    CREATE TABLE nearestBeacon7 (device TEXT NOT NULL DEFAULT '' PRIMARY KEY, locationID TEXT);
-                    INSERT INTO nearestBeacon7 (locationID) SELECT locationID FROM nearestBeacon;
-                    DROP TABLE nearestBeacon; ALTER TABLE nearestBeacon7 RENAME TO nearestBeacon;
-                    CREATE TABLE fleetDevice (device TEXT NOT NULL PRIMARY KEY, source TEXT NOT NULL,
-                        commandTopic TEXT, waypoints TEXT NOT NULL DEFAULT '');
-                    """)
-        }
-        migrator.registerMigration("v8: OwnTracks waypoints as the app reads them, presence per device") { db in
-            // `waypointForm` 1: the phone holds `desc: bw:<region>` waypoints without a rid (the
-            // form before docs/behaviour.md §15.1's), deleted by the next start; 2: named waypoints with a rid.
-            try db.execute(
-                sql: """
-                    ALTER TABLE fleetDevice ADD COLUMN waypointForm INTEGER NOT NULL DEFAULT 1;
-                    ALTER TABLE fleetDevice ADD COLUMN ownWaypoints INTEGER;
-                    ALTER TABLE fleetDevice ADD COLUMN presence TEXT;
-                    """)
-        }
-        migrator.registerMigration("v9: the own radio's presence") { db in
-            // Where the own radio's wearer is, as a fleet device's presence is kept: a restart,
-            // even after SIGKILL, goes on inside the regions it was in (no second enter).
-            try db.create(table: "ownPresence") { table in
-                table.primaryKey("id", .integer).check { $0 == 1 }
-                table.column("presence", .text).notNull()
-            }
-        }
-        return migrator
-    }
 
     /// Refuses a damaged file or one that cannot be written, at start and in one line, rather than
     /// going on from a part of it or failing at the first output.
@@ -282,7 +150,7 @@ public final class StateStore: Sendable {
     }
 
     /// Runs `body` in one read transaction; a failure is a ``StateStoreError``.
-    private func reading<T>(_ body: (Database) throws -> T) throws -> T {
+    func reading<T>(_ body: (Database) throws -> T) throws -> T {
         do {
             return try database.read { db in try body(db) }
         } catch {
@@ -336,7 +204,7 @@ public final class StateStore: Sendable {
 
     /// One device's state changes (its reports, nearest beacon, rules, alerts, dwell, and for a
     /// fleet device what the daemon knows of it).
-    private func write(_ share: DeviceChanges, in db: Database) throws {
+    func write(_ share: DeviceChanges, in db: Database) throws {
         let device = share.device
         try Self.write(share.changes.rules, device: device, in: db)
         try Self.write(alerts: share.changes.alerts, dwell: share.changes.dwell, device: device, in: db)
@@ -386,7 +254,7 @@ public final class StateStore: Sendable {
         }
     }
 
-    private static func write(_ rules: RuleState, device: String, in db: Database) throws {
+    static func write(_ rules: RuleState, device: String, in db: Database) throws {
         guard !rules.isEmpty else { return }
         for (key, counter) in rules.rules {
             try db.execute(
@@ -436,7 +304,7 @@ public final class StateStore: Sendable {
         return LocalDate(year: year, month: month, day: day).description
     }
 
-    private static func write(
+    static func write(
         alerts: [String: AlertRecord], dwell: [DwellKey: Double], device: String, in db: Database
     ) throws {
         for (locationID, record) in alerts {
@@ -465,7 +333,7 @@ public final class StateStore: Sendable {
         }
     }
 
-    private static func write(ownPresence presence: MonitorPresence, in db: Database) throws {
+    static func write(ownPresence presence: MonitorPresence, in db: Database) throws {
         try db.execute(
             sql: """
                 INSERT INTO ownPresence (id, presence) VALUES (1, ?)
@@ -620,86 +488,6 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// The lines of the `--events` journal kept at most: far more than a crash can leave
-    /// unwritten (one commit), so a restart can always append what is missing.
-    public static let journalLimit: Int64 = 10_000
-
-    private static func write(_ journal: [JournalLine], in db: Database) throws {
-        guard !journal.isEmpty else { return }
-        let statement = try db.cachedStatement(sql: "INSERT INTO eventsJournal (file, offset, line) VALUES (?, ?, ?)")
-        for line in journal { try statement.execute(arguments: [line.file, line.offset, line.text]) }
-        try db.execute(
-            sql: "DELETE FROM eventsJournal WHERE sequence <= ?", arguments: [db.lastInsertedRowID - journalLimit])
-    }
-
-    /// The journal of the `--events` file at `path`, oldest first: the last
-    /// ``journalLimit`` lines committed for it, each with the offset it goes at.
-    public func journal(file path: String) throws -> [JournalLine] {
-        try reading { db in
-            try Row.fetchAll(
-                db, sql: "SELECT offset, line FROM eventsJournal WHERE file = ? ORDER BY sequence", arguments: [path]
-            ).map { JournalLine(file: path, offset: $0["offset"], text: $0["line"]) }
-        }
-    }
-
-    /// Forgets the journal (of every file): the file it describes is another now.
-    public func clearJournal() throws {
-        do {
-            try database.write { try $0.execute(sql: "DELETE FROM eventsJournal") }
-        } catch {
-            throw StateStoreError(path: path, problem: Self.describe(error))
-        }
-    }
-
-    /// Removes delivered outbox entries.
-    public func settle(_ sequences: [Int64]) throws {
-        guard !sequences.isEmpty else { return }
-        do {
-            try database.write { try Self.remove(sequences, in: $0) }
-        } catch {
-            throw StateStoreError(path: path, problem: Self.describe(error))
-        }
-    }
-
-    private static func remove(_ sequences: [Int64], in db: Database) throws {
-        guard !sequences.isEmpty else { return }
-        let statement = try db.cachedStatement(sql: "DELETE FROM outbox WHERE sequence = ?")
-        for sequence in sequences { try statement.execute(arguments: [sequence]) }
-    }
-
-    /// How many outbox entries are not yet delivered, and the newest one's sequence (0 for none).
-    public func outboxSummary() throws -> (count: Int, newest: Int64) {
-        do {
-            return try database.read { db in
-                let row = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS count, MAX(sequence) AS newest FROM outbox")
-                return (row?["count"] ?? 0, row?["newest"] ?? 0)
-            }
-        } catch {
-            throw StateStoreError(path: path, problem: Self.describe(error))
-        }
-    }
-
-    /// The outbox entries not yet delivered after sequence `after`, oldest first, at most
-    /// `limit`: what a restart sends before anything new, read a window at a time.
-    public func pendingOutbox(after: Int64 = 0, limit: Int = .max) throws -> [OutboxEntry] {
-        do {
-            return try database.read { db in
-                try Row.fetchAll(
-                    db,
-                    sql:
-                        "SELECT sequence, topic, payload, qos FROM outbox WHERE sequence > ? ORDER BY sequence LIMIT ?",
-                    arguments: [after, Int64(clamping: limit)]
-                ).map {
-                    OutboxEntry(
-                        sequence: $0["sequence"],
-                        message: OutboxMessage(topic: $0["topic"], payload: $0["payload"], qos: $0["qos"]))
-                }
-            }
-        } catch {
-            throw StateStoreError(path: path, problem: Self.describe(error))
-        }
-    }
-
     /// The names of the applied migrations, oldest first.
     public func appliedMigrations() throws -> [String] {
         try database.read { try Self.migrator.appliedMigrations($0) }
@@ -728,201 +516,5 @@ public final class StateStore: Sendable {
             }
         }
         return "\(error.localizedDescription); check the folder exists and is writable, or set State.database"
-    }
-}
-
-/// A place where the fault-injection tests kill the process (SIGKILL, as a power cut or the
-/// OOM killer would) when `BEACONWATCH_FAULT` names it: halfway through a migration, between a
-/// commit and the `--events` write.
-public enum FaultPoint {
-    static let armed = ProcessInfo.processInfo.environment["BEACONWATCH_FAULT"]
-
-    public static func reach(_ name: String) {
-        if armed == name { kill(getpid(), SIGKILL) }
-    }
-}
-
-/// The state database cannot be used; says which file and what to do.
-public struct StateStoreError: Error, Sendable, CustomStringConvertible {
-    public var path: String
-    public var problem: String
-    public var description: String { "state database \(path): \(problem)" }
-
-    public init(path: String, problem: String) {
-        self.path = path
-        self.problem = problem
-    }
-}
-
-/// A fleet device's share of a transaction (docs/behaviour.md §15): the state its steps change, kept apart from
-/// the daemon's own (which is device `""`), and what the daemon knows of the device.
-public struct DeviceChanges: Sendable {
-    public var device: String
-    public var outputs: [MonitorOutput]
-    public var changes: StateChanges
-    public var record: Devices.Record?
-    /// The own radio's presence, when it changed (a fleet device's goes with its ``record``).
-    public var presence: MonitorPresence?
-
-    public init(
-        device: String, outputs: [MonitorOutput], changes: StateChanges, record: Devices.Record? = nil,
-        presence: MonitorPresence? = nil
-    ) {
-        self.device = device
-        self.outputs = outputs
-        self.changes = changes
-        self.record = record
-        self.presence = presence
-    }
-
-    /// Whether it has anything to write.
-    var writes: Bool {
-        record != nil || presence != nil || !changes.isEmpty
-            || outputs.contains {
-                switch $0 {
-                case .location, .nearest: true
-                default: false
-                }
-            }
-    }
-}
-
-/// What the daemon knows of a fleet device beyond its engine's state: where it reports from,
-/// where its commands go, the regions its phone was last told to monitor (canonical), those it
-/// may hold in the form before docs/behaviour.md §15.1's (to delete), how many waypoints of its own it has, and
-/// where the device is (``MonitorPresence/text``; `nil`: unchanged).
-/// A line of the `--events` file, kept in the transaction of the step that made it: where in
-/// the file it goes (`offset`, in bytes) and its text (without the newline).
-public struct JournalLine: Sendable, Hashable {
-    public var file: String
-    public var offset: Int64
-    public var text: String
-
-    public init(file: String, offset: Int64, text: String) {
-        self.file = file
-        self.offset = offset
-        self.text = text
-    }
-
-    /// Where the line ends in the file, its newline included.
-    /// Saturating: a damaged database's offsets never trap.
-    public var end: Int64 {
-        let (sum, overflow) = offset.addingReportingOverflow(Int64(text.utf8.count) + 1)
-        return overflow ? .max : sum
-    }
-}
-
-/// A message that must reach the broker (an event, not retained state): written to the outbox
-/// in the transaction of the step that made it.
-public struct OutboxMessage: Sendable, Hashable {
-    public var topic: String
-    public var payload: String
-    public var qos: Int32
-
-    public init(topic: String, payload: String, qos: Int32) {
-        self.topic = topic
-        self.payload = payload
-        self.qos = qos
-    }
-}
-
-/// An outbox message as kept, with its place in the delivery order.
-public struct OutboxEntry: Sendable, Hashable {
-    /// Increasing in the order the messages were made.
-    public var sequence: Int64
-    public var message: OutboxMessage
-
-    public init(sequence: Int64, message: OutboxMessage) {
-        self.sequence = sequence
-        self.message = message
-    }
-}
-
-/// Copies the WAL into the database file from its own connection and thread, every ``period``
-/// while commits come: a passive checkpoint never blocks the writer, so most of the copying and
-/// syncing is off the engine's path. It cannot reset the WAL while writes go on; the writer's own
-/// checkpoint (every 4,000 pages) does, finding little left to copy. With no commit since its last
-/// round it sleeps until the next (an idle daemon's CPU time: `scripts/bench idle`).
-final class Checkpointer: Sendable {
-    static let period = Duration.milliseconds(100)
-    /// Signalled by a commit the thread sleeps for, and by the stop.
-    private let wake: Wakeup
-    private let stopped = Mutex(false)
-    /// A commit came since the last checkpoint.
-    private let dirty = Atomic<Bool>(true)
-    /// The thread waits for a commit, without a timeout: an idle daemon does not wake for it.
-    private let sleeping = Atomic<Bool>(false)
-
-    /// Set when the thread has closed its connection and returned.
-    private let finished = Mutex(false)
-    private let finishedSignal = DispatchSemaphore(value: 0)
-
-    init(path: String, configuration: GRDB.Configuration) throws {
-        let queue = try DatabaseQueue(path: path, configuration: configuration)
-        wake = try Wakeup()
-        // Checkpoints block on the disk: a thread of their own, which holds this object until ``stop()``.
-        let thread = Thread { [self] in
-            var paced = true
-            while true {
-                if paced {
-                    wake.wait(timeout: Self.period)
-                    wake.clear()
-                }
-                paced = true
-                let stopping = stopped.withLock { $0 }
-                if dirty.exchange(false, ordering: .sequentiallyConsistent) || stopping {
-                    // Failures (a busy file) only delay the copy to the next round.
-                    _ = try? queue.writeWithoutTransaction { try $0.checkpoint(.passive) }
-                    if stopping {
-                        try? queue.close()
-                        finished.withLock { $0 = true }
-                        finishedSignal.signal()
-                        return
-                    }
-                } else {
-                    // Nothing written since the last round: sleep until a commit (or the stop).
-                    sleeping.store(true, ordering: .sequentiallyConsistent)
-                    if !dirty.load(ordering: .sequentiallyConsistent), !stopped.withLock({ $0 }) {
-                        wake.wait(timeout: nil)
-                        wake.clear()
-                    }
-                    sleeping.store(false, ordering: .sequentiallyConsistent)
-                    paced = false
-                }
-            }
-        }
-        thread.name = "checkpoint"
-        thread.start()
-    }
-
-    /// The writer committed: the next round copies the WAL.
-    func committed() {
-        dirty.store(true, ordering: .sequentiallyConsistent)
-        if sleeping.load(ordering: .sequentiallyConsistent) { wake.signal() }
-    }
-
-    func stop() {
-        stopped.withLock { $0 = true }
-        wake.signal()
-    }
-
-    /// Stops the thread and waits (at most 5 s: a checkpoint stuck on the disk) until it has closed
-    /// its connection.
-    func stopAndWait() {
-        stop()
-        guard !finished.withLock({ $0 }) else { return }
-        _ = finishedSignal.wait(timeout: .now() + 5)
-    }
-
-    /// Tells the checkpointer of the writer connection's commits.
-    final class CommitObserver: TransactionObserver {
-        let checkpointer: Checkpointer
-
-        init(_ checkpointer: Checkpointer) { self.checkpointer = checkpointer }
-
-        func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
-        func databaseDidChange(with event: DatabaseEvent) {}
-        func databaseDidCommit(_ db: Database) { checkpointer.committed() }
-        func databaseDidRollback(_ db: Database) {}
     }
 }

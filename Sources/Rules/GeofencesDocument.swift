@@ -1,5 +1,6 @@
 import BeaconCore
 import Foundation
+import JSONText
 import RegionMonitor
 
 /// A u_geofences.json document (docs/behaviour.md §17): `{"u_geofences": [geofence…], "valid_until": …}`, each

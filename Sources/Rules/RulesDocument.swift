@@ -1,5 +1,6 @@
 import BeaconCore
 import Foundation
+import JSONText
 import RegionMonitor
 
 /// One Ubudu rule (docs/behaviour.md §7.1): when it fires, and what it does.

@@ -1,4 +1,5 @@
 import BeaconCore
+import JSONText
 
 /// What a rule shows the user: `notify_user` (its alert body and payload), `open_url`, `open_pbk`.
 public struct RuleAction: Sendable, Hashable {

@@ -1,5 +1,6 @@
 import BeaconCore
 import Foundation
+import JSONText
 
 /// Why part of a rules document was rejected, in one line naming where.
 public struct RulesError: Error, Sendable, Hashable, CustomStringConvertible {

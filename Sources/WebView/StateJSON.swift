@@ -1,5 +1,6 @@
 import BeaconCore
 import Engine
+import JSONText
 import RegionMonitor
 
 /// A JSON value written in order into one byte buffer: objects, arrays, strings, numbers.

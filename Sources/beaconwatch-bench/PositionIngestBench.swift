@@ -4,6 +4,7 @@ import BeaconCore
 import Fleet
 import Foundation
 import RegionMonitor
+import Simulation
 
 /// The position estimator's cost (docs/behaviour.md §20, issue 48): many tags on a floor plan
 /// heard by twelve scanners, through the device table as `run` and `replay` drive it.

@@ -5,6 +5,7 @@ import Daemon
 import Engine
 import Foundation
 import RegionMonitor
+import Simulation
 
 /// How honest the enters and exits are on noisy radio: simulated walks (`WalkSimulation`) through
 /// an office, replayed through the engine for a few `exitTimeout` and `hysteresis` settings.

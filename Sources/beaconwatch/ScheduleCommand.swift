@@ -2,6 +2,7 @@ import ArgumentParser
 import BeaconCore
 import Daemon
 import Foundation
+import JSONText
 import Rules
 
 /// `beaconwatch schedule --rules SRC --region ID --at TIME [--json]` (docs/behaviour.md §8, §11).

@@ -4,6 +4,7 @@ import BeaconConfiguration
 import Daemon
 import Foundation
 import RegionMonitor
+import Simulation
 
 /// `beaconwatch simulate --config INI --walk PLAN [--seed N]`.
 struct Simulate: ParsableCommand {

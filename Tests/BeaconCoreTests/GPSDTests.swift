@@ -1,4 +1,5 @@
 import BeaconCore
+import GPSD
 import Testing
 
 /// docs/behaviour.md §17: the part of gpsd's JSON protocol beaconwatch reads, and `Monitor.position`.

@@ -1,5 +1,6 @@
 import BeaconCore
 import Foundation
+import JSONText
 import Testing
 
 /// `decode`'s line, written by hand into a buffer, is byte for byte the line the general JSON

@@ -1,5 +1,6 @@
 import BeaconCore
 import Foundation
+import JSONText
 import Testing
 
 /// The hand-written JSON reader reads what `JSONDecoder` reads, value for value: every case here

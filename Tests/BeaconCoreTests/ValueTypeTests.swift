@@ -1,5 +1,6 @@
 import BeaconCore
 import Foundation
+import JSONText
 import Testing
 
 @Suite struct TimestampTests {

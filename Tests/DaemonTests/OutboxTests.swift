@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 import MQTT
 import BeaconCore
 import Persistence

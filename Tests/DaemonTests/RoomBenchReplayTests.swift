@@ -1,5 +1,6 @@
 import Foundation
 import RegionMonitor
+import Simulation
 import Testing
 import TestSupport
 

@@ -3,6 +3,7 @@ import BeaconConfiguration
 import Daemon
 import Engine
 import Foundation
+import JSONText
 import Persistence
 import RegionMonitor
 import Rules

@@ -1,6 +1,7 @@
 import BeaconCore
 import Foundation
 import RegionMonitor
+import Simulation
 import Testing
 
 /// `simulate`'s walks: deterministic for a seed, faithful to the model, plans checked.

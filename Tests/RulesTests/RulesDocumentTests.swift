@@ -1,5 +1,6 @@
 import BeaconCore
 import Foundation
+import JSONText
 import RegionMonitor
 import Rules
 import TestSupport

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 
 /// A command to the running daemon: a message on `B/cmd/<name>` (docs/behaviour.md §10.1).
 ///

@@ -1,3 +1,5 @@
+import JSONText
+
 /// A 48-bit Bluetooth device address.
 ///
 /// HCI carries addresses least significant byte first; the text form is the usual most

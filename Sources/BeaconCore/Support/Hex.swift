@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 
 /// Hexadecimal text ↔ bytes.
 public enum Hex {
@@ -25,15 +26,11 @@ public enum Hex {
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var out = [UInt8]()
         for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0xF)])
+            out.append(HexDigits.lower[Int(byte >> 4)])
+            out.append(HexDigits.lower[Int(byte & 0xF)])
         }
         return String(decoding: out, as: UTF8.self)
     }
-
-    /// Lower-case hex digits, indexed by nibble.
-    static let digits = Array("0123456789abcdef".utf8)
-    static let upperDigits = Array("0123456789ABCDEF".utf8)
 
     @inline(__always)
     static func value(of character: UInt8) -> UInt8? {

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 
 /// An instant, in whole microseconds since the Unix epoch.
 ///

@@ -1,3 +1,5 @@
+import JSONText
+
 /// One thing a source delivers, stamped with its time: the engine's input, from files and radios
 /// alike.
 public enum SourceEvent: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 
 /// Foreground ranges continuously; background ranges in windows after transitions (docs/behaviour.md §6).
 public enum RangingMode: String, Sendable, Hashable, CaseIterable {

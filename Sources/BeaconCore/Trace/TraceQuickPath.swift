@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 
 /// The quick path of ``TraceParser``: the lines `simulate` and `decode` write, read straight from
 /// their bytes (issue 19: the dictionary of every line, Foundation's UUID and ISO-8601 parsers

@@ -1,5 +1,6 @@
 import BeaconCore
 import Fleet
+import JSONText
 import Synchronization
 
 /// Every message the daemon refuses, counted and said in one place without flooding the log

@@ -1,4 +1,5 @@
 import BeaconCore
+import GPSD
 import Logging
 import NIOCore
 import NIOPosix

@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import JSONText
 import Logging
 import NIOCore
 import RegionMonitor

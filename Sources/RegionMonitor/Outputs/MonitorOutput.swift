@@ -1,5 +1,6 @@
 import BeaconCore
 import Foundation
+import JSONText
 
 /// Who the monitor reports for: HSYCO's `session`, `address` and `userid`, resolved at start.
 public struct MonitorIdentity: Sendable, Hashable {

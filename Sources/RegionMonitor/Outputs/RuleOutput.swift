@@ -1,4 +1,5 @@
 import BeaconCore
+import JSONText
 
 /// Why an accepted rule event did not fire (docs/behaviour.md §7.4 and 7.5): the first failing condition.
 public enum RuleReason: String, Sendable, Hashable, CaseIterable {

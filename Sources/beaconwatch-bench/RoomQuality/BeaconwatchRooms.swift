@@ -4,6 +4,7 @@ import Engine
 import Fleet
 import Floorplan
 import RegionMonitor
+import Simulation
 
 /// beaconwatch's own room decision in the room-quality benchmark: the device table of `run` and
 /// `replay` (docs/behaviour.md §19), each floor room a Zone, each scanner placed, each tag

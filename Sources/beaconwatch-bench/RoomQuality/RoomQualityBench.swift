@@ -2,6 +2,7 @@ import ArgumentParser
 import Floorplan
 import Foundation
 import RegionMonitor
+import Simulation
 
 /// How often each system puts a tag in the wrong room, how fast it follows a walker and notices one
 /// leave, on simulated floors (issue 36, docs/performance.md "Rooms: the right room, fast").

@@ -4,6 +4,7 @@ import Daemon
 import BlueZ
 import Floorplan
 import Foundation
+import JSONText
 import RegionMonitor
 import Rules
 import Syscalls

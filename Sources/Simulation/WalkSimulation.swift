@@ -1,5 +1,6 @@
 import BeaconCore
 import Foundation
+import RegionMonitor
 
 /// A walk through a configured building: where the walker stops, for how long, and how long the
 /// way to the next stop takes. Read from a plan file, one stop a line:

@@ -69,8 +69,8 @@ public struct JSONObjectWriter: Sendable {
             case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
             case 0..<0x20:
                 out += Array("\\u00".utf8)
-                out.append(Hex.digits[Int(byte >> 4)])
-                out.append(Hex.digits[Int(byte & 0xF)])
+                out.append(HexDigits.lower[Int(byte >> 4)])
+                out.append(HexDigits.lower[Int(byte & 0xF)])
             default: out.append(byte)
             }
         }

@@ -74,7 +74,7 @@ public struct TextCursor {
     /// The upper-case hex digits of `byte`.
     @inline(__always)
     public mutating func putHex(_ byte: UInt8) {
-        put(Hex.upperDigits[Int(byte >> 4)])
-        put(Hex.upperDigits[Int(byte & 0xF)])
+        put(HexDigits.upper[Int(byte >> 4)])
+        put(HexDigits.upper[Int(byte & 0xF)])
     }
 }
