@@ -150,7 +150,7 @@ public final class H4Line: HCITransport {
 
     public func close() {
         guard descriptor >= 0 else { return }
-        Glibc.close(descriptor)
+        Syscall.close(descriptor)
         descriptor = -1
     }
 
@@ -174,7 +174,7 @@ public final class H4Line: HCITransport {
         var settings = termios()
         guard tcgetattr(descriptor, &settings) == 0 else {
             let reason = String(cString: strerror(errno))
-            Glibc.close(descriptor)
+            Syscall.close(descriptor)
             throw .line(name, "\(device) is not a serial line (\(reason)); give the controller's tty to uart:")
         }
         cfmakeraw(&settings)
@@ -187,7 +187,7 @@ public final class H4Line: HCITransport {
         cfsetospeed(&settings, speed)
         guard tcsetattr(descriptor, TCSANOW, &settings) == 0 else {
             let reason = String(cString: strerror(errno))
-            Glibc.close(descriptor)
+            Syscall.close(descriptor)
             throw .line(name, "cannot set \(device) to \(baud) baud, 8N1, RTS/CTS: \(reason)")
         }
         tcflush(descriptor, TCIOFLUSH)
@@ -233,20 +233,30 @@ public final class H4Line: HCITransport {
         var entry: UnsafeMutablePointer<addrinfo>? = first
         while let address = entry {
             entry = address.pointee.ai_next
-            let made = socket(
-                address.pointee.ai_family, address.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue),
-                address.pointee.ai_protocol)
-            guard made >= 0 else {
-                lastError = errno
+            let made: Int32
+            do throws(SyscallError) {
+                made = Int32(
+                    try Syscall.once("socket") {
+                        Int(
+                            socket(
+                                address.pointee.ai_family, address.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue),
+                                address.pointee.ai_protocol))
+                    })
+            } catch {
+                lastError = error.code
                 continue
             }
-            if Glibc.connect(made, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 {
+            do throws(SyscallError) {
+                try Syscall.once("connect") {
+                    Int(Glibc.connect(made, address.pointee.ai_addr, address.pointee.ai_addrlen))
+                }
                 var on: Int32 = 1
                 setsockopt(made, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
                 return made
+            } catch {
+                lastError = error.code
+                Syscall.close(made)
             }
-            lastError = errno
-            Glibc.close(made)
         }
         throw .line(
             name,

@@ -124,33 +124,33 @@ public struct Devices {
     /// Each region's waypoint name and `rid` (docs/owntracks-app.md).
     public private(set) var names: WaypointNames
     /// Every device's id, in the order it was added (the own radio first).
-    public private(set) var ids: [String]
-    private var index: [String: Int]
+    public internal(set) var ids: [String]
+    var index: [String: Int]
     /// What the daemon knows of each device, by position in ``ids``.
-    private var known: [Device]
+    var known: [Device]
     /// Each device's engine, by position in ``ids``, changed in place only (never copied: a copy
     /// of every array of a large hierarchy per message).
-    private var engines: [Engine]
-    private let declared: [String: DeviceDeclaration]
+    var engines: [Engine]
+    let declared: [String: DeviceDeclaration]
     /// Which tag a scanner's report is of; `nil` without scanners (docs/behaviour.md §19).
-    private var tags: TagDirectory?
+    var tags: TagDirectory?
     /// Each placed scanner's reports and what it said of itself, by id (docs/behaviour.md §19).
-    public private(set) var scanners: [String: ScannerHealth] = [:]
+    public internal(set) var scanners: [String: ScannerHealth] = [:]
     /// `Monitor.scanner`: the scanner the own radio is.
-    private let ownScanner: String?
+    let ownScanner: String?
     /// `Scanners.calibrate = auto`: the receivers' offsets learned from what the scanners hear of
     /// each other; `nil` when off or with fewer than two scanners.
-    public private(set) var calibration: ScannerCalibration?
+    public internal(set) var calibration: ScannerCalibration?
     /// The building's radio, learned from its scanners on floor plans (docs/behaviour.md §20).
-    public private(set) var radio = RadioModel()
+    public internal(set) var radio = RadioModel()
     /// The scanners by their `Scanner.<id>.address`.
-    private var scannerAddresses: [BluetoothAddress: String] = [:]
+    var scannerAddresses: [BluetoothAddress: String] = [:]
     /// Each fleet device's next wake-up, earliest first; an entry is stale when the device's own
     /// ``scheduled`` differs.
     private var wakeups = DeadlineQueue<Int>()
-    private var scheduled: [Int64?]
+    var scheduled: [Int64?]
     /// The actions of one engine call, before they are named by their device (storage reused).
-    private var scratch: [EngineAction] = []
+    var scratch: [EngineAction] = []
 
     /// The table of a daemon whose own radio is `own` (not started: ``start(at:into:)``), with a
     /// fleet when `configuration` has one: fleet devices get their own engines on it, with the
@@ -222,7 +222,7 @@ public struct Devices {
     private var fleetIDs: [String] { ids.dropFirst().sorted() }
 
     /// What the daemon knows of device `id`, changed in place.
-    private subscript(known id: String) -> Device? {
+    subscript(known id: String) -> Device? {
         get { index[id].map { known[$0] } }
         set {
             guard let position = index[id], let newValue else { return }
@@ -387,119 +387,6 @@ public struct Devices {
         finish(0, into: &actions)
     }
 
-    /// With `Monitor.scanner`, what the own radio hears of an iBeacon that is not a hierarchy
-    /// beacon is that scanner's report of it (docs/behaviour.md §19); a hierarchy beacon stays the own radio's.
-    private func ownReport(_ advertisement: Advertisement) -> ScannerReport? {
-        guard let ownScanner, own.monitor.hierarchy.index(of: advertisement.beacon) == nil else { return nil }
-        return ScannerReports.report(advertisement, scanner: ownScanner)
-    }
-
-    /// "Scanner S heard tag T at RSSI r" at `arrival` (docs/behaviour.md §19): for T's engine, a sighting of the
-    /// location where S sits, at r plus S's offset, with T's measured power (the report's, else
-    /// -59). The tag is added on its first report. Returns why nothing happened, if so.
-    @discardableResult
-    public mutating func handle(_ report: ScannerReport, at arrival: Timestamp, into actions: inout [Action])
-        -> Refusal?
-    {
-        guard let configuration, let scanners = configuration.scanners, let tags else { return nil }
-        guard let scanner = scanners.scanner(report.scanner) else { return .unplacedScanner(report.scanner) }
-        self.scanners[scanner.id, default: ScannerHealth()].heard(at: arrival)
-        // Another scanner heard: a reading for the calibration, never a tag.
-        if let transmitter = transmitter(of: report, settings: scanners) {
-            let power = Double(report.power ?? TraceParser.defaultPower)
-            let fits = calibration?.fits
-            calibration?.heard(
-                receiver: scanner.id, transmitter: transmitter, level: report.rssi + scanner.rssiOffset - power)
-            if calibration?.fits != fits, !configuration.floors.isEmpty { learnRadio(configuration) }
-            return nil
-        }
-        guard let tag = tags.resolve(report) else { return .unknownTag }
-        guard settings.shard.owns(tag.id) else { return .otherShard }
-        // Every device's timers due before the report fire first (5.1: one at its instant after it).
-        wake(upTo: arrival.microseconds - 1, into: &actions)
-        if index[tag.id] == nil {
-            guard ids.count - 1 < settings.maxDevices else { return .tooManyDevices }
-            let declaration =
-                declared[tag.id] ?? DeviceDeclaration(id: tag.id, name: tag.declaration?.name ?? tag.id, line: 0)
-            add(
-                tag.id, Device(declaration: declaration, source: .scanners), state: KeptState(), isNew: true,
-                at: arrival, into: &actions)
-        }
-        guard let position = index[tag.id] else { return nil }
-        let rssi = (report.rssi + scanner.rssiOffset + (calibration?.correction(scanner.id) ?? 0)).rounded()
-        // The tag's own power: its iBeacon's or the node's `rssi@1m`, as the report says, else -59.
-        let power = report.power ?? TraceParser.defaultPower
-        let advertisement = Advertisement(
-            format: .ibeacon, beacon: scanner.beacon, power: power, rssi: Int8(max(-128, min(126, rssi))),
-            address: report.address)
-        known[position].sightedSinceRecord = true
-        if !configuration.floors.isEmpty { engines[position].setRadio(radio) }
-        engines[position].handle(.advertisement(advertisement), at: arrival, into: &scratch)
-        finish(position, into: &actions)
-        return nil
-    }
-
-    /// The radio fitted to what the scanners on a floor plan hear of each other at their known
-    /// distances through their known walls (docs/behaviour.md §20); the defaults until three pairs
-    /// are heard both ways.
-    mutating func learnRadio(_ configuration: Configuration) {
-        guard let calibration, let scanners = configuration.scanners else { return }
-        var points: [String: (area: Int32, map: FloorMap, point: PlanPoint, z: Double)] = [:]
-        for (area, map) in configuration.floors {
-            for placed in map.plan.scanners {
-                let locationID = configuration.hierarchy.beacons[Int(placed.location)].locationID
-                guard let scanner = scanners.scanners.first(where: { $0.locationID == locationID }) else { continue }
-                points[scanner.id] = (area, map, placed.point, placed.z)
-            }
-        }
-        var pairs: [RadioModel.Pair] = []
-        for pair in calibration.pairs {
-            guard let a = points[pair.a], let b = points[pair.b], a.area == b.area else { continue }
-            let flat = a.point.distance(to: b.point)
-            let distance = (flat * flat + (a.z - b.z) * (a.z - b.z)).squareRoot()
-            pairs.append(
-                RadioModel.Pair(
-                    distance: distance, walls: Double(a.map.walls(from: a.point, to: b.point)), level: pair.level))
-        }
-        radio = RadioModel.fit(pairs) ?? RadioModel()
-    }
-
-    /// The scanner a report is of, when it is of a placed scanner: ESPresense's `node:<id>`, or a
-    /// scanner's `Scanner.<id>.address`.
-    private func transmitter(of report: ScannerReport, settings: ScannerSettings) -> String? {
-        if report.tag.hasPrefix("node:"), let id = settings.scanner(String(report.tag.dropFirst(5)))?.id {
-            return id
-        }
-        guard !scannerAddresses.isEmpty else { return nil }
-        if let address = report.address, let id = scannerAddresses[address] { return id }
-        if case .mac(let address) = TagDirectory.identity(report.tag) { return scannerAddresses[address] }
-        return nil
-    }
-
-    /// The calibration of `settings` (what `old` heard kept) and the scanners by address.
-    private static func calibration(
-        for settings: ScannerSettings?, from old: ScannerCalibration?
-    ) -> (ScannerCalibration?, [BluetoothAddress: String]) {
-        guard let settings else { return (nil, [:]) }
-        let addresses = Dictionary(
-            settings.scanners.compactMap { scanner in scanner.address.map { ($0, scanner.id) } },
-            uniquingKeysWith: { first, _ in first })
-        guard settings.calibrate == .auto, settings.scanners.count > 1 else { return (nil, addresses) }
-        let ids = settings.scanners.map(\.id)
-        let anchored = Set(settings.scanners.filter(\.hasOffset).map(\.id))
-        return (
-            old?.reconfigured(scanners: ids, anchored: anchored)
-                ?? ScannerCalibration(scanners: ids, anchored: anchored), addresses
-        )
-    }
-
-    /// What scanner `id` says of itself (ESPresense's retained `rooms/<id>/status`): `online` or
-    /// `offline`. A scanner no `LocationScanner` places is ignored.
-    public mutating func scannerStatus(_ id: String, online: Bool) {
-        guard scanners[id] != nil else { return }
-        scanners[id]?.saysOffline = !online
-    }
-
     /// A reloaded configuration or a fetched rules document, for every fleet device: devices go
     /// on under it, and new devices start with it. The fleet's sources stay those of the start.
     private mutating func reconfigure(_ input: EngineInput, at time: Timestamp, into actions: inout [Action]) {
@@ -541,7 +428,7 @@ public struct Devices {
     }
 
     /// Fires the fleet devices' timers due at or before `time` (microseconds), earliest first.
-    private mutating func wake(upTo time: Int64, into actions: inout [Action]) {
+    mutating func wake(upTo time: Int64, into actions: inout [Action]) {
         while let (due, position) = wakeups.popDue(atOrBefore: time) {
             guard scheduled[position] == due else { continue }
             engines[position].advance(to: Timestamp(microseconds: due), into: &scratch)
@@ -591,218 +478,10 @@ public struct Devices {
         }
     }
 
-    // MARK: - Devices
-
-    /// The configuration device `id`'s engine runs under: the daemon's, with a phone's own
-    /// monitored waypoints taken off `Monitor.maxRegions` (docs/behaviour.md §15.1; at least 1 region is left).
-    func deviceConfiguration(_ id: String) -> Configuration? {
-        guard let configuration else { return nil }
-        if self[known: id]?.source == .scanners {
-            // A tag: its sightings are of its scanners' locations, at its own power, in one room
-            // at a time unless `Tags.rooms = heard` (docs/behaviour.md §19).
-            var tagged = configuration
-            tagged.monitor.powerFromSighting = true
-            // Scanners hear it all the time: ranging never waits for a window (docs/behaviour.md §6).
-            tagged.monitor.mode = .foreground
-            // ESPresense nodes report their own filtered estimates: not filtered again (19).
-            // A phone or watch (its address rotates) may stop advertising for a while (§19).
-            if case .irk? = tags?.declaration(id)?.identity { tagged.monitor.quietTransmitter = true }
-            if configuration.scanners?.reportsAreFiltered == true {
-                tagged.monitor.rssiFilter = .none
-                tagged.monitor.reportPeriod = ScannerSettings.espresenseReportPeriod
-            }
-            tagged.monitor.rooms =
-                configuration.scanners?.effectiveRooms == .heard
-                ? nil : (configuration.scanners?.effectiveRoomRule ?? RoomRule())
-            // Where the floors have plans, rooms follow from positions (docs/behaviour.md §20).
-            if configuration.scanners?.effectiveRooms == .position, !configuration.floors.isEmpty {
-                let confidence = configuration.floorPlan?.minConfidence ?? 0.6
-                var settings =
-                    configuration.scanners?.reportsAreFiltered == true
-                    ? .filteredReports(floors: configuration.floors, minConfidence: confidence)
-                    : PositionSettings(floors: configuration.floors, minConfidence: confidence)
-                if var tuning = configuration.scanners?.positionTuning {
-                    (tuning.floors, tuning.minConfidence) = (configuration.floors, confidence)
-                    settings = tuning
-                }
-                tagged.monitor.floorPlans = settings
-            }
-            // `Tags.exitTimeout`, `auto` unless a number (README decisions; docs/behaviour.md §19).
-            if let seconds = configuration.scanners?.exitTimeout {
-                tagged.monitor.exitTimeout = seconds
-                tagged.monitor.adaptiveExit = false
-            } else {
-                tagged.monitor.adaptiveExit = true
-            }
-            return tagged
-        }
-        guard let own = self[known: id]?.ownWaypoints, own > 0 else { return configuration }
-        var adjusted = configuration
-        adjusted.monitor.maxRegions = max(1, configuration.monitor.maxRegions - own)
-        return adjusted
-    }
-
-    /// The cap the daemon manages on device `id`'s phone.
-    public func cap(of id: String) -> Int {
-        deviceConfiguration(id)?.monitor.maxRegions ?? own.monitor.settings.maxRegions
-    }
-
-    private mutating func add(
-        _ id: String, _ device: Device, state: KeptState, isNew: Bool, at time: Timestamp,
-        into actions: inout [Action]
-    ) {
-        guard index[id] == nil, let configuration else { return }
-        let userid = device.declaration?.userid ?? id
-        let deviceIdentity = MonitorIdentity(session: identity.session, address: identity.address, userid: userid)
-        let position = ids.count
-        ids.append(id)
-        index[id] = position
-        known.append(device)
-        scheduled.append(nil)
-        var engine = Engine(
-            configuration: deviceConfiguration(id) ?? configuration, identity: deviceIdentity, kept: state,
-            rules: rules, ruleSettings: ruleSettings)
-        engine.start(at: time, into: &scratch)
-        // A start that only announces the set it resumed changes nothing to keep; one that exits
-        // a region whose sightings ran out meanwhile is kept (a second start must not exit it again).
-        let moved = scratch.contains {
-            if case .output(.transition) = $0 { true } else { false }
-        }
-        if !moved { known[position].recordedPresence = engine.monitor.presenceChanges }
-        engines.append(engine)
-        // A device new to the daemon is kept at once; a resumed one as it changes.
-        if isNew { record(id, into: &actions) }
-        finish(position, into: &actions)
-    }
-
-    private mutating func feed(
-        _ kind: FleetObservation.Kind, to id: String, at time: Timestamp, into actions: inout [Action]
-    ) {
-        switch kind {
-        case .sighting, .transition, .position, .waypoints, .waypointChanged:
-            if self[known: id]?.offline == true {
-                self[known: id]?.offline = false
-                // Back after its `lwt`: what it holds is asked again.
-                self[known: id]?.asked = false
-            }
-        case .offline: self[known: id]?.offline = true
-        case .hci: break
-        }
-        switch kind {
-        case .waypoints(let list):
-            takeWaypoints(list, of: id, at: time, into: &actions)
-            return
-        case .waypointChanged:
-            self[known: id]?.asked = false
-            return
-        case .sighting, .hci:
-            self[known: id]?.sightedSinceRecord = true
-        default:
-            break
-        }
-        guard let position = index[id] else { return }
-        switch kind {
-        case .sighting(let advertisement, let phone):
-            let input: EngineInput =
-                phone.map { .phoneSighting(advertisement, proximity: $0) } ?? .advertisement(advertisement)
-            engines[position].handle(input, at: time, into: &scratch)
-        case .hci(let event):
-            var decoder = AdvertisingReportDecoder()
-            decoder.decode(event: event) { advertisement in
-                engines[position].handle(.advertisement(advertisement), at: time, into: &scratch)
-            }
-        case .transition(let transition):
-            // By `rid`, else by `desc`; a region that is none of ours is the user's own.
-            guard let region = names.region(rid: transition.rid, desc: transition.desc) else { break }
-            engines[position].handle(.deviceTransition(region, entered: transition.entered), at: time, into: &scratch)
-        case .position(let fix):
-            engines[position].handle(.position(fix), at: time, into: &scratch)
-        case .offline, .waypoints, .waypointChanged:
-            break
-        }
-        finish(position, into: &actions)
-    }
-
-    /// The phone's answer to `action: waypoints`: its own monitored waypoints come off the cap
-    /// (docs/behaviour.md §15.1), and an answer that lacks what the daemon had sent says the phone does not
-    /// take its commands.
-    private mutating func takeWaypoints(
-        _ list: [PhoneWaypoint], of id: String, at time: Timestamp, into actions: inout [Action]
-    ) {
-        guard let device = self[known: id] else { return }
-        let own = list.filter { waypoint in
-            waypoint.monitored && !(waypoint.rid.map { names.isOurs(rid: $0) } ?? false)
-                && waypoint.name != Waypoints.legacyName
-        }.count
-        if let holding = device.askedHolding {
-            self[known: id]?.askedHolding = nil
-            let present = Set(list.compactMap(\.rid))
-            let missing = holding.filter { !present.contains(names.rid(of: $0)) }.count
-            if missing > 0, !device.refusalSaid {
-                self[known: id]?.refusalSaid = true
-                actions.append(
-                    .notice(
-                        device: id,
-                        "fleet: phone \(id) lacks \(missing) of the \(holding.count) regions beaconwatch sent it "
-                            + "(its answer to action waypoints): it does not take remote commands; in the OwnTracks "
-                            + "app turn on Settings > Remote configuration (and cmd), then reconnect it"))
-            }
-        }
-        guard own != device.ownWaypoints else { return }
-        let capBefore = cap(of: id)
-        self[known: id]?.ownWaypoints = own
-        record(id, into: &actions)
-        // A cap that stays (a first answer with none of its own: until then it was the whole cap,
-        // docs/behaviour.md §15.1) leaves the engine as it is: a restart would forget what the
-        // phone ranged, and the nearest would hand over on its next message as after a reload.
-        guard cap(of: id) != capBefore, let adjusted = deviceConfiguration(id) else {
-            flush(id, into: &actions)
-            return
-        }
-        // The engine's start under its new cap closes a step, which keeps the record.
-        handle(.reconfigure(adjusted, rules: rules, settings: ruleSettings), for: id, at: time, into: &actions)
-    }
-
-    /// Asks an OwnTracks phone for its waypoints when it was not since it came (docs/behaviour.md §15.1).
-    private mutating func askForWaypoints(_ id: String, into actions: inout [Action]) {
-        guard let device = self[known: id], device.source == .owntracks, !device.asked,
-            let topic = device.commandTopic
-        else { return }
-        self[known: id]?.asked = true
-        self[known: id]?.askedHolding = Set(device.waypoints)
-        actions.append(.command(device: id, topic: topic, payload: Waypoints.request))
-        flush(id, into: &actions)
-    }
-
-    /// Closes a step of device `id` with nothing of its engine in it, for what was added outside
-    /// one (a command, a record): they are kept and delivered with it.
-    private mutating func flush(_ id: String, into actions: inout [Action]) {
-        guard let position = index[id] else { return }
-        actions.append(.engine(device: id, .persist(EngineStep(whereabouts: engines[position].whereabouts()))))
-    }
-
-    /// Keeps what the daemon knows of device `id` (with its presence when `presence`).
-    private mutating func record(_ id: String, presence: Bool = false, into actions: inout [Action]) {
-        guard let position = index[id], let source = known[position].source else { return }
-        let device = known[position]
-        var snapshot: MonitorPresence?
-        if presence {
-            snapshot = engines[position].monitor.presence
-            known[position].recordedPresence = engines[position].monitor.presenceChanges
-            known[position].sightedSinceRecord = false
-        }
-        actions.append(
-            .record(
-                device: id,
-                Record(
-                    source: source, commandTopic: device.commandTopic, waypoints: device.waypoints,
-                    legacy: device.legacy, ownWaypoints: device.ownWaypoints, presence: snapshot)))
-    }
-
     /// Hands the actions of the device's engine call (in ``scratch``) on, named by the device,
     /// with the `setWaypoints` its monitored set calls for and what the daemon keeps of it before
     /// the step's persist, and schedules its next wake-up (a fleet device's).
-    private mutating func finish(_ position: Int, into actions: inout [Action]) {
+    mutating func finish(_ position: Int, into actions: inout [Action]) {
         defer { scratch.removeAll(keepingCapacity: true) }
         let id = ids[position]
         guard position > 0 else {

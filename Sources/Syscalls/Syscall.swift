@@ -18,6 +18,34 @@ public enum Syscall {
         }
     }
 
+    /// Runs `call` once (for calls that must not be repeated after `EINTR`: a `connect` goes on
+    /// in the background, a `bind` or `listen` is not interrupted); a negative result is a
+    /// ``SyscallError``.
+    @discardableResult
+    public static func once(_ operation: String, _ call: () -> Int) throws(SyscallError) -> Int {
+        let result = call()
+        guard result < 0 else { return result }
+        throw SyscallError(operation: operation, code: errno)
+    }
+
+    /// Closes `descriptor` once: Linux releases it even when `close` is interrupted, so a retry
+    /// could close a descriptor another thread has just been given.
+    public static func close(_ descriptor: Int32) {
+        guard descriptor >= 0 else { return }
+        _ = Glibc.close(descriptor)
+    }
+
+    /// What `fstat` says of the file open at `descriptor`; `nil` when it fails.
+    public static func status(_ descriptor: Int32) -> stat? {
+        var status = stat()
+        return (try? retrying("fstat") { Int(fstat(descriptor, &status)) }) != nil ? status : nil
+    }
+
+    /// Cuts the file open at `descriptor` to `length` bytes, through `EINTR`.
+    public static func truncate(_ descriptor: Int32, to length: Int64) throws(SyscallError) {
+        try retrying("ftruncate") { Int(ftruncate(descriptor, off_t(length))) }
+    }
+
     /// Waits until one of `descriptors` is readable (or in error), or `timeout` passes (`nil`:
     /// no limit); returns each descriptor's `revents` (all 0 when the time ran out).
     public static func waitReadable(_ descriptors: [Int32], timeout: Duration?) throws(SyscallError) -> [Int16] {

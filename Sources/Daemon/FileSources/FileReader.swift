@@ -33,8 +33,7 @@ struct FileReader: ~Copyable {
     }
 
     private static func regularSize(_ descriptor: Int32) -> Int? {
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        guard let status = Syscall.status(descriptor), status.st_mode & S_IFMT == S_IFREG else { return nil }
         return Int(status.st_size)
     }
 

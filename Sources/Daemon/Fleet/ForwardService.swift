@@ -29,7 +29,14 @@ public struct ForwardService: Service {
         self.logger = logger
     }
 
+    /// Loads the configuration and opens the database on a dedicated thread (both block), then
+    /// runs the broker connection and the forwarding; the database is closed on one too.
     public func run() async throws {
+        let prepared = try await onDedicatedThread { [self] in try prepare() }
+        try await prepared.run(logger: logger)
+    }
+
+    private func prepare() throws -> PreparedServices {
         let configuration = try Configuration.load(contentsOf: options.config, needsBuilding: false).get()
         for warning in configuration.warnings { logger.warning("\(warning)") }
         guard var settings = configuration.mqtt else {
@@ -38,15 +45,26 @@ public struct ForwardService: Service {
         }
         // A node publishes sightings and its status; the beacons' state is the fleet daemon's.
         settings.homeAssistant = false
-        let identity = MonitorIdentity.resolve(configuration.monitor)
-        let source = options.source ?? configuration.monitor.source
         let statePath = StateLocation.resolve(configured: configuration.stateDatabase)
         let store = try StateStore(path: statePath, keepDays: configuration.keepDays)
-        defer {
+        do {
+            return PreparedServices(
+                services: try services(
+                    configuration: configuration, settings: settings, store: store, statePath: statePath),
+                store: store, statePath: statePath)
+        } catch {
             if let problem = store.close() {
                 logger.warning("state database \(statePath) not closed cleanly: \(problem)")
             }
+            throw error
         }
+    }
+
+    private func services(
+        configuration: Configuration, settings: MQTTSettings, store: StateStore, statePath: String
+    ) throws -> [ServiceGroupConfiguration.ServiceConfiguration] {
+        let identity = MonitorIdentity.resolve(configuration.monitor)
+        let source = options.source ?? configuration.monitor.source
         let sink = try MQTTSink(settings: settings, userid: identity.userid, hierarchy: Hierarchy(), store: store)
         let topic = "\(settings.topic)/\(identity.userid)/sightings"
         logger.info(
@@ -67,17 +85,11 @@ public struct ForwardService: Service {
                 metadata: ["sightings": "\(summary.sightings)", "messages": "\(summary.messages)"])
         }
         let broker = MQTTService(sink: sink, endpoint: "\(settings.host):\(settings.port)", logger: logger)
-        var quiet = logger
-        quiet.logLevel = max(logger.logLevel, .notice)
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [
-                    .init(service: broker, successTerminationBehavior: .gracefullyShutdownGroup),
-                    .init(
-                        service: forwarding, successTerminationBehavior: .gracefullyShutdownGroup,
-                        failureTerminationBehavior: .gracefullyShutdownGroup),
-                ],
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: quiet))
-        try await group.run()
+        return [
+            .init(service: broker, successTerminationBehavior: .gracefullyShutdownGroup),
+            .init(
+                service: forwarding, successTerminationBehavior: .gracefullyShutdownGroup,
+                failureTerminationBehavior: .gracefullyShutdownGroup),
+        ]
     }
 }

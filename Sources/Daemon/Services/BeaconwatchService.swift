@@ -50,10 +50,18 @@ public struct BeaconwatchService: Service {
         self.timers = timers
     }
 
+    /// Loads the configuration, opens and migrates the database, recovers the `--events` journal
+    /// and fetches the rules on a dedicated thread (each blocks: files, SQLite, HTTP with a 30 s
+    /// timeout a source), then runs the services; the database is closed on one too.
     public func run() async throws {
-        let (config, noMqtt, active, realtime, skipBadLines, events) = (
-            options.config, options.noMQTT, options.active, options.realtime, options.skipBadLines, options.events
-        )
+        let prepared = try await onDedicatedThread { [self] in try prepare() }
+        try await prepared.run(logger: logger)
+    }
+
+    /// Everything that blocks before the services start; the database it opened is closed again
+    /// when it fails.
+    private func prepare() throws -> PreparedServices {
+        let (config, noMqtt) = (options.config, options.noMQTT)
         var configuration = try Configuration.load(contentsOf: config).get()
         for warning in configuration.warnings { logger.warning("\(warning)") }
         if !noMqtt, let problem = configuration.scannersWithoutBroker { throw problem }
@@ -66,12 +74,27 @@ public struct BeaconwatchService: Service {
         let source = options.source ?? configuration.monitor.source
         let statePath = StateLocation.resolve(configured: configuration.stateDatabase)
         let store = try StateStore(path: statePath, keepDays: configuration.keepDays)
-        // A clean stop leaves the database alone, without its -wal and -shm files (docs/behaviour.md §12).
-        defer {
+        do {
+            let services = try services(
+                configuration: configuration, identity: identity, source: source, store: store,
+                statePath: statePath)
+            return PreparedServices(services: services, store: store, statePath: statePath)
+        } catch {
             if let problem = store.close() {
                 logger.warning("state database \(statePath) not closed cleanly: \(problem)")
             }
+            throw error
         }
+    }
+
+    /// The daemon's services on an open database, in the order they start (they stop in reverse).
+    private func services(
+        configuration: Configuration, identity: MonitorIdentity, source: SourceSpec, store: StateStore,
+        statePath: String
+    ) throws -> [ServiceGroupConfiguration.ServiceConfiguration] {
+        let (config, noMqtt, active, realtime, skipBadLines, events) = (
+            options.config, options.noMQTT, options.active, options.realtime, options.skipBadLines, options.events
+        )
         // Completed from the journal first: what a crash left out goes before anything new.
         let eventsFile = try events.map {
             $0 == "-" ? EventsFile() : try EventsFile(path: $0, store: store) { logger.warning("\($0)") }
@@ -178,11 +201,7 @@ public struct BeaconwatchService: Service {
                 service: EngineService(control: control) { control in try job.run(control: control) },
                 successTerminationBehavior: .gracefullyShutdownGroup,
                 failureTerminationBehavior: .gracefullyShutdownGroup))
-        var quiet = logger
-        quiet.logLevel = max(logger.logLevel, .notice)
-        let group = ServiceGroup(
-            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: quiet))
-        try await group.run()
+        return services
     }
 
     /// `--web-listen`: an address (the token stays the configuration's), or empty for none.

@@ -60,8 +60,7 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
                 file: path, message: "cannot open for writing (\(error.reason)); give --events another file or -")
         }
         ownsDescriptor = true
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+        guard let status = Syscall.status(descriptor), (status.st_mode & S_IFMT) == S_IFREG else {
             journalName = nil  // a FIFO or a device: written, not journaled
             return
         }
@@ -72,15 +71,14 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
 
     deinit {
         write()
-        if ownsDescriptor { close(descriptor) }
+        if ownsDescriptor { Syscall.close(descriptor) }
     }
 
     public func journal(for outputs: [MonitorOutput], context: StepContext) -> [JournalLine] {
         // A commit's first lines go where the file ends now: it may have been truncated meanwhile
         // (logrotate's copytruncate).
         if journalName != nil, staged.isEmpty, buffer.isEmpty {
-            var status = stat()
-            if fstat(descriptor, &status) == 0 {
+            if let status = Syscall.status(descriptor) {
                 end = Int64(status.st_size)
                 written = end
             }
@@ -129,7 +127,7 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
                     "cannot write --events \(path) (\(error.reason)); its lines wait and go out once it can be written")
             }
             failing = true
-            _ = ftruncate(descriptor, off_t(written))
+            try? Syscall.truncate(descriptor, to: written)
             return
         }
         if failing {
@@ -165,7 +163,8 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
             let part = read(
                 at: cut.offset, count: Int(clamping: size.subtractingReportingOverflow(cut.offset).partialValue))
             consistent =
-                Array((cut.text + "\n").utf8).starts(with: part) && ftruncate(descriptor, off_t(cut.offset)) == 0
+                Array((cut.text + "\n").utf8).starts(with: part)
+                && (try? Syscall.truncate(descriptor, to: cut.offset)) != nil
         }
         let lost = rows.endIndex - missing
         guard consistent else {

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import Synchronization
+import Syscalls
 
 /// The web view and HTTP API as a service of the daemon's group (docs/behaviour.md §16): a
 /// Hummingbird server, a reading of the engines every second while advertisements or outputs come
@@ -142,15 +143,19 @@ public struct WebService: Service {
             return "cannot resolve \(settings.host): \(String(cString: gai_strerror(status)))"
         }
         defer { freeaddrinfo(list) }
-        let descriptor = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
-        guard descriptor >= 0 else { return String(cString: strerror(errno)) }
-        defer { close(descriptor) }
-        var yes: Int32 = 1
-        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        guard bind(descriptor, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
-            return String(cString: strerror(errno))
+        do throws(SyscallError) {
+            let descriptor = Int32(
+                try Syscall.once("socket") {
+                    Int(socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol))
+                })
+            defer { Syscall.close(descriptor) }
+            var yes: Int32 = 1
+            setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+            try Syscall.once("bind") { Int(bind(descriptor, first.pointee.ai_addr, first.pointee.ai_addrlen)) }
+            try Syscall.once("listen") { Int(listen(descriptor, 1)) }
+            return nil
+        } catch {
+            return error.reason
         }
-        guard listen(descriptor, 1) == 0 else { return String(cString: strerror(errno)) }
-        return nil
     }
 }

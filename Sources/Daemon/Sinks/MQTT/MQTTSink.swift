@@ -361,14 +361,19 @@ public final class MQTTSink: OutputSink {
         _ = await wait(within: unreachable ? min(timeout, .seconds(1)) : timeout) {
             $0.waiting == 0 && $0.retainedWaiting == 0
         }
-        client.shutdown()
-        // A clean disconnect: what the broker acknowledged is its own now.
-        let settled = state.withLock { shared -> [Int64] in
-            shared.outbox.confirmAll()
-            return shared.outbox.takeSettled(at: .max)
-        }
-        try? store.settle(settled)
-        return state.withLock { $0.outbox.waiting }
+        // Joining libmosquitto's thread (up to its own timeout) and the last write block: on a
+        // dedicated thread, off the cooperative pool.
+        return
+            (try? await onDedicatedThread { [self] in
+                client.shutdown()
+                // A clean disconnect: what the broker acknowledged is its own now.
+                let settled = state.withLock { shared -> [Int64] in
+                    shared.outbox.confirmAll()
+                    return shared.outbox.takeSettled(at: .max)
+                }
+                try? store.settle(settled)
+                return state.withLock { $0.outbox.waiting }
+            }) ?? 0
     }
 }
 
