@@ -8,6 +8,21 @@ import Rules
 /// The fleet's devices (docs/behaviour.md §15): adding one, feeding it its observations, the
 /// waypoints a phone is told to monitor, and what the daemon keeps of each.
 extension Devices {
+    /// The position settings of `configuration`'s tags: `nil` unless its floors have plans and
+    /// its tags' rooms are `position`.
+    static func positionSettings(for configuration: Configuration?) -> PositionSettings? {
+        guard let configuration, configuration.scanners?.effectiveRooms == .position, !configuration.floors.isEmpty
+        else { return nil }
+        let confidence = configuration.floorPlan?.minConfidence ?? 0.6
+        if var tuning = configuration.scanners?.positionTuning {
+            (tuning.floors, tuning.minConfidence) = (configuration.floors, confidence)
+            return tuning
+        }
+        return configuration.scanners?.reportsAreFiltered == true
+            ? .filteredReports(floors: configuration.floors, minConfidence: confidence)
+            : PositionSettings(floors: configuration.floors, minConfidence: confidence)
+    }
+
     /// The configuration device `id`'s engine runs under: the daemon's, with a phone's own
     /// monitored waypoints taken off `Monitor.maxRegions` (docs/behaviour.md §15.1; at least 1 region is left).
     func deviceConfiguration(_ id: String) -> Configuration? {
@@ -30,18 +45,7 @@ extension Devices {
                 configuration.scanners?.effectiveRooms == .heard
                 ? nil : (configuration.scanners?.effectiveRoomRule ?? RoomRule())
             // Where the floors have plans, rooms follow from positions (docs/behaviour.md §20).
-            if configuration.scanners?.effectiveRooms == .position, !configuration.floors.isEmpty {
-                let confidence = configuration.floorPlan?.minConfidence ?? 0.6
-                var settings =
-                    configuration.scanners?.reportsAreFiltered == true
-                    ? .filteredReports(floors: configuration.floors, minConfidence: confidence)
-                    : PositionSettings(floors: configuration.floors, minConfidence: confidence)
-                if var tuning = configuration.scanners?.positionTuning {
-                    (tuning.floors, tuning.minConfidence) = (configuration.floors, confidence)
-                    settings = tuning
-                }
-                tagged.monitor.floorPlans = settings
-            }
+            if let positionSettings { tagged.monitor.floorPlans = positionSettings }
             // `Tags.exitTimeout`, `auto` unless a number (README decisions; docs/behaviour.md §19).
             if let seconds = configuration.scanners?.exitTimeout {
                 tagged.monitor.exitTimeout = seconds

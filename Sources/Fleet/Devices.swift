@@ -116,7 +116,12 @@ public struct Devices {
     public static let ownID = ""
 
     /// The configuration fleet devices run under; `nil` when the daemon has no fleet (a file run).
-    public private(set) var configuration: Configuration?
+    public private(set) var configuration: Configuration? {
+        didSet { positionSettings = Self.positionSettings(for: configuration) }
+    }
+    /// The position estimator's settings every tag on a floor plan shares (docs/behaviour.md §20):
+    /// made once a configuration, not once a tag (its likelihood tables are 15 KiB).
+    var positionSettings: PositionSettings?
     public private(set) var settings: FleetSettings
     let identity: MonitorIdentity
     private(set) var rules: [RuleRegion]?
@@ -161,6 +166,7 @@ public struct Devices {
         ruleSettings: RuleSettings = RuleSettings(), kept: [String: Kept] = [:]
     ) {
         self.configuration = configuration?.fleet == nil && configuration?.scanners == nil ? nil : configuration
+        positionSettings = Self.positionSettings(for: self.configuration)
         self.settings = configuration?.fleet ?? FleetSettings()
         self.identity = own.monitor.identity
         self.rules = rules
