@@ -93,14 +93,15 @@ public struct Monitor: Sendable {
     var timers = DeadlineQueue<Deadline>()
     var timerGeneration: UInt32 = 0
 
-    var started = false
+    /// Where the monitor is in its life: before ``start(at:into:)``, running, or in the step in
+    /// which a restart's grace fires (restored beacons not heard since may go `off` in it).
+    var life = Lifecycle.new
     /// The regions a reload found inside, taken into ``tracked`` at ``start(at:)``.
     var carriedInside: [RegionRef: RegionState] = [:]
     var now: Int64 = 0
     var windowEnd: Int64 = .min
     /// Beacons restored as not `off` and not reported since the start: `off` waits for the grace.
     var restoredPending: Set<Int32> = []
-    var graceFiring = false
     /// The candidate region of the latest sighting, for the scan-assisted replacement.
     var sightedCandidate: RegionRef?
 
@@ -224,8 +225,8 @@ public struct Monitor: Sendable {
     /// Starts the clock at `time`: emits the first `monitoring` output. The other entry points
     /// start the monitor at their time when this was not called.
     public mutating func start(at time: Timestamp, into outputs: inout [MonitorOutput]) {
-        guard !started else { return }
-        started = true
+        guard life == .new else { return }
+        life = .running
         now = time.microseconds
         // A reload's regions that were inside stay so (``init(reloading:hierarchy:settings:identity:restored:restoredNearest:)``).
         tracked = carriedInside
@@ -262,7 +263,7 @@ public struct Monitor: Sendable {
 
     /// Fires every deadline up to and including `time`, each at its own instant.
     public mutating func advance(to time: Timestamp, into outputs: inout [MonitorOutput]) {
-        if !started { start(at: time, into: &outputs) }
+        if life == .new { start(at: time, into: &outputs) }
         let target = time.microseconds
         while let due = timers.nextDue, due <= target {
             now = due
@@ -274,7 +275,7 @@ public struct Monitor: Sendable {
                 case .off(let beacon):
                     checkOff(beacon)
                 case .grace:
-                    graceFiring = true
+                    life = .graceFiring
                     recheckAll = true
                 case .areaHold:
                     policyDirty = true
@@ -301,7 +302,7 @@ public struct Monitor: Sendable {
         at time: Timestamp,
         into outputs: inout [MonitorOutput]
     ) -> Bool {
-        if !started { start(at: time, into: &outputs) }
+        if life == .new { start(at: time, into: &outputs) }
         advance(to: Timestamp(microseconds: time.microseconds - 1), into: &outputs)
         now = max(now, time.microseconds)
         defer { advance(to: time, into: &outputs) }
@@ -475,4 +476,14 @@ enum Deadline: Sendable {
     case grace
     /// The end of ``Monitor/areaHoldUntil``: no Zone followed the device's Area.
     case areaHold
+}
+
+/// A monitor's life (``Monitor/life``).
+enum Lifecycle: Sendable, Hashable {
+    /// Made, not started: the first entry point starts it at its time.
+    case new
+    case running
+    /// A restart's grace fired in this step: beacons restored as heard and not heard since go
+    /// `off` now (docs/behaviour.md §12); the step's ranging report ends it.
+    case graceFiring
 }

@@ -116,7 +116,7 @@ extension Monitor {
     /// those the sightings no longer hold exit at the start. Regions and beacons this hierarchy
     /// does not have are left out.
     public mutating func resume(_ presence: MonitorPresence) {
-        guard !started else { return }
+        guard life == .new else { return }
         for (id, time) in presence.sightings {
             guard let index = hierarchy.index(ofLocation: id) else { continue }
             beaconLast[index] = time

@@ -34,7 +34,7 @@ extension Monitor {
         let sighted = lastRanged
         lastRanged = -1
         var next = nearest
-        if next >= 0, strength(next) == nil, sighted >= 0 || graceFiring || !restoredPending.contains(next) {
+        if next >= 0, strength(next) == nil, sighted >= 0 || life == .graceFiring || !restoredPending.contains(next) {
             next = -1
         }
         if next < 0 {

@@ -165,8 +165,8 @@ extension Monitor {
         dirty.removeAll(keepingCapacity: true)
         recheckAll = false
         updateNearest(into: &outputs)
-        if graceFiring {
-            graceFiring = false
+        if life == .graceFiring {
+            life = .running
             restoredPending.removeAll()
         }
     }
@@ -193,8 +193,8 @@ extension Monitor {
         let value = mode == .foreground || insideMonitoredRegion(beacon) ? proximity[index] : .off
         guard value != reported[index] else { return }
         let restoring = restoredPending.contains(beacon)
-        if restoring && value == .off && !graceFiring { return }
-        guard mode == .foreground || now < windowEnd || (graceFiring && restoring) else { return }
+        if restoring && value == .off && life != .graceFiring { return }
+        guard mode == .foreground || now < windowEnd || (life == .graceFiring && restoring) else { return }
         reported[index] = value
         if restoring { restoredPending.remove(beacon) }
         outputs.append(.location(Timestamp(microseconds: now), event(beacon, value)))
