@@ -18,8 +18,8 @@ extension Monitor {
         for index in limits.indices { limits[index].at = limits[index].at.shifted(by: delta) }
         phoneSeen = phoneSeen.mapValues { $0.shifted(by: delta) }
         phoneAreaSeen = phoneAreaSeen.mapValues { $0.shifted(by: delta) }
-        roomSince = roomSince.shifted(by: delta)
-        if let change = roomChange { roomChange?.at = change.at.adding(microseconds: delta) }
+        rooms.since = rooms.since.shifted(by: delta)
+        if let change = roomChange { rooms.change?.at = change.at.adding(microseconds: delta) }
         tracked = tracked.mapValues { state in
             var moved = state
             moved.enteredAt = state.enteredAt.shifted(by: delta)

@@ -50,9 +50,9 @@ extension Monitor {
             timers.schedule(.areaHold, at: until)
         }
         if settings.rooms != nil, let previousRoom = previous.currentRoom, let ref = reference(to: previousRoom) {
-            room = ref.index
-            roomSince = previous.roomSince
-            roomChange = previous.roomChange
+            rooms.zone = ref.index
+            rooms.since = previous.rooms.since
+            rooms.change = previous.rooms.change
         }
         currentAreaIndex = previous.currentArea.flatMap { reference(to: $0) }
             .flatMap { carriedInside[$0] != nil ? Int($0.index) : nil }

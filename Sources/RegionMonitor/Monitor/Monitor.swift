@@ -30,9 +30,6 @@ public struct Monitor: Sendable {
     /// stops advertising for a while (iOS's transmit outages) is silent on every path at once, which
     /// the paths' own models, each losing on its own, cannot tell from having left.
     var transmitterSilence = SilenceModel()
-    /// Under `auto` with rooms, each scanner's silence its path made plausible at its last
-    /// sighting (``RoomRule/graceConfidence``), seconds; 0 until known.
-    var roomGrace: [Double]
     /// Under ``MonitorSettings/rooms``: the tag's last sighting by any scanner, the time (µs) it
     /// has been silent everywhere beyond ``RoomRule/grace`` in all, and that total at each
     /// scanner's last sighting. A scanner's level ages only while the tag is heard elsewhere: a
@@ -121,15 +118,11 @@ public struct Monitor: Sendable {
     var lastRanged: Int32 = -1
     let nearestMargin: Double
 
-    /// Under ``MonitorSettings/rooms``: the tag's room (a Zone index), -1 for none, since when, and
-    /// the evidence of its last change.
-    var room: Int32 = -1
-    var roomSince: Int64 = .min
-    /// The present room's contest with the best other one (``RoomRule``).
-    var roomContest = RoomRule.Contest()
-    public internal(set) var roomChange: RoomChange?
-    /// Under ``MonitorSettings/position``: where the tag is on its floor (§20).
-    public internal(set) var position = PositionState()
+    /// Under ``MonitorSettings/rooms``: the tag's room, why it last changed, and where the tag is
+    /// on its floor (§19, §20); only the room rules write it.
+    public internal(set) var rooms: RoomState
+    /// Why the tag's room last changed.
+    public var roomChange: RoomChange? { rooms.change }
 
     public internal(set) var currentAreaIndex: Int?
     public internal(set) var currentZoneIndex: Int?
@@ -170,7 +163,8 @@ public struct Monitor: Sendable {
         watched = Array(repeating: false, count: beacons)
         heardStrength = Array(repeating: -.infinity, count: beacons)
         silence = settings.adaptiveExit ? Array(repeating: SilenceModel(), count: beacons) : []
-        roomGrace = settings.adaptiveExit && settings.rooms != nil ? Array(repeating: 0, count: beacons) : []
+        rooms = RoomState(
+            grace: settings.adaptiveExit && settings.rooms != nil ? Array(repeating: 0, count: beacons) : [])
         quietAt = settings.rooms != nil ? Array(repeating: 0, count: beacons) : []
         limits =
             settings.adaptiveExit

@@ -106,8 +106,8 @@ extension Monitor {
         }
         if isAreaHeld || isAreaRanged, let area = monitoredArea { desiredInside.insert(RegionRef(.area, area)) }
         // A tag on a floor plan in no room is in its Area while heard there (§20).
-        if position.area >= 0, isPresent(RegionRef(.area, position.area)) {
-            desiredInside.insert(RegionRef(.area, position.area))
+        if rooms.position.area >= 0, isPresent(RegionRef(.area, rooms.position.area)) {
+            desiredInside.insert(RegionRef(.area, rooms.position.area))
         }
         for ref in desiredInside {
             var ancestor = parent(of: ref)

@@ -163,8 +163,8 @@ extension Monitor {
             let (zone, since) = presence.inside.filter({ $0.key.kind == .zone }).min(by: { $0.key < $1.key }),
             let ref = reference(to: zone)
         {
-            room = ref.index
-            roomSince = since
+            rooms.zone = ref.index
+            rooms.since = since
         }
     }
 }

@@ -70,8 +70,8 @@ extension Monitor {
                     transmitterSilence.sighted(at: now)
                 }
             }
-            if index < roomGrace.count, let rule = settings.rooms {
-                roomGrace[index] = plausibleSilence(index, rule: rule)
+            if index < rooms.grace.count, let rule = settings.rooms {
+                rooms.grace[index] = plausibleSilence(index, rule: rule)
             }
         }
         if !restoredPending.isEmpty { restoredPending.remove(beacon) }

@@ -45,8 +45,8 @@ public struct PositionReport: Sendable, Hashable {
 extension Monitor {
     /// The radio the tag's position is read with.
     public var radio: RadioModel {
-        get { position.radio }
-        set { position.radio = newValue }
+        get { rooms.position.radio }
+        set { rooms.position.radio = newValue }
     }
 
     /// The probability of each room of the tag's floor, highest first, with the share outside
@@ -70,8 +70,8 @@ extension Monitor {
 
     /// The filter of the floor the tag is on: its room's, else the Area it is in without one.
     var currentFilter: (Int32, PositionFilter)? {
-        let area = room >= 0 ? hierarchy.areaOfZone[Int(room)] : position.area
-        guard area >= 0, let filter = position.filters[area] else { return nil }
+        let area = rooms.zone >= 0 ? hierarchy.areaOfZone[Int(rooms.zone)] : rooms.position.area
+        guard area >= 0, let filter = rooms.position.filters[area] else { return nil }
         return (area, filter)
     }
 
@@ -92,21 +92,21 @@ extension Monitor {
             let slot = map.scannerSlot[beacon]
         else { return }
         dropRoomAfterSilence(into: &outputs)
-        if position.area >= 0, position.area != area,
-            !(exitDeadline(RegionRef(.area, position.area)).map { now < $0 } ?? false)
+        if rooms.position.area >= 0, rooms.position.area != area,
+            !(exitDeadline(RegionRef(.area, rooms.position.area)).map { now < $0 } ?? false)
         {
-            position.area = -1
+            rooms.position.area = -1
         }
         // In place: a copy would copy every cell's probability at every report.
-        let radio = position.radio
-        position.filters[area, default: PositionFilter(map: map)].observe(
+        let radio = rooms.position.radio
+        rooms.position.filters[area, default: PositionFilter(map: map)].observe(
             slot: slot, level: level, at: now, map: map, radio: radio, settings: settings)
-        guard let filter = position.filters[area] else { return }
+        guard let filter = rooms.position.filters[area] else { return }
         // The most probable room of this floor.
         var best = -1
         for index in filter.rooms.indices where best < 0 || filter.rooms[index] > filter.rooms[best] { best = index }
         let confidence = best >= 0 ? Double(filter.rooms[best]) : 0
-        let current = room
+        let current = rooms.zone
         var target: Int32? = current >= 0 ? current : nil
         // One scanner alone cannot place a tag in a room (a ring around it may cross a wall).
         let corroborated =
@@ -131,7 +131,7 @@ extension Monitor {
         } else if current >= 0, hierarchy.areaOfZone[Int(current)] == area {
             target = nil  // its room has no polygon on this floor: no longer placed there
         }
-        if target != (current >= 0 ? current : nil) || (target == nil && position.area != area) {
+        if target != (current >= 0 ? current : nil) || (target == nil && rooms.position.area != area) {
             let previous = current >= 0 ? map.roomSlot(ofZone: current).map { Double(filter.rooms[$0]) } : nil
             moveRoom(
                 to: target, area: area, scanner: beacon,
@@ -140,13 +140,13 @@ extension Monitor {
         }
         // The report keeps the tag's room, or its Area, inside.
         areaLast[Int(area)] = now
-        if room >= 0, hierarchy.areaOfZone[Int(room)] == area {
-            let held = hierarchy.zones[Int(room)].beacons[0]
+        if rooms.zone >= 0, hierarchy.areaOfZone[Int(rooms.zone)] == area {
+            let held = hierarchy.zones[Int(rooms.zone)].beacons[0]
             beaconLast[Int(held)] = now
-            zoneLast[Int(room)] = now
-            enterAncestors(of: held, zone: room, area: area, into: &outputs)
-        } else if room < 0 {
-            position.area = area
+            zoneLast[Int(rooms.zone)] = now
+            enterAncestors(of: held, zone: rooms.zone, area: area, into: &outputs)
+        } else if rooms.zone < 0 {
+            rooms.position.area = area
             armPositionHold()
             reconcileAll(into: &outputs)
         }
@@ -157,18 +157,19 @@ extension Monitor {
     /// A look at the exit of the Area the tag is in without a room: one pending at a time, moved
     /// on when it fires early (``positionHoldFired()``), not one per report.
     mutating func armPositionHold() {
-        guard position.area >= 0, let deadline = exitDeadline(RegionRef(.area, position.area)), deadline > now
+        guard rooms.position.area >= 0, let deadline = exitDeadline(RegionRef(.area, rooms.position.area)),
+            deadline > now
         else { return }
         let due = nextLook(deadline)
-        guard position.holdDue < now || due < position.holdDue else { return }
-        position.holdDue = due
+        guard rooms.position.holdDue < now || due < rooms.position.holdDue else { return }
+        rooms.position.holdDue = due
         timers.schedule(.areaHold, at: due)
     }
 
     /// The look fired: the Area exits now if its deadline passed, else the look moves to it.
     mutating func positionHoldFired() {
-        guard position.area >= 0, now >= position.holdDue else { return }
-        position.holdDue = .min
+        guard rooms.position.area >= 0, now >= rooms.position.holdDue else { return }
+        rooms.position.holdDue = .min
         armPositionHold()
     }
 
@@ -177,21 +178,22 @@ extension Monitor {
     /// ``PositionSettings/drift``, a second at most. Whether it has won.
     @discardableResult
     mutating func contest(_ challenger: Int32?, lead: Double, settings: PositionSettings) -> Bool {
-        let (elapsed, overflow) = now.subtractingReportingOverflow(position.contestAt)
-        let seconds = position.contestAt == .min || overflow || elapsed < 0 ? 0 : min(1, Double(elapsed) / 1_000_000)
-        position.contestAt = now
+        let (elapsed, overflow) = now.subtractingReportingOverflow(rooms.position.contestAt)
+        let seconds =
+            rooms.position.contestAt == .min || overflow || elapsed < 0 ? 0 : min(1, Double(elapsed) / 1_000_000)
+        rooms.position.contestAt = now
         guard let challenger else {
-            position.score = max(0, position.score - settings.threshold * seconds / 4)
+            rooms.position.score = max(0, rooms.position.score - settings.threshold * seconds / 4)
             return false
         }
-        if challenger != position.challenger {
-            position.challenger = challenger
-            position.score = 0
+        if challenger != rooms.position.challenger {
+            rooms.position.challenger = challenger
+            rooms.position.score = 0
         }
-        position.score = max(0, position.score + (lead - settings.drift) * seconds)
-        guard position.score >= settings.threshold else { return false }
-        position.score = 0
-        position.challenger = -2
+        rooms.position.score = max(0, rooms.position.score + (lead - settings.drift) * seconds)
+        guard rooms.position.score >= settings.threshold else { return false }
+        rooms.position.score = 0
+        rooms.position.challenger = -2
         return true
     }
 
@@ -200,22 +202,22 @@ extension Monitor {
         to target: Int32?, area: Int32, scanner: Int32, probability: Double, previous: Double?,
         into outputs: inout [MonitorOutput]
     ) {
-        let from = room >= 0 ? hierarchy.zones[Int(room)].region : nil
-        if room >= 0 {
-            let oldArea = hierarchy.areaOfZone[Int(room)]
-            zoneLast[Int(room)] = Self.never
-            for old in hierarchy.zones[Int(room)].beacons { beaconLast[Int(old)] = Self.never }
+        let from = rooms.zone >= 0 ? hierarchy.zones[Int(rooms.zone)].region : nil
+        if rooms.zone >= 0 {
+            let oldArea = hierarchy.areaOfZone[Int(rooms.zone)]
+            zoneLast[Int(rooms.zone)] = Self.never
+            for old in hierarchy.zones[Int(rooms.zone)].beacons { beaconLast[Int(old)] = Self.never }
             if oldArea != area { areaLast[Int(oldArea)] = Self.never }
         }
-        roomSince = now
+        rooms.since = now
         presenceChanges &+= 1
         if let target {
-            roomChange = RoomChange(
+            rooms.change = RoomChange(
                 from: from, to: hierarchy.zones[Int(target)].region, at: Timestamp(microseconds: now),
                 scanner: hierarchy.beacons[Int(scanner)].locationID, evidence: heardStrength[Int(scanner)],
                 previous: nil, probability: probability, previousProbability: previous)
-            room = target
-            position.area = -1
+            rooms.zone = target
+            rooms.position.area = -1
             let held = hierarchy.zones[Int(target)].beacons[0]
             beaconLast[Int(held)] = now
             zoneLast[Int(target)] = now
@@ -224,13 +226,13 @@ extension Monitor {
             enterAncestors(of: held, zone: target, area: area, into: &outputs)
         } else {
             if let from {
-                roomChange = RoomChange(
+                rooms.change = RoomChange(
                     from: from, to: nil, at: Timestamp(microseconds: now),
                     scanner: hierarchy.beacons[Int(scanner)].locationID, evidence: heardStrength[Int(scanner)],
                     previous: nil, probability: probability, previousProbability: previous)
             }
-            room = -1
-            position.area = area
+            rooms.zone = -1
+            rooms.position.area = area
             areaLast[Int(area)] = now
             reconcileAll(into: &outputs)
         }
@@ -240,13 +242,13 @@ extension Monitor {
     /// fired yet (each is looked at on its own clock): they exit now, before any room is entered,
     /// so that it is never in two rooms at once (§19).
     mutating func dropRoomAfterSilence(into outputs: inout [MonitorOutput]) {
-        guard room >= 0 else { return }
-        let roomArea = RegionRef(.area, hierarchy.areaOfZone[Int(room)])
+        guard rooms.zone >= 0 else { return }
+        let roomArea = RegionRef(.area, hierarchy.areaOfZone[Int(rooms.zone)])
         guard !(exitDeadline(roomArea).map { now < $0 } ?? false) else { return }
-        zoneLast[Int(room)] = Self.never
-        for old in hierarchy.zones[Int(room)].beacons { beaconLast[Int(old)] = Self.never }
+        zoneLast[Int(rooms.zone)] = Self.never
+        for old in hierarchy.zones[Int(rooms.zone)].beacons { beaconLast[Int(old)] = Self.never }
         areaLast[Int(roomArea.index)] = Self.never
-        room = -1
+        rooms.zone = -1
         reconcileAll(into: &outputs)
     }
 
@@ -255,14 +257,16 @@ extension Monitor {
     mutating func reportPosition(
         area: Int32, filter: PositionFilter, map: FloorMap, into outputs: inout [MonitorOutput]
     ) {
-        let roomNow = room >= 0 && hierarchy.areaOfZone[Int(room)] == area ? room : -1
-        let changed = roomNow != position.reportedRoom
-        guard changed || position.reportedAt == .min || now &- position.reportedAt >= 1_000_000 else { return }
+        let roomNow = rooms.zone >= 0 && hierarchy.areaOfZone[Int(rooms.zone)] == area ? rooms.zone : -1
+        let changed = roomNow != rooms.position.reportedRoom
+        guard changed || rooms.position.reportedAt == .min || now &- rooms.position.reportedAt >= 1_000_000 else {
+            return
+        }
         let (point, error) = filter.estimate(map: map)
-        if !changed, let last = position.reportedPoint, last.distance(to: point) < 0.5 { return }
-        position.reportedAt = now
-        position.reportedPoint = point
-        position.reportedRoom = roomNow
+        if !changed, let last = rooms.position.reportedPoint, last.distance(to: point) < 0.5 { return }
+        rooms.position.reportedAt = now
+        rooms.position.reportedPoint = point
+        rooms.position.reportedRoom = roomNow
         var confidence = 0.0
         if roomNow >= 0, let slot = map.roomSlot(ofZone: roomNow) {
             confidence = Double(filter.rooms[slot])

@@ -59,14 +59,14 @@ public struct RoomChange: Sendable, Hashable {
 
 extension Monitor {
     /// The tag's room, if it is in one.
-    public var currentRoom: Region? { room < 0 ? nil : hierarchy.zones[Int(room)].region }
+    public var currentRoom: Region? { rooms.zone < 0 ? nil : hierarchy.zones[Int(rooms.zone)].region }
 
     /// The tag's room while it is inside it (``currentRoom`` is the last one, also after it left):
     /// its Zone inside, or its Area when the Zone is not monitored.
     public var presentRoom: Region? {
-        guard room >= 0 else { return nil }
-        if let state = tracked[RegionRef(.zone, room)] { return state.inside ? currentRoom : nil }
-        return tracked[RegionRef(.area, hierarchy.areaOfZone[Int(room)])]?.inside == true ? currentRoom : nil
+        guard rooms.zone >= 0 else { return nil }
+        if let state = tracked[RegionRef(.zone, rooms.zone)] { return state.inside ? currentRoom : nil }
+        return tracked[RegionRef(.area, hierarchy.areaOfZone[Int(rooms.zone)])]?.inside == true ? currentRoom : nil
     }
 
     /// The evidence for room `zone`: its best scanner's level, less ``RoomRule/staleness`` dB for
@@ -99,11 +99,11 @@ extension Monitor {
     /// How long scanner `index`'s level holds after its last report: ``RoomRule/grace``, or under
     /// an adaptive exit the silence its own path makes plausible at ``RoomRule/graceConfidence``
     /// when longer (a path that loses advertisements in runs of several seconds does not give a
-    /// still tag away at every run), at most ``RoomRule/fresh``: ``roomGrace``, worked out at the
+    /// still tag away at every run), at most ``RoomRule/fresh``: ``RoomState/grace``, worked out at the
     /// scanner's last report (``plausibleSilence(_:rule:)``).
     func grace(of index: Int, rule: RoomRule) -> Double {
-        guard rule.graceConfidence != nil, index < roomGrace.count else { return rule.grace }
-        return max(rule.grace, roomGrace[index])
+        guard rule.graceConfidence != nil, index < rooms.grace.count else { return rule.grace }
+        return max(rule.grace, rooms.grace[index])
     }
 
     /// Seconds of silence after its last sighting that scanner `index`'s own path makes plausible
@@ -157,14 +157,14 @@ extension Monitor {
         _ beacon: Int32, zone: Int32, area: Int32, rule: RoomRule, into outputs: inout [MonitorOutput]
     ) {
         dropRoomAfterSilence(into: &outputs)
-        var current = room
+        var current = rooms.zone
         if current < 0 {
-            roomChange = RoomChange(
+            rooms.change = RoomChange(
                 from: nil, to: hierarchy.zones[Int(zone)].region, at: Timestamp(microseconds: now),
                 scanner: hierarchy.beacons[Int(beacon)].locationID, evidence: heardStrength[Int(beacon)])
             current = zone
-            roomSince = now
-            roomContest = RoomRule.Contest()
+            rooms.since = now
+            rooms.contest = RoomRule.Contest()
         } else {
             // The best other room contests the present one at every report.
             if let (candidateZone, scanner) = bestOtherRoom(than: current, rule: rule),
@@ -174,9 +174,9 @@ extension Monitor {
                 let counts = zone == current || zone == candidateZone
                 let wins = rule.wins(
                     candidateZone, lead: present.map { candidate - $0 }, counts: counts,
-                    weight: readingWeight(Int(beacon)), contest: &roomContest)
+                    weight: readingWeight(Int(beacon)), contest: &rooms.contest)
                 if wins {
-                    roomChange = RoomChange(
+                    rooms.change = RoomChange(
                         from: hierarchy.zones[Int(current)].region, to: hierarchy.zones[Int(candidateZone)].region,
                         at: Timestamp(microseconds: now), scanner: hierarchy.beacons[Int(scanner)].locationID,
                         evidence: candidate, previous: present)
@@ -186,9 +186,9 @@ extension Monitor {
                     for old in hierarchy.zones[Int(current)].beacons { beaconLast[Int(old)] = Self.never }
                     if oldArea != newArea { areaLast[Int(oldArea)] = Self.never }
                     current = candidateZone
-                    roomSince = now
-                    room = current
-                    roomContest = RoomRule.Contest()
+                    rooms.since = now
+                    rooms.zone = current
+                    rooms.contest = RoomRule.Contest()
                     presenceChanges &+= 1
                     // The new room is inside from now (its evidence is fresh), before the old one
                     // exits: an Area both are in stays inside.
@@ -200,7 +200,7 @@ extension Monitor {
                 }
             }
         }
-        room = current
+        rooms.zone = current
         let index = Int(beacon)
         if zone == current {
             beaconLast[index] = now
