@@ -7,10 +7,11 @@ extension Monitor {
     /// the entered Area, and the scan-assisted replacement, each followed by the state
     /// determination of the newly monitored regions.
     mutating func applyPolicy(into outputs: inout [MonitorOutput]) {
-        guard case .hierarchical = plan, policyDirty else { return }
-        policyDirty = false
+        guard case .hierarchical = plan, monitoring.dirty else { return }
+        monitoring.dirty = false
         for _ in 0..<4 {
-            if monitoredMode == .areas, let entered = monitored.first(where: { tracked[$0]?.inside == true }) {
+            if monitoring.mode == .areas, let entered = monitoring.regions.first(where: { tracked[$0]?.inside == true })
+            {
                 let zones = hierarchy.areas[Int(entered.index)].zones
                 // The device said it is in the Area; it will say which Zone once it monitors them.
                 if held.contains(entered) {
@@ -19,16 +20,16 @@ extension Monitor {
                 }
                 applyMonitoring(
                     mostRecent(zones.map { RegionRef(.zone, $0) }), mode: .zones, area: entered.index, into: &outputs)
-            } else if monitoredMode == .zones, !monitored.contains(where: { tracked[$0]?.inside == true }),
+            } else if monitoring.mode == .zones, !monitoring.regions.contains(where: { tracked[$0]?.inside == true }),
                 !isAreaHeld, !isAreaRanged
             {
                 applyMonitoring(mostRecentAreas(), mode: .areas, area: nil, into: &outputs)
-            } else if let candidate = sightedCandidate, tracked[candidate]?.monitored != true {
-                sightedCandidate = nil
-                let regions = policy.admit(candidate, to: monitored, lastSighting: last)
-                applyMonitoring(regions, mode: monitoredMode, area: monitoredArea, into: &outputs)
+            } else if let candidate = monitoring.candidate, tracked[candidate]?.monitored != true {
+                monitoring.candidate = nil
+                let regions = policy.admit(candidate, to: monitoring.regions, lastSighting: last)
+                applyMonitoring(regions, mode: monitoring.mode, area: monitoring.area, into: &outputs)
             } else {
-                sightedCandidate = nil
+                monitoring.candidate = nil
                 return
             }
             reconcileAll(into: &outputs)
@@ -58,7 +59,9 @@ extension Monitor {
     /// Whether, with its Zones monitored, the phone's ranging reported a beacon of the monitored
     /// Area less than exitTimeout ago (any of its Zones, held or not: docs/behaviour.md §15.1).
     var isAreaRanged: Bool {
-        guard monitoredMode == .zones, let area = monitoredArea, let seen = phoneAreaSeen[area] else { return false }
+        guard monitoring.mode == .zones, let area = monitoring.area, let seen = phoneAreaSeen[area] else {
+            return false
+        }
         return now < seen &+ exitTimeout
     }
 
@@ -81,12 +84,12 @@ extension Monitor {
         area: Int32?,
         into outputs: inout [MonitorOutput]
     ) {
-        monitored = regions.sorted()
+        monitoring.regions = regions.sorted()
         presenceChanges &+= 1
-        monitoredMode = mode
-        monitoredArea = area
+        monitoring.mode = mode
+        monitoring.area = area
         var next: [RegionRef: RegionState] = [:]
-        for ref in monitored {
+        for ref in monitoring.regions {
             var state = tracked[ref] ?? RegionState()
             if !state.monitored { state.timerGeneration = 0 }
             state.monitored = true
@@ -100,7 +103,7 @@ extension Monitor {
             }
         }
         let dropped = tracked.filter { next[$0.key] == nil && $0.value.inside }.keys
-        let added = monitored.filter { tracked[$0]?.monitored != true }
+        let added = monitoring.regions.filter { tracked[$0]?.monitored != true }
         tracked = next
         // The device no longer monitors what was dropped (its waypoint is deleted).
         held = held.filter { next[$0]?.monitored == true }
@@ -111,11 +114,11 @@ extension Monitor {
         }
         for ref in dropped { leaveCurrent(ref) }
         // A region that turned monitored while inside needs its exit deadline.
-        for ref in monitored where tracked[ref]!.inside && tracked[ref]!.timerGeneration == 0 { armExit(ref) }
+        for ref in monitoring.regions where tracked[ref]!.inside && tracked[ref]!.timerGeneration == 0 { armExit(ref) }
         let change = MonitoringChange(
             mode: mode,
             area: area.map { hierarchy.areas[Int($0)].uuid },
-            regions: monitored.map(region)
+            regions: monitoring.regions.map(region)
         )
         outputs.append(.monitoring(Timestamp(microseconds: now), change))
     }

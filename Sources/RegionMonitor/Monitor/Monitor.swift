@@ -63,9 +63,8 @@ public struct Monitor: Sendable {
     var watched: [Bool]
     var watchList: [Int32] = []
 
-    var monitoredMode: MonitoringChange.Mode = .beacons
-    var monitoredArea: Int32?
-    var monitored: [RegionRef] = []
+    /// The cap policy's part: what is monitored now (§5.2).
+    var monitoring = MonitoringState()
     /// Monitored regions the device's own operating system says it is inside (an OwnTracks
     /// phone's `enter`, docs/behaviour.md §15.1): inside while held, whatever the sightings say.
     var held: Set<RegionRef> = []
@@ -99,8 +98,6 @@ public struct Monitor: Sendable {
     var windowEnd: Int64 = .min
     /// Beacons restored as not `off` and not reported since the start: `off` waits for the grace.
     var restoredPending: Set<Int32> = []
-    /// The candidate region of the latest sighting, for the scan-assisted replacement.
-    var sightedCandidate: RegionRef?
 
     var recheckAll = false
     var dirty: [Int32] = []
@@ -108,15 +105,11 @@ public struct Monitor: Sendable {
     /// alerts look at classes, off otherwise (the pipeline's hot path pays nothing).
     public var recordsClassChanges = false
     var classChanges: [ProximityChange] = []
-    /// Set by whatever may change the policy's decision: a transition, a sighted candidate.
-    var policyDirty = false
 
-    /// The nearest beacon (docs/behaviour.md §9.2), -1 for none; and the beacon ranged in this step.
-    var nearest: Int32 = -1
     /// Per beacon, its filtered RSSI above its measured power, dB; -infinity while `off`.
     var heardStrength: [Double]
-    var lastRanged: Int32 = -1
-    let nearestMargin: Double
+    /// The nearest beacon's part (§9.2).
+    var nearestState: NearestState
 
     /// Under ``MonitorSettings/rooms``: the tag's room, why it last changed, and where the tag is
     /// on its floor (§19, §20); only the room rules write it.
@@ -151,7 +144,7 @@ public struct Monitor: Sendable {
         self.exitConfidence = settings.adaptiveExit ? settings.exitConfidence : nil
         self.windowLength = Int64((settings.backgroundRanging * 1_000_000).rounded())
         self.enterRSSI = settings.enterRSSI
-        self.nearestMargin = settings.nearestMargin
+        nearestState = NearestState(margin: settings.nearestMargin)
         let beacons = hierarchy.beacons.count
         beaconLast = Array(repeating: Self.never, count: beacons)
         zoneLast = Array(repeating: Self.never, count: hierarchy.zones.count)
@@ -177,7 +170,7 @@ public struct Monitor: Sendable {
         }
         if let id = restoredNearest, let index = hierarchy.index(ofLocation: id), restoredPending.contains(Int32(index))
         {
-            nearest = Int32(index)
+            nearestState.beacon = Int32(index)
         }
     }
 
@@ -244,7 +237,7 @@ public struct Monitor: Sendable {
             carriedInside = [:]
             // What the sightings say now: exits the new settings call for, enters of regions new here.
             reconcileAll(into: &outputs)
-            policyDirty = true
+            monitoring.dirty = true
             applyPolicy(into: &outputs)
         }
         if !restoredPending.isEmpty {
@@ -272,7 +265,7 @@ public struct Monitor: Sendable {
                     life = .graceFiring
                     recheckAll = true
                 case .areaHold:
-                    policyDirty = true
+                    monitoring.dirty = true
                     regionsMayExit = true
                     positionHoldFired()
                 }
@@ -393,7 +386,7 @@ public struct Monitor: Sendable {
         guard let ref = monitoredRegion(of: Int32(index)), tracked[ref]?.inside == true, held.insert(ref).inserted
         else { return }
         presenceChanges &+= 1
-        policyDirty = true
+        monitoring.dirty = true
         applyPolicy(into: &outputs)
         report(into: &outputs)
     }
@@ -408,7 +401,7 @@ public struct Monitor: Sendable {
     /// The region of the level monitored now (Area, Zone or Beacon) that holds `beacon`.
     func regionAtMonitoredLevel(of beacon: Int32) -> RegionRef {
         let zone = hierarchy.zoneOfBeacon[Int(beacon)]
-        switch monitoredMode {
+        switch monitoring.mode {
         case .areas: return RegionRef(.area, hierarchy.areaOfZone[Int(zone)])
         case .zones: return RegionRef(.zone, zone)
         case .beacons: return RegionRef(.beacon, beacon)
@@ -416,7 +409,7 @@ public struct Monitor: Sendable {
     }
 
     /// The monitored regions now, outside-in and in file order.
-    public var monitoredRegions: [Region] { monitored.map(region) }
+    public var monitoredRegions: [Region] { monitoring.regions.map(region) }
 
     /// Switches between continuous (`foreground`) and windowed (`background`) ranging.
     public mutating func setMode(_ newMode: RangingMode, at time: Timestamp, into outputs: inout [MonitorOutput]) {

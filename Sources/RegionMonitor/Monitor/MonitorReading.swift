@@ -126,8 +126,9 @@ extension Monitor {
                     heard: ranged ? Timestamp(microseconds: sightedAt[beacon]) : nil))
         }
         return MonitorReading(
-            time: clock, mode: monitoredMode, monitored: monitoredRegions, inside: inside, beacons: beacons,
-            nearest: nearest >= 0 ? hierarchy.beacons[Int(nearest)].locationID : nil, ranging: mode,
+            time: clock, mode: monitoring.mode, monitored: monitoredRegions, inside: inside, beacons: beacons,
+            nearest: nearestState.beacon >= 0 ? hierarchy.beacons[Int(nearestState.beacon)].locationID : nil,
+            ranging: mode,
             room: settings.rooms == nil
                 ? nil : currentRoom.flatMap { room in inside.contains { $0.region == room } ? room : nil },
             roomChange: settings.rooms == nil ? nil : roomChange, position: positionReading)

@@ -60,14 +60,14 @@ extension Monitor {
         let beaconRef = RegionRef(.beacon, beacon)
         // The monitored set is one level (all Areas, all Zones, or all Beacons).
         let monitoredRef: RegionRef
-        switch monitoredMode {
+        switch monitoring.mode {
         case .areas: monitoredRef = areaRef
         case .zones: monitoredRef = zoneRef
         case .beacons: monitoredRef = beaconRef
         }
         guard let state = tracked[monitoredRef], state.monitored else {
-            sightedCandidate = candidate(area: areaRef, zone: zoneRef)
-            if sightedCandidate != nil { policyDirty = true }
+            monitoring.candidate = candidate(area: areaRef, zone: zoneRef)
+            if monitoring.candidate != nil { monitoring.dirty = true }
             return
         }
         guard !state.inside else { return }
@@ -80,9 +80,9 @@ extension Monitor {
     /// monitored now: the Area in `areas` mode, a Zone of the monitored Area in `zones` mode.
     func candidate(area: RegionRef, zone: RegionRef) -> RegionRef? {
         guard case .hierarchical(scanAssisted: true) = plan else { return nil }
-        switch monitoredMode {
+        switch monitoring.mode {
         case .areas: return area
-        case .zones: return monitoredArea == area.index ? zone : nil
+        case .zones: return monitoring.area == area.index ? zone : nil
         case .beacons: return nil
         }
     }
@@ -92,8 +92,8 @@ extension Monitor {
     mutating func reconcileAll(into outputs: inout [MonitorOutput]) {
         var desiredInside: Set<RegionRef> = []
         var newlyInsideAreas: [RegionRef] = []
-        for ref in monitored where isPresent(ref) {
-            if monitoredMode == .areas, tracked[ref]?.inside == false, case .hierarchical = plan {
+        for ref in monitoring.regions where isPresent(ref) {
+            if monitoring.mode == .areas, tracked[ref]?.inside == false, case .hierarchical = plan {
                 newlyInsideAreas.append(ref)
                 continue
             }
@@ -104,7 +104,7 @@ extension Monitor {
         if let area = newlyInsideAreas.max(by: { last($0) != last($1) ? last($0) < last($1) : $0.index > $1.index }) {
             desiredInside.insert(area)
         }
-        if isAreaHeld || isAreaRanged, let area = monitoredArea { desiredInside.insert(RegionRef(.area, area)) }
+        if isAreaHeld || isAreaRanged, let area = monitoring.area { desiredInside.insert(RegionRef(.area, area)) }
         // A tag on a floor plan in no room is in its Area while heard there (§20).
         if rooms.position.area >= 0, isPresent(RegionRef(.area, rooms.position.area)) {
             desiredInside.insert(RegionRef(.area, rooms.position.area))
@@ -137,7 +137,7 @@ extension Monitor {
         state.inside = true
         state.enteredAt = now
         tracked[ref] = state
-        policyDirty = true
+        monitoring.dirty = true
         presenceChanges &+= 1
         if state.monitored {
             armExit(ref)
@@ -164,7 +164,7 @@ extension Monitor {
         guard var state = tracked[ref] else { return }
         state.inside = false
         tracked[ref] = state
-        policyDirty = true
+        monitoring.dirty = true
         presenceChanges &+= 1
         if state.monitored { openWindow() }
         leaveCurrent(ref)

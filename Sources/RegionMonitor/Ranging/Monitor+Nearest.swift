@@ -3,7 +3,9 @@ import BeaconCore
 /// The nearest beacon, with hand-over (docs/behaviour.md §9.2).
 extension Monitor {
     /// The Location ID of the nearest beacon, `nil` for none.
-    public var nearestLocationID: String? { nearest < 0 ? nil : hierarchy.beacons[Int(nearest)].locationID }
+    public var nearestLocationID: String? {
+        nearestState.beacon < 0 ? nil : hierarchy.beacons[Int(nearestState.beacon)].locationID
+    }
 
     /// How strong a beacon is heard: its filtered RSSI above its measured power at 1 m, in dB;
     /// `nil` while it is `off`.
@@ -31,25 +33,27 @@ extension Monitor {
     /// `none` when nothing is heard. A change is a `nearest` output. A nearest restored from the
     /// kept state and not heard since is held until some beacon is heard or the grace ends.
     mutating func updateNearest(into outputs: inout [MonitorOutput]) {
-        let sighted = lastRanged
-        lastRanged = -1
-        var next = nearest
+        let sighted = nearestState.lastRanged
+        nearestState.lastRanged = -1
+        var next = nearestState.beacon
         if next >= 0, strength(next) == nil, sighted >= 0 || life == .graceFiring || !restoredPending.contains(next) {
             next = -1
         }
         if next < 0 {
-            if sighted >= 0 || nearest >= 0 { next = strongest() }
+            if sighted >= 0 || nearestState.beacon >= 0 { next = strongest() }
         } else if sighted >= 0, let current = strength(next) {
             if sighted == next {
                 // The nearest itself weakened: another may now be clearly stronger.
                 let best = strongest()
-                if best >= 0, best != next, let value = strength(best), value >= current + nearestMargin { next = best }
-            } else if let value = strength(sighted), value >= current + nearestMargin {
+                if best >= 0, best != next, let value = strength(best), value >= current + nearestState.margin {
+                    next = best
+                }
+            } else if let value = strength(sighted), value >= current + nearestState.margin {
                 next = sighted
             }
         }
-        guard next != nearest else { return }
-        nearest = next
+        guard next != nearestState.beacon else { return }
+        nearestState.beacon = next
         let beacon = next < 0 ? nil : hierarchy.beacons[Int(next)]
         outputs.append(
             .nearest(Timestamp(microseconds: now), NearestChange(locationID: beacon?.locationID, name: beacon?.name)))

@@ -39,7 +39,7 @@ extension Monitor {
         } else {
             heardStrength[index] = filtered - Double(power)
         }
-        lastRanged = beacon
+        nearestState.lastRanged = beacon
         let previous = proximity[index]
         let next = ranging.proximity(distance: meters, current: previous)
         proximity[index] = next
