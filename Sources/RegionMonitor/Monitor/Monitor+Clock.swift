@@ -10,7 +10,7 @@ extension Monitor {
         for index in zoneLast.indices { zoneLast[index] = zoneLast[index].shifted(by: delta) }
         for index in areaLast.indices { areaLast[index] = areaLast[index].shifted(by: delta) }
         for index in sightedAt.indices { sightedAt[index] = sightedAt[index].shifted(by: delta) }
-        for index in rangingPool.indices { rangingPool[index].filter.shiftClock(by: delta) }
+        for index in classes.pool.indices { classes.pool[index].filter.shiftClock(by: delta) }
         for index in silence.indices { silence[index].shiftClock(by: delta) }
         transmitterSilence.shiftClock(by: delta)
         tagHeardAt = tagHeardAt.shifted(by: delta)
@@ -32,7 +32,7 @@ extension Monitor {
         }
         timers.shiftClock(by: delta)
         now = now.shifted(by: delta)
-        windowEnd = windowEnd.shifted(by: delta)
+        classes.windowEnd = classes.windowEnd.shifted(by: delta)
         areaHoldUntil = areaHoldUntil?.shifted(by: delta)
     }
 }

@@ -43,8 +43,6 @@ public struct Monitor: Sendable {
     /// it out as often); an exit is decided on a fresh one.
     /// Areas, then Zones, then beacons (see ``limitSlot(_:)``); `at` is `.min` until worked out.
     var limits: [(at: Int64, limit: Int64)]
-    let windowLength: Int64
-    let enterRSSI: Int?
 
     /// Last sighting with RSSI at least `Monitor.enterRssi` (one that may move a region), per beacon,
     /// Zone and Area; ``never`` for none.
@@ -53,15 +51,8 @@ public struct Monitor: Sendable {
     var areaLast: [Int64]
     /// Last sighting of any strength, per beacon: ranging's clock.
     var sightedAt: [Int64]
-    var proximity: [Proximity]
-    var reported: [Proximity]
-    /// Index into ``rangingPool`` of a beacon's filter while it is not `off`, else -1.
-    var rangingSlot: [Int32]
-    var rangingPool: [BeaconRanging] = []
-    var freeSlots: [Int32] = []
-    /// Beacons whose class or last reported class is not `off`: the only ones a window can report.
-    var watched: [Bool]
-    var watchList: [Int32] = []
+    /// The ranging part: each beacon's class and last reported one, its filter, the window.
+    var classes: RangingState
 
     /// The cap policy's part: what is monitored now (§5.2).
     var monitoring = MonitoringState()
@@ -95,16 +86,12 @@ public struct Monitor: Sendable {
     /// The regions a reload found inside, taken into ``tracked`` at ``start(at:)``.
     var carriedInside: [RegionRef: RegionState] = [:]
     var now: Int64 = 0
-    var windowEnd: Int64 = .min
     /// Beacons restored as not `off` and not reported since the start: `off` waits for the grace.
     var restoredPending: Set<Int32> = []
 
-    var recheckAll = false
-    var dirty: [Int32] = []
     /// Record each step's computed class changes (``takeClassChanges()``): on when rules or
     /// alerts look at classes, off otherwise (the pipeline's hot path pays nothing).
     public var recordsClassChanges = false
-    var classChanges: [ProximityChange] = []
 
     /// Per beacon, its filtered RSSI above its measured power, dB; -infinity while `off`.
     var heardStrength: [Double]
@@ -142,18 +129,15 @@ public struct Monitor: Sendable {
         self.exitTimeout = Int64(
             ((settings.adaptiveExit ? settings.exitTimeoutMax : settings.exitTimeout) * 1_000_000).rounded())
         self.exitConfidence = settings.adaptiveExit ? settings.exitConfidence : nil
-        self.windowLength = Int64((settings.backgroundRanging * 1_000_000).rounded())
-        self.enterRSSI = settings.enterRSSI
         nearestState = NearestState(margin: settings.nearestMargin)
+        classes = RangingState(
+            beacons: hierarchy.beacons.count, windowLength: Int64((settings.backgroundRanging * 1_000_000).rounded()),
+            enterRSSI: settings.enterRSSI)
         let beacons = hierarchy.beacons.count
         beaconLast = Array(repeating: Self.never, count: beacons)
         zoneLast = Array(repeating: Self.never, count: hierarchy.zones.count)
         areaLast = Array(repeating: Self.never, count: hierarchy.areas.count)
         sightedAt = Array(repeating: Self.never, count: beacons)
-        proximity = Array(repeating: .off, count: beacons)
-        reported = Array(repeating: .off, count: beacons)
-        rangingSlot = Array(repeating: -1, count: beacons)
-        watched = Array(repeating: false, count: beacons)
         heardStrength = Array(repeating: -.infinity, count: beacons)
         silence = settings.adaptiveExit ? Array(repeating: SilenceModel(), count: beacons) : []
         rooms = RoomState(
@@ -164,7 +148,7 @@ public struct Monitor: Sendable {
             ? Array(repeating: (.min, 0), count: hierarchy.areas.count + hierarchy.zones.count + beacons) : []
         for (locationID, value) in restored where value != .off {
             guard let index = hierarchy.index(ofLocation: locationID) else { continue }
-            reported[index] = value
+            classes.reported[index] = value
             restoredPending.insert(Int32(index))
             watch(Int32(index))
         }
@@ -179,9 +163,9 @@ public struct Monitor: Sendable {
     /// The computed classes that changed since the last call, in order (with
     /// ``recordsClassChanges`` on): what rules and alerts see, in either ranging mode.
     public mutating func takeClassChanges() -> [ProximityChange] {
-        guard !classChanges.isEmpty else { return [] }
-        defer { classChanges.removeAll(keepingCapacity: true) }
-        return classChanges
+        guard !classes.changes.isEmpty else { return [] }
+        defer { classes.changes.removeAll(keepingCapacity: true) }
+        return classes.changes
     }
 
     /// The earliest pending deadline; `nil` when nothing is pending.
@@ -202,11 +186,11 @@ public struct Monitor: Sendable {
     /// The class last reported for each configured beacon that is not `off`, by Location ID: what
     /// a reload starts from, as a restart starts from the kept classes.
     public var reportedClasses: [String: Proximity] {
-        var classes: [String: Proximity] = [:]
-        for (index, value) in reported.enumerated() where value != .off {
-            classes[hierarchy.beacons[index].locationID] = value
+        var byLocation: [String: Proximity] = [:]
+        for (index, value) in classes.reported.enumerated() where value != .off {
+            byLocation[hierarchy.beacons[index].locationID] = value
         }
-        return classes
+        return byLocation
     }
 
     /// Starts the clock at `time`: emits the first `monitoring` output. The other entry points
@@ -263,7 +247,7 @@ public struct Monitor: Sendable {
                     checkOff(beacon)
                 case .grace:
                     life = .graceFiring
-                    recheckAll = true
+                    classes.recheckAll = true
                 case .areaHold:
                     monitoring.dirty = true
                     regionsMayExit = true
@@ -298,7 +282,7 @@ public struct Monitor: Sendable {
         let power =
             settings.powerFromSighting ? advertisement.power : hierarchy.beacons[index].power ?? advertisement.power
         range(beacon, rssi: advertisement.rssi, power: power)
-        if enterRSSI.map({ Int(advertisement.rssi) >= $0 }) ?? true {
+        if classes.enterRSSI.map({ Int(advertisement.rssi) >= $0 }) ?? true {
             let zone = hierarchy.zoneOfBeacon[index]
             let area = hierarchy.areaOfZone[Int(zone)]
             if settings.floorPlans != nil, isPositioned(beacon, area: area) {
@@ -416,7 +400,7 @@ public struct Monitor: Sendable {
         advance(to: time, into: &outputs)
         guard newMode != mode else { return }
         mode = newMode
-        recheckAll = true
+        classes.recheckAll = true
         report(into: &outputs)
     }
 }

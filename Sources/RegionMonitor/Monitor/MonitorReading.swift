@@ -113,16 +113,17 @@ extension Monitor {
             MonitorReading.Presence(region: region($0.key), since: Timestamp(microseconds: $0.value.enteredAt))
         }
         var beacons: [MonitorReading.Beacon] = []
-        beacons.reserveCapacity(watchList.count)
-        for index in watchList.sorted() {
+        beacons.reserveCapacity(classes.watchList.count)
+        for index in classes.watchList.sorted() {
             let beacon = Int(index)
-            let slot = Int(rangingSlot[beacon])
-            let ranged = slot >= 0 && proximity[beacon] != .off
+            let slot = Int(classes.slot[beacon])
+            let ranged = slot >= 0 && classes.proximity[beacon] != .off
             beacons.append(
                 MonitorReading.Beacon(
-                    locationID: hierarchy.beacons[beacon].locationID, computed: proximity[beacon],
-                    reported: reported[beacon], rssi: ranged ? rangingPool[slot].rssi : nil,
-                    meters: ranged ? rangingPool[slot].meters : nil, raw: ranged ? Double(rangingPool[slot].raw) : nil,
+                    locationID: hierarchy.beacons[beacon].locationID, computed: classes.proximity[beacon],
+                    reported: classes.reported[beacon], rssi: ranged ? classes.pool[slot].rssi : nil,
+                    meters: ranged ? classes.pool[slot].meters : nil,
+                    raw: ranged ? Double(classes.pool[slot].raw) : nil,
                     heard: ranged ? Timestamp(microseconds: sightedAt[beacon]) : nil))
         }
         return MonitorReading(

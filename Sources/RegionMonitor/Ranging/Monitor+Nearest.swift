@@ -12,14 +12,14 @@ extension Monitor {
     @inline(__always)
     func strength(_ beacon: Int32) -> Double? {
         let value = heardStrength[Int(beacon)]
-        return value == -.infinity || proximity[Int(beacon)] == .off ? nil : value
+        return value == -.infinity || classes.proximity[Int(beacon)] == .off ? nil : value
     }
 
     /// The strongest beacon heard (not `off`), -1 for none; the first in watch order on a tie.
     func strongest() -> Int32 {
         var best: Int32 = -1
         var bestStrength = -Double.infinity
-        for beacon in watchList {
+        for beacon in classes.watchList {
             let value = heardStrength[Int(beacon)]
             guard value > bestStrength else { continue }
             best = beacon

@@ -15,23 +15,23 @@ extension Monitor {
     /// whatever its strength: `Monitor.enterRssi` gates presence, not ranging.
     mutating func range(_ beacon: Int32, rssi: Int8, power: Int8) {
         let index = Int(beacon)
-        var slot = rangingSlot[index]
+        var slot = classes.slot[index]
         if slot < 0 {
-            if let free = freeSlots.popLast() {
+            if let free = classes.freeSlots.popLast() {
                 slot = free
             } else {
-                slot = Int32(rangingPool.count)
-                rangingPool.append(
+                slot = Int32(classes.pool.count)
+                classes.pool.append(
                     BeaconRanging(filter: RSSIFilter(kind: settings.rssiFilter, windowSeconds: settings.rssiWindow))
                 )
             }
-            rangingSlot[index] = slot
+            classes.slot[index] = slot
         }
-        let filtered = rangingPool[Int(slot)].filter.add(rssi, at: Timestamp(microseconds: now))
+        let filtered = classes.pool[Int(slot)].filter.add(rssi, at: Timestamp(microseconds: now))
         let meters = ranging.distance(rssi: filtered, power: Double(power))
-        rangingPool[Int(slot)].rssi = filtered
-        rangingPool[Int(slot)].meters = meters
-        rangingPool[Int(slot)].raw = rssi
+        classes.pool[Int(slot)].rssi = filtered
+        classes.pool[Int(slot)].meters = meters
+        classes.pool[Int(slot)].raw = rssi
         if let rule = settings.rooms {
             // A tag's room evidence: its own rise-fast, fall-slow level of the readings (docs/behaviour.md §19).
             heardStrength[index] = rule.level(
@@ -40,9 +40,9 @@ extension Monitor {
             heardStrength[index] = filtered - Double(power)
         }
         nearestState.lastRanged = beacon
-        let previous = proximity[index]
+        let previous = classes.proximity[index]
         let next = ranging.proximity(distance: meters, current: previous)
-        proximity[index] = next
+        classes.proximity[index] = next
         sightedAt[index] = now
         if let rule = settings.rooms, index < quietAt.count {
             if tagHeardAt != .min {
@@ -79,12 +79,12 @@ extension Monitor {
             timers.schedule(.off(beacon), at: offDeadline(beacon))
             watch(beacon)
         }
-        if next != previous { dirty.append(beacon) }
+        if next != previous { classes.dirty.append(beacon) }
     }
 
     /// A due `off` deadline: the beacon goes `off` unless sighted since.
     mutating func checkOff(_ beacon: Int32) {
-        guard proximity[Int(beacon)] != .off else { return }
+        guard classes.proximity[Int(beacon)] != .off else { return }
         let due = offDeadline(beacon)
         if due > now {
             timers.schedule(.off(beacon), at: due)
@@ -104,66 +104,67 @@ extension Monitor {
         case .zone: beacons = hierarchy.zones[Int(ref.index)].beacons
         case .beacon: beacons = [ref.index]
         }
-        for beacon in beacons where proximity[Int(beacon)] != .off && offDeadline(beacon) <= now {
+        for beacon in beacons where classes.proximity[Int(beacon)] != .off && offDeadline(beacon) <= now {
             turnOff(beacon)
         }
     }
 
     private mutating func turnOff(_ beacon: Int32) {
         let index = Int(beacon)
-        proximity[index] = .off
+        classes.proximity[index] = .off
         // A tag's room evidence outlives the class: it ages out by its own rule (RoomRule.fresh),
         // so a run of losses weakens a room instead of emptying it.
         if settings.rooms == nil { heardStrength[index] = -.infinity }
-        let slot = rangingSlot[index]
-        rangingPool[Int(slot)].filter.reset()
-        freeSlots.append(slot)
-        rangingSlot[index] = -1
-        dirty.append(beacon)
+        let slot = classes.slot[index]
+        classes.pool[Int(slot)].filter.reset()
+        classes.freeSlots.append(slot)
+        classes.slot[index] = -1
+        classes.dirty.append(beacon)
     }
 
     /// A background ranging window opens (an enter or exit of a monitored region).
     mutating func openWindow() {
-        windowEnd = now + windowLength
-        recheckAll = true
+        classes.windowEnd = now + classes.windowLength
+        classes.recheckAll = true
     }
 
     mutating func watch(_ beacon: Int32) {
-        guard !watched[Int(beacon)] else { return }
-        watched[Int(beacon)] = true
-        watchList.append(beacon)
+        guard !classes.watched[Int(beacon)] else { return }
+        classes.watched[Int(beacon)] = true
+        classes.watchList.append(beacon)
     }
 
     /// Emits a LocationBeaconEvent for each beacon whose reportable class differs from the one
     /// last reported: the beacons that changed in this step, or all watched ones when a window
     /// opened, the mode changed or the restart grace ended.
     mutating func report(into outputs: inout [MonitorOutput]) {
-        if recordsClassChanges, !dirty.isEmpty { recordClassChanges() }
-        if recheckAll {
-            watchList.sort()
+        if recordsClassChanges, !classes.dirty.isEmpty { recordClassChanges() }
+        if classes.recheckAll {
+            classes.watchList.sort()
             var kept: [Int32] = []
-            kept.reserveCapacity(watchList.count)
-            for beacon in watchList {
+            kept.reserveCapacity(classes.watchList.count)
+            for beacon in classes.watchList {
                 consider(beacon, into: &outputs)
                 let index = Int(beacon)
-                if proximity[index] == .off, reported[index] == .off, !restoredPending.contains(beacon) {
-                    watched[index] = false
+                if classes.proximity[index] == .off, classes.reported[index] == .off, !restoredPending.contains(beacon)
+                {
+                    classes.watched[index] = false
                 } else {
                     kept.append(beacon)
                 }
             }
-            watchList = kept
-        } else if dirty.count == 1 {
-            consider(dirty[0], into: &outputs)
-        } else if !dirty.isEmpty {
+            classes.watchList = kept
+        } else if classes.dirty.count == 1 {
+            consider(classes.dirty[0], into: &outputs)
+        } else if !classes.dirty.isEmpty {
             var previous: Int32 = -1
-            for beacon in dirty.sorted() where beacon != previous {
+            for beacon in classes.dirty.sorted() where beacon != previous {
                 consider(beacon, into: &outputs)
                 previous = beacon
             }
         }
-        dirty.removeAll(keepingCapacity: true)
-        recheckAll = false
+        classes.dirty.removeAll(keepingCapacity: true)
+        classes.recheckAll = false
         updateNearest(into: &outputs)
         if life == .graceFiring {
             life = .running
@@ -175,27 +176,27 @@ extension Monitor {
     /// computed class in either ranging mode, docs/behaviour.md §7.2 and 9.1), in beacon order.
     private mutating func recordClassChanges() {
         var previous: Int32 = -1
-        for beacon in dirty.count == 1 ? dirty : dirty.sorted() where beacon != previous {
+        for beacon in classes.dirty.count == 1 ? classes.dirty : classes.dirty.sorted() where beacon != previous {
             previous = beacon
             let index = Int(beacon)
-            let value = proximity[index]
-            let slot = rangingSlot[index]
-            classChanges.append(
+            let value = classes.proximity[index]
+            let slot = classes.slot[index]
+            classes.changes.append(
                 ProximityChange(
                     time: Timestamp(microseconds: now), beacon: hierarchy.beacons[index].id,
                     locationID: hierarchy.beacons[index].locationID, proximity: value,
-                    meters: value == .off || slot < 0 ? nil : (rangingPool[Int(slot)].meters * 100).rounded() / 100))
+                    meters: value == .off || slot < 0 ? nil : (classes.pool[Int(slot)].meters * 100).rounded() / 100))
         }
     }
 
     private mutating func consider(_ beacon: Int32, into outputs: inout [MonitorOutput]) {
         let index = Int(beacon)
-        let value = mode == .foreground || insideMonitoredRegion(beacon) ? proximity[index] : .off
-        guard value != reported[index] else { return }
+        let value = mode == .foreground || insideMonitoredRegion(beacon) ? classes.proximity[index] : .off
+        guard value != classes.reported[index] else { return }
         let restoring = restoredPending.contains(beacon)
         if restoring && value == .off && life != .graceFiring { return }
-        guard mode == .foreground || now < windowEnd || (life == .graceFiring && restoring) else { return }
-        reported[index] = value
+        guard mode == .foreground || now < classes.windowEnd || (life == .graceFiring && restoring) else { return }
+        classes.reported[index] = value
         if restoring { restoredPending.remove(beacon) }
         outputs.append(.location(Timestamp(microseconds: now), event(beacon, value)))
     }
@@ -211,8 +212,8 @@ extension Monitor {
         let configured = hierarchy.beacons[index]
         let zone = hierarchy.zones[Int(hierarchy.zoneOfBeacon[index])]
         let area = hierarchy.areas[Int(hierarchy.areaOfZone[Int(hierarchy.zoneOfBeacon[index])])]
-        let slot = rangingSlot[index]
-        let estimate = value == .off || slot < 0 ? nil : rangingPool[Int(slot)]
+        let slot = classes.slot[index]
+        let estimate = value == .off || slot < 0 ? nil : classes.pool[Int(slot)]
         var event = LocationBeaconEvent(
             session: identity.session,
             address: identity.address,

@@ -128,7 +128,7 @@ extension Monitor {
         guard settings.rooms?.perSecond == true, exitConfidence != nil else { return 1 }
         var interval = silence[index].figures?.interval
         if interval == nil {
-            for beacon in watchList {
+            for beacon in classes.watchList {
                 guard let other = silence[Int(beacon)].figures?.interval else { continue }
                 interval = min(interval ?? other, other)
             }
@@ -140,7 +140,7 @@ extension Monitor {
     /// it; `nil` when no other room has any.
     func bestOtherRoom(than current: Int32, rule: RoomRule) -> (zone: Int32, scanner: Int32)? {
         var best: (zone: Int32, scanner: Int32, strength: Double)?
-        for beacon in watchList {
+        for beacon in classes.watchList {
             let zone = hierarchy.zoneOfBeacon[Int(beacon)]
             guard zone != current, let value = evidence(of: beacon, rule: rule) else { continue }
             if best.map({ value > $0.strength }) ?? true { best = (zone, beacon, value) }
