@@ -67,32 +67,7 @@ def main():
     os.makedirs(args.artefacts, exist_ok=True)
 
     with tempfile.TemporaryDirectory(prefix="bw-browser-") as folder:
-        ini = os.path.join(folder, "hsyco.ini")
-        with open(ini, "w") as out:
-            out.write(INI + f"State.database = {folder}/state.sqlite\n")
-        fifo = os.path.join(folder, "trace.fifo")
-        os.mkfifo(fifo)
-        # Read and write: opening does not wait for the daemon; closing it ends the daemon's input.
-        writer = os.open(fifo, os.O_RDWR)
-        daemon = subprocess.Popen(
-            [args.binary, "run", "--config", ini, "--source", f"trace:{fifo}", "--no-mqtt",
-             "--web-listen", "127.0.0.1:0", "--log-level", "notice"],
-            stderr=subprocess.PIPE, text=True)
-        base = None
-        deadline = time.monotonic() + PATIENCE
-        while base is None and time.monotonic() < deadline:
-            ready, _, _ = select.select([daemon.stderr], [], [], deadline - time.monotonic())
-            if not ready:
-                break
-            line = daemon.stderr.readline()
-            if not line:
-                break
-            found = re.search(r"web view at (http://\S+/)", line)
-            if found:
-                base = found.group(1)
-        if base is None:
-            daemon.kill()
-            fail("the daemon never said where its web view is")
+        daemon, writer, base = start_daemon(args.binary, INI, folder, "the daemon")
 
         start = time.time()
 
@@ -237,36 +212,42 @@ Tags.exitTimeout = 30
 """
 
 
+def start_daemon(binary, ini_text, folder, name):
+    """Runs the daemon on `ini_text` in `folder`, fed a trace through a FIFO, its web view on a
+    free port; returns the process, the FIFO's descriptor and the web view's address, once the
+    daemon has said it (within PATIENCE)."""
+    ini = os.path.join(folder, "hsyco.ini")
+    with open(ini, "w") as out:
+        out.write(ini_text + f"State.database = {folder}/state.sqlite\n")
+    fifo = os.path.join(folder, "trace.fifo")
+    os.mkfifo(fifo)
+    # Read and write: opening does not wait for the daemon; closing it ends the daemon's input.
+    writer = os.open(fifo, os.O_RDWR)
+    daemon = subprocess.Popen(
+        [binary, "run", "--config", ini, "--source", f"trace:{fifo}", "--no-mqtt",
+         "--web-listen", "127.0.0.1:0", "--log-level", "notice"],
+        stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + PATIENCE
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([daemon.stderr], [], [], deadline - time.monotonic())
+        if not ready:
+            break
+        line = daemon.stderr.readline()
+        if not line:
+            break
+        found = re.search(r"web view at (http://\S+/)", line)
+        if found:
+            return daemon, writer, found.group(1)
+    daemon.kill()
+    fail(f"{name} never said where its web view is")
+
+
 def floor_page(args, chromium, driver_path):
     """The floor page (SPEC 20): rooms, scanners and a tag's dot with its error circle; each report
     that moves the tag's position moves its dot within MOVE_LIMIT (the median of the moves)."""
     import math
     with tempfile.TemporaryDirectory(prefix="bw-floor-") as folder:
-        ini = os.path.join(folder, "hsyco.ini")
-        with open(ini, "w") as out:
-            out.write(FLOOR_INI + f"State.database = {folder}/state.sqlite\n")
-        fifo = os.path.join(folder, "trace.fifo")
-        os.mkfifo(fifo)
-        writer = os.open(fifo, os.O_RDWR)
-        daemon = subprocess.Popen(
-            [args.binary, "run", "--config", ini, "--source", f"trace:{fifo}", "--no-mqtt",
-             "--web-listen", "127.0.0.1:0", "--log-level", "notice"],
-            stderr=subprocess.PIPE, text=True)
-        base = None
-        deadline = time.monotonic() + PATIENCE
-        while base is None and time.monotonic() < deadline:
-            ready, _, _ = select.select([daemon.stderr], [], [], deadline - time.monotonic())
-            if not ready:
-                break
-            line = daemon.stderr.readline()
-            if not line:
-                break
-            found = re.search(r"web view at (http://\S+/)", line)
-            if found:
-                base = found.group(1)
-        if base is None:
-            daemon.kill()
-            fail("the floor daemon never said where its web view is")
+        daemon, writer, base = start_daemon(args.binary, FLOOR_INI, folder, "the floor daemon")
         start = time.time()
 
         def rssi(x, scanner_x):
