@@ -110,10 +110,14 @@ public struct BeaconwatchService: Service {
                 control: control,
                 refusals: refusals, logger: logger, clock: clock)
         }
-        let mqtt = try mqttSettings.map {
-            try MQTTSink(
-                settings: $0, userid: identity.userid, hierarchy: configuration.hierarchy, store: store, input: input,
-                timers: timers)
+        // One connection to the broker, shared by what comes in and what goes out.
+        let mqtt = try mqttSettings.map { settings in
+            let connection = try BrokerConnection(
+                settings: settings, will: MQTTSink.will(settings: settings, userid: identity.userid), timers: timers)
+            if let input { connection.attach(input) }
+            return MQTTSink(
+                settings: settings, userid: identity.userid, hierarchy: configuration.hierarchy, store: store,
+                connection: connection, timers: timers)
         }
         logger.info(
             "starting",

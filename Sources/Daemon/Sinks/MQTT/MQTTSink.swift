@@ -22,12 +22,13 @@ import Syscalls
 /// PUBACKs here) never waits for a caller that waits for it. Whatever is left at a stop or a crash
 /// is sent first at the next start.
 ///
-/// The sink owns the one connection to the broker; what comes in over it goes unread to the
-/// ``MQTTInput`` it was given, whose topics it subscribes to at every connect.
+/// It publishes over the daemon's one ``BrokerConnection``, which it shares with the
+/// ``MQTTInput``; it handles the connection's events (the outbox goes on at every connect, when
+/// the connection has subscribed the input's topics).
 public final class MQTTSink: OutputSink {
     public let tree: TopicTree
-    /// Where incoming messages go, and what to subscribe to.
-    let input: MQTTInput?
+    /// The connection to the broker, shared with the input.
+    public let connection: BrokerConnection
     /// `MQTT.discoveryPrefix` when Home Assistant discovery is on.
     let discoveryPrefix: String?
     /// The fleet devices whose discovery is published (once a run, retained).
@@ -74,16 +75,38 @@ public final class MQTTSink: OutputSink {
         public init() {}
     }
 
+    /// The will of a daemon reporting for `userid` under `settings`: `B/status` `offline`, retained.
+    public static func will(settings: MQTTSettings, userid: String) -> MQTTMessage {
+        TopicTree(topic: settings.topic, userid: userid, qos: Int32(settings.qos)).status(online: false)
+    }
+
     /// A sink for `settings`, reporting for `userid` on `hierarchy`, with its outbox in `store`,
-    /// handing what comes in to `input`; nothing is sent before ``start()``.
-    public init(
+    /// on a connection of its own that hands what comes in to `input` (the daemon's way is
+    /// ``init(settings:userid:hierarchy:store:connection:seams:timers:)`` with the connection its
+    /// input shares); nothing is sent before ``start()``.
+    public convenience init(
         settings: MQTTSettings, userid: String, hierarchy: Hierarchy, store: StateStore, input: MQTTInput? = nil,
         seams: Seams = Seams(), timers: ShellTimers = .shared
     ) throws {
+        let connection = try BrokerConnection(
+            settings: settings, will: Self.will(settings: settings, userid: userid), timers: timers)
+        if let input { connection.attach(input) }
+        self.init(
+            settings: settings, userid: userid, hierarchy: hierarchy, store: store, connection: connection, seams: seams,
+            timers: timers)
+    }
+
+    /// A sink for `settings`, reporting for `userid` on `hierarchy`, with its outbox in `store`,
+    /// publishing over `connection`; nothing is sent before ``start()``.
+    public init(
+        settings: MQTTSettings, userid: String, hierarchy: Hierarchy, store: StateStore, connection: BrokerConnection,
+        seams: Seams = Seams(), timers: ShellTimers = .shared
+    ) {
         self.seams = seams
         self.timers = timers
         changes = Awaitable(timers: timers)
-        self.input = input
+        self.connection = connection
+        client = connection.client
         (loads, loadRequests) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         tree = TopicTree(topic: settings.topic, userid: userid, qos: Int32(settings.qos))
         topic = settings.topic
@@ -95,35 +118,7 @@ public final class MQTTSink: OutputSink {
         discovery =
             settings.homeAssistant
             ? tree.homeAssistantDiscovery(prefix: settings.discoveryPrefix, userid: userid, hierarchy: hierarchy) : []
-        var connection = MQTTConnection(host: settings.host, port: Int32(settings.port), clientID: settings.clientID)
-        connection.username = settings.username
-        connection.password = try settings.password ?? settings.passwordFile.map(Self.readPassword)
-        // libmosquitto says only "invalid function arguments" of a TLS file it cannot read.
-        for (key, path) in settings.tlsFiles {
-            if let reason = FileAccess.unreadable(path) {
-                throw RuntimeFailure("\(key) \(path) \(reason); check the path and that this user may read it")
-            }
-        }
-        connection.tlsCA = settings.tlsCA
-        connection.tlsCert = settings.tlsCert
-        connection.tlsKey = settings.tlsKey
-        connection.version = settings.version == .v5 ? .v5 : .v311
-        connection.keepalive = Int32(settings.keepalive)
-        let will = tree.status(online: false)
-        connection.will = .init(topic: will.topic, payload: Array(will.payload.utf8), qos: will.qos, retain: true)
-        let callbacks = NetworkCallbacks()
-        client = try MQTTClient(
-            connection, published: { callbacks.acknowledged($0, generation: $1) },
-            received: { input?.received(topic: $0, payload: $1, retained: $2) }, clock: timers.clock)
-        callbacks.attach(self)
-    }
-
-    static func readPassword(_ path: String) throws -> String {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            let reason = FileAccess.unreadable(path) ?? "is not UTF-8 text"
-            throw RuntimeFailure("MQTT.passwordFile \(path) \(reason); check the path and that this user may read it")
-        }
-        return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+        connection.attach(self)
     }
 
     /// Microseconds on the daemon's clock that only moves forward: the machine's clock.
@@ -178,9 +173,7 @@ public final class MQTTSink: OutputSink {
                     logger.warning("MQTT broker reachable again; republishing retained state, then the outbox")
                 }
                 outage = false
-                for (filter, lost) in input?.subscriptions ?? [] {
-                    do { _ = try client.subscribe(filter, qos: 1) } catch { logger.warning("\(error); \(lost)") }
-                }
+                connection.subscribeInput(logger: logger)
                 state.withLock { $0.unreachable = false }
                 perform(update { $0.connected(at: now) })
             case .connected(let code):
@@ -197,8 +190,8 @@ public final class MQTTSink: OutputSink {
                     outage = true
                 }
             case .published, .message:
-                // Taken on the network thread: ``acknowledged(_:generation:)``, and the input's
-                // ``MQTTInput/received(topic:payload:retained:)``.
+                // Taken on the network thread by the connection: ``acknowledged(_:generation:)``,
+                // and the input's ``MQTTInput/received(topic:payload:retained:)``.
                 break
             case .subscribed:
                 break
@@ -374,21 +367,5 @@ public final class MQTTSink: OutputSink {
                 try? store.settle(settled)
                 return state.withLock { $0.outbox.waiting }
             }) ?? 0
-    }
-}
-
-/// Hands acknowledgements from the network thread to the sink, which owns the client (and so
-/// cannot be named when the client is made).
-final class NetworkCallbacks: Sendable {
-    private struct Target {
-        weak var sink: MQTTSink?
-    }
-
-    private let target = Mutex(Target())
-
-    func attach(_ sink: MQTTSink) { target.withLock { $0.sink = sink } }
-
-    func acknowledged(_ messageID: Int32, generation: UInt64) {
-        target.withLock { $0.sink }?.acknowledged(messageID, generation: generation)
     }
 }

@@ -11,8 +11,8 @@ import Synchronization
 /// afford) and posted to the ``EngineControl``; garbage is counted and said through
 /// ``Refusals``. It reads nothing and writes nothing: the engine's thread does that.
 ///
-/// ``MQTTSink`` owns the one connection to the broker, subscribes to ``subscriptions`` at every
-/// connect and hands every incoming message here unread.
+/// The daemon's one ``BrokerConnection`` (which the ``MQTTSink`` publishes over) subscribes to
+/// ``subscriptions`` at every connect and hands every incoming message here unread.
 public final class MQTTInput: Sendable {
     public let tree: TopicTree
     /// The fleet's sources and their topic filters, in the order they are tried.
