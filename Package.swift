@@ -68,7 +68,7 @@ let package = Package(
         .target(
             name: "Persistence",
             dependencies: [
-                "BeaconCore", "Engine", "Fleet", "RegionMonitor", "Rules", "Syscalls",
+                "BeaconCore", "Engine", "RegionMonitor", "Rules", "Syscalls",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

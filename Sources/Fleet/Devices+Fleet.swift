@@ -202,7 +202,8 @@ extension Devices {
 
     /// Keeps what the daemon knows of device `id` (with its presence when `presence`).
     mutating func record(_ id: String, presence: Bool = false, into actions: inout [Action]) {
-        guard let position = index[id], let source = known[position].source else { return }
+        guard let position = index[id] else { return }
+        let source = known[position].source
         let device = known[position]
         var snapshot: MonitorPresence?
         if presence {

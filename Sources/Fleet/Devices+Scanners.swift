@@ -19,7 +19,7 @@ extension Devices {
     /// location where S sits, at r plus S's offset, with T's measured power (the report's, else
     /// -59). The tag is added on its first report. Returns why nothing happened, if so.
     @discardableResult
-    public mutating func handle(_ report: ScannerReport, at arrival: Timestamp, into actions: inout [Action])
+    mutating func handle(_ report: ScannerReport, at arrival: Timestamp, into actions: inout [Action])
         -> Refusal?
     {
         guard let configuration, let scanners = configuration.scanners, let tags else { return nil }
@@ -116,7 +116,7 @@ extension Devices {
 
     /// What scanner `id` says of itself (ESPresense's retained `rooms/<id>/status`): `online` or
     /// `offline`. A scanner no `LocationScanner` places is ignored.
-    public mutating func scannerStatus(_ id: String, online: Bool) {
+    mutating func scannerStatus(_ id: String, online: Bool) {
         guard scanners[id] != nil else { return }
         scanners[id]?.saysOffline = !online
     }

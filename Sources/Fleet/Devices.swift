@@ -5,20 +5,57 @@ import Floorplan
 import RegionMonitor
 import Rules
 
-/// Every device the daemon tracks, in one table: the daemon's own radio (id ``own``, always the
-/// first) and the fleet's phones, trackers and nodes (docs/fleet.md), each with its own
-/// ``Engine`` on the shared hierarchy, settings and rules.
+/// Every device the daemon tracks, in one table: the daemon's own radio (id ``ownID``, source
+/// ``FleetSource/radio``) and the fleet's phones, trackers, nodes and tags (docs/fleet.md), each
+/// with its own ``Engine`` on the shared hierarchy, settings and rules, and each kept the same
+/// way (a ``Record`` with its presence, with the step that changed it).
 ///
-/// Pure, as the engine is: inputs, messages and instants in, each device's engine actions out,
+/// Pure, as the engine is: one ``Input`` at an instant in, each device's engine actions out,
 /// with the `setWaypoints` commands that keep an OwnTracks phone's regions equal to its monitored
 /// set. Inputs for the daemon as a whole (a reload, a rules document) reach every device; the
 /// own radio's sightings and commands reach it alone; a fleet message reaches its device at the
 /// daemon's clock. One device's step comes out whole: its outputs, then any command and record,
 /// then its persist, with nothing of another device in between.
 ///
-/// The own radio runs on the daemon's clock (``advance(to:into:)`` moves it on every call); every
-/// other device wakes only when its next timer is due, from one ``DeadlineQueue`` of wake-ups.
+/// What sets the own radio apart is its source's: its engine's clock is the daemon's
+/// (``clock``: every call moves it); every other device wakes only when its next timer is due,
+/// from one ``DeadlineQueue`` of wake-ups.
 public struct Devices {
+    /// One input for the table, at an instant (the daemon's clock).
+    public enum Input: Sendable {
+        /// For the daemon as a whole: the own radio's (a sighting, `B/cmd/mode`, a position fix);
+        /// a reload or a rules document reaches every device, the own radio first.
+        case daemon(EngineInput)
+        /// A fleet device's message (docs/behaviour.md §15).
+        case message(FleetMessage)
+        /// A fixed scanner's report of a tag (docs/behaviour.md §19).
+        case report(ScannerReport)
+        /// What a scanner says of itself: `online` or not (ESPresense's `rooms/<id>/status`).
+        case scannerStatus(String, online: Bool)
+        /// The answer to device `device`'s server call `call`.
+        case answer(device: String, ServerAnswer, call: Int)
+        /// An input for one device alone (the web API's `cmd/mode`, `cmd/alert`).
+        case device(String, EngineInput)
+
+        /// The device a refusal is about: the message's or the report's tag.
+        public var device: String? {
+            switch self {
+            case .message(let message): message.device
+            case .report(let report): report.tag
+            case .answer(let device, _, _), .device(let device, _): device
+            case .daemon, .scannerStatus: nil
+            }
+        }
+
+        /// A message or a report: what a full queue may drop (an answer or a command never).
+        public var isObservation: Bool {
+            switch self {
+            case .message, .report: true
+            default: false
+            }
+        }
+    }
+
     /// What the shell does for a device.
     public enum Action: Sendable {
         /// One of the device's engine actions, in order (outputs, steps to persist, requests).
@@ -32,12 +69,10 @@ public struct Devices {
         case record(device: String, Record)
         /// One line for the log about the device (a phone that does not take its waypoints).
         case notice(device: String, String)
-        /// Where the own radio's wearer is now, to keep with its next step (comes before it): a
-        /// restart goes on from it as a fleet device's from its ``Record/presence``.
-        case presence(MonitorPresence)
     }
 
-    /// What the daemon knows of a fleet device beyond its engine's state (kept per device).
+    /// What the daemon knows of a device beyond its engine's state (kept per device, the own
+    /// radio's too).
     public struct Record: Sendable, Hashable {
         public var source: FleetSource
         /// Where its commands go (OwnTracks).
@@ -86,8 +121,8 @@ public struct Devices {
     /// engine state).
     public struct Device: Sendable {
         public var declaration: DeviceDeclaration?
-        /// The source it reports through (the first message's); `nil` for the daemon's own radio.
-        public var source: FleetSource?
+        /// The source it reports through (the first message's; the own radio's is ``FleetSource/radio``).
+        public var source: FleetSource
         /// Where its commands go (OwnTracks), from its latest message.
         public var commandTopic: String?
         /// The regions its phone was last told to monitor (OwnTracks).
@@ -114,6 +149,10 @@ public struct Devices {
     /// The own radio's id in the table: its outputs carry no `"device"`, its topics are the
     /// daemon's own (`MQTT.topic/<Monitor.userid>`), and the store keeps it under this id.
     public static let ownID = ""
+
+    /// The own radio's place in the table: its engine's clock is the daemon's, moved on every
+    /// call, so it is never on the wake-up queue.
+    static let clock = 0
 
     /// The configuration fleet devices run under; `nil` when the daemon has no fleet (a file run).
     public private(set) var configuration: Configuration? {
@@ -183,7 +222,7 @@ public struct Devices {
         self.kept = self.configuration == nil ? [:] : kept
         ids = [Self.ownID]
         index = [Self.ownID: 0]
-        known = [Device(declaration: nil, source: nil)]
+        known = [Device(declaration: nil, source: .radio)]
         engines = [own]
         scheduled = [nil]
     }
@@ -200,10 +239,10 @@ public struct Devices {
     }
 
     /// The own radio's engine.
-    public var own: Engine { engines[0] }
+    public var own: Engine { engines[Self.clock] }
 
     /// The daemon's clock: the own radio's.
-    public var now: Timestamp { engines[0].now }
+    public var now: Timestamp { engines[Self.clock].now }
 
     /// What the daemon knows of device `id`.
     public subscript(id: String) -> Device? { index[id].map { known[$0] } }
@@ -214,7 +253,7 @@ public struct Devices {
     /// Every fleet device, by id (the own radio is not one).
     public var fleet: [String: Device] {
         var devices: [String: Device] = [:]
-        for (position, id) in ids.enumerated() where position > 0 { devices[id] = known[position] }
+        for (position, id) in ids.enumerated() where known[position].source != .radio { devices[id] = known[position] }
         return devices
     }
 
@@ -225,7 +264,7 @@ public struct Devices {
     public var sightings: Int { engines.reduce(0) { $0 + $1.sightings } }
 
     /// The fleet devices' ids, sorted: the order a change for all of them goes in.
-    private var fleetIDs: [String] { ids.dropFirst().sorted() }
+    private var fleetIDs: [String] { ids.filter { $0 != Self.ownID }.sorted() }
 
     /// What the daemon knows of device `id`, changed in place.
     subscript(known id: String) -> Device? {
@@ -276,16 +315,16 @@ public struct Devices {
     /// the difference, as if it had stopped just now, so that its silences and timers keep their
     /// lengths instead of waiting for the clock to catch up (``keptShift``).
     public mutating func start(at time: Timestamp, into actions: inout [Action]) {
-        let latest = ([engines[0].keptLatest] + kept.values.map { $0.state.presence?.latest }).compactMap { $0 }.max()
+        let latest = ([engines[Self.clock].keptLatest] + kept.values.map { $0.state.presence?.latest }).compactMap { $0 }.max()
         if let latest, latest > time.microseconds,
             case (let delta, false) = time.microseconds.subtractingReportingOverflow(latest)
         {
             keptShift = delta
-            engines[0].shiftClock(by: delta)
+            engines[Self.clock].shiftClock(by: delta)
             for id in kept.keys { kept[id]?.state.shiftClock(by: delta) }
         }
-        engines[0].start(at: time, into: &scratch)
-        finish(0, into: &actions)
+        engines[Self.clock].start(at: time, into: &scratch)
+        finish(Self.clock, into: &actions)
         let resumed = kept
         kept = [:]
         for (id, device) in resumed.sorted(by: { $0.key < $1.key }) where settings.shard.owns(id) {
@@ -301,15 +340,30 @@ public struct Devices {
 
     /// The earliest instant a device's timer is due (an exit, an `off`, a latch, a local midnight).
     public var nextWake: Timestamp? {
-        guard let fleetWake = wakeups.nextDue else { return engines[0].nextWake }
-        let wake = engines[0].nextWake?.microseconds ?? fleetWake
+        guard let fleetWake = wakeups.nextDue else { return engines[Self.clock].nextWake }
+        let wake = engines[Self.clock].nextWake?.microseconds ?? fleetWake
         return Timestamp(microseconds: min(wake, fleetWake))
+    }
+
+    /// One input at `time` (the daemon's clock). Returns why it changed nothing, if so (a
+    /// message or report the table refused).
+    @discardableResult
+    public mutating func handle(_ input: Input, at time: Timestamp, into actions: inout [Action]) -> Refusal? {
+        switch input {
+        case .daemon(let input): handle(input, at: time, into: &actions)
+        case .message(let message): return handle(message, at: time, into: &actions)
+        case .report(let report): return handle(report, at: time, into: &actions)
+        case .scannerStatus(let scanner, let online): scannerStatus(scanner, online: online)
+        case .answer(let device, let answer, let call): handle(.answer(answer, call: call), for: device, at: time, into: &actions)
+        case .device(let device, let input): handle(input, for: device, at: time, into: &actions)
+        }
+        return nil
     }
 
     /// A parsed message at its arrival: each fresh observation goes to its device's engine, at
     /// `arrival` (the daemon's clock). Returns why nothing happened, if so.
     @discardableResult
-    public mutating func handle(_ message: FleetMessage, at arrival: Timestamp, into actions: inout [Action])
+    mutating func handle(_ message: FleetMessage, at arrival: Timestamp, into actions: inout [Action])
         -> Refusal?
     {
         guard configuration != nil else { return nil }
@@ -346,7 +400,7 @@ public struct Devices {
     }
 
     /// An input for one device's engine (an answer to its server call, a command), at `time`.
-    public mutating func handle(
+    mutating func handle(
         _ input: EngineInput, for id: String, at time: Timestamp, into actions: inout [Action]
     ) {
         guard let position = index[id] else { return }
@@ -356,17 +410,18 @@ public struct Devices {
 
     /// An input for the daemon as a whole at `time`: the own radio's (a sighting, `B/cmd/mode`, a
     /// position fix); a reload or a rules document reaches every device, the own radio first.
-    public mutating func handle(_ input: EngineInput, at time: Timestamp, into actions: inout [Action]) {
-        if ownScanner != nil, case .advertisement(let advertisement) = input,
-            let report = ownReport(advertisement)
-        {
-            engines[0].advance(to: time, into: &scratch)
-            finish(0, into: &actions)
-            handle(report, at: time, into: &actions)
-            return
+    mutating func handle(_ input: EngineInput, at time: Timestamp, into actions: inout [Action]) {
+        if case .advertisement(let advertisement) = input {
+            // `Monitor.scanner`: the own radio is one of the scanners, its sightings reports.
+            if ownScanner != nil, let report = ownReport(advertisement) {
+                tick(to: time, into: &actions)
+                handle(report, at: time, into: &actions)
+                return
+            }
+            known[Self.clock].sightedSinceRecord = true
         }
-        engines[0].handle(input, at: time, into: &scratch)
-        finish(0, into: &actions)
+        engines[Self.clock].handle(input, at: time, into: &scratch)
+        finish(Self.clock, into: &actions)
         switch input {
         case .reconfigure, .rules, .geofences: reconfigure(input, at: time, into: &actions)
         default: return
@@ -375,22 +430,29 @@ public struct Devices {
 
     /// A source event of the own radio's file at its own time; a scanner's report goes to its tag.
     public mutating func handle(_ event: SourceEvent, into actions: inout [Action]) {
-        if case .report(let time, let report) = event {
-            engines[0].advance(to: time, into: &scratch)
-            finish(0, into: &actions)
+        switch event {
+        case .report(let time, let report):
+            tick(to: time, into: &actions)
             handle(report, at: time, into: &actions)
             return
+        case .advertisement(let time, let advertisement):
+            if ownScanner != nil, let report = ownReport(advertisement) {
+                tick(to: time, into: &actions)
+                handle(report, at: time, into: &actions)
+                return
+            }
+            known[Self.clock].sightedSinceRecord = true
+        default:
+            break
         }
-        if ownScanner != nil, case .advertisement(let time, let advertisement) = event,
-            let report = ownReport(advertisement)
-        {
-            engines[0].advance(to: time, into: &scratch)
-            finish(0, into: &actions)
-            handle(report, at: time, into: &actions)
-            return
-        }
-        engines[0].handle(event, into: &scratch)
-        finish(0, into: &actions)
+        engines[Self.clock].handle(event, into: &scratch)
+        finish(Self.clock, into: &actions)
+    }
+
+    /// Moves the daemon's clock (the own radio's engine) to `time`, firing its timers on the way.
+    private mutating func tick(to time: Timestamp, into actions: inout [Action]) {
+        engines[Self.clock].advance(to: time, into: &scratch)
+        finish(Self.clock, into: &actions)
     }
 
     /// A reloaded configuration or a fetched rules document, for every fleet device: devices go
@@ -428,8 +490,7 @@ public struct Devices {
     /// Moves the own radio's clock to `time`, firing its timers on the way, then fires every fleet
     /// device's timers up to `time`, earliest first.
     public mutating func advance(to time: Timestamp, into actions: inout [Action]) {
-        engines[0].advance(to: time, into: &scratch)
-        finish(0, into: &actions)
+        tick(to: time, into: &actions)
         wake(upTo: time.microseconds, into: &actions)
     }
 
@@ -455,10 +516,9 @@ public struct Devices {
             earliest = (due, position)
         }
         guard let (due, position) = earliest, limit.map({ due <= $0 }) ?? true else { return false }
-        if position > 0 {
+        if position != Self.clock {
             // The daemon's clock goes first to that instant, as a live run's does.
-            engines[0].advance(to: Timestamp(microseconds: due.microseconds - 1), into: &scratch)
-            finish(0, into: &actions)
+            tick(to: Timestamp(microseconds: due.microseconds - 1), into: &actions)
         }
         let fired = engines[position].advanceToNextDeadline(notAfter: limit, into: &scratch)
         finish(position, into: &actions)
@@ -476,9 +536,10 @@ public struct Devices {
     }
 
     /// The end of a run: each device whose beacons were sighted since its presence was last kept
-    /// has it kept now, so that the next start resumes every exit deadline (docs/behaviour.md §15, §12).
+    /// has it kept now (the own radio first), so that the next start resumes every exit deadline
+    /// (docs/behaviour.md §15, §12).
     public mutating func close(into actions: inout [Action]) {
-        for id in fleetIDs where self[known: id]?.sightedSinceRecord == true {
+        for id in [Self.ownID] + fleetIDs where self[known: id]?.sightedSinceRecord == true {
             record(id, presence: true, into: &actions)
             flush(id, into: &actions)
         }
@@ -490,22 +551,6 @@ public struct Devices {
     mutating func finish(_ position: Int, into actions: inout [Action]) {
         defer { scratch.removeAll(keepingCapacity: true) }
         let id = ids[position]
-        guard position > 0 else {
-            // The own radio's presence goes with the step that changed it, before its persist.
-            let presenceChanges = engines[0].monitor.presenceChanges
-            var body = scratch[...]
-            if presenceChanges != known[0].recordedPresence, case .persist? = body.last {
-                known[0].recordedPresence = presenceChanges
-                known[0].sightedSinceRecord = false
-                let persist = body.removeLast()
-                for action in body { actions.append(.engine(device: id, action)) }
-                actions.append(.presence(engines[0].monitor.presence))
-                actions.append(.engine(device: id, persist))
-            } else {
-                for action in body { actions.append(.engine(device: id, action)) }
-            }
-            return
-        }
         let device = known[position]
         var regions: [Region]?
         if device.source == .owntracks, device.commandTopic != nil {
@@ -540,7 +585,7 @@ public struct Devices {
                 flush(id, into: &actions)
             }
         }
-        guard scheduled[position] != wake else { return }
+        guard position != Self.clock, scheduled[position] != wake else { return }
         scheduled[position] = wake
         if let wake { wakeups.schedule(position, at: wake) }
     }

@@ -2,11 +2,14 @@ import BeaconCore
 import BeaconConfiguration
 import RegionMonitor
 
-/// Where a fleet message came from (docs/behaviour.md §15): which `Fleet.*` filter it matched; or a tag
-/// heard by fixed scanners (docs/behaviour.md §19), whatever reported it.
+/// Where a device's sightings come from: which `Fleet.*` filter its messages matched
+/// (docs/behaviour.md §15); fixed scanners, for a tag whatever reported it (docs/behaviour.md §19);
+/// or the daemon's own radio (`Monitor.source`), which runs on the daemon's clock.
 public enum FleetSource: String, Sendable, Hashable, CaseIterable {
     case owntracks, theengs, forward
     case scanners
+    /// The daemon's own radio or file (``Devices/ownID``): no message names it.
+    case radio
 }
 
 /// One thing a device reported, as the engine of that device takes it.
@@ -79,8 +82,9 @@ public struct FleetMessage: Sendable, Hashable {
         case .theengs, .forward:
             guard let first = wildcards.first else { return .success(nil) }
             device = first
-        case .scanners:
-            // Scanners' reports are ``ScannerReport``s, for ``Devices/handle(_:at:into:)``.
+        case .scanners, .radio:
+            // Scanners' reports are ``ScannerReport``s, for ``Devices/handle(_:at:into:)``; the
+            // own radio's sightings are the daemon's input.
             return .success(nil)
         }
         guard DeviceDeclaration.isValidID(device) else {
@@ -94,7 +98,7 @@ public struct FleetMessage: Sendable, Hashable {
         case .owntracks: parsed = OwnTracks.parse(rest: rest, payload: payload, topic: topic)
         case .theengs: parsed = Theengs.parse(payload, topic: topic)
         case .forward: parsed = Forward.parse(payload, topic: topic)
-        case .scanners: return .success(nil)
+        case .scanners, .radio: return .success(nil)
         }
         return parsed.map { observations in
             observations.map {

@@ -1,5 +1,5 @@
+import BeaconCore
 import Engine
-import Fleet
 import RegionMonitor
 
 /// The state database cannot be used; says which file and what to do.
@@ -14,30 +14,24 @@ public struct StateStoreError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// A fleet device's share of a transaction (docs/behaviour.md §15): the state its steps change, kept apart from
-/// the daemon's own (which is device `""`), and what the daemon knows of the device.
+/// A device's share of a transaction (docs/behaviour.md §15): the state its steps change, each
+/// device's apart (the daemon's own radio is device `""`), and what the daemon knows of it.
 public struct DeviceChanges: Sendable {
     public var device: String
     public var outputs: [MonitorOutput]
     public var changes: StateChanges
-    public var record: Devices.Record?
-    /// The own radio's presence, when it changed (a fleet device's goes with its ``record``).
-    public var presence: MonitorPresence?
+    public var record: DeviceRow?
 
-    public init(
-        device: String, outputs: [MonitorOutput], changes: StateChanges, record: Devices.Record? = nil,
-        presence: MonitorPresence? = nil
-    ) {
+    public init(device: String, outputs: [MonitorOutput], changes: StateChanges, record: DeviceRow? = nil) {
         self.device = device
         self.outputs = outputs
         self.changes = changes
         self.record = record
-        self.presence = presence
     }
 
     /// Whether it has anything to write.
     var writes: Bool {
-        record != nil || presence != nil || !changes.isEmpty
+        record != nil || !changes.isEmpty
             || outputs.contains {
                 switch $0 {
                 case .location, .nearest: true
@@ -47,10 +41,45 @@ public struct DeviceChanges: Sendable {
     }
 }
 
-/// What the daemon knows of a fleet device beyond its engine's state: where it reports from,
-/// where its commands go, the regions its phone was last told to monitor (canonical), those it
-/// may hold in the form before docs/behaviour.md §15.1's (to delete), how many waypoints of its own it has, and
-/// where the device is (``MonitorPresence/text``; `nil`: unchanged).
+/// A row of the device table (`deviceRecord`): what the daemon knows of a device beyond its
+/// engine's state, the own radio's as every other's. Where it reports from, where its commands
+/// go, the regions its phone was last told to monitor (canonical), those it may hold in the form
+/// before docs/behaviour.md §15.1's (to delete), how many waypoints of its own it has, and where
+/// the device is (``MonitorPresence/text``; `nil`: unchanged).
+public struct DeviceRow: Sendable, Hashable {
+    /// Where its sightings come from: a `FleetSource`'s name (`radio` for the own radio).
+    public var source: String
+    public var commandTopic: String?
+    public var waypoints: [Region]
+    public var legacy: [Region]
+    public var ownWaypoints: Int?
+    public var presence: MonitorPresence?
+
+    public init(
+        source: String, commandTopic: String? = nil, waypoints: [Region] = [], legacy: [Region] = [],
+        ownWaypoints: Int? = nil, presence: MonitorPresence? = nil
+    ) {
+        self.source = source
+        self.commandTopic = commandTopic
+        self.waypoints = waypoints
+        self.legacy = legacy
+        self.ownWaypoints = ownWaypoints
+        self.presence = presence
+    }
+}
+
+/// A device of an earlier run, as the store kept it: its engine's state (with its presence) and
+/// its row; a device with state but no row yet has `row` `nil`.
+public struct KeptDevice: Sendable {
+    public var state: KeptState
+    public var row: DeviceRow?
+
+    public init(state: KeptState, row: DeviceRow?) {
+        self.state = state
+        self.row = row
+    }
+}
+
 /// A line of the `--events` file, kept in the transaction of the step that made it: where in
 /// the file it goes (`offset`, in bytes) and its text (without the newline).
 public struct JournalLine: Sendable, Hashable {

@@ -132,6 +132,18 @@ extension StateStore {
                 table.column("presence", .text).notNull()
             }
         }
+        migrator.registerMigration("v10: the own radio's presence in the device table") { db in
+            // The own radio is a device like any other (device '', source `radio`): its presence
+            // moves into the one table, renamed for what it now holds.
+            try db.execute(
+                sql: """
+                    ALTER TABLE fleetDevice RENAME TO deviceRecord;
+                    INSERT INTO deviceRecord (device, source, waypointForm, presence)
+                        SELECT '', 'radio', 2, presence FROM ownPresence WHERE id = 1
+                        ON CONFLICT(device) DO UPDATE SET presence = excluded.presence;
+                    DROP TABLE ownPresence;
+                    """)
+        }
         return migrator
     }
 }

@@ -4,7 +4,6 @@ import GRDB
 import RegionMonitor
 import Rules
 import Engine
-import Fleet
 import Synchronization
 import Syscalls
 
@@ -231,22 +230,19 @@ public final class StateStore: Sendable {
                     ON CONFLICT(device) DO UPDATE SET locationID = excluded.locationID
                     """, arguments: [device, nearest.locationID])
         }
-        if device.isEmpty, let presence = share.presence {
-            try Self.write(ownPresence: presence, in: db)
-        }
         if let record = share.record {
             // The form is 2 once the legacy waypoints are deleted; a record without presence
             // keeps the one kept before.
             try db.execute(
                 sql: """
-                    INSERT INTO fleetDevice (device, source, commandTopic, waypoints, waypointForm, ownWaypoints, presence)
+                    INSERT INTO deviceRecord (device, source, commandTopic, waypoints, waypointForm, ownWaypoints, presence)
                     VALUES (?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT(device) DO UPDATE SET source = excluded.source, commandTopic = excluded.commandTopic,
                     waypoints = excluded.waypoints, waypointForm = excluded.waypointForm,
                     ownWaypoints = excluded.ownWaypoints, presence = COALESCE(excluded.presence, presence)
                     """,
                 arguments: [
-                    device, record.source.rawValue, record.commandTopic,
+                    device, record.source, record.commandTopic,
                     (record.legacy.isEmpty ? record.waypoints : record.legacy).map(\.description).joined(
                         separator: "\n"),
                     record.legacy.isEmpty ? 2 : 1, record.ownWaypoints, record.presence?.text,
@@ -323,24 +319,6 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// Keeps where the own radio's wearer is (at the end of a run; each change is kept with the
-    /// step that made it).
-    public func keepOwnPresence(_ presence: MonitorPresence) throws {
-        do {
-            try database.write { db in try Self.write(ownPresence: presence, in: db) }
-        } catch {
-            throw StateStoreError(path: path, problem: Self.describe(error))
-        }
-    }
-
-    static func write(ownPresence presence: MonitorPresence, in db: Database) throws {
-        try db.execute(
-            sql: """
-                INSERT INTO ownPresence (id, presence) VALUES (1, ?)
-                ON CONFLICT(id) DO UPDATE SET presence = excluded.presence
-                """, arguments: [presence.text])
-    }
-
     /// Everything a restart starts from: the last reported classes, the rule state, the alert
     /// records, the dwell totals and the nearest beacon.
     public func kept(device: String = "") throws -> KeptState {
@@ -367,10 +345,9 @@ public final class StateStore: Sendable {
             try String.fetchAll(db, sql: "SELECT DISTINCT region FROM dwell WHERE device = ?", arguments: [device]))
         state.nearest = try String.fetchOne(
             db, sql: "SELECT locationID FROM nearestBeacon WHERE device = ?", arguments: [device])
-        if device.isEmpty {
-            state.presence = try String.fetchOne(db, sql: "SELECT presence FROM ownPresence WHERE id = 1")
-                .map { MonitorPresence(text: $0) }
-        }
+        state.presence = try String.fetchOne(
+            db, sql: "SELECT presence FROM deviceRecord WHERE device = ?", arguments: [device]
+        ).map { MonitorPresence(text: $0) }
         return state
     }
 
@@ -392,38 +369,31 @@ public final class StateStore: Sendable {
         return totals
     }
 
-    /// Every fleet device with kept state (docs/behaviour.md §15): what the daemon knew of it, and its state.
-    /// A device with state but no record of its own (none was written yet) is taken as a
-    /// Theengs tracker, which has nothing else to keep.
-    public func keptDevices() throws -> [String: Devices.Kept] {
+    /// Every fleet device with kept state (docs/behaviour.md §15): its state, and its row (with
+    /// its presence) when one was written. The own radio (device `""`) is ``kept(device:)``'s.
+    public func keptDevices() throws -> [String: KeptDevice] {
         // One transaction for them all: a fleet of thousands starts without thousands of reads.
         try reading { db in
-            var records: [String: Devices.Record] = [:]
+            var rows: [String: DeviceRow] = [:]
             let columns = "device, source, commandTopic, waypoints, waypointForm, ownWaypoints, presence"
-            for row in try Row.fetchAll(db, sql: "SELECT \(columns) FROM fleetDevice") {
+            for row in try Row.fetchAll(db, sql: "SELECT \(columns) FROM deviceRecord WHERE device != ''") {
                 let list: String = row["waypoints"]
                 let regions = list.split(separator: "\n").compactMap { Region($0) }
                 let legacy = (row["waypointForm"] as Int?) == 1
-                records[row["device"]] = Devices.Record(
-                    source: FleetSource(rawValue: row["source"]) ?? .theengs, commandTopic: row["commandTopic"],
+                rows[row["device"]] = DeviceRow(
+                    source: row["source"], commandTopic: row["commandTopic"],
                     waypoints: legacy ? [] : regions, legacy: legacy ? regions : [],
                     ownWaypoints: row["ownWaypoints"],
                     presence: (row["presence"] as String?).map { MonitorPresence(text: $0) })
             }
             let tables = [
                 "beaconReport", "ruleCounter", "groupCounter", "notificationDay", "alertRecord", "dwell",
-                "nearestBeacon", "fleetDevice",
+                "nearestBeacon", "deviceRecord",
             ]
             let sql = tables.map { "SELECT device FROM \($0) WHERE device != ''" }.joined(separator: " UNION ")
-            var kept: [String: Devices.Kept] = [:]
+            var kept: [String: KeptDevice] = [:]
             for device in try String.fetchAll(db, sql: sql) {
-                var state = try Self.kept(in: db, device: device)
-                let record = records[device]
-                state.presence = record?.presence
-                kept[device] = Devices.Kept(
-                    state: state, source: record?.source ?? .theengs, commandTopic: record?.commandTopic,
-                    waypoints: record?.waypoints ?? [], legacy: record?.legacy ?? [],
-                    ownWaypoints: record?.ownWaypoints)
+                kept[device] = KeptDevice(state: try Self.kept(in: db, device: device), row: rows[device])
             }
             return kept
         }

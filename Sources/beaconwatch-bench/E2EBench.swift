@@ -187,7 +187,7 @@ struct E2EBench: AsyncParsableCommand {
                     power: -59, rssi: (n / 4) % 2 == 0 ? -50 : -75, address: nil)
                 sent.append(.now)
                 try driver.handle(
-                    .advertisement(advertisement), at: Timestamp(microseconds: origin.microseconds + Int64(n) * 100))
+                    .daemon(.advertisement(advertisement)), at: Timestamp(microseconds: origin.microseconds + Int64(n) * 100))
                 // As the daemon does: steps share a transaction while input is waiting.
                 let waiting = paced == nil && n + 1 < count
                 if !waiting { try driver.commit() }

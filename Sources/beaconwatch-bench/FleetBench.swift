@@ -130,7 +130,7 @@ struct FleetBench: AsyncParsableCommand {
         let start = ContinuousClock.now
         for n in 0..<total {
             let time = Timestamp(microseconds: origin.microseconds + Int64(n) * 10)
-            try driver.handle(messages[n % devices][(n / devices) % 2], at: time)
+            try driver.handle(.message(messages[n % devices][(n / devices) % 2]), at: time)
             if n % 64 == 63 { try driver.commit() }
         }
         try driver.finish()

@@ -99,12 +99,12 @@ struct PositionIngestBench: ParsableCommand {
                     n += 1
                     if timed {
                         let start = clock.now
-                        table.handle(report, at: at, into: &actions)
+                        table.handle(.report(report), at: at, into: &actions)
                         let took = (clock.now - start).inSeconds
                         durations.append(took)
                         if actions.contains(where: Self.isRoomEnter) { changes.append(took) }
                     } else {
-                        table.handle(report, at: at, into: &actions)
+                        table.handle(.report(report), at: at, into: &actions)
                     }
                     actions.removeAll(keepingCapacity: true)
                 }

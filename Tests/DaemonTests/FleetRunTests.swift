@@ -382,9 +382,10 @@ import Testing
             format: .ibeacon, beacon: BeaconID(uuid: UUID(uuidString: RuleRunTests.uuid)!, major: 42, minor: 1),
             power: -59, rssi: -60, address: nil)
         try driver.handle(
-            FleetMessage(
-                source: .theengs, device: "cart-7",
-                observations: [FleetObservation(time: nil, kind: .sighting(sighting, phoneProximity: nil))]),
+            .message(
+                FleetMessage(
+                    source: .theengs, device: "cart-7",
+                    observations: [FleetObservation(time: nil, kind: .sighting(sighting, phoneProximity: nil))])),
             at: start)
         try driver.finish()
         let types = recorder.steps.withLock { $0 }.filter { $0.device == "cart-7" }.flatMap(\.types)

@@ -292,7 +292,7 @@ import Testing
                 case .sighting(let advertisement) = parsed.1
             else { continue }
             let time = parsed.0
-            try driver.handle(.advertisement(advertisement), at: time)
+            try driver.handle(.daemon(.advertisement(advertisement)), at: time)
         }
         try driver.commit()
         // The network thread is now inside the first PUBACK's callback.

@@ -398,14 +398,17 @@ import Testing
         try building.alice.locate()
         try await building.settle("the four Areas", ["alice-phone": 0])
         try await building.stop()
-        // The database as the version before left it (v7): the phone's regions as `bw:` waypoints.
+        // The database as v7 left it: the phone's regions as `bw:` waypoints, no own radio's row.
         let areas = Self.uuids.prefix(4).map { Region.area($0) }
         let old = areas.map { region in
             #"{"_type":"waypoint","desc":"bw:\#(region)","lat":0,"lon":0,"rad":0,"tst":\#(Waypoints.tst(of: region)),"uuid":"\#(region.uuid.uuidString)"}"#
         }
         let script = """
             import sqlite3,sys; c=sqlite3.connect(sys.argv[1])
-            c.execute("DELETE FROM grdb_migrations WHERE identifier LIKE 'v8:%'")
+            for version in ["v8", "v9", "v10"]:
+                c.execute("DELETE FROM grdb_migrations WHERE identifier LIKE ?", (version + ":%",))
+            c.execute("ALTER TABLE deviceRecord RENAME TO fleetDevice")
+            c.execute("DELETE FROM fleetDevice WHERE device = ''")
             for column in ["waypointForm", "ownWaypoints", "presence"]:
                 c.execute("ALTER TABLE fleetDevice DROP COLUMN " + column)
             c.execute("UPDATE fleetDevice SET waypoints = ? WHERE device = 'alice-phone'", (sys.argv[2],))

@@ -18,7 +18,7 @@ import Testing
             switch source {
             case .owntracks: owntracks
             case .theengs: theengs
-            case .forward, .scanners: forward
+            case .forward, .scanners, .radio: forward
             }
         return FleetMessage.parse(source: source, filter: filter, topic: topic, payload: Array(payload.utf8))
     }

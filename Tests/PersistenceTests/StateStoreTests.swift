@@ -13,7 +13,7 @@ import Testing
         "v3: rule counters, the day's notifications, the rules cache",
         "v4: alert statuses, dwell per region and day", "v5: the nearest beacon", "v6: the --events journal",
         "v7: state per fleet device", "v8: OwnTracks waypoints as the app reads them, presence per device",
-        "v9: the own radio's presence",
+        "v9: the own radio's presence", "v10: the own radio's presence in the device table",
     ]
 
     static func temporaryPath() -> String {
@@ -223,12 +223,50 @@ import Testing
             devices: [
                 DeviceChanges(
                     device: "cart-7", outputs: [.location(time, event)], changes: StateChanges(),
-                    record: Devices.Record(source: .theengs, commandTopic: nil, waypoints: []))
+                    record: DeviceRow(source: "theengs"))
             ])
         #expect(try store.lastReported() == ["17081": .near])
         let devices = try store.keptDevices()
         #expect(devices.keys.sorted() == ["cart-7"])
-        #expect(devices["cart-7"]?.state.classes == ["17081": .far] && devices["cart-7"]?.source == .theengs)
+        #expect(devices["cart-7"]?.state.classes == ["17081": .far] && devices["cart-7"]?.row?.source == "theengs")
+    }
+
+    /// A database of v9, where the own radio's presence had a table of its own, moves it into the
+    /// one device table: a restart goes on inside the regions it was in, as a fleet device does.
+    @Test func theOwnRadiosPresenceMovesIntoTheDeviceTable() throws {
+        let path = Self.temporaryPath()
+        do {
+            let store = try StateStore(path: path)
+            var phone = MonitorPresence()
+            phone.currentZone = Region("B1A2C3D4-0000-4000-8000-000000000001:7")
+            try store.record(devices: [DeviceChanges(device: "ann-phone", outputs: [], changes: StateChanges(),
+                record: DeviceRow(source: "owntracks", commandTopic: "owntracks/ann/phone/cmd", presence: phone))])
+        }
+        // Back to v9's shape: the table had the fleet's name, the own radio a table of its own.
+        let script = """
+            import sqlite3,sys; c=sqlite3.connect(sys.argv[1])
+            c.execute("ALTER TABLE deviceRecord RENAME TO fleetDevice")
+            c.execute("CREATE TABLE ownPresence (id INTEGER PRIMARY KEY CHECK (id = 1), presence TEXT NOT NULL)")
+            c.execute("INSERT INTO ownPresence VALUES (1, 'inside 1700000000000000 B1A2C3D4-0000-4000-8000-000000000001\\nseen 1700000000000000 17081')")
+            c.execute("DELETE FROM grdb_migrations WHERE identifier LIKE 'v10:%'")
+            c.commit()
+            """
+        let sqlite = Process()
+        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        sqlite.arguments = ["python3", "-c", script, path]
+        try sqlite.run()
+        sqlite.waitUntilExit()
+        #expect(sqlite.terminationStatus == 0)
+        let store = try StateStore(path: path)
+        #expect(try store.appliedMigrations() == Self.migrations)
+        let own = try #require(try store.kept().presence)
+        #expect(own.inside.keys.map(\.description) == ["B1A2C3D4-0000-4000-8000-000000000001"])
+        #expect(own.sightings == ["17081": 1_700_000_000_000_000])
+        // The phone's row is where it was, and the own radio is not one of the fleet.
+        let fleet = try store.keptDevices()
+        #expect(fleet.keys.sorted() == ["ann-phone"])
+        #expect(fleet["ann-phone"]?.row?.commandTopic == "owntracks/ann/phone/cmd")
+        #expect(fleet["ann-phone"]?.row?.presence?.currentZone?.description == "B1A2C3D4-0000-4000-8000-000000000001:7")
     }
 
     @Test func aDatabaseFromANewerVersionIsRefused() throws {

@@ -9,25 +9,15 @@ import Synchronization
 import Syscalls
 
 /// What the shell tells a running engine between two events: commands from `B/cmd/...`, a new
-/// configuration (SIGHUP, `cmd/reload`), and stop (SIGTERM, SIGINT).
+/// configuration (SIGHUP, `cmd/reload`), the fleet's messages and scanners' reports, servers'
+/// answers, and stop (SIGTERM, SIGINT).
 ///
-/// Posted from any thread; the run loop takes the orders between events, on its own clock, so
-/// the engine stays single-threaded and its state machines see them as one more input.
+/// Posted from any thread into one queue; the run loop takes the orders between events, in the
+/// order they were posted, on its own clock, so the engine stays single-threaded and its state
+/// machines see them as one more input.
 public final class EngineControl: Sendable {
-    /// What the shell tells the engine: an ``EngineInput`` other than a sighting.
-    public typealias Order = EngineInput
-
-    /// What the shell tells the fleet: a device's message, or the answer to a device's server call.
-    public enum FleetOrder: Sendable {
-        case message(FleetMessage)
-        /// A fixed scanner's report of a tag (docs/behaviour.md §19).
-        case report(ScannerReport)
-        /// What a scanner says of itself: `online` or not (ESPresense's `rooms/<id>/status`).
-        case scannerStatus(String, online: Bool)
-        case answer(device: String, ServerAnswer, call: Int)
-        /// A command for one device (the web API's `cmd/mode`, `cmd/alert`).
-        case input(device: String, EngineInput)
-    }
+    /// What the shell tells the table of devices (``Devices/Input``).
+    public typealias Order = Devices.Input
 
     /// A look at the engine between two events, on its thread (the web view's readings): given
     /// the driver, or `nil` once the run loop has ended.
@@ -35,7 +25,8 @@ public final class EngineControl: Sendable {
 
     private struct State {
         var orders: [Order] = []
-        var fleet: [FleetOrder] = []
+        /// Messages and reports waiting (what the limit counts).
+        var observations = 0
         var queries: [Query] = []
         var droppedFleet = 0
         var stopping = false
@@ -61,16 +52,14 @@ public final class EngineControl: Sendable {
     /// The descriptor a blocking wait should also watch (`nil` if none could be made).
     public var wakeDescriptor: Int32? { wakeup?.descriptor }
 
-    public func post(_ order: Order) {
-        state.withLock { $0.orders.append(order) }
-        wakeup?.signal()
-    }
+    /// An input for the daemon as a whole (a command, a reload, new rules).
+    public func post(_ input: EngineInput) { post(.daemon(input)) }
 
     /// Posts what `command` asks of the engine; `reload` is the shell's (it reads the file).
     public func post(_ command: DaemonCommand) {
         switch command {
         case .mode(let mode): post(EngineInput.mode(mode))
-        case .alert: command.traceCommand.map { post(.command($0)) }
+        case .alert: command.traceCommand.map { post(EngineInput.command($0)) }
         case .reload: break
         }
     }
@@ -81,26 +70,23 @@ public final class EngineControl: Sendable {
     /// A scanner's report, queued as a fleet message is.
     public func post(_ report: ScannerReport) { post(.report(report)) }
 
-    /// A device order: a message (bounded queue: the oldest messages are dropped beyond the
-    /// limit), an answer or a command.
+    /// An order, queued after those waiting. Beyond ``fleetQueueLimit`` messages and reports the
+    /// oldest of them is dropped (counted); an answer or a command never is.
     ///
     /// Wakes the loop only when the queue was empty: the loop clears the wake-up only when it
     /// takes the last order, so a queue with orders in it always has one pending (a busy fleet
     /// costs no system call per message).
-    public func post(_ order: FleetOrder) {
+    public func post(_ order: Order) {
         let wasEmpty = state.withLock { state in
-            let wasEmpty = state.fleet.isEmpty && state.orders.isEmpty
-            state.fleet.append(order)
-            // The oldest message goes; an answer or a command is never dropped.
-            if state.fleet.count > Self.fleetQueueLimit,
-                let oldest = state.fleet.firstIndex(where: {
-                    switch $0 {
-                    case .message, .report: true
-                    case .answer, .input, .scannerStatus: false
-                    }
-                })
+            let wasEmpty = state.orders.isEmpty
+            state.orders.append(order)
+            guard order.isObservation else { return wasEmpty }
+            state.observations += 1
+            if state.observations > Self.fleetQueueLimit,
+                let oldest = state.orders.firstIndex(where: \.isObservation)
             {
-                state.fleet.remove(at: oldest)
+                state.orders.remove(at: oldest)
+                state.observations -= 1
                 state.droppedFleet += 1
             }
             return wasEmpty
@@ -148,7 +134,7 @@ public final class EngineControl: Sendable {
     /// Answers the waiting queries with `driver` (the run loop, between events).
     func answerQueries(_ driver: EngineDriver) {
         let queries = state.withLock { state in
-            if !state.stopping, state.orders.isEmpty, state.fleet.isEmpty { wakeup?.clear() }
+            if !state.stopping, state.orders.isEmpty { wakeup?.clear() }
             defer { state.queries.removeAll() }
             return state.queries
         }
@@ -168,20 +154,13 @@ public final class EngineControl: Sendable {
         for query in queries { query(nil) }
     }
 
+    /// The orders waiting, oldest first.
     func take() -> [Order] {
         state.withLock { state in
-            if !state.stopping, state.fleet.isEmpty, state.queries.isEmpty { wakeup?.clear() }
-            defer { state.orders.removeAll() }
+            if !state.stopping, state.queries.isEmpty { wakeup?.clear() }
+            state.observations = 0
+            defer { state.orders.removeAll(keepingCapacity: true) }
             return state.orders
-        }
-    }
-
-    /// The fleet orders waiting, oldest first.
-    func takeFleet() -> [FleetOrder] {
-        state.withLock { state in
-            if !state.stopping, state.orders.isEmpty, state.queries.isEmpty { wakeup?.clear() }
-            defer { state.fleet.removeAll(keepingCapacity: true) }
-            return state.fleet
         }
     }
 }

@@ -51,11 +51,9 @@ public struct EngineDriver {
     /// The outputs of the step being staged (one device's: a step comes out whole).
     private var stepOutputs: [MonitorOutput] = []
     private var deviceCommands: [String: [OutboxMessage]] = [:]
-    /// What the store must keep of each fleet device with its next step (its source, command
-    /// topic and phone regions), when it changed.
+    /// What the store must keep of each device with its next step (its source, command topic,
+    /// phone regions and presence), when it changed.
     private var deviceRecords: [String: Devices.Record] = [:]
-    /// The own radio's presence, to keep with its next step.
-    private var ownPresence: MonitorPresence?
     private var batch = StepBatch()
     /// Outputs delivered so far.
     public private(set) var delivered = 0
@@ -104,52 +102,21 @@ public struct EngineDriver {
         try perform()
     }
 
-    /// One input for the daemon at `time`: the own radio's, and a reload or new rules for every
-    /// device.
-    public mutating func handle(_ input: EngineInput, at time: Timestamp) throws {
-        if case .advertisement = input { reports &+= 1 }
-        devices.handle(input, at: time, into: &actions)
+    /// One input at `time` (the daemon's clock): the daemon's, a device's message or report, a
+    /// scanner's status, a server's answer, a command for one device. Returns why it changed
+    /// nothing, if so (a refused message or report).
+    @discardableResult
+    public mutating func handle(_ input: Devices.Input, at time: Timestamp) throws -> Devices.Refusal? {
+        if case .daemon(.advertisement) = input { reports &+= 1 }
+        let refusal = devices.handle(input, at: time, into: &actions)
         try perform()
+        return refusal
     }
 
     /// One source event of the own radio's file at its own time.
     public mutating func handle(_ event: SourceEvent) throws {
         if case .advertisement = event { reports &+= 1 }
         devices.handle(event, into: &actions)
-        try perform()
-    }
-
-    /// A fleet message at its arrival (the daemon's clock); returns why it changed nothing, if so.
-    @discardableResult
-    public mutating func handle(_ message: FleetMessage, at time: Timestamp) throws -> Devices.Refusal? {
-        let refusal = devices.handle(message, at: time, into: &actions)
-        try perform()
-        return refusal
-    }
-
-    /// A fixed scanner's report at its arrival (the daemon's clock), for its tag; returns why it
-    /// changed nothing, if so (docs/behaviour.md §19).
-    @discardableResult
-    public mutating func handle(_ report: ScannerReport, at time: Timestamp) throws -> Devices.Refusal? {
-        let refusal = devices.handle(report, at: time, into: &actions)
-        try perform()
-        return refusal
-    }
-
-    /// What scanner `id` says of itself (docs/behaviour.md §19).
-    public mutating func scannerStatus(_ id: String, online: Bool) {
-        devices.scannerStatus(id, online: online)
-    }
-
-    /// The answer to device `device`'s server call `call`, at the engine's clock.
-    public mutating func answer(_ answer: ServerAnswer, call: Int, for device: String) throws {
-        devices.handle(.answer(answer, call: call), for: device, at: devices.now, into: &actions)
-        try perform()
-    }
-
-    /// An input for device `device` (a command), at the engine's clock.
-    public mutating func handle(_ input: EngineInput, for device: String) throws {
-        devices.handle(input, for: device, at: devices.now, into: &actions)
         try perform()
     }
 
@@ -201,7 +168,8 @@ public struct EngineDriver {
     /// The last commit of a run: what cannot be written now is an error (exit status 1), since
     /// the outputs that waited would be lost with the process.
     public mutating func finish() throws {
-        // Each fleet device's presence as it is now: the next start resumes its deadlines.
+        // Each device's presence as it is now, the own radio's with its last sightings: the next
+        // start resumes its exit deadlines.
         devices.close(into: &actions)
         try perform()
         lastTry = elapsed() - Self.retryInterval
@@ -210,9 +178,6 @@ public struct EngineDriver {
             throw StateStoreError(
                 path: failing.path, problem: failing.problem + "; \(batch.outputCount) outputs could not be kept")
         }
-        // The own radio's presence with its last sightings (kept at each change already): the next
-        // start resumes its exit deadlines from them, as a fleet device's.
-        try store.keepOwnPresence(devices.own.monitor.presence)
     }
 
     /// The FleetDevice the sinks name device `id` by; `nil` for the own radio (its outputs carry
@@ -241,8 +206,8 @@ public struct EngineDriver {
                         stepOutputs, state: step.changes, sinks: sinks, whereabouts: step.whereabouts,
                         device: sinkName(of: id),
                         commands: deviceCommands.isEmpty ? [] : deviceCommands.removeValue(forKey: id) ?? [],
-                        record: deviceRecords.isEmpty ? nil : deviceRecords.removeValue(forKey: id),
-                        presence: id == Devices.ownID ? ownPresence.take() : nil, staged: elapsed())
+                        record: deviceRecords.isEmpty ? nil : deviceRecords.removeValue(forKey: id)
+                            .map(DeviceRow.init), staged: elapsed())
                     stepOutputs.removeAll(keepingCapacity: true)
                     if batch.isFull { try commit() }
                 case .engine(let id, .request(let request)):
@@ -250,7 +215,7 @@ public struct EngineDriver {
                     switch requests {
                     case .inline(let hook):
                         let (call, answer) = hook.perform(request, device: device)
-                        devices.handle(.answer(answer, call: call), for: id, at: devices.now, into: &actions)
+                        devices.handle(.answer(device: id, answer, call: call), at: devices.now, into: &actions)
                     case .background(let hook, let answered):
                         hook.performInBackground(request, device: device) { call, answer in answered(id, answer, call) }
                     }
@@ -263,8 +228,6 @@ public struct EngineDriver {
                     deviceRecords[id] = latest
                 case .notice(_, let line):
                     warn(line)
-                case .presence(let presence):
-                    ownPresence = presence
                 }
             }
         }

@@ -76,7 +76,7 @@ public struct FileRun {
                 ? Devices(own: engine)
                 : Devices(
                     own: engine, configuration: configuration, rules: rules, ruleSettings: .resolve(configuration),
-                    kept: try store.keptDevices())
+                    kept: try store.keptFleet())
             var driver = EngineDriver(
                 devices: devices, store: store, sinks: sinks, requests: .inline(hook), output: output)
             driver.warn = warn
@@ -93,10 +93,10 @@ public struct FileRun {
             func obey() throws {
                 guard let control else { return }
                 if control.isStopping { throw Stopped() }
-                // A file runs on its own clock: fleet messages are not taken (said at the start).
-                _ = control.takeFleet()
+                // A file runs on its own clock: only the daemon's orders are taken, not the fleet's
+                // messages (said at the start) or orders for one device.
+                let orders = control.take().filter { if case .daemon = $0 { true } else { false } }
                 if let time = inputClock {
-                    let orders = control.take()
                     if !orders.isEmpty {
                         try driver.commit()
                         for order in orders { try driver.handle(order, at: time) }

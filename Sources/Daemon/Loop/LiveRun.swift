@@ -70,7 +70,7 @@ public struct LiveRun {
                 }
             }
             // Every fleet device of an earlier run goes on from its kept state.
-            let kept = configuration.fleet == nil && configuration.scanners == nil ? [:] : try store.keptDevices()
+            let kept = configuration.fleet == nil && configuration.scanners == nil ? [:] : try store.keptFleet()
             let devices = Devices(
                 own: engine, configuration: configuration, rules: rules, ruleSettings: .resolve(configuration),
                 kept: kept)
@@ -106,24 +106,11 @@ public struct LiveRun {
             while !shouldStop(), control?.isStopping != true {
                 let current = clock()
                 try driver.advance(to: current)
-                for order in control?.take() ?? [] { try driver.handle(order, at: current) }
-                for order in control?.takeFleet() ?? [] {
-                    switch order {
-                    case .message(let message):
-                        if let refusal = try driver.handle(message, at: current),
-                            let line = refusals.refused(refusal, device: message.device)
-                        {
-                            warn(line)
-                        }
-                    case .report(let report):
-                        if let refusal = try driver.handle(report, at: current),
-                            let line = refusals.refused(refusal, device: report.tag)
-                        {
-                            warn(line)
-                        }
-                    case .scannerStatus(let scanner, let online): driver.scannerStatus(scanner, online: online)
-                    case .answer(let device, let answer, let call): try driver.answer(answer, call: call, for: device)
-                    case .input(let device, let input): try driver.handle(input, for: device)
+                for order in control?.take() ?? [] {
+                    if let refusal = try driver.handle(order, at: current), let device = order.device,
+                        let line = refusals.refused(refusal, device: device)
+                    {
+                        warn(line)
                     }
                 }
                 try driver.commit()
@@ -144,7 +131,7 @@ public struct LiveRun {
                 // on the old one and hold every output and timer there until the wall caught up).
                 let heard = try radio.next(
                     from: source, timeout: wait, wake: control?.wakeDescriptor, stamp: clock
-                ) { time, advertisement in try driver.handle(.advertisement(advertisement), at: time) }
+                ) { time, advertisement in try driver.handle(.daemon(.advertisement(advertisement)), at: time) }
                 if heard { try driver.commit() }
             }
             try driver.finish()

@@ -33,8 +33,8 @@ public struct StepBatch: Sendable {
 
     public mutating func add(
         _ step: [MonitorOutput], state changes: StateChanges, sinks: [any OutputSink], whereabouts: Whereabouts,
-        device: FleetDevice? = nil, commands: [OutboxMessage] = [], record: Devices.Record? = nil,
-        presence: MonitorPresence? = nil, staged: @autoclosure () -> Duration? = nil
+        device: FleetDevice? = nil, commands: [OutboxMessage] = [], record: DeviceRow? = nil,
+        staged: @autoclosure () -> Duration? = nil
     ) {
         let context = StepContext(
             whereabouts: whereabouts, device: device, commands: commands, staged: step.isEmpty ? nil : staged())
@@ -46,8 +46,11 @@ public struct StepBatch: Sendable {
         }
         devices[id]?.outputs += step
         if !changes.isEmpty { devices[id]?.changes.merge(changes) }
-        if let record { devices[id]?.record = record }
-        if let presence { devices[id]?.presence = presence }
+        if var record {
+            // The latest row wins; a presence taken by an earlier step of the batch stays.
+            record.presence = record.presence ?? devices[id]?.record?.presence
+            devices[id]?.record = record
+        }
         var ends: [Int] = []
         ends.reserveCapacity(sinks.count)
         for sink in sinks {

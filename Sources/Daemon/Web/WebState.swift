@@ -254,8 +254,8 @@ public final class WebState: OutputSink, Sendable {
         defer { delivered.add(1, ordering: .releasing) }
         let device = id == ownID ? Devices.ownID : id
         switch command {
-        case .mode(let mode): control.post(.input(device: device, .mode(mode)))
-        case .alert: command.traceCommand.map { control.post(.input(device: device, .command($0))) }
+        case .mode(let mode): control.post(.device(device, .mode(mode)))
+        case .alert: command.traceCommand.map { control.post(.device(device, .command($0))) }
         case .reload: return false
         }
         return true

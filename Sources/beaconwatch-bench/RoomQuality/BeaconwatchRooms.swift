@@ -53,15 +53,16 @@ struct BeaconwatchRooms: RoomDecider {
 
     mutating func report(tag: Int, scanner: Int, rssi: Double, at time: Double) {
         table.handle(
-            ScannerReport(scanner: scanners[scanner], tag: tags[tag], rssi: rssi, power: -59), at: Self.time(time),
-            into: &actions)
+            .report(ScannerReport(scanner: scanners[scanner], tag: tags[tag], rssi: rssi, power: -59)),
+            at: Self.time(time), into: &actions)
         actions.removeAll(keepingCapacity: true)
     }
 
     mutating func scannerHeard(transmitter: Int, receiver: Int, rssi: Double, at time: Double) {
         let known = scannerTags[transmitter]
         table.handle(
-            ScannerReport(scanner: scanners[receiver], tag: known.tag, rssi: rssi, power: -59, address: known.address),
+            .report(
+                ScannerReport(scanner: scanners[receiver], tag: known.tag, rssi: rssi, power: -59, address: known.address)),
             at: Self.time(time), into: &actions)
         actions.removeAll(keepingCapacity: true)
     }
