@@ -14,9 +14,9 @@ extension Monitor {
             {
                 let zones = hierarchy.areas[Int(entered.index)].zones
                 // The device said it is in the Area; it will say which Zone once it monitors them.
-                if held.contains(entered) {
-                    areaHoldUntil = now + exitTimeout
-                    timers.schedule(.areaHold, at: now + exitTimeout)
+                if phone.held.contains(entered) {
+                    phone.areaHoldUntil = timing.now + exitTimeout
+                    timing.timers.schedule(.areaHold, at: timing.now + exitTimeout)
                 }
                 applyMonitoring(
                     mostRecent(zones.map { RegionRef(.zone, $0) }), mode: .zones, area: entered.index, into: &outputs)
@@ -38,8 +38,8 @@ extension Monitor {
 
     /// Whether the phone's ranging reported a beacon of `ref` less than exitTimeout ago.
     func phoneRangedRecently(_ ref: RegionRef) -> Bool {
-        phoneSeen.contains { beacon, time in
-            now - time < exitTimeout && contains(ref, beacon: beacon)
+        phone.seen.contains { beacon, time in
+            timing.now - time < exitTimeout && contains(ref, beacon: beacon)
         }
     }
 
@@ -54,15 +54,15 @@ extension Monitor {
     }
 
     /// Whether the monitored Area's Zones are awaited after the device's own `enter` of it.
-    var isAreaHeld: Bool { areaHoldUntil.map { now < $0 } ?? false }
+    var isAreaHeld: Bool { phone.areaHoldUntil.map { timing.now < $0 } ?? false }
 
     /// Whether, with its Zones monitored, the phone's ranging reported a beacon of the monitored
     /// Area less than exitTimeout ago (any of its Zones, held or not: docs/behaviour.md §15.1).
     var isAreaRanged: Bool {
-        guard monitoring.mode == .zones, let area = monitoring.area, let seen = phoneAreaSeen[area] else {
+        guard monitoring.mode == .zones, let area = monitoring.area, let seen = phone.areaSeen[area] else {
             return false
         }
-        return now < seen &+ exitTimeout
+        return timing.now < seen &+ exitTimeout
     }
 
     /// The candidates the policy keeps: the `cap` most recently sighted; those in `favoured` (the
@@ -106,11 +106,11 @@ extension Monitor {
         let added = monitoring.regions.filter { tracked[$0]?.monitored != true }
         tracked = next
         // The device no longer monitors what was dropped (its waypoint is deleted).
-        held = held.filter { next[$0]?.monitored == true }
+        phone.held = phone.held.filter { next[$0]?.monitored == true }
         // A region given to a phone whose ranging reported one of its beacons less than
         // exitTimeout ago: iOS settles it as inside without an `enter` (docs/behaviour.md §15.1).
-        if !phoneSeen.isEmpty {
-            for ref in added where phoneRangedRecently(ref) { held.insert(ref) }
+        if !phone.seen.isEmpty {
+            for ref in added where phoneRangedRecently(ref) { phone.held.insert(ref) }
         }
         for ref in dropped { leaveCurrent(ref) }
         // A region that turned monitored while inside needs its exit deadline.
@@ -120,6 +120,6 @@ extension Monitor {
             area: area.map { hierarchy.areas[Int($0)].uuid },
             regions: monitoring.regions.map(region)
         )
-        outputs.append(.monitoring(Timestamp(microseconds: now), change))
+        outputs.append(.monitoring(Timestamp(microseconds: timing.now), change))
     }
 }

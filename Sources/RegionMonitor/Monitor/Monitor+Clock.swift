@@ -6,18 +6,18 @@ extension Monitor {
     /// filter windows keep their lengths; every deadline stays as far ahead as it was.
     public mutating func shiftClock(by delta: Int64) {
         guard delta != 0 else { return }
-        for index in beaconLast.indices { beaconLast[index] = beaconLast[index].shifted(by: delta) }
-        for index in zoneLast.indices { zoneLast[index] = zoneLast[index].shifted(by: delta) }
-        for index in areaLast.indices { areaLast[index] = areaLast[index].shifted(by: delta) }
-        for index in sightedAt.indices { sightedAt[index] = sightedAt[index].shifted(by: delta) }
+        for index in sightings.beacon.indices { sightings.beacon[index] = sightings.beacon[index].shifted(by: delta) }
+        for index in sightings.zone.indices { sightings.zone[index] = sightings.zone[index].shifted(by: delta) }
+        for index in sightings.area.indices { sightings.area[index] = sightings.area[index].shifted(by: delta) }
+        for index in sightings.any.indices { sightings.any[index] = sightings.any[index].shifted(by: delta) }
         for index in classes.pool.indices { classes.pool[index].filter.shiftClock(by: delta) }
-        for index in silence.indices { silence[index].shiftClock(by: delta) }
-        transmitterSilence.shiftClock(by: delta)
-        tagHeardAt = tagHeardAt.shifted(by: delta)
+        for index in silences.beacons.indices { silences.beacons[index].shiftClock(by: delta) }
+        silences.transmitter.shiftClock(by: delta)
+        silences.tagHeardAt = silences.tagHeardAt.shifted(by: delta)
         // A worked-out limit is reused only when fresh: its instant moves with the clock.
-        for index in limits.indices { limits[index].at = limits[index].at.shifted(by: delta) }
-        phoneSeen = phoneSeen.mapValues { $0.shifted(by: delta) }
-        phoneAreaSeen = phoneAreaSeen.mapValues { $0.shifted(by: delta) }
+        for index in silences.limits.indices { silences.limits[index].at = silences.limits[index].at.shifted(by: delta) }
+        phone.seen = phone.seen.mapValues { $0.shifted(by: delta) }
+        phone.areaSeen = phone.areaSeen.mapValues { $0.shifted(by: delta) }
         rooms.since = rooms.since.shifted(by: delta)
         if let change = roomChange { rooms.change?.at = change.at.adding(microseconds: delta) }
         tracked = tracked.mapValues { state in
@@ -30,9 +30,9 @@ extension Monitor {
             moved.enteredAt = state.enteredAt.shifted(by: delta)
             return moved
         }
-        timers.shiftClock(by: delta)
-        now = now.shifted(by: delta)
+        timing.timers.shiftClock(by: delta)
+        timing.now = timing.now.shifted(by: delta)
         classes.windowEnd = classes.windowEnd.shifted(by: delta)
-        areaHoldUntil = areaHoldUntil?.shifted(by: delta)
+        phone.areaHoldUntil = phone.areaHoldUntil?.shifted(by: delta)
     }
 }

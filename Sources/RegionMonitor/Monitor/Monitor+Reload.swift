@@ -16,13 +16,13 @@ extension Monitor {
             restoredNearest: restoredNearest)
         for (index, beacon) in hierarchy.beacons.enumerated() {
             guard let old = previous.hierarchy.index(of: beacon.id) else { continue }
-            let last = previous.beaconLast[old]
-            beaconLast[index] = last
-            sightedAt[index] = previous.sightedAt[old]
+            let last = previous.sightings.beacon[old]
+            sightings.beacon[index] = last
+            sightings.any[index] = previous.sightings.any[old]
             let zone = Int(hierarchy.zoneOfBeacon[index])
             let area = Int(hierarchy.areaOfZone[zone])
-            zoneLast[zone] = max(zoneLast[zone], last)
-            areaLast[area] = max(areaLast[area], last)
+            sightings.zone[zone] = max(sightings.zone[zone], last)
+            sightings.area[area] = max(sightings.area[area], last)
         }
         for (ref, state) in previous.tracked where state.inside {
             guard let carried = reference(to: previous.region(ref)) else { continue }
@@ -35,19 +35,19 @@ extension Monitor {
         presenceChanges = previous.presenceChanges &+ 1
         // What the device holds stays held (its waypoints are still on it), and what its phone
         // ranged is remembered.
-        held = Set(previous.held.compactMap { reference(to: previous.region($0)) })
-        for (beacon, time) in previous.phoneSeen {
+        phone.held = Set(previous.phone.held.compactMap { reference(to: previous.region($0)) })
+        for (beacon, time) in previous.phone.seen {
             guard let index = hierarchy.index(of: previous.hierarchy.beacons[Int(beacon)].id) else { continue }
-            phoneSeen[Int32(index)] = time
+            phone.seen[Int32(index)] = time
         }
-        for (area, time) in previous.phoneAreaSeen {
+        for (area, time) in previous.phone.areaSeen {
             guard let ref = reference(to: previous.region(RegionRef(.area, area))) else { continue }
-            phoneAreaSeen[ref.index] = time
-            timers.schedule(.areaHold, at: time &+ exitTimeout)
+            phone.areaSeen[ref.index] = time
+            timing.timers.schedule(.areaHold, at: time &+ exitTimeout)
         }
-        if let until = previous.areaHoldUntil, until > previous.now {
-            areaHoldUntil = until
-            timers.schedule(.areaHold, at: until)
+        if let until = previous.phone.areaHoldUntil, until > previous.timing.now {
+            phone.areaHoldUntil = until
+            timing.timers.schedule(.areaHold, at: until)
         }
         if settings.rooms != nil, let previousRoom = previous.currentRoom, let ref = reference(to: previousRoom) {
             rooms.zone = ref.index

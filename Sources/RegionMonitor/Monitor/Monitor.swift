@@ -24,68 +24,30 @@ public struct Monitor: Sendable {
     let exitTimeout: Int64
     /// `Monitor.exitConfidence` under `Monitor.exitTimeout = auto` (docs/behaviour.md §18), else `nil`.
     let exitConfidence: Double?
-    /// Under `auto`, each beacon's sightings since it was last `off` (its visit).
-    var silence: [SilenceModel]
-    /// A tag's own advertising as all its scanners together hear it (docs/behaviour.md §18, §19): a phone that
-    /// stops advertising for a while (iOS's transmit outages) is silent on every path at once, which
-    /// the paths' own models, each losing on its own, cannot tell from having left.
-    var transmitterSilence = SilenceModel()
-    /// Under ``MonitorSettings/rooms``: the tag's last sighting by any scanner, the time (µs) it
-    /// has been silent everywhere beyond ``RoomRule/grace`` in all, and that total at each
-    /// scanner's last sighting. A scanner's level ages only while the tag is heard elsewhere: a
-    /// tag that went quiet (a phone's outage) comes back to the room it was in, not to whichever
-    /// scanner hears it first.
-    var tagHeardAt: Int64 = .min
-    var quietTotal: Int64 = 0
-    var quietAt: [Int64]
-    /// Under `auto`, each region's silence limit as last worked out, and when: reused for up to a
-    /// second to keep a region inside (a region sighted ten times a second would otherwise work
-    /// it out as often); an exit is decided on a fresh one.
-    /// Areas, then Zones, then beacons (see ``limitSlot(_:)``); `at` is `.min` until worked out.
-    var limits: [(at: Int64, limit: Int64)]
-
-    /// Last sighting with RSSI at least `Monitor.enterRssi` (one that may move a region), per beacon,
-    /// Zone and Area; ``never`` for none.
-    var beaconLast: [Int64]
-    var zoneLast: [Int64]
-    var areaLast: [Int64]
-    /// Last sighting of any strength, per beacon: ranging's clock.
-    var sightedAt: [Int64]
+    /// The silences part: what the adaptive exit has learned of each path's silences (§18).
+    var silences: SilenceState
+    /// The sightings part: when each beacon, Zone and Area was last sighted.
+    var sightings: LastSightings
     /// The ranging part: each beacon's class and last reported one, its filter, the window.
     var classes: RangingState
 
     /// The cap policy's part: what is monitored now (§5.2).
     var monitoring = MonitoringState()
-    /// Monitored regions the device's own operating system says it is inside (an OwnTracks
-    /// phone's `enter`, docs/behaviour.md §15.1): inside while held, whatever the sightings say.
-    var held: Set<RegionRef> = []
-    /// The class a phone's own ranging last gave each beacon (OwnTracks `prox`), by beacon index.
-    var phoneClass: [Int32: Proximity] = [:]
+    /// The phone part: what a device's own operating system says (OwnTracks, §15.1).
+    var phone = PhoneState()
     /// Counts every change of presence (an enter, an exit, a new monitored set, a region held or
     /// let go): a fleet keeps ``presence`` when it moved (docs/behaviour.md §15).
     public internal(set) var presenceChanges: UInt64 = 0
-    /// When the phone's own ranging last reported each beacon, by beacon index: a region given to
-    /// the phone while one of its beacons was ranged less than exitTimeout ago is held (15.1).
-    var phoneSeen: [Int32: Int64] = [:]
-    /// When the phone's own ranging last reported a beacon of each Area, by Area index: a `leave`
-    /// of one of its Zones does not forget it, so the Area stays inside until exitTimeout after the
-    /// last `beacon` message of any of its beacons (docs/behaviour.md §15.1: walking from a Zone the phone holds
-    /// into one it does not never exits and re-enters the Area).
-    var phoneAreaSeen: [Int32: Int64] = [:]
-    /// After the device's own `enter` of an Area switched monitoring to its Zones (its waypoint is
-    /// then deleted), the Area stays inside until a Zone enters, or exitTimeout passes without one.
-    var areaHoldUntil: Int64?
     /// The monitored regions and the Areas and Zones containing them, with their reported state.
     var tracked: [RegionRef: RegionState] = [:]
-    var timers = DeadlineQueue<Deadline>()
-    var timerGeneration: UInt32 = 0
+    /// The clock part: the instant the monitor is at, and its deadlines.
+    var timing = MonitorClock()
 
     /// Where the monitor is in its life: before ``start(at:into:)``, running, or in the step in
     /// which a restart's grace fires (restored beacons not heard since may go `off` in it).
     var life = Lifecycle.new
     /// The regions a reload found inside, taken into ``tracked`` at ``start(at:)``.
     var carriedInside: [RegionRef: RegionState] = [:]
-    var now: Int64 = 0
     /// Beacons restored as not `off` and not reported since the start: `off` waits for the grace.
     var restoredPending: Set<Int32> = []
 
@@ -134,18 +96,13 @@ public struct Monitor: Sendable {
             beacons: hierarchy.beacons.count, windowLength: Int64((settings.backgroundRanging * 1_000_000).rounded()),
             enterRSSI: settings.enterRSSI)
         let beacons = hierarchy.beacons.count
-        beaconLast = Array(repeating: Self.never, count: beacons)
-        zoneLast = Array(repeating: Self.never, count: hierarchy.zones.count)
-        areaLast = Array(repeating: Self.never, count: hierarchy.areas.count)
-        sightedAt = Array(repeating: Self.never, count: beacons)
+        sightings = LastSightings(beacons: beacons, zones: hierarchy.zones.count, areas: hierarchy.areas.count)
         heardStrength = Array(repeating: -.infinity, count: beacons)
-        silence = settings.adaptiveExit ? Array(repeating: SilenceModel(), count: beacons) : []
         rooms = RoomState(
             grace: settings.adaptiveExit && settings.rooms != nil ? Array(repeating: 0, count: beacons) : [])
-        quietAt = settings.rooms != nil ? Array(repeating: 0, count: beacons) : []
-        limits =
-            settings.adaptiveExit
-            ? Array(repeating: (.min, 0), count: hierarchy.areas.count + hierarchy.zones.count + beacons) : []
+        silences = SilenceState(
+            beacons: beacons, regions: hierarchy.areas.count + hierarchy.zones.count + beacons,
+            adaptive: settings.adaptiveExit, rooms: settings.rooms != nil)
         for (locationID, value) in restored where value != .off {
             guard let index = hierarchy.index(ofLocation: locationID) else { continue }
             classes.reported[index] = value
@@ -169,7 +126,7 @@ public struct Monitor: Sendable {
     }
 
     /// The earliest pending deadline; `nil` when nothing is pending.
-    public var nextDeadline: Timestamp? { timers.nextDue.map { Timestamp(microseconds: $0) } }
+    public var nextDeadline: Timestamp? { timing.timers.nextDue.map { Timestamp(microseconds: $0) } }
 
     /// The Area most recently entered that is still inside.
     public var currentArea: Region? { currentAreaIndex.map { hierarchy.areas[$0].region } }
@@ -198,7 +155,7 @@ public struct Monitor: Sendable {
     public mutating func start(at time: Timestamp, into outputs: inout [MonitorOutput]) {
         guard life == .new else { return }
         life = .running
-        now = time.microseconds
+        timing.now = time.microseconds
         // A reload's regions that were inside stay so (``init(reloading:hierarchy:settings:identity:restored:restoredNearest:)``).
         tracked = carriedInside
         switch plan {
@@ -211,7 +168,7 @@ public struct Monitor: Sendable {
         case .hierarchical:
             if let area = carriedArea() {
                 let zones = hierarchy.areas[Int(area)].zones.map { RegionRef(.zone, $0) }
-                let carried = Set(carriedInside.keys).union(held)
+                let carried = Set(carriedInside.keys).union(phone.held)
                 applyMonitoring(mostRecent(zones, favouring: carried), mode: .zones, area: area, into: &outputs)
             } else {
                 applyMonitoring(mostRecentAreas(), mode: .areas, area: nil, into: &outputs)
@@ -225,21 +182,21 @@ public struct Monitor: Sendable {
             applyPolicy(into: &outputs)
         }
         if !restoredPending.isEmpty {
-            timers.schedule(.grace, at: now + exitTimeout)
+            timing.timers.schedule(.grace, at: timing.now + exitTimeout)
         }
     }
 
     /// The monitor's clock: the latest instant it was advanced to.
-    public var clock: Timestamp { Timestamp(microseconds: now) }
+    public var clock: Timestamp { Timestamp(microseconds: timing.now) }
 
     /// Fires every deadline up to and including `time`, each at its own instant.
     public mutating func advance(to time: Timestamp, into outputs: inout [MonitorOutput]) {
         if life == .new { start(at: time, into: &outputs) }
         let target = time.microseconds
-        while let due = timers.nextDue, due <= target {
-            now = due
+        while let due = timing.timers.nextDue, due <= target {
+            timing.now = due
             var regionsMayExit = false
-            while let (_, deadline) = timers.popDue(atOrBefore: due) {
+            while let (_, deadline) = timing.timers.popDue(atOrBefore: due) {
                 switch deadline {
                 case .exit(let ref, let generation):
                     regionsMayExit = checkExit(ref, generation: generation) || regionsMayExit
@@ -258,7 +215,7 @@ public struct Monitor: Sendable {
             applyPolicy(into: &outputs)
             report(into: &outputs)
         }
-        now = max(now, target)
+        timing.now = max(timing.now, target)
     }
 
     /// One received advertisement. Advertisements of beacons that are not configured change
@@ -275,7 +232,7 @@ public struct Monitor: Sendable {
     ) -> Bool {
         if life == .new { start(at: time, into: &outputs) }
         advance(to: Timestamp(microseconds: time.microseconds - 1), into: &outputs)
-        now = max(now, time.microseconds)
+        timing.now = max(timing.now, time.microseconds)
         defer { advance(to: time, into: &outputs) }
         guard let index = hierarchy.index(of: advertisement.beacon) else { return false }
         let beacon = Int32(index)
@@ -296,9 +253,9 @@ public struct Monitor: Sendable {
                 report(into: &outputs)
                 return true
             }
-            beaconLast[index] = now
-            zoneLast[Int(zone)] = now
-            areaLast[Int(area)] = now
+            sightings.beacon[index] = timing.now
+            sightings.zone[Int(zone)] = timing.now
+            sightings.area[Int(area)] = timing.now
             enterAncestors(of: beacon, zone: zone, area: area, into: &outputs)
             applyPolicy(into: &outputs)
         }
@@ -316,9 +273,9 @@ public struct Monitor: Sendable {
         advance(to: time, into: &outputs)
         guard let ref = reference(to: region) else { return }
         if entered {
-            guard tracked[ref]?.monitored == true, held.insert(ref).inserted else { return }
+            guard tracked[ref]?.monitored == true, phone.held.insert(ref).inserted else { return }
         } else {
-            guard held.remove(ref) != nil else { return }
+            guard phone.held.remove(ref) != nil else { return }
             presenceChanges &+= 1
             // The phone left: what it ranged there no longer says it is inside (docs/behaviour.md §15.1: inside
             // until the phone's `leave`, not until exitTimeout after its last beacon message).
@@ -333,27 +290,27 @@ public struct Monitor: Sendable {
 
     /// Forgets the phone's ranging of the beacons in `ref`, and the presence it gave them.
     mutating func forgetPhoneSightings(in ref: RegionRef) {
-        if ref.level == .area { phoneAreaSeen[ref.index] = nil }
-        let beacons = phoneSeen.keys.filter { contains(ref, beacon: $0) }
+        if ref.level == .area { phone.areaSeen[ref.index] = nil }
+        let beacons = phone.seen.keys.filter { contains(ref, beacon: $0) }
         guard !beacons.isEmpty else { return }
         var zones: Set<Int32> = []
         for beacon in beacons {
             let index = Int(beacon)
-            if beaconLast[index] == phoneSeen[beacon] { beaconLast[index] = Self.never }
-            phoneSeen[beacon] = nil
+            if sightings.beacon[index] == phone.seen[beacon] { sightings.beacon[index] = Self.never }
+            phone.seen[beacon] = nil
             zones.insert(hierarchy.zoneOfBeacon[index])
         }
         for zone in zones {
-            zoneLast[Int(zone)] = hierarchy.zones[Int(zone)].beacons.map { beaconLast[Int($0)] }.max() ?? Self.never
+            sightings.zone[Int(zone)] = hierarchy.zones[Int(zone)].beacons.map { sightings.beacon[Int($0)] }.max() ?? Self.never
             let area = Int(hierarchy.areaOfZone[Int(zone)])
-            areaLast[area] = hierarchy.areas[area].zones.map { zoneLast[$0] }.max() ?? Self.never
+            sightings.area[area] = hierarchy.areas[area].zones.map { sightings.zone[$0] }.max() ?? Self.never
         }
     }
 
     /// Notes the class a phone's own ranging gives `beacon` (reported as `phoneProximity`).
     public mutating func notePhoneProximity(_ proximity: Proximity, of beacon: BeaconID) {
         guard let index = hierarchy.index(of: beacon) else { return }
-        phoneClass[Int32(index)] = proximity
+        phone.classes[Int32(index)] = proximity
     }
 
     /// The phone's own ranging reported `beacon` at `time` (an OwnTracks `beacon` message, after
@@ -362,12 +319,12 @@ public struct Monitor: Sendable {
     /// monitored region holding the beacon is inside until the phone's `leave` for it.
     public mutating func phoneRanged(_ beacon: BeaconID, at time: Timestamp, into outputs: inout [MonitorOutput]) {
         guard let index = hierarchy.index(of: beacon) else { return }
-        phoneSeen[Int32(index)] = time.microseconds
+        phone.seen[Int32(index)] = time.microseconds
         let area = hierarchy.areaOfZone[Int(hierarchy.zoneOfBeacon[index])]
-        phoneAreaSeen[area] = time.microseconds
+        phone.areaSeen[area] = time.microseconds
         // The look at the end of the Area's ranging (``isAreaRanged``), in whichever mode it comes.
-        timers.schedule(.areaHold, at: time.microseconds &+ exitTimeout)
-        guard let ref = monitoredRegion(of: Int32(index)), tracked[ref]?.inside == true, held.insert(ref).inserted
+        timing.timers.schedule(.areaHold, at: time.microseconds &+ exitTimeout)
+        guard let ref = monitoredRegion(of: Int32(index)), tracked[ref]?.inside == true, phone.held.insert(ref).inserted
         else { return }
         presenceChanges &+= 1
         monitoring.dirty = true

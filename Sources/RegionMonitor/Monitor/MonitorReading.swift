@@ -124,7 +124,7 @@ extension Monitor {
                     reported: classes.reported[beacon], rssi: ranged ? classes.pool[slot].rssi : nil,
                     meters: ranged ? classes.pool[slot].meters : nil,
                     raw: ranged ? Double(classes.pool[slot].raw) : nil,
-                    heard: ranged ? Timestamp(microseconds: sightedAt[beacon]) : nil))
+                    heard: ranged ? Timestamp(microseconds: sightings.any[beacon]) : nil))
         }
         return MonitorReading(
             time: clock, mode: monitoring.mode, monitored: monitoredRegions, inside: inside, beacons: beacons,

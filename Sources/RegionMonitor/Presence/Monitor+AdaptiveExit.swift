@@ -37,11 +37,11 @@ extension Monitor {
             // Every path silent because the tag itself went quiet for a while, as it did before:
             // once its runs of silence are enough to be counted (before, the model's belief that
             // losses come in long runs would hold every tag for the maximum).
-            guard let figures = transmitterSilence.figures,
+            guard let figures = silences.transmitter.figures,
                 figures.losses.lostThenHeard >= SilenceModel.Losses.plainRuns
             else { return paths }
             let quiet = SilenceModel.timeout(
-                after: after, beacons: CollectionOfOne(transmitterSilence), confidence: confidence,
+                after: after, beacons: CollectionOfOne(silences.transmitter), confidence: confidence,
                 maximum: exitTimeout, pooled: true,
                 fixed: (Int64((settings.exitTimeout * 1_000_000).rounded()), confidence * Self.fixedSlack))
             return max(paths, quiet)
@@ -50,7 +50,7 @@ extension Monitor {
         let (earliest, overflow) = last.subtractingReportingOverflow(exitTimeout)
         let since = overflow ? Int64.min : earliest
         // Closures over the models alone: over `self` they would copy the whole monitor.
-        let models = silence
+        let models = silences.beacons
         let heard = { (beacon: Int32) in (models[Int(beacon)].last ?? .min) >= since }
         let model = { (beacon: Int32) in models[Int(beacon)] }
         // A tag's scanners each lose its advertisements on their own path (docs/behaviour.md §19).
@@ -98,13 +98,13 @@ extension Monitor {
     /// The silence limit of `ref` as worked out less than a second ago, or now.
     func currentLimit(_ ref: RegionRef) -> Int64 {
         guard exitConfidence != nil else { return exitTimeout }
-        let cached = limits[limitSlot(ref)]
+        let cached = silences.limits[limitSlot(ref)]
         return isFresh(cached.at) ? cached.limit : silenceLimit(ref)
     }
 
     /// A limit worked out at `time` is still used now (`.min`: never worked out).
     func isFresh(_ time: Int64) -> Bool {
-        time != .min && time <= now && now - time < Self.limitLifetime
+        time != .min && time <= timing.now && timing.now - time < Self.limitLifetime
     }
 
     /// How long a worked-out limit is used to keep a region inside (whether it exits is always
@@ -118,10 +118,10 @@ extension Monitor {
         var region: RegionRef? = ref
         while let current = region {
             let slot = limitSlot(current)
-            if !isFresh(limits[slot].at) || (force && limits[slot].at != now) {
+            if !isFresh(silences.limits[slot].at) || (force && silences.limits[slot].at != timing.now) {
                 // Worked out before the write: inside it, reading `self` would copy the monitor.
                 let limit = silenceLimit(current)
-                limits[slot] = (now, limit)
+                silences.limits[slot] = (timing.now, limit)
             }
             region = current.level == .beacon ? parent(of: current) : nil
         }
@@ -153,11 +153,11 @@ extension Monitor {
         guard exitConfidence != nil else { return exitTimeout }
         let ref = RegionRef(.beacon, beacon)
         let slot = limitSlot(ref)
-        if !isFresh(limits[slot].at) {
-            let limit = silenceLimit(ref, after: sightedAt[Int(beacon)], own: true)
-            limits[slot] = (now, limit)
+        if !isFresh(silences.limits[slot].at) {
+            let limit = silenceLimit(ref, after: sightings.any[Int(beacon)], own: true)
+            silences.limits[slot] = (timing.now, limit)
         }
-        return limits[slot].limit
+        return silences.limits[slot].limit
     }
 
     /// When `beacon` goes `off` unless sighted again: its last sighting plus its own limit; under
@@ -165,7 +165,7 @@ extension Monitor {
     /// looked at again before it comes: the exit of its region turns it `off` at once when the
     /// estimate has shortened since (``turnOffWithExit(_:)``).
     mutating func offDeadline(_ beacon: Int32) -> Int64 {
-        let due = sightedAt[Int(beacon)] + offLimit(beacon)
+        let due = sightings.any[Int(beacon)] + offLimit(beacon)
         return zoneDeadline(of: beacon).map { min(due, $0) } ?? due
     }
 
@@ -173,6 +173,6 @@ extension Monitor {
     /// now, since more sightings shorten the silence a region's beacons allow (from the maximum
     /// to seconds as a visit's first gaps come). A deadline looked at too early is armed again.
     func nextLook(_ due: Int64) -> Int64 {
-        exitConfidence == nil ? due : min(due, now + 1_000_000)
+        exitConfidence == nil ? due : min(due, timing.now + 1_000_000)
     }
 }

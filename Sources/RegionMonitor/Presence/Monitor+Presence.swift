@@ -6,17 +6,17 @@ extension Monitor {
 
     func last(_ ref: RegionRef) -> Int64 {
         switch ref.level {
-        case .area: areaLast[Int(ref.index)]
-        case .zone: zoneLast[Int(ref.index)]
-        case .beacon: beaconLast[Int(ref.index)]
+        case .area: sightings.area[Int(ref.index)]
+        case .zone: sightings.zone[Int(ref.index)]
+        case .beacon: sightings.beacon[Int(ref.index)]
         }
     }
 
     /// Inside: sighted less than exitTimeout ago (docs/behaviour.md §5.1; under `auto`, the silence its
     /// beacons allow now, 18), or held by the device's own monitoring (15.1).
     func isPresent(_ ref: RegionRef) -> Bool {
-        if held.contains(ref) { return true }
-        return exitDeadline(ref).map { now < $0 } ?? false
+        if phone.held.contains(ref) { return true }
+        return exitDeadline(ref).map { timing.now < $0 } ?? false
     }
 
     /// A due exit deadline: `true` when the region may have to exit now; re-armed when a later
@@ -26,28 +26,28 @@ extension Monitor {
             return false
         }
         // Held by the device: its `leave` decides, and arms the sightings' deadline if need be.
-        if held.contains(ref) { return false }
+        if phone.held.contains(ref) { return false }
         // Under `auto`, inside by the last second's estimate needs no more; an exit is decided on
         // one worked out now.
         refreshLimits(ref)
         if !isPresent(ref) { refreshLimits(ref, force: true) }
         if isPresent(ref) {
-            timerGeneration &+= 1
-            state.timerGeneration = timerGeneration
+            timing.generation &+= 1
+            state.timerGeneration = timing.generation
             tracked[ref] = state
-            timers.schedule(.exit(ref, timerGeneration), at: nextLook(exitDeadline(ref) ?? now))
+            timing.timers.schedule(.exit(ref, timing.generation), at: nextLook(exitDeadline(ref) ?? timing.now))
             return false
         }
         return true
     }
 
     mutating func armExit(_ ref: RegionRef) {
-        timerGeneration &+= 1
-        tracked[ref]?.timerGeneration = timerGeneration
+        timing.generation &+= 1
+        tracked[ref]?.timerGeneration = timing.generation
         // Held by the device with no sighting: its `leave` decides (no deadline before time began).
         refreshLimits(ref)
         guard let due = exitDeadline(ref) else { return }
-        timers.schedule(.exit(ref, timerGeneration), at: nextLook(due))
+        timing.timers.schedule(.exit(ref, timing.generation), at: nextLook(due))
     }
 
     /// The enters a sighting causes: its monitored region, if outside, and the tracked Areas and
@@ -135,7 +135,7 @@ extension Monitor {
     mutating func enter(_ ref: RegionRef, into outputs: inout [MonitorOutput]) {
         guard var state = tracked[ref] else { return }
         state.inside = true
-        state.enteredAt = now
+        state.enteredAt = timing.now
         tracked[ref] = state
         monitoring.dirty = true
         presenceChanges &+= 1
@@ -148,7 +148,7 @@ extension Monitor {
         case .zone:
             currentZoneIndex = Int(ref.index)
             // A Zone took over from the device's Area.
-            areaHoldUntil = nil
+            phone.areaHoldUntil = nil
         case .beacon: break
         }
         let transition = Transition(
@@ -157,7 +157,7 @@ extension Monitor {
             name: hierarchy.name(of: region(ref)),
             how: state.monitored ? .monitored : .derived
         )
-        outputs.append(.transition(Timestamp(microseconds: now), transition))
+        outputs.append(.transition(Timestamp(microseconds: timing.now), transition))
     }
 
     mutating func exit(_ ref: RegionRef, into outputs: inout [MonitorOutput]) {
@@ -173,11 +173,11 @@ extension Monitor {
             region: region(ref),
             name: hierarchy.name(of: region(ref)),
             how: state.monitored ? .monitored : .derived,
-            dwell: Double((now - state.enteredAt) / 1000) / 1000
+            dwell: Double((timing.now - state.enteredAt) / 1000) / 1000
         )
         if exitConfidence != nil { transition.timeout = Double(currentLimit(ref) / 1000) / 1000 }
         turnOffWithExit(ref)
-        outputs.append(.transition(Timestamp(microseconds: now), transition))
+        outputs.append(.transition(Timestamp(microseconds: timing.now), transition))
     }
 
     /// After `ref` stopped being inside (an exit, or a drop from the monitored set): the current

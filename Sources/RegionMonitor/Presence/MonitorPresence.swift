@@ -92,17 +92,17 @@ extension Monitor {
     public var presence: MonitorPresence {
         var presence = MonitorPresence()
         for (ref, state) in tracked where state.inside { presence.inside[region(ref)] = state.enteredAt }
-        presence.held = Set(held.map(region))
+        presence.held = Set(phone.held.map(region))
         presence.currentArea = currentArea
         presence.currentZone = currentZone
-        for (index, time) in beaconLast.enumerated() where time != Self.never {
+        for (index, time) in sightings.beacon.enumerated() where time != Self.never {
             presence.sightings[hierarchy.beacons[index].locationID] = time
         }
-        for (beacon, time) in phoneSeen {
+        for (beacon, time) in phone.seen {
             presence.phoneSightings[hierarchy.beacons[Int(beacon)].locationID] = time
         }
-        presence.areaHoldUntil = areaHoldUntil
-        for (area, time) in phoneAreaSeen { presence.phoneAreaSightings[hierarchy.areas[Int(area)].region] = time }
+        presence.areaHoldUntil = phone.areaHoldUntil
+        for (area, time) in phone.areaSeen { presence.phoneAreaSightings[hierarchy.areas[Int(area)].region] = time }
         if settings.rooms != nil {
             for (index, value) in heardStrength.enumerated() where value > -.infinity {
                 presence.strengths[hierarchy.beacons[index].locationID] = value
@@ -119,16 +119,16 @@ extension Monitor {
         guard life == .new else { return }
         for (id, time) in presence.sightings {
             guard let index = hierarchy.index(ofLocation: id) else { continue }
-            beaconLast[index] = time
-            sightedAt[index] = time
+            sightings.beacon[index] = time
+            sightings.any[index] = time
             let zone = Int(hierarchy.zoneOfBeacon[index])
             let area = Int(hierarchy.areaOfZone[zone])
-            zoneLast[zone] = max(zoneLast[zone], time)
-            areaLast[area] = max(areaLast[area], time)
+            sightings.zone[zone] = max(sightings.zone[zone], time)
+            sightings.area[area] = max(sightings.area[area], time)
         }
         for (id, time) in presence.phoneSightings {
             guard let index = hierarchy.index(ofLocation: id) else { continue }
-            phoneSeen[Int32(index)] = time
+            phone.seen[Int32(index)] = time
         }
         for (region, since) in presence.inside {
             guard let ref = reference(to: region) else { continue }
@@ -137,19 +137,19 @@ extension Monitor {
             state.enteredAt = since
             carriedInside[ref] = state
         }
-        held = Set(presence.held.compactMap { reference(to: $0) })
+        phone.held = Set(presence.held.compactMap { reference(to: $0) })
         currentAreaIndex = presence.currentArea.flatMap { reference(to: $0) }
             .flatMap { carriedInside[$0] != nil ? Int($0.index) : nil }
         currentZoneIndex = presence.currentZone.flatMap { reference(to: $0) }
             .flatMap { carriedInside[$0] != nil ? Int($0.index) : nil }
         if let until = presence.areaHoldUntil {
-            areaHoldUntil = until
-            timers.schedule(.areaHold, at: until)
+            phone.areaHoldUntil = until
+            timing.timers.schedule(.areaHold, at: until)
         }
         for (area, time) in presence.phoneAreaSightings {
             guard let ref = reference(to: area), ref.level == .area else { continue }
-            phoneAreaSeen[ref.index] = time
-            timers.schedule(.areaHold, at: time &+ exitTimeout)
+            phone.areaSeen[ref.index] = time
+            timing.timers.schedule(.areaHold, at: time &+ exitTimeout)
         }
         // A tag's room is the Zone it was inside (docs/behaviour.md §19: one at a time), with the evidence
         // its scanners gave.

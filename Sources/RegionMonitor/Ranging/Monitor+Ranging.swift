@@ -27,7 +27,7 @@ extension Monitor {
             }
             classes.slot[index] = slot
         }
-        let filtered = classes.pool[Int(slot)].filter.add(rssi, at: Timestamp(microseconds: now))
+        let filtered = classes.pool[Int(slot)].filter.add(rssi, at: Timestamp(microseconds: timing.now))
         let meters = ranging.distance(rssi: filtered, power: Double(power))
         classes.pool[Int(slot)].rssi = filtered
         classes.pool[Int(slot)].meters = meters
@@ -43,31 +43,31 @@ extension Monitor {
         let previous = classes.proximity[index]
         let next = ranging.proximity(distance: meters, current: previous)
         classes.proximity[index] = next
-        sightedAt[index] = now
-        if let rule = settings.rooms, index < quietAt.count {
-            if tagHeardAt != .min {
-                let beyond = now &- tagHeardAt &- Int64(rule.grace * 1_000_000)
-                if beyond > 0 { quietTotal &+= beyond }
+        sightings.any[index] = timing.now
+        if let rule = settings.rooms, index < silences.quietAt.count {
+            if silences.tagHeardAt != .min {
+                let beyond = timing.now &- silences.tagHeardAt &- Int64(rule.grace * 1_000_000)
+                if beyond > 0 { silences.quietTotal &+= beyond }
             }
-            tagHeardAt = max(tagHeardAt, now)
-            quietAt[index] = quietTotal
+            silences.tagHeardAt = max(silences.tagHeardAt, timing.now)
+            silences.quietAt[index] = silences.quietTotal
         }
         if exitConfidence != nil {
             // A beacon heard again after it went `off` starts a new visit (what earlier ones
             // showed carries over at half weight).
-            if previous == .off { silence[index].startVisit() }
+            if previous == .off { silences.beacons[index].startVisit() }
             // Of a node's reports, one a period counts (a walk's quick ones say nothing of how often
             // it reports a still tag): the scanner's level then holds between a still tag's reports.
             let period = settings.reportPeriod.map { Int64($0 * 800_000) } ?? 0
-            if previous == .off || silence[index].last.map({ now &- $0 >= period }) ?? true {
-                silence[index].sighted(at: now)
+            if previous == .off || silences.beacons[index].last.map({ timing.now &- $0 >= period }) ?? true {
+                silences.beacons[index].sighted(at: timing.now)
             }
             if settings.rooms != nil, settings.reportPeriod == nil {
                 // One advertisement heard by several scanners (tens of milliseconds apart live) is one.
-                let last = transmitterSilence.last
-                if let last, now &- last > exitTimeout { transmitterSilence.startVisit() }
-                if last.map({ now &- $0 >= Self.sameAdvertisement }) ?? true {
-                    transmitterSilence.sighted(at: now)
+                let last = silences.transmitter.last
+                if let last, timing.now &- last > exitTimeout { silences.transmitter.startVisit() }
+                if last.map({ timing.now &- $0 >= Self.sameAdvertisement }) ?? true {
+                    silences.transmitter.sighted(at: timing.now)
                 }
             }
             if index < rooms.grace.count, let rule = settings.rooms {
@@ -76,7 +76,7 @@ extension Monitor {
         }
         if !restoredPending.isEmpty { restoredPending.remove(beacon) }
         if previous == .off {
-            timers.schedule(.off(beacon), at: offDeadline(beacon))
+            timing.timers.schedule(.off(beacon), at: offDeadline(beacon))
             watch(beacon)
         }
         if next != previous { classes.dirty.append(beacon) }
@@ -86,8 +86,8 @@ extension Monitor {
     mutating func checkOff(_ beacon: Int32) {
         guard classes.proximity[Int(beacon)] != .off else { return }
         let due = offDeadline(beacon)
-        if due > now {
-            timers.schedule(.off(beacon), at: due)
+        if due > timing.now {
+            timing.timers.schedule(.off(beacon), at: due)
             return
         }
         turnOff(beacon)
@@ -104,7 +104,7 @@ extension Monitor {
         case .zone: beacons = hierarchy.zones[Int(ref.index)].beacons
         case .beacon: beacons = [ref.index]
         }
-        for beacon in beacons where classes.proximity[Int(beacon)] != .off && offDeadline(beacon) <= now {
+        for beacon in beacons where classes.proximity[Int(beacon)] != .off && offDeadline(beacon) <= timing.now {
             turnOff(beacon)
         }
     }
@@ -124,7 +124,7 @@ extension Monitor {
 
     /// A background ranging window opens (an enter or exit of a monitored region).
     mutating func openWindow() {
-        classes.windowEnd = now + classes.windowLength
+        classes.windowEnd = timing.now + classes.windowLength
         classes.recheckAll = true
     }
 
@@ -183,7 +183,7 @@ extension Monitor {
             let slot = classes.slot[index]
             classes.changes.append(
                 ProximityChange(
-                    time: Timestamp(microseconds: now), beacon: hierarchy.beacons[index].id,
+                    time: Timestamp(microseconds: timing.now), beacon: hierarchy.beacons[index].id,
                     locationID: hierarchy.beacons[index].locationID, proximity: value,
                     meters: value == .off || slot < 0 ? nil : (classes.pool[Int(slot)].meters * 100).rounded() / 100))
         }
@@ -195,10 +195,10 @@ extension Monitor {
         guard value != classes.reported[index] else { return }
         let restoring = restoredPending.contains(beacon)
         if restoring && value == .off && life != .graceFiring { return }
-        guard mode == .foreground || now < classes.windowEnd || (life == .graceFiring && restoring) else { return }
+        guard mode == .foreground || timing.now < classes.windowEnd || (life == .graceFiring && restoring) else { return }
         classes.reported[index] = value
         if restoring { restoredPending.remove(beacon) }
-        outputs.append(.location(Timestamp(microseconds: now), event(beacon, value)))
+        outputs.append(.location(Timestamp(microseconds: timing.now), event(beacon, value)))
     }
 
     /// Background ranging reports a beacon only while the monitored region containing it is inside;
@@ -228,7 +228,7 @@ extension Monitor {
             rssi: estimate.map { ($0.rssi * 10).rounded() / 10 },
             meters: estimate.map { ($0.meters * 100).rounded() / 100 }
         )
-        if value != .off { event.phoneProximity = phoneClass[beacon] }
+        if value != .off { event.phoneProximity = phone.classes[beacon] }
         return event
     }
 }

@@ -93,14 +93,14 @@ extension Monitor {
         else { return }
         dropRoomAfterSilence(into: &outputs)
         if rooms.position.area >= 0, rooms.position.area != area,
-            !(exitDeadline(RegionRef(.area, rooms.position.area)).map { now < $0 } ?? false)
+            !(exitDeadline(RegionRef(.area, rooms.position.area)).map { timing.now < $0 } ?? false)
         {
             rooms.position.area = -1
         }
         // In place: a copy would copy every cell's probability at every report.
         let radio = rooms.position.radio
         rooms.position.filters[area, default: PositionFilter(map: map)].observe(
-            slot: slot, level: level, at: now, map: map, radio: radio, settings: settings)
+            slot: slot, level: level, at: timing.now, map: map, radio: radio, settings: settings)
         guard let filter = rooms.position.filters[area] else { return }
         // The most probable room of this floor.
         var best = -1
@@ -110,19 +110,19 @@ extension Monitor {
         var target: Int32? = current >= 0 ? current : nil
         // One scanner alone cannot place a tag in a room (a ring around it may cross a wall).
         let corroborated =
-            map.scannerSlot.count < 2 || filter.scannersHeard(within: settings.corroboration, of: now) >= 2
+            map.scannerSlot.count < 2 || filter.scannersHeard(within: settings.corroboration, of: timing.now) >= 2
         // A scanner gone quiet where it would hear the tag: no room is entered on the others' word
         // (its room's scanner died, and the tag in it is heard only through walls).
         func unexplained() -> Bool {
             filter.silenceUnexplained(
-                within: settings.corroboration, of: now, map: map, radio: radio, audible: settings.audible)
+                within: settings.corroboration, of: timing.now, map: map, radio: radio, audible: settings.audible)
         }
         if current >= 0, hierarchy.areaOfZone[Int(current)] == area, let mine = map.roomSlot(ofZone: current) {
-            let held = Double(filter.rooms[mine])
+            let share = Double(filter.rooms[mine])
             if best != mine, confidence >= settings.minConfidence, corroborated, !unexplained() {
-                if contest(map.zones[best], lead: confidence - held, settings: settings) { target = map.zones[best] }
-            } else if held < settings.minConfidence * settings.holdShare {
-                if contest(-1, lead: settings.minConfidence - held, settings: settings) { target = nil }
+                if contest(map.zones[best], lead: confidence - share, settings: settings) { target = map.zones[best] }
+            } else if share < settings.minConfidence * settings.holdShare {
+                if contest(-1, lead: settings.minConfidence - share, settings: settings) { target = nil }
             } else {
                 contest(nil, lead: 0, settings: settings)
             }
@@ -139,12 +139,12 @@ extension Monitor {
                 previous: previous, into: &outputs)
         }
         // The report keeps the tag's room, or its Area, inside.
-        areaLast[Int(area)] = now
+        sightings.area[Int(area)] = timing.now
         if rooms.zone >= 0, hierarchy.areaOfZone[Int(rooms.zone)] == area {
-            let held = hierarchy.zones[Int(rooms.zone)].beacons[0]
-            beaconLast[Int(held)] = now
-            zoneLast[Int(rooms.zone)] = now
-            enterAncestors(of: held, zone: rooms.zone, area: area, into: &outputs)
+            let anchor = hierarchy.zones[Int(rooms.zone)].beacons[0]
+            sightings.beacon[Int(anchor)] = timing.now
+            sightings.zone[Int(rooms.zone)] = timing.now
+            enterAncestors(of: anchor, zone: rooms.zone, area: area, into: &outputs)
         } else if rooms.zone < 0 {
             rooms.position.area = area
             armPositionHold()
@@ -158,17 +158,17 @@ extension Monitor {
     /// on when it fires early (``positionHoldFired()``), not one per report.
     mutating func armPositionHold() {
         guard rooms.position.area >= 0, let deadline = exitDeadline(RegionRef(.area, rooms.position.area)),
-            deadline > now
+            deadline > timing.now
         else { return }
         let due = nextLook(deadline)
-        guard rooms.position.holdDue < now || due < rooms.position.holdDue else { return }
+        guard rooms.position.holdDue < timing.now || due < rooms.position.holdDue else { return }
         rooms.position.holdDue = due
-        timers.schedule(.areaHold, at: due)
+        timing.timers.schedule(.areaHold, at: due)
     }
 
     /// The look fired: the Area exits now if its deadline passed, else the look moves to it.
     mutating func positionHoldFired() {
-        guard rooms.position.area >= 0, now >= rooms.position.holdDue else { return }
+        guard rooms.position.area >= 0, timing.now >= rooms.position.holdDue else { return }
         rooms.position.holdDue = .min
         armPositionHold()
     }
@@ -178,10 +178,10 @@ extension Monitor {
     /// ``PositionSettings/drift``, a second at most. Whether it has won.
     @discardableResult
     mutating func contest(_ challenger: Int32?, lead: Double, settings: PositionSettings) -> Bool {
-        let (elapsed, overflow) = now.subtractingReportingOverflow(rooms.position.contestAt)
+        let (elapsed, overflow) = timing.now.subtractingReportingOverflow(rooms.position.contestAt)
         let seconds =
             rooms.position.contestAt == .min || overflow || elapsed < 0 ? 0 : min(1, Double(elapsed) / 1_000_000)
-        rooms.position.contestAt = now
+        rooms.position.contestAt = timing.now
         guard let challenger else {
             rooms.position.score = max(0, rooms.position.score - settings.threshold * seconds / 4)
             return false
@@ -205,35 +205,35 @@ extension Monitor {
         let from = rooms.zone >= 0 ? hierarchy.zones[Int(rooms.zone)].region : nil
         if rooms.zone >= 0 {
             let oldArea = hierarchy.areaOfZone[Int(rooms.zone)]
-            zoneLast[Int(rooms.zone)] = Self.never
-            for old in hierarchy.zones[Int(rooms.zone)].beacons { beaconLast[Int(old)] = Self.never }
-            if oldArea != area { areaLast[Int(oldArea)] = Self.never }
+            sightings.zone[Int(rooms.zone)] = Self.never
+            for old in hierarchy.zones[Int(rooms.zone)].beacons { sightings.beacon[Int(old)] = Self.never }
+            if oldArea != area { sightings.area[Int(oldArea)] = Self.never }
         }
-        rooms.since = now
+        rooms.since = timing.now
         presenceChanges &+= 1
         if let target {
             rooms.change = RoomChange(
-                from: from, to: hierarchy.zones[Int(target)].region, at: Timestamp(microseconds: now),
+                from: from, to: hierarchy.zones[Int(target)].region, at: Timestamp(microseconds: timing.now),
                 scanner: hierarchy.beacons[Int(scanner)].locationID, evidence: heardStrength[Int(scanner)],
                 previous: nil, probability: probability, previousProbability: previous)
             rooms.zone = target
             rooms.position.area = -1
-            let held = hierarchy.zones[Int(target)].beacons[0]
-            beaconLast[Int(held)] = now
-            zoneLast[Int(target)] = now
-            areaLast[Int(area)] = now
+            let anchor = hierarchy.zones[Int(target)].beacons[0]
+            sightings.beacon[Int(anchor)] = timing.now
+            sightings.zone[Int(target)] = timing.now
+            sightings.area[Int(area)] = timing.now
             reconcileAll(into: &outputs)
-            enterAncestors(of: held, zone: target, area: area, into: &outputs)
+            enterAncestors(of: anchor, zone: target, area: area, into: &outputs)
         } else {
             if let from {
                 rooms.change = RoomChange(
-                    from: from, to: nil, at: Timestamp(microseconds: now),
+                    from: from, to: nil, at: Timestamp(microseconds: timing.now),
                     scanner: hierarchy.beacons[Int(scanner)].locationID, evidence: heardStrength[Int(scanner)],
                     previous: nil, probability: probability, previousProbability: previous)
             }
             rooms.zone = -1
             rooms.position.area = area
-            areaLast[Int(area)] = now
+            sightings.area[Int(area)] = timing.now
             reconcileAll(into: &outputs)
         }
     }
@@ -244,10 +244,10 @@ extension Monitor {
     mutating func dropRoomAfterSilence(into outputs: inout [MonitorOutput]) {
         guard rooms.zone >= 0 else { return }
         let roomArea = RegionRef(.area, hierarchy.areaOfZone[Int(rooms.zone)])
-        guard !(exitDeadline(roomArea).map { now < $0 } ?? false) else { return }
-        zoneLast[Int(rooms.zone)] = Self.never
-        for old in hierarchy.zones[Int(rooms.zone)].beacons { beaconLast[Int(old)] = Self.never }
-        areaLast[Int(roomArea.index)] = Self.never
+        guard !(exitDeadline(roomArea).map { timing.now < $0 } ?? false) else { return }
+        sightings.zone[Int(rooms.zone)] = Self.never
+        for old in hierarchy.zones[Int(rooms.zone)].beacons { sightings.beacon[Int(old)] = Self.never }
+        sightings.area[Int(roomArea.index)] = Self.never
         rooms.zone = -1
         reconcileAll(into: &outputs)
     }
@@ -259,12 +259,12 @@ extension Monitor {
     ) {
         let roomNow = rooms.zone >= 0 && hierarchy.areaOfZone[Int(rooms.zone)] == area ? rooms.zone : -1
         let changed = roomNow != rooms.position.reportedRoom
-        guard changed || rooms.position.reportedAt == .min || now &- rooms.position.reportedAt >= 1_000_000 else {
+        guard changed || rooms.position.reportedAt == .min || timing.now &- rooms.position.reportedAt >= 1_000_000 else {
             return
         }
         let (point, error) = filter.estimate(map: map)
         if !changed, let last = rooms.position.reportedPoint, last.distance(to: point) < 0.5 { return }
-        rooms.position.reportedAt = now
+        rooms.position.reportedAt = timing.now
         rooms.position.reportedPoint = point
         rooms.position.reportedRoom = roomNow
         var confidence = 0.0
@@ -277,7 +277,7 @@ extension Monitor {
             area: hierarchy.areas[Int(area)].region, x: Self.rounded(point.x), y: Self.rounded(point.y),
             error: Self.rounded(error), room: roomNow >= 0 ? hierarchy.zones[Int(roomNow)].region : nil,
             confidence: (confidence * 1000).rounded() / 1000)
-        outputs.append(.position(Timestamp(microseconds: now), report))
+        outputs.append(.position(Timestamp(microseconds: timing.now), report))
     }
 
     static func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }

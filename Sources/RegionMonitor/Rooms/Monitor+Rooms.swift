@@ -87,10 +87,10 @@ extension Monitor {
         let value = heardStrength[index]
         // Never sighted since a restart restored its level (`never`), or a time that does not
         // subtract: no evidence.
-        let (elapsed, overflow) = now.subtractingReportingOverflow(sightedAt[index])
+        let (elapsed, overflow) = timing.now.subtractingReportingOverflow(sightings.any[index])
         guard value > -.infinity, !overflow, elapsed >= 0 else { return nil }
         // Not the time the whole tag was silent (``quietTotal``).
-        let quiet = index < quietAt.count ? max(0, quietTotal &- quietAt[index]) : 0
+        let quiet = index < silences.quietAt.count ? max(0, silences.quietTotal &- silences.quietAt[index]) : 0
         let age = Double(max(0, elapsed &- quiet)) / 1_000_000
         guard age <= rule.fresh * (present ? 3 : 1) else { return nil }
         return value - max(0, age - grace(of: index, rule: rule)) * rule.staleness
@@ -110,8 +110,8 @@ extension Monitor {
     /// at ``RoomRule/graceConfidence``, at most ``RoomRule/fresh``; 0 before its silence model has
     /// figures. Depends only on the model at its last sighting: worked out then, once.
     func plausibleSilence(_ index: Int, rule: RoomRule) -> Double {
-        guard let confidence = rule.graceConfidence, index < silence.count else { return 0 }
-        let model = silence[index]
+        guard let confidence = rule.graceConfidence, index < silences.beacons.count else { return 0 }
+        let model = silences.beacons[index]
         guard let last = model.last, model.figures != nil, rule.fresh > 0 else { return 0 }
         let maximum = Int64(min(rule.fresh, 3600) * 1_000_000)
         let limit = SilenceModel.timeout(
@@ -126,10 +126,10 @@ extension Monitor {
     /// levels and adds to a contest per second of its time as a 1 Hz tag does.
     func readingWeight(_ index: Int) -> Double {
         guard settings.rooms?.perSecond == true, exitConfidence != nil else { return 1 }
-        var interval = silence[index].figures?.interval
+        var interval = silences.beacons[index].figures?.interval
         if interval == nil {
             for beacon in classes.watchList {
-                guard let other = silence[Int(beacon)].figures?.interval else { continue }
+                guard let other = silences.beacons[Int(beacon)].figures?.interval else { continue }
                 interval = min(interval ?? other, other)
             }
         }
@@ -160,10 +160,10 @@ extension Monitor {
         var current = rooms.zone
         if current < 0 {
             rooms.change = RoomChange(
-                from: nil, to: hierarchy.zones[Int(zone)].region, at: Timestamp(microseconds: now),
+                from: nil, to: hierarchy.zones[Int(zone)].region, at: Timestamp(microseconds: timing.now),
                 scanner: hierarchy.beacons[Int(beacon)].locationID, evidence: heardStrength[Int(beacon)])
             current = zone
-            rooms.since = now
+            rooms.since = timing.now
             rooms.contest = RoomRule.Contest()
         } else {
             // The best other room contests the present one at every report.
@@ -178,23 +178,23 @@ extension Monitor {
                 if wins {
                     rooms.change = RoomChange(
                         from: hierarchy.zones[Int(current)].region, to: hierarchy.zones[Int(candidateZone)].region,
-                        at: Timestamp(microseconds: now), scanner: hierarchy.beacons[Int(scanner)].locationID,
+                        at: Timestamp(microseconds: timing.now), scanner: hierarchy.beacons[Int(scanner)].locationID,
                         evidence: candidate, previous: present)
                     let oldArea = hierarchy.areaOfZone[Int(current)]
                     let newArea = hierarchy.areaOfZone[Int(candidateZone)]
-                    zoneLast[Int(current)] = Self.never
-                    for old in hierarchy.zones[Int(current)].beacons { beaconLast[Int(old)] = Self.never }
-                    if oldArea != newArea { areaLast[Int(oldArea)] = Self.never }
+                    sightings.zone[Int(current)] = Self.never
+                    for old in hierarchy.zones[Int(current)].beacons { sightings.beacon[Int(old)] = Self.never }
+                    if oldArea != newArea { sightings.area[Int(oldArea)] = Self.never }
                     current = candidateZone
-                    rooms.since = now
+                    rooms.since = timing.now
                     rooms.zone = current
                     rooms.contest = RoomRule.Contest()
                     presenceChanges &+= 1
                     // The new room is inside from now (its evidence is fresh), before the old one
                     // exits: an Area both are in stays inside.
-                    beaconLast[Int(scanner)] = now
-                    zoneLast[Int(candidateZone)] = now
-                    areaLast[Int(newArea)] = now
+                    sightings.beacon[Int(scanner)] = timing.now
+                    sightings.zone[Int(candidateZone)] = timing.now
+                    sightings.area[Int(newArea)] = timing.now
                     reconcileAll(into: &outputs)
                     enterAncestors(of: scanner, zone: candidateZone, area: newArea, into: &outputs)
                 }
@@ -203,16 +203,16 @@ extension Monitor {
         rooms.zone = current
         let index = Int(beacon)
         if zone == current {
-            beaconLast[index] = now
-            zoneLast[Int(zone)] = now
-            areaLast[Int(area)] = now
+            sightings.beacon[index] = timing.now
+            sightings.zone[Int(zone)] = timing.now
+            sightings.area[Int(area)] = timing.now
             enterAncestors(of: beacon, zone: zone, area: area, into: &outputs)
         } else if area == hierarchy.areaOfZone[Int(current)] {
-            areaLast[Int(area)] = now
-            zoneLast[Int(current)] = now
+            sightings.area[Int(area)] = timing.now
+            sightings.zone[Int(current)] = timing.now
             // Monitored at the level of its scanners' locations, the room is held by those inside.
-            for held in hierarchy.zones[Int(current)].beacons where tracked[RegionRef(.beacon, held)]?.inside == true {
-                beaconLast[Int(held)] = now
+            for beacon in hierarchy.zones[Int(current)].beacons where tracked[RegionRef(.beacon, beacon)]?.inside == true {
+                sightings.beacon[Int(beacon)] = timing.now
             }
         }
         applyPolicy(into: &outputs)

@@ -72,7 +72,7 @@ struct RoomQualityBench: ParsableCommand {
 
     @Option(
         help:
-            "Write the corridor walk at 1 Hz (every advertisement) as a trace of scanner reports to this file, and its hsyco.ini beside it (FILE.ini), then stop."
+            "Write the corridor walk at 1 Hz (every advertisement) as a trace of scanner reports to this file, and its hsyco.ini beside it (FILE.ini; with its floor plan, FILE.plan.ini), then stop."
     )
     var trace: String?
 
@@ -455,7 +455,8 @@ struct RoomQualityBench: ParsableCommand {
         }
     }
 
-    /// The corridor walk at 1 Hz as a trace of scanner reports (docs/behaviour.md §19), and its ini.
+    /// The corridor walk at 1 Hz as a trace of scanner reports (docs/behaviour.md §19), and its ini
+    /// with and without the floor plan (§20).
     func writeTrace(_ path: String) throws {
         var scenario = Self.scenarios(scale: scale)[0]
         scenario.simulation.walkers = 2
@@ -464,10 +465,15 @@ struct RoomQualityBench: ParsableCommand {
         let heard = scenario.simulation.heard(movers)
         let text = scenario.simulation.trace(heard)
         try text.write(toFile: path, atomically: true, encoding: .utf8)
-        let ini = scenario.simulation.floor.ini(
-            tags: movers.count, extra: "Monitor.source = none\nMonitor.session = room-bench\n")
-        try ini.write(toFile: path + ".ini", atomically: true, encoding: .utf8)
-        print("rooms: \(heard.count) reports of \(movers.count) tags to \(path), its hsyco.ini to \(path).ini")
+        let extra = "Monitor.source = none\nMonitor.session = room-bench\n"
+        let floor = scenario.simulation.floor
+        try floor.ini(tags: movers.count, extra: extra).write(toFile: path + ".ini", atomically: true, encoding: .utf8)
+        // The same floor with its plan: rooms from positions (docs/behaviour.md §20).
+        try floor.ini(tags: movers.count, extra: extra, plan: true).write(
+            toFile: path + ".plan.ini", atomically: true, encoding: .utf8)
+        print(
+            "rooms: \(heard.count) reports of \(movers.count) tags to \(path), its hsyco.ini to \(path).ini "
+                + "(with its floor plan: \(path).plan.ini)")
     }
 }
 
