@@ -98,7 +98,9 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]),
-        .target(name: "BlueZ", dependencies: ["BeaconCore", "CBluetooth", "Syscalls"]),
+        .target(
+            name: "BlueZ",
+            dependencies: ["BeaconCore", "CBluetooth", "Syscalls", .product(name: "Logging", package: "swift-log")]),
         .target(name: "MQTT", dependencies: ["JSONText", "BeaconCore", "CMosquitto", "RegionMonitor", "Syscalls"]),
         // Pure: what the web view shows (devices, their regions, dwell, transitions) as values,
         // rendered to HTML and JSON; fed by outputs and engine snapshots.
@@ -175,7 +177,7 @@ let package = Package(
         .testTarget(name: "BeaconCoreTests", dependencies: ["GPSD", "JSONText", "BeaconCore", "TestSupport"]),
         .testTarget(
             name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "BeaconCore", "BeaconConfiguration", "Rules"]),
-        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore", "Syscalls"]),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore", "Syscalls", "TestSupport"]),
         .testTarget(
             name: "RegionMonitorTests", dependencies: ["Simulation", "RegionMonitor", "BeaconCore", "Floorplan"]),
         .testTarget(name: "FloorplanTests", dependencies: ["Floorplan"]),

@@ -1,3 +1,4 @@
+import Logging
 import BeaconCore
 import Syscalls
 
@@ -65,7 +66,8 @@ extension BluetoothUnavailable {
 public final class LiveScanner: HCIEventSource {
     public let adapter: String
     public let scan: HCICommand.ScanParameters
-    private let say: (String) -> Void
+    /// Where it says the adapter went away and came back.
+    private let logger: Logger
     private let openTransport: (String) throws -> HCITransport
     private let uptime: () -> Duration
     private let sleep: (Duration) -> Void
@@ -80,14 +82,14 @@ public final class LiveScanner: HCIEventSource {
     public init(
         adapter: String,
         scan: HCICommand.ScanParameters = .init(),
-        say: @escaping (String) -> Void,
+        logger: Logger,
         open: @escaping (String) throws -> HCITransport = { try openRadio($0) },
         uptime: @escaping () -> Duration = DaemonClock.system.elapsed,
         sleep: @escaping (Duration) -> Void = { Syscall.sleep($0) }
     ) throws {
         self.adapter = adapter
         self.scan = scan
-        self.say = say
+        self.logger = logger
         self.openTransport = open
         self.uptime = uptime
         self.sleep = sleep
@@ -136,7 +138,7 @@ public final class LiveScanner: HCIEventSource {
             }
             do {
                 try open()
-                say("Bluetooth adapter \(adapter) is back; scanning again")
+                logger.warning("Bluetooth adapter \(adapter) is back; scanning again")
             } catch {
                 retryAt = uptime() + Self.retryInterval
             }
@@ -146,7 +148,7 @@ public final class LiveScanner: HCIEventSource {
             return try device.nextEvent(timeout: timeout, wake: wake)
         } catch {
             guard error.isLoss else { throw error }
-            say(error.description)
+            logger.warning("\(error.description)")
             device.close()
             self.device = nil
             retryAt = uptime() + Self.retryInterval

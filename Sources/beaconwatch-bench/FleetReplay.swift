@@ -1,3 +1,4 @@
+import Logging
 import ArgumentParser
 import BeaconCore
 import BeaconConfiguration
@@ -117,11 +118,12 @@ struct FleetReplay: ParsableCommand {
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = try StateStore(path: folder.appendingPathComponent("state.sqlite").path)
         let printed = LineBuffer()
-        let warn: @Sendable (String) -> Void = { printed.append("warn " + $0) }
+        // Each warning a line `warn <message>` among the printed outputs, in order.
+        let logger = Logger(label: "fleet-replay") { _ in LineHandler { printed.append("warn \($0.message)") } }
         let first = Int64(((lines.first?.t ?? 1_700_000_000) * 1_000_000).rounded()) - 1_000_000
         let last = Int64(((lines.last?.t ?? 1_700_000_000) * 1_000_000).rounded())
         let rules = try RulesSource.loadAll(
-            configuration: configuration, store: store, now: Timestamp(microseconds: first), warn: warn
+            configuration: configuration, store: store, now: Timestamp(microseconds: first), logger: logger
         )
         .regions
         guard let settings = configuration.mqtt else { throw ValidationError("the configuration has no MQTT.host") }
@@ -156,7 +158,7 @@ struct FleetReplay: ParsableCommand {
         let sink = Printer(mqtt: mqtt, lines: printed)
         try live.run(
             source: input, store: store, output: { _ in }, sinks: [sink], control: control,
-            beforeWaiting: { for line in printed.take() { print(line) } }, warn: warn)
+            beforeWaiting: { for line in printed.take() { print(line) } }, logger: logger)
         for line in printed.take() { print(line) }
     }
 }

@@ -101,8 +101,14 @@ enum Main {
 /// A log handler for the one-shot commands: each message one line on standard error, as
 /// `beaconwatch: warning: …`, whatever its level (what a replay's server hook says, for one).
 struct WarningLines: LogHandler {
-    static var logger: Logger { Logger(label: "beaconwatch") { _ in WarningLines() } }
+    static var logger: Logger { logger() }
 
+    /// A logger whose lines go out after `before` (a progress line cleared first).
+    static func logger(before: @escaping @Sendable () -> Void = {}) -> Logger {
+        Logger(label: "beaconwatch") { _ in WarningLines(before: before) }
+    }
+
+    var before: @Sendable () -> Void = {}
     var metadata: Logger.Metadata = [:]
     var logLevel: Logger.Level = .trace
 
@@ -112,6 +118,7 @@ struct WarningLines: LogHandler {
     }
 
     func log(event: LogEvent) {
+        before()
         printError("beaconwatch: warning: \(event.message)")
     }
 }

@@ -49,7 +49,7 @@ struct Calibrate: AsyncParsableCommand {
         var calibration = Calibration(seconds: seconds)
         switch source ?? configuration.monitor.source {
         case .adapter(let name):
-            let scanner = try LiveScanner(adapter: name, say: { printError("beaconwatch: \($0)") })
+            let scanner = try LiveScanner(adapter: name, logger: WarningLines.logger)
             let clock = DaemonClock.system
             let end = clock.elapsed() + .milliseconds(Int64(seconds * 1000))
             printError("listening for \(beacon.locationID) (\(beacon.id)) for \(seconds) s on \(name)...")
@@ -71,7 +71,7 @@ struct Calibrate: AsyncParsableCommand {
                 return calibration
             }
         case let file:
-            _ = try FileSource(spec: file, warn: { printError("beaconwatch: warning: \($0)") }).read { event in
+            _ = try FileSource(spec: file, logger: WarningLines.logger).read { event in
                 if case .advertisement(let time, let advertisement) = event, advertisement.beacon == beacon.id {
                     calibration.add(rssi: advertisement.rssi, at: time)
                 }

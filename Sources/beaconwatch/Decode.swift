@@ -34,18 +34,15 @@ struct Decode: AsyncParsableCommand {
             if let progress { job.progress = { progress.update(done: $0, total: $1) } }
             return job
         }()
-        let warn: @Sendable (String) -> Void = {
-            progress?.clear()
-            printError("beaconwatch: warning: \($0)")
-        }
+        let logger = WarningLines.logger { progress?.clear() }
         let report: FileSource.Report
         if case .adapter = source {
             // A radio runs until SIGINT or SIGTERM, which the service group turns into a stop.
             report = try await runUntilStopped(logger: Logger(label: "beaconwatch")) { control in
-                try job.run(lines: output, warn: warn, control: control)
+                try job.run(lines: output, logger: logger, control: control)
             }
         } else {
-            report = try job.run(lines: output, warn: warn)
+            report = try job.run(lines: output, logger: logger)
         }
         output.flush()
         progress?.clear()

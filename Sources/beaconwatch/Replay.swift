@@ -1,3 +1,4 @@
+import Logging
 import ArgumentParser
 import BeaconCore
 import BeaconConfiguration
@@ -62,24 +63,21 @@ struct Replay: ParsableCommand {
         let progress = TerminalProgress.make(label: "replay \(source.displayName)", unit: .bytes)
         defer { progress?.clear() }
         if let progress { job.progress = { progress.update(done: $0, total: $1) } }
-        let warn: @Sendable (String) -> Void = {
-            progress?.clear()
-            printError("beaconwatch: warning: \($0)")
-        }
+        let logger = WarningLines.logger { progress?.clear() }
         job.rules = try RulesSource.loadAll(
-            configuration: configuration, store: store, now: DaemonClock.system.now(), warn: warn
+            configuration: configuration, store: store, now: DaemonClock.system.now(), logger: logger
         ).regions
         job.hook = ServerHook(configuration: configuration, logger: WarningLines.logger)
         // A building of scanners: every tag's outputs carry their `"device"`, as the events file's
         // lines do (docs/behaviour.md §19); the own radio's are the same either way.
         if configuration.scanners != nil {
-            try job.run(store: store, output: { _ in }, sinks: [EventsFile()], warn: warn)
+            try job.run(store: store, output: { _ in }, sinks: [EventsFile()], logger: logger)
             return
         }
         try job.run(
             store: store,
             output: { output.write(line: $0.json) },
-            warn: warn
+            logger: logger
         )
     }
 }

@@ -1,5 +1,6 @@
 import BeaconCore
 import BlueZ
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -54,10 +55,10 @@ import Testing
             .success(first), .failure(.noSuchAdapter("hci1")), .failure(.noSuchAdapter("hci1")), .success(second),
         ]
         var attempts: [Duration] = []
-        var said: [String] = []
+        let log = LogCapture()
         let scanner = try LiveScanner(
             adapter: "hci1",
-            say: { said.append($0) },
+            logger: log.logger,
             open: { _ in
                 attempts.append(timeline.now)
                 return try opens.removeFirst().get()
@@ -74,7 +75,7 @@ import Testing
         for _ in 0..<40 where next == nil { next = try scanner.nextEvent(timeout: .seconds(1)) }
         #expect(next == Self.report + [1])
         #expect(
-            said == [
+            log.lines.withLock { $0.map(\.1) } == [
                 BluetoothUnavailable.adapterRemoved("hci1").description,
                 "Bluetooth adapter hci1 is back; scanning again",
             ])
@@ -104,7 +105,7 @@ import Testing
         let adapter = Refusing()
         #expect(throws: ScanSetupFailure.self) {
             _ = try LiveScanner(
-                adapter: "hci0", say: { _ in }, open: { _ in adapter }, uptime: { timeline.now },
+                adapter: "hci0", logger: LogCapture().logger, open: { _ in adapter }, uptime: { timeline.now },
                 sleep: { timeline.now += $0 })
         }
         #expect(adapter.closed)
@@ -139,15 +140,15 @@ import Testing
         let first = LiveScannerTests.ScriptedAdapter(timeline, script: [.failure(lost)])
         let second = LiveScannerTests.ScriptedAdapter(timeline, script: [.success(LiveScannerTests.report)])
         var opens: [HCITransport] = [first, second]
-        var said: [String] = []
+        let log = LogCapture()
         let scanner = try LiveScanner(
-            adapter: "h4tcp:127.0.0.1:9001", say: { said.append($0) }, open: { _ in opens.removeFirst() },
+            adapter: "h4tcp:127.0.0.1:9001", logger: log.logger, open: { _ in opens.removeFirst() },
             uptime: { timeline.now }, sleep: { timeline.now += $0 })
         var next: [UInt8]?
         for _ in 0..<10 where next == nil { next = try scanner.nextEvent(timeout: .seconds(1)) }
         #expect(next == LiveScannerTests.report)
         #expect(
-            said == [
+            log.lines.withLock { $0.map(\.1) } == [
                 "the controller on h4tcp:127.0.0.1:9001 closed the line; opening it again every 3 s",
                 "Bluetooth adapter h4tcp:127.0.0.1:9001 is back; scanning again",
             ])

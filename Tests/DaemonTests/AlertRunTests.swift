@@ -42,7 +42,7 @@ import Testing
         try (lines.joined(separator: "\n") + "\n").write(to: trace, atomically: true, encoding: .utf8)
         var outputs: [MonitorOutput] = []
         try FileRun(configuration: configuration, source: .trace(path: trace.path)).run(
-            store: StateStore(path: state), output: { outputs.append($0) }, warn: { Issue.record("\($0)") })
+            store: StateStore(path: state), output: { outputs.append($0) }, logger: .issues)
         return outputs
     }
 

@@ -51,7 +51,7 @@ import Testing
         let folder = try scratchFolder("events")
         let url = folder.appendingPathComponent("events.jsonl")
         let store = try StateStore(path: folder.appendingPathComponent("state.sqlite").path)
-        let file = try EventsFile(path: url.path, store: store) { Issue.record("said: \($0)") }
+        let file = try EventsFile(path: url.path, store: store, logger: .issues)
         try Self.commit(Self.outputs(3), file: file, store: store)
         // On disk before anything else happens: no buffer waits for a full block or the exit.
         #expect(Self.lines(url).count == 3)
@@ -68,7 +68,7 @@ import Testing
         let url = folder.appendingPathComponent("events.jsonl")
         let store = try StateStore(path: folder.appendingPathComponent("state.sqlite").path)
         do {
-            let file = try EventsFile(path: url.path, store: store) { Issue.record("said: \($0)") }
+            let file = try EventsFile(path: url.path, store: store, logger: .issues)
             try Self.commit(Self.outputs(4), file: file, store: store)
         }
         // The next commit reaches the database only: as if killed before the write.
@@ -86,10 +86,10 @@ import Testing
             handle.write(Data(lost[0].utf8.prefix(20)))
             try handle.close()
         }
-        var said: [String] = []
-        _ = try EventsFile(path: url.path, store: store) { said.append($0) }
+        let said = LogCapture()
+        _ = try EventsFile(path: url.path, store: store, logger: said.logger)
         #expect(Self.lines(url) == Self.outputs(7).flatMap { $0 }.map(\.json))
-        #expect(said == ["--events \(url.path): appended 3 outputs committed before the last stop but not yet written"])
+        #expect(said.messages == ["--events \(url.path): appended 3 outputs committed before the last stop but not yet written"])
         #expect(try Self.journal(store, url) == Self.lines(url))
     }
 
@@ -99,7 +99,7 @@ import Testing
         let folder = try scratchFolder("events")
         let url = folder.appendingPathComponent("events.jsonl")
         let store = try StateStore(path: folder.appendingPathComponent("state.sqlite").path)
-        let file = try EventsFile(path: url.path, store: store) { Issue.record("said: \($0)") }
+        let file = try EventsFile(path: url.path, store: store, logger: .issues)
         try Self.commit(Self.outputs(3), file: file, store: store)
         #expect(truncate(url.path, 0) == 0)
         try Self.commit(Self.outputs(2, from: 3), file: file, store: store)
@@ -113,12 +113,12 @@ import Testing
         let offset = Int64(try Data(contentsOf: url).count)
         try store.record(
             [], journal: [JournalLine(file: url.standardizedFileURL.path, offset: offset, text: lost[0])])
-        var said: [String] = []
-        _ = try EventsFile(path: url.path, store: store) { said.append($0) }
-        #expect(Self.lines(url) == after + lost, "\(said)")
+        let said = LogCapture()
+        _ = try EventsFile(path: url.path, store: store, logger: said.logger)
+        #expect(Self.lines(url) == after + lost, "\(said.messages)")
     }
 
-    /// A damaged journal (an offset no file has, one at the end of the 64-bit range) is said and
+    /// A damaged journal (an offset no file has, one at the end of the 64-bit range) is said.messages and
     /// forgotten, never a trap.
     @Test func aDamagedJournalIsForgottenWithoutATrap() throws {
         let folder = try scratchFolder("events")
@@ -131,10 +131,10 @@ import Testing
             journal: [
                 JournalLine(file: name, offset: -5, text: "{}"), JournalLine(file: name, offset: .max - 1, text: "{}"),
             ])
-        var said: [String] = []
-        _ = try EventsFile(path: url.path, store: store) { said.append($0) }
+        let said = LogCapture()
+        _ = try EventsFile(path: url.path, store: store, logger: said.logger)
         #expect(Self.lines(url) == ["{}"])
-        #expect(said.count == 1 && said[0].contains("does not end as the state database recorded"), "\(said)")
+        #expect(said.messages.count == 1 && said.messages[0].contains("does not end as the state database recorded"), "\(said.messages)")
     }
 
     /// A file that is not the one the journal describes (rotated, edited) gets nothing appended,
@@ -144,15 +144,15 @@ import Testing
         let url = folder.appendingPathComponent("events.jsonl")
         let store = try StateStore(path: folder.appendingPathComponent("state.sqlite").path)
         do {
-            let file = try EventsFile(path: url.path, store: store) { _ in }
+            let file = try EventsFile(path: url.path, store: store, logger: .silent)
             try Self.commit(Self.outputs(4), file: file, store: store)
         }
         try store.record([], journal: [JournalLine(file: url.standardizedFileURL.path, offset: 10_000, text: "{}")])
         try "rotated\n".write(to: url, atomically: false, encoding: .utf8)
-        var said: [String] = []
-        _ = try EventsFile(path: url.path, store: store) { said.append($0) }
+        let said = LogCapture()
+        _ = try EventsFile(path: url.path, store: store, logger: said.logger)
         #expect(Self.lines(url) == ["rotated"])
-        #expect(said.count == 1 && said[0].contains("does not end as the state database recorded"), "\(said)")
+        #expect(said.messages.count == 1 && said.messages[0].contains("does not end as the state database recorded"), "\(said.messages)")
         #expect(try Self.journal(store, url).isEmpty)
     }
 

@@ -37,13 +37,13 @@ import TestSupport
     @Test func aCaptureCutShortWarnsAndKeepsWhatCameBefore() throws {
         let whole = try Data(contentsOf: Conformance.url("capture-2001.btsnoop"))
         let file = try TemporaryFile(contents: whole.prefix(whole.count - 5))
-        var warnings: [String] = []
-        let source = FileSource(spec: .btsnoop(path: file.path), warn: { warnings.append($0) })
+        let warnings = LogCapture()
+        let source = FileSource(spec: .btsnoop(path: file.path), logger: warnings.logger)
         var count = 0
         _ = try source.read { _ in count += 1 }
         #expect(count == 3)
-        #expect(warnings.count == 1)
-        #expect(warnings.first?.contains("cut short") == true)
+        #expect(warnings.messages.count == 1)
+        #expect(warnings.messages.first?.contains("cut short") == true)
     }
 
     @Test func aTraceThatIsNotACaptureIsRejectedAsOne() throws {
@@ -66,17 +66,17 @@ import TestSupport
 
     @Test func aTwentyMegabyteLineIsOneSkippedLineAndTheNextIsRead() throws {
         let file = try Self.hugeLineThenASighting()
-        var warnings: [String] = []
+        let warnings = LogCapture()
         var minors: [UInt16] = []
-        let report = try FileSource(spec: .trace(path: file.path), skipBadLines: true, warn: { warnings.append($0) })
+        let report = try FileSource(spec: .trace(path: file.path), skipBadLines: true, logger: warnings.logger)
             .read { event in
                 if case .advertisement(_, let advertisement) = event { minors.append(advertisement.beacon.minor) }
             }
         #expect(minors == [17081])
         #expect(report.lines == 2)
         #expect(report.skippedLines == 1)
-        #expect(warnings.count == 1)
-        #expect(warnings.first?.contains(":1: the line is longer than 64 KiB") == true, "\(warnings)")
+        #expect(warnings.messages.count == 1)
+        #expect(warnings.messages.first?.contains(":1: the line is longer than 64 KiB") == true, "\(warnings.messages)")
     }
 
     @Test func aTwentyMegabyteLineStopsAReadWithItsLineNumber() throws {
@@ -119,9 +119,9 @@ import TestSupport
 
     @Test func skipBadLinesCountsAndGoesOn() throws {
         let file = try TemporaryFile(contents: Data(Self.traceWithBadLine3.utf8))
-        var warnings: [String] = []
+        let warnings = LogCapture()
         var kinds: [String] = []
-        let report = try FileSource(spec: .trace(path: file.path), skipBadLines: true, warn: { warnings.append($0) })
+        let report = try FileSource(spec: .trace(path: file.path), skipBadLines: true, logger: warnings.logger)
             .read { event in
                 switch event {
                 case .advertisement: kinds.append("ad")
@@ -133,8 +133,8 @@ import TestSupport
             }
         #expect(report.skippedLines == 1)
         #expect(report.lines == 5)
-        #expect(warnings.count == 1)
-        #expect(warnings.first?.contains(":3:") == true)
+        #expect(warnings.messages.count == 1)
+        #expect(warnings.messages.first?.contains(":3:") == true)
         // Line 4's HCI event holds two reports.
         #expect(kinds == ["ad", "mode", "ad", "ad", "command"])
     }

@@ -162,7 +162,7 @@ import Testing
             start: start, events: (0...20).map { (Double($0) + 0.25, Self.report(minor: 1, rssi: -59)) }, steps: steps)
         radio.stepsWithEvents = stepsWithEvents
         var lines: [String] = []
-        var warnings: [String] = []
+        let warnings = LogCapture()
         try LiveRun(configuration: configuration, now: { radio.now }, elapsed: { radio.elapsed }).run(
             source: radio,
             store: StateStore(),
@@ -174,9 +174,9 @@ import Testing
                 }
             },
             shouldStop: { radio.elapsed > .seconds(40) },
-            warn: { warnings.append($0) }
+            logger: warnings.logger
         )
-        return (lines, warnings)
+        return (lines, warnings.messages)
     }
 
     /// The wall clock stepped back an hour and then on a day while a beacon is in sight: no exit
@@ -229,7 +229,7 @@ import Testing
         live.now = { radio.now }
         live.elapsed = { radio.elapsed }
         live.rules = try RulesSource(configuration: configuration)
-            .load(store: store, now: radio.now, warn: { Issue.record("\($0)") })?.regions
+            .load(store: store, now: radio.now, logger: .issues)?.regions
         var types: [String] = []
         let deadline = ContinuousClock.now + .seconds(10)
         try live.run(
@@ -380,18 +380,18 @@ import Testing
         let behind = Timestamp(iso8601: "2013-11-03T10:00:00Z")!
         let again = ScriptedRadio(start: behind, script: [])
         var exits: [Double] = []
-        var warnings: [String] = []
+        let warnings = LogCapture()
         try LiveRun(configuration: configuration, now: { again.now }, elapsed: { again.elapsed }).run(
             source: again, store: StateStore(path: path),
             output: { output in
                 if output.type == "exit" { exits.append(output.time.secondsSinceEpoch - behind.secondsSinceEpoch) }
             },
             shouldStop: { again.now.secondsSinceEpoch - behind.secondsSinceEpoch >= 30 },
-            warn: { warnings.append($0) })
+            logger: warnings.logger)
         // The last sighting (1 s after the first start) is put at the second start: out 10 s on.
         #expect(exits == [10, 10, 10], "\(exits)")
         #expect(
-            warnings == [
+            warnings.messages == [
                 "the state kept at the last stop is 172801.0 s ahead of the wall clock (it was set back while the "
                     + "daemon was stopped); the kept visits, silences and timers are moved back with it"
             ])

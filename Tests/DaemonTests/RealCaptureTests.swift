@@ -48,10 +48,10 @@ import TestSupport
 
     @Test(arguments: rows)
     func eachCaptureDecodesAsItsRowSays(row: Row) throws {
-        var warnings: [String] = []
+        let warnings = LogCapture()
         var iBeacons = 0
         let path = Self.folder.appendingPathComponent(row.file).path
-        let report = try FileSource(spec: .btsnoop(path: path), warn: { warnings.append($0) }).read { event in
+        let report = try FileSource(spec: .btsnoop(path: path), logger: warnings.logger).read { event in
             if case .advertisement(_, let advertisement) = event, advertisement.format == .ibeacon { iBeacons += 1 }
         }
         #expect(iBeacons == row.iBeacons)
@@ -62,8 +62,8 @@ import TestSupport
         #expect(report.decode.events == row.events)
         #expect(report.skippedRecords == 0)
         let cut = row.file.contains("cut-mid-record")
-        #expect(warnings.count == (cut ? 1 : 0), "\(warnings)")
-        if cut { #expect(warnings.contains { $0.contains("cut short") }) }
+        #expect(warnings.messages.count == (cut ? 1 : 0), "\(warnings.messages)")
+        if cut { #expect(warnings.messages.contains { $0.contains("cut short") }) }
     }
 
     /// The captures of phones whose clock was never set (December 1969, January 1970) replay like

@@ -45,7 +45,7 @@ import Testing
                 guard case .location(let time, let event) = output else { return }
                 lines.append("\(Int(time.secondsSinceEpoch) - 1_700_000_000) \(event.zone) \(event.distance.rawValue)")
             },
-            warn: { Issue.record("warning: \($0)") }
+            logger: .issues
         )
         return lines
     }

@@ -4,6 +4,7 @@ import Daemon
 import Engine
 import Foundation
 import JSONText
+import Logging
 import Persistence
 import RegionMonitor
 import Rules
@@ -52,17 +53,17 @@ import Testing
 
     /// Runs `trace` with `configuration`'s rules on the state at `state`; the outputs.
     static func run(
-        _ configuration: Configuration, trace: String, state: String, in folder: URL, warn: (String) -> Void = { _ in }
+        _ configuration: Configuration, trace: String, state: String, in folder: URL, logger: Logger = .silent
     ) throws -> [MonitorOutput] {
         let path = folder.appendingPathComponent("trace-\(UUID().uuidString).jsonl")
         try trace.write(to: path, atomically: true, encoding: .utf8)
         let store = try StateStore(path: state)
         var job = FileRun(configuration: configuration, source: .trace(path: path.path))
         job.rules = try RulesSource(configuration: configuration)
-            .load(store: store, now: Timestamp(.now)!, warn: warn)?
+            .load(store: store, now: Timestamp(.now)!, logger: logger)?
             .regions
         var outputs: [MonitorOutput] = []
-        try job.run(store: store, output: { outputs.append($0) }, warn: { _ in })
+        try job.run(store: store, output: { outputs.append($0) }, logger: .silent)
         return outputs
     }
 
@@ -265,27 +266,27 @@ import Testing
 
         // The server gone, a forced fetch fails and the kept copy stays in force, said once.
         server.stop()
-        var warnings: [String] = []
+        let warnings = LogCapture()
         let store = try StateStore(path: state)
         let source = RulesSource(configuration: configuration)
         let loaded = try #require(
-            try source.load(store: store, now: Timestamp(.now)!, fetchKeptCopy: true) { warnings.append($0) })
+            try source.load(store: store, now: Timestamp(.now)!, fetchKeptCopy: true, logger: warnings.logger))
         #expect(loaded.regions.map(\.id) == ["1"])
         #expect(loaded.origin.hasPrefix("kept copy"))
-        #expect(warnings.count == 1)
-        #expect(warnings.first?.contains("stays in force") == true)
+        #expect(warnings.messages.count == 1)
+        #expect(warnings.messages.first?.contains("stays in force") == true)
     }
 
     @Test func aURLSourceWithNoKeptCopyAndNoServerStartsWithoutRules() throws {
         let folder = try scratchFolder("url-none")
         let configuration = try Self.configuration(
             rulesSource: "http://127.0.0.1:\(try HTTPServer.closedPort())/rules", in: folder)
-        var warnings: [String] = []
+        let warnings = LogCapture()
         let outputs = try Self.run(
             configuration, trace: Self.trace(visits: [0]), state: folder.appendingPathComponent("s.sqlite").path,
-            in: folder, warn: { warnings.append($0) })
+            in: folder, logger: warnings.logger)
         #expect(Self.evaluations(outputs).isEmpty)
-        #expect(warnings.map { $0.contains("no rules apply until a fetch succeeds") } == [true])
+        #expect(warnings.messages.map { $0.contains("no rules apply until a fetch succeeds") } == [true])
     }
 
     @Test func aBadRulesFileIsBadInputNamingTheFile() throws {
@@ -310,7 +311,7 @@ import Testing
         let store = try StateStore()
         func regions() throws -> [RuleRegion]? {
             try RulesSource(configuration: configuration, values: TemplateValues())
-                .load(store: store, now: Timestamp(.now)!, warn: { _ in })?.regions
+                .load(store: store, now: Timestamp(.now)!, logger: .silent)?.regions
         }
         var engine = Engine(
             configuration: configuration, identity: .resolve(configuration.monitor), rules: try regions(),

@@ -18,11 +18,11 @@ import Testing
         let store = try StateStore()
         var job = FileRun(configuration: configuration, source: .trace(path: scenario.trace.path))
         job.rules = try RulesSource(configuration: configuration)
-            .load(store: store, now: Timestamp(.now)!, warn: { Issue.record("warning: \($0)") })?.regions
+            .load(store: store, now: Timestamp(.now)!, logger: .issues)?.regions
         try job.run(
             store: store,
             output: { lines.append($0.json) },
-            warn: { Issue.record("warning: \($0)") }
+            logger: .issues
         )
         return try Conformance.Scenario.objects(lines.joined(separator: "\n"))
     }
@@ -60,7 +60,7 @@ import Testing
                     transitions.append("\(transition.direction.rawValue) \(transition.name ?? "?")")
                 }
             },
-            warn: { Issue.record("warning: \($0)") }
+            logger: .issues
         )
         #expect(
             transitions == [

@@ -65,7 +65,7 @@ import Testing
         let store = try StateStore(path: folder.appendingPathComponent("state-\(UUID().uuidString).sqlite").path)
         let outputs = Mutex<[MonitorOutput]>([])
         try FileRun(configuration: configuration, source: .trace(path: path.path)).run(
-            store: store, output: { output in outputs.withLock { $0.append(output) } }, sinks: [sink], warn: { _ in })
+            store: store, output: { output in outputs.withLock { $0.append(output) } }, sinks: [sink], logger: .silent)
         return outputs.withLock { $0 }
     }
 

@@ -1,3 +1,4 @@
+import Logging
 import BeaconCore
 import Foundation
 
@@ -7,8 +8,8 @@ public struct FileSource {
     public let spec: SourceSpec
     /// Skip and count malformed trace lines instead of stopping at the first.
     public var skipBadLines: Bool
-    /// Called with a one-line warning (a skipped line, a capture cut short).
-    public var warn: (String) -> Void
+    /// Where it says a skipped line or a capture cut short (one line each).
+    public var logger: Logger
     /// A descriptor that wakes a wait for input (``EngineControl/wakeDescriptor``): `idle` is
     /// called then, to take what came.
     public var wake: Int32?
@@ -33,10 +34,10 @@ public struct FileSource {
         public init() {}
     }
 
-    public init(spec: SourceSpec, skipBadLines: Bool = false, warn: @escaping (String) -> Void = { _ in }) {
+    public init(spec: SourceSpec, skipBadLines: Bool = false, logger: Logger = .silent) {
         self.spec = spec
         self.skipBadLines = skipBadLines
-        self.warn = warn
+        self.logger = logger
     }
 
     /// Reads the whole source, calling `body` for each event.
@@ -122,7 +123,7 @@ public struct FileSource {
                         )
                     }
                     report.skippedLines += 1
-                    warn("skipped \(problem)")
+                    logger.warning("skipped \(problem)")
                 }
             }
             searched = buffer.count - lineStart
@@ -184,9 +185,10 @@ public struct FileSource {
                         // Skipped and counted, like a malformed report (docs/behaviour.md §3.2); the first is named.
                         report.skippedRecords += 1
                         if report.skippedRecords == 1 {
-                            warn(
-                                "\(spec.displayName): record \(report.records) (byte \(consumedBefore + offset)): "
-                                    + "\(problem); it and any like it are skipped and counted")
+                            logger.warning(
+                                Logger.Message(stringLiteral:
+                                    "\(spec.displayName): record \(report.records) (byte \(consumedBefore + offset)): "
+                                    + "\(problem); it and any like it are skipped and counted"))
                         }
                         continue
                     }
@@ -207,9 +209,10 @@ public struct FileSource {
             progress(consumedBefore + buffer.count, reader.size)
         }
         if offset < buffer.count {
-            warn(
-                "\(spec.displayName): the last record (byte \(consumedBefore + offset)) is cut short; "
-                    + "the capture was probably still being written"
+            logger.warning(
+                Logger.Message(stringLiteral:
+                    "\(spec.displayName): the last record (byte \(consumedBefore + offset)) is cut short; "
+                    + "the capture was probably still being written")
             )
         }
         report.decode = decoder.statistics

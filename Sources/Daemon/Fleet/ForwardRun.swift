@@ -1,3 +1,4 @@
+import Logging
 import BeaconCore
 import BlueZ
 import Fleet
@@ -37,7 +38,7 @@ public struct ForwardRun: Sendable {
     ///
     /// Throws ``InputError`` (status 2), ``StateStoreError`` (status 1) or
     /// ``BluetoothUnavailable`` (status 3).
-    public func run(control: EngineControl?, warn: @escaping (String) -> Void) throws -> Summary {
+    public func run(control: EngineControl?, logger: Logger) throws -> Summary {
         var summary = Summary()
         var batch = ForwardBatch()
         func publish(_ payload: String?) throws {
@@ -48,7 +49,7 @@ public struct ForwardRun: Sendable {
             summary.messages += 1
         }
         if case .adapter(let name) = source {
-            let scanner = try LiveScanner(adapter: name, say: warn)
+            let scanner = try LiveScanner(adapter: name, logger: logger)
             defer { scanner.stop() }
             var radio = LiveAdvertisements()
             while control?.isStopping != true {
@@ -65,7 +66,7 @@ public struct ForwardRun: Sendable {
             summary.read.decode = radio.decoder.statistics
             return summary
         }
-        var file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)
+        var file = FileSource(spec: source, skipBadLines: skipBadLines, logger: logger)
         file.wake = control?.wakeDescriptor
         // A file goes as fast as it reads: batches close on the source's own clock, and at once
         // whenever the input would wait (a quiet pipe).

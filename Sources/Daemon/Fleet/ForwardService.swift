@@ -79,7 +79,7 @@ public struct ForwardService: Service {
         run.skipBadLines = options.skipBadLines
         let logger = logger
         let forwarding = EngineService(control: control) { [run] control in
-            let summary = try run.run(control: control) { logger.warning("\($0)") }
+            let summary = try run.run(control: control, logger: logger)
             logger.info(
                 control.isStopping ? "stopped" : "end of input",
                 metadata: ["sightings": "\(summary.sightings)", "messages": "\(summary.messages)"])

@@ -1,3 +1,4 @@
+import Logging
 import BeaconCore
 import BeaconConfiguration
 import Engine
@@ -69,7 +70,7 @@ public struct EngineDriver {
         didSet { lastTry = elapsed() }
     }
     /// Says, once each, that commits fail and that they succeed again; and the devices' notices.
-    public var warn: (String) -> Void = { _ in }
+    public var logger = Logger.silent
     public static let retryInterval = Duration.seconds(1)
 
     /// A driver of `devices`.
@@ -145,7 +146,7 @@ public struct EngineDriver {
     ///
     /// A database that cannot be written (a full disk) stops nothing: the steps stay staged, in
     /// order, undelivered, and the next call at least ``retryInterval`` later tries again; the
-    /// first failure and the recovery are said through ``warn``. ``finish()`` throws instead.
+    /// first failure and the recovery are said through ``logger``. ``finish()`` throws instead.
     public mutating func commit() throws {
         if failing != nil, elapsed() - lastTry < Self.retryInterval { return }
         let waiting = batch.outputCount
@@ -154,13 +155,13 @@ public struct EngineDriver {
             delivered += try batch.commit(store: store, output: output, sinks: sinks)
         } catch let error as StateStoreError {
             if failing == nil {
-                warn("\(error) (outputs wait in memory, in order, and go out once it can be written)")
+                logger.warning("\(error) (outputs wait in memory, in order, and go out once it can be written)")
             }
             failing = error
             return
         }
         if failing != nil {
-            warn("state database \(store.path) is written again; the \(waiting) outputs that waited went out")
+            logger.warning("state database \(store.path) is written again; the \(waiting) outputs that waited went out")
             failing = nil
         }
     }
@@ -227,7 +228,7 @@ public struct EngineDriver {
                     latest.presence = record.presence ?? deviceRecords[id]?.presence
                     deviceRecords[id] = latest
                 case .notice(_, let line):
-                    warn(line)
+                    logger.warning("\(line)")
                 }
             }
         }

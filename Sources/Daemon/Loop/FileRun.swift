@@ -1,3 +1,4 @@
+import Logging
 import BeaconCore
 import BeaconConfiguration
 import Syscalls
@@ -62,7 +63,7 @@ public struct FileRun {
         output: (MonitorOutput) throws -> Void,
         sinks: [any OutputSink] = [],
         control: EngineControl? = nil,
-        warn: @escaping (String) -> Void
+        logger: Logger
     ) throws -> Summary {
         if case .adapter(let name) = source {
             throw InputError(file: name, message: "is a live adapter; this command reads btsnoop:PATH or trace:PATH")
@@ -79,11 +80,11 @@ public struct FileRun {
                     kept: try store.keptFleet())
             var driver = EngineDriver(
                 devices: devices, store: store, sinks: sinks, requests: .inline(hook), output: output)
-            driver.warn = warn
+            driver.logger = logger
             driver.elapsed = clock.elapsed
             var summary = Summary()
             var pace: (first: Timestamp, wall: Duration)?
-            var file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)
+            var file = FileSource(spec: source, skipBadLines: skipBadLines, logger: logger)
             file.progress = progress
             file.wake = control?.wakeDescriptor
             // Steps a full disk held back are tried again while a quiet pipe gives no input.

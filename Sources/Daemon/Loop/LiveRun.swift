@@ -1,3 +1,4 @@
+import Logging
 import BeaconCore
 import BeaconConfiguration
 import Engine
@@ -58,7 +59,7 @@ public struct LiveRun {
         control: EngineControl? = nil,
         shouldStop: () -> Bool = { false },
         beforeWaiting: () -> Void = {},
-        warn: @escaping (String) -> Void = { _ in }
+        logger: Logger = .silent
     ) throws {
         let engine = try Engine.resuming(configuration, from: store, rules: rules)
         try withoutActuallyEscaping(output) { output in
@@ -75,7 +76,7 @@ public struct LiveRun {
                 own: engine, configuration: configuration, rules: rules, ruleSettings: .resolve(configuration),
                 kept: kept)
             var driver = EngineDriver(devices: devices, store: store, sinks: sinks, requests: requests, output: output)
-            driver.warn = warn
+            driver.logger = logger
             driver.elapsed = elapsed
             var radio = LiveAdvertisements()
             var last = (wall: now(), elapsed: elapsed())
@@ -89,18 +90,20 @@ public struct LiveRun {
                 last = reading
                 if !overflow, step.magnitude > Self.stepThreshold.magnitude {
                     driver.shiftClock(by: step)
-                    warn(
-                        "the wall clock stepped by \(String(format: "%+.1f", Double(step) / 1_000_000)) s; "
-                            + "visits, silences and timers keep their lengths")
+                    logger.warning(
+                        Logger.Message(stringLiteral:
+                            "the wall clock stepped by \(String(format: "%+.1f", Double(step) / 1_000_000)) s; "
+                            + "visits, silences and timers keep their lengths"))
                 }
                 return max(reading.wall, driver.engine.now)
             }
             try driver.start(at: last.wall)
             if let shift = driver.devices.keptShift {
-                warn(
-                    "the state kept at the last stop is \(String(format: "%.1f", Double(-shift) / 1_000_000)) s ahead "
+                logger.warning(
+                    Logger.Message(stringLiteral:
+                        "the state kept at the last stop is \(String(format: "%.1f", Double(-shift) / 1_000_000)) s ahead "
                         + "of the wall clock (it was set back while the daemon was stopped); the kept visits, "
-                        + "silences and timers are moved back with it")
+                        + "silences and timers are moved back with it"))
             }
             try driver.commit()
             while !shouldStop(), control?.isStopping != true {
@@ -110,7 +113,7 @@ public struct LiveRun {
                     if let refusal = try driver.handle(order, at: current), let device = order.device,
                         let line = refusals.refused(refusal, device: device)
                     {
-                        warn(line)
+                        logger.warning("\(line)")
                     }
                 }
                 try driver.commit()

@@ -1,3 +1,4 @@
+import Logging
 import BeaconCore
 import BeaconConfiguration
 import Engine
@@ -80,16 +81,16 @@ public struct RulesSource: Sendable {
 
     /// ``load(store:now:fetchKeptCopy:warn:)``, then a warning for what each region loaded
     /// untidily and for each region that attaches to no configured region.
-    public func loadWarning(store: StateStore, now: Timestamp, fetchKeptCopy: Bool = false, warn: (String) -> Void)
+    public func loadWarning(store: StateStore, now: Timestamp, fetchKeptCopy: Bool = false, logger: Logger)
         throws -> Loaded?
     {
-        guard let loaded = try load(store: store, now: now, fetchKeptCopy: fetchKeptCopy, warn: warn) else {
+        guard let loaded = try load(store: store, now: now, fetchKeptCopy: fetchKeptCopy, logger: logger) else {
             return nil
         }
         for region in loaded.regions {
-            for warning in region.warnings { warn("\(key) region \(region.id): \(warning)") }
+            for warning in region.warnings { logger.warning("\(key) region \(region.id): \(warning)") }
             if region.geofence == nil, region.attachment(in: hierarchy) == nil {
-                warn(
+                logger.warning(
                     "Rules.source region \(region.id) (\(region.pattern)) matches no configured Area, Zone or Beacon; its rules never fire"
                 )
             }
@@ -101,12 +102,12 @@ public struct RulesSource: Sendable {
     /// reads it: the regions of `Rules.source` then the geofences of `Rules.geofences` (`nil` when
     /// neither is set), and each source that was read with what it gave (a URL one is refreshed).
     public static func loadAll(
-        configuration: Configuration, store: StateStore, now: Timestamp, warn: (String) -> Void
+        configuration: Configuration, store: StateStore, now: Timestamp, logger: Logger
     ) throws -> (regions: [RuleRegion]?, sources: [(RulesSource, Loaded)]) {
         var regions: [RuleRegion]?
         var sources: [(RulesSource, Loaded)] = []
         for source in [RulesSource(configuration: configuration), .geofences(of: configuration)] {
-            guard let loaded = try source.loadWarning(store: store, now: now, warn: warn) else { continue }
+            guard let loaded = try source.loadWarning(store: store, now: now, logger: logger) else { continue }
             regions = (regions ?? []) + loaded.regions
             sources.append((source, loaded))
         }
@@ -135,7 +136,7 @@ public struct RulesSource: Sendable {
     /// Reads the source now. `nil` without `Rules.source`. A bad file throws ``InputError``; a URL
     /// that cannot be fetched (or gives garbage) falls back on the kept copy, saying so through
     /// `warn`; with no copy, there are no rule regions until a fetch succeeds.
-    public func load(store: StateStore, now: Timestamp, fetchKeptCopy: Bool = false, warn: (String) -> Void) throws
+    public func load(store: StateStore, now: Timestamp, fetchKeptCopy: Bool = false, logger: Logger) throws
         -> Loaded?
     {
         switch location {
@@ -172,14 +173,14 @@ public struct RulesSource: Sendable {
             case .failure(let why):
                 let retry = now.adding(seconds: max(Self.shortestRefresh, min(settings.refresh, 600)))
                 if let keptDocument, let kept {
-                    warn(
+                    logger.warning(
                         "\(key) \(url.absoluteString): \(why); the copy fetched \(kept.fetchedAt.iso8601) stays in force"
                     )
                     return Loaded(
                         regions: keptDocument.regions, expires: retry,
                         origin: "kept copy fetched \(kept.fetchedAt.iso8601)")
                 }
-                warn(
+                logger.warning(
                     "\(key) \(url.absoluteString): \(why); no copy is kept yet, so no rules apply until a fetch succeeds"
                 )
                 return Loaded(regions: [], expires: retry, origin: "nothing (fetch failed)")

@@ -97,7 +97,7 @@ public struct BeaconwatchService: Service {
         )
         // Completed from the journal first: what a crash left out goes before anything new.
         let eventsFile = try events.map {
-            $0 == "-" ? EventsFile() : try EventsFile(path: $0, store: store) { logger.warning("\($0)") }
+            $0 == "-" ? EventsFile() : try EventsFile(path: $0, store: store, logger: logger)
         }
         let mqttSettings = noMqtt ? nil : configuration.mqtt
         let clock = timers.clock
@@ -127,9 +127,8 @@ public struct BeaconwatchService: Service {
                 "mqtt": "\(configuration.mqtt.map { noMqtt ? "off (--no-mqtt)" : "\($0.host):\($0.port)" } ?? "off")",
             ]
         )
-        let rules = try RulesSource.loadAll(configuration: configuration, store: store, now: clock.now()) {
-            logger.warning("\($0)")
-        }
+        let rules = try RulesSource.loadAll(
+            configuration: configuration, store: store, now: clock.now(), logger: logger)
         for (source, loaded) in rules.sources {
             logger.info(
                 source.kind == .beacons ? "rules" : "geofences",
@@ -250,7 +249,7 @@ public struct BeaconwatchService: Service {
                 live.refusals = refusals
                 try live.run(
                     source: NoRadio(), store: store, output: { _ in }, sinks: sinks, control: control,
-                    warn: { logger.warning("\($0)") })
+                    logger: logger)
                 logger.info("stopped")
                 return
             }
@@ -261,7 +260,7 @@ public struct BeaconwatchService: Service {
             }
             if case .adapter(let name) = source {
                 let scanner = try LiveScanner(
-                    adapter: name, scan: .init(active: active), say: { logger.warning("\($0)") }, uptime: clock.elapsed)
+                    adapter: name, scan: .init(active: active), logger: logger, uptime: clock.elapsed)
                 logger.info("scanning", metadata: ["adapter": "\(name)", "mode": "\(scanner.mode?.rawValue ?? "?")"])
                 var live = LiveRun(configuration: configuration, now: clock.now, elapsed: clock.elapsed)
                 live.rules = rules
@@ -273,7 +272,7 @@ public struct BeaconwatchService: Service {
                     output: { _ in },
                     sinks: sinks,
                     control: control,
-                    warn: { logger.warning("\($0)") }
+                    logger: logger
                 )
                 scanner.stop()
                 logger.info("stopped")
@@ -295,7 +294,7 @@ public struct BeaconwatchService: Service {
                 output: { _ in },
                 sinks: sinks,
                 control: control,
-                warn: { logger.warning("\($0)") }
+                logger: logger
             )
             logger.info(
                 summary.stopped ? "stopped" : "end of input",

@@ -78,7 +78,7 @@ public final class Reloader: Service, Sendable {
         let rules: [RuleRegion]?
         do {
             rules = try RulesSource.loadAll(
-                configuration: loaded, store: store, now: clock.now(), warn: { logger.warning("\($0)") }
+                configuration: loaded, store: store, now: clock.now(), logger: logger
             ).regions
         } catch {
             logger.error("reload (\(reason)): \(error); the configuration in force stays until the file is fixed")

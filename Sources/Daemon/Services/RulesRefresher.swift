@@ -45,7 +45,7 @@ public struct RulesRefresher: Service {
             let (source, store, logger, clock) = (source, store, logger, clock)
             let loaded = try? await onDedicatedThread {
                 try source.loadWarning(
-                    store: store, now: clock.now(), fetchKeptCopy: true, warn: { logger.warning("\($0)") })
+                    store: store, now: clock.now(), fetchKeptCopy: true, logger: logger)
             }
             guard let loaded else {
                 expires = clock.now().adding(seconds: RulesSource.shortestRefresh)

@@ -1,3 +1,4 @@
+import Logging
 import BeaconCore
 import Engine
 import Foundation
@@ -36,7 +37,7 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
     private var next = 0
     /// Delivered lines not yet written (all of a commit, written at once).
     private var buffer: [UInt8] = []
-    private let warn: (String) -> Void
+    private let logger: Logger
     private var failing = false
 
     /// Standard output: not journaled (a pipe cannot be completed afterwards).
@@ -45,14 +46,14 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
         journalName = nil
         descriptor = STDOUT_FILENO
         ownsDescriptor = false
-        warn = { _ in }
+        logger = .silent
     }
 
     /// Appends to the file at `path` (created, mode 0644, when missing), first completing it from
-    /// `store`'s journal; `warn` says what was done about it.
-    public init(path: String, store: StateStore, warn: @escaping (String) -> Void) throws {
+    /// `store`'s journal; `logger` says what was done about it.
+    public init(path: String, store: StateStore, logger: Logger) throws {
         self.path = path
-        self.warn = warn
+        self.logger = logger
         do {
             descriptor = try Syscall.openAppending(path)
         } catch {
@@ -123,7 +124,7 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
                 return
             }
             if !failing {
-                warn(
+                logger.warning(
                     "cannot write --events \(path) (\(error.reason)); its lines wait and go out once it can be written")
             }
             failing = true
@@ -131,7 +132,7 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
             return
         }
         if failing {
-            warn("--events \(path) is written again")
+            logger.warning("--events \(path) is written again")
             failing = false
         }
         written += Int64(buffer.count)
@@ -168,9 +169,10 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
         }
         let lost = rows.endIndex - missing
         guard consistent else {
-            warn(
-                "--events \(path) does not end as the state database recorded (rotated or edited?); "
-                    + "the last \(lost) outputs it may lack are not appended")
+            logger.warning(
+                Logger.Message(stringLiteral:
+                    "--events \(path) does not end as the state database recorded (rotated or edited?); "
+                    + "the last \(lost) outputs it may lack are not appended"))
             try store.clearJournal()
             return
         }
@@ -182,7 +184,7 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
         }
         end = rows.last?.end ?? cut.end
         write()
-        warn("--events \(path): appended \(lost) outputs committed before the last stop but not yet written")
+        logger.warning("--events \(path): appended \(lost) outputs committed before the last stop but not yet written")
     }
 
     private func read(at offset: Int64, count: Int) -> [UInt8] {

@@ -1,3 +1,4 @@
+import Logging
 import BeaconCore
 import BlueZ
 import Daemon
@@ -15,33 +16,33 @@ struct DecodeJob: Sendable {
         self.skipBadLines = skipBadLines
     }
 
-    /// Runs the job, writing lines to `output` and warnings to `warn`; returns what was read.
+    /// Runs the job, writing lines to `output` and warnings to `logger`; returns what was read.
     ///
     /// Throws ``InputError`` (status 2) or ``BluetoothUnavailable`` (status 3).
     /// A live adapter runs until `control` stops it.
-    func run(output: (String) -> Void, warn: @escaping (String) -> Void, control: EngineControl? = nil) throws
+    func run(output: (String) -> Void, logger: Logger, control: EngineControl? = nil) throws
         -> FileSource.Report
     {
-        try run(advertisement: { output($1.jsonLine(at: $0)) }, warn: warn, control: control)
+        try run(advertisement: { output($1.jsonLine(at: $0)) }, logger: logger, control: control)
     }
 
     /// Runs the job, writing lines into `lines`'s buffer (no string made for a line).
-    func run(lines: LineWriter, warn: @escaping (String) -> Void, control: EngineControl? = nil) throws
+    func run(lines: LineWriter, logger: Logger, control: EngineControl? = nil) throws
         -> FileSource.Report
     {
         try run(
             advertisement: { time, advertisement in lines.write { advertisement.appendJSONLine(at: time, to: &$0) } },
-            warn: warn, control: control)
+            logger: logger, control: control)
     }
 
     /// Runs the job, handing each advertisement with its time to `advertisement`.
     private func run(
-        advertisement emit: (Timestamp, Advertisement) -> Void, warn: @escaping (String) -> Void,
+        advertisement emit: (Timestamp, Advertisement) -> Void, logger: Logger,
         control: EngineControl?
     ) throws -> FileSource.Report {
         if case .adapter(let name) = source {
             // Live: every advertisement the adapter hears, stamped on the real clock, until stopped.
-            let scanner = try LiveScanner(adapter: name, say: warn)
+            let scanner = try LiveScanner(adapter: name, logger: logger)
             var radio = LiveAdvertisements()
             while control?.isStopping != true {
                 try radio.next(
@@ -53,7 +54,7 @@ struct DecodeJob: Sendable {
             report.decode = radio.decoder.statistics
             return report
         }
-        var file = FileSource(spec: source, skipBadLines: skipBadLines, warn: warn)
+        var file = FileSource(spec: source, skipBadLines: skipBadLines, logger: logger)
         file.progress = progress
         return try file.read { event in
             if case .advertisement(let time, let advertisement) = event { emit(time, advertisement) }
