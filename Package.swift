@@ -98,6 +98,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]),
+        // Pure: the election of one active daemon among a cluster's (SPEC §21), through the broker.
+        .target(name: "Cluster"),
         .target(
             name: "BlueZ",
             dependencies: ["BeaconCore", "CBluetooth", "Syscalls", .product(name: "Logging", package: "swift-log")]),
@@ -177,6 +179,7 @@ let package = Package(
         .testTarget(name: "BeaconCoreTests", dependencies: ["GPSD", "JSONText", "BeaconCore", "TestSupport"]),
         .testTarget(
             name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "BeaconCore", "BeaconConfiguration", "Rules"]),
+        .testTarget(name: "ClusterTests", dependencies: ["Cluster"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore", "Syscalls", "TestSupport"]),
         .testTarget(
             name: "RegionMonitorTests", dependencies: ["Simulation", "RegionMonitor", "BeaconCore", "Floorplan"]),

@@ -16,6 +16,17 @@ import Testing
         "v9: the own radio's presence", "v10: the own radio's presence in the device table",
     ]
 
+    /// Runs a Python `script` with `arguments` (sqlite3 edits a database as another program
+    /// would); whether it exited 0.
+    static func python(_ script: String, _ arguments: [String]) throws -> Bool {
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        python.arguments = ["python3", "-c", script] + arguments
+        try python.run()
+        python.waitUntilExit()
+        return python.terminationStatus == 0
+    }
+
     static func temporaryPath() -> String {
         FileManager.default.temporaryDirectory
             .appendingPathComponent("beaconwatch-store-\(UUID().uuidString)")
@@ -199,12 +210,7 @@ import Testing
             c.execute("CREATE TABLE eventsJournal (sequence INTEGER PRIMARY KEY AUTOINCREMENT, file TEXT NOT NULL, offset INTEGER NOT NULL, line TEXT NOT NULL)")
             c.commit()
             """
-        let sqlite = Process()
-        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        sqlite.arguments = ["python3", "-c", script, path] + Self.migrations.prefix(6)
-        try sqlite.run()
-        sqlite.waitUntilExit()
-        #expect(sqlite.terminationStatus == 0)
+        #expect(try Self.python(script, [path] + Self.migrations.prefix(6)))
         let store = try StateStore(path: path)
         #expect(try store.appliedMigrations() == Self.migrations)
         let own = try store.kept()
@@ -251,12 +257,7 @@ import Testing
             c.execute("DELETE FROM grdb_migrations WHERE identifier LIKE 'v10:%'")
             c.commit()
             """
-        let sqlite = Process()
-        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        sqlite.arguments = ["python3", "-c", script, path]
-        try sqlite.run()
-        sqlite.waitUntilExit()
-        #expect(sqlite.terminationStatus == 0)
+        #expect(try Self.python(script, [path]))
         let store = try StateStore(path: path)
         #expect(try store.appliedMigrations() == Self.migrations)
         let own = try #require(try store.kept().presence)

@@ -1,0 +1,136 @@
+/// One daemon's part in its cluster's election (SPEC §21), as a value state machine: what the
+/// broker says (the cluster connection up or down, the retained leader record) and the clock in;
+/// the role and what to publish out. No I/O and no clock of its own: the shell feeds it.
+///
+/// The rules, the same on every daemon, so that a cluster ends with one active whatever order
+/// things happen in:
+/// - After connecting, a daemon waits ``settle`` for the retained record. A record of another
+///   member makes it a standby; its own record (it was active before a restart) makes it active.
+/// - With no record, an active daemon (reconnecting) publishes its own again after ``settle``; a
+///   standby claims one epoch above the highest it has seen after twice that, so an active that
+///   is still there is heard before a standby claims (a broker restart that lost the record does
+///   not hand the cluster over).
+/// - A claim is active once the broker echoes it back. Two claims at once: the later epoch wins,
+///   and at the same epoch the smaller member id (``LeaderRecord/beats(_:)``); the winner
+///   publishes its record again, the loser steps down and never takes its own echo for a win.
+/// - The active's will clears the record when its connection dies; the standbys then claim.
+public struct ClusterElection: Sendable {
+    public enum Role: Sendable, Hashable {
+        case standby
+        /// Published its claim, waiting for the broker's echo.
+        case claiming
+        case active
+    }
+
+    /// What the shell does.
+    public enum Action: Sendable, Hashable {
+        /// Publish `record` on the leader topic, retained, QoS 1.
+        case publish(LeaderRecord)
+        /// The role changed to this.
+        case role(Role)
+        /// The leader topic held something that is not a record: say it (it counts as none).
+        case unreadable
+    }
+
+    /// This daemon's member id.
+    public let member: String
+    /// Microseconds to wait for the retained record after connecting, or for an active's record
+    /// after the record was cleared.
+    public let settle: Int64
+    public private(set) var role = Role.standby
+    public private(set) var connected = false
+    /// The leader record as last heard since the connection came up (`nil`: none, or none yet).
+    public private(set) var leader: LeaderRecord?
+    /// This daemon's record, while it claims or is active.
+    public private(set) var mine: LeaderRecord?
+    /// When to claim (or publish the active's record again) unless a record is heard first.
+    public private(set) var claimAt: Int64?
+    /// The highest epoch heard.
+    private var highest: UInt64 = 0
+    /// Records of this member it gave up in this run: their echoes are not wins.
+    private var withdrawn: Set<LeaderRecord> = []
+
+    public init(member: String, settle: Int64) {
+        self.member = member
+        self.settle = settle
+    }
+
+    /// Whether this daemon takes the inputs and publishes outputs now.
+    public var isActive: Bool { role == .active && connected }
+
+    /// The cluster connection is up (subscribed to the leader topic): the retained record, if
+    /// there is one, comes next.
+    public mutating func connected(at now: Int64) {
+        connected = true
+        leader = nil
+        claimAt = now &+ wait
+    }
+
+    /// The cluster connection is down: nothing is decided until it is back. An active daemon
+    /// stays active, not publishing (``isActive`` is false), until it hears whether another took
+    /// over meanwhile.
+    public mutating func disconnected() {
+        connected = false
+        claimAt = nil
+    }
+
+    /// What the leader topic holds now, at `now`.
+    public mutating func received(_ reading: LeaderRecord.Reading, at now: Int64) -> [Action] {
+        guard connected else { return [] }
+        switch reading {
+        case .none:
+            return cleared(at: now, said: [])
+        case .unreadable:
+            return cleared(at: now, said: [.unreadable])
+        case .record(let record):
+            leader = record
+            highest = max(highest, record.epoch)
+            claimAt = nil
+            if record.member == member {
+                if withdrawn.contains(record) { return [] }
+                if let mine, mine.beats(record) { return [.publish(mine)] }
+                // Its claim echoed, or its record from before a restart: it is the active.
+                mine = record
+                return become(.active)
+            }
+            if let mine, role != .standby, mine.beats(record) { return [.publish(mine)] }
+            if let mine { withdrawn.insert(mine) }
+            mine = nil
+            return become(.standby)
+        }
+    }
+
+    /// The record was cleared (the active's will), or never there.
+    private mutating func cleared(at now: Int64, said: [Action]) -> [Action] {
+        leader = nil
+        if let mine, role != .standby {
+            claimAt = nil
+            return said + [.publish(mine)]
+        }
+        claimAt = now &+ wait
+        return said
+    }
+
+    /// How long to wait before claiming: an active (or claiming) daemon `settle`, a standby twice that.
+    private var wait: Int64 { role == .standby ? settle &* 2 : settle }
+
+    /// The clock reached `now`: a claim, or the active's record again, when nothing was heard.
+    public mutating func advance(to now: Int64) -> [Action] {
+        guard connected, let due = claimAt, due <= now, leader == nil else { return [] }
+        if let mine, role != .standby {
+            // Reconnected with no record there (a broker that lost it), or a claim not echoed yet.
+            claimAt = now &+ settle
+            return [.publish(mine)]
+        }
+        let claim = LeaderRecord(epoch: highest &+ 1, member: member)
+        mine = claim
+        claimAt = now &+ settle
+        return become(.claiming) + [.publish(claim)]
+    }
+
+    private mutating func become(_ next: Role) -> [Action] {
+        guard role != next else { return [] }
+        role = next
+        return [.role(next)]
+    }
+}
