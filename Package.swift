@@ -119,7 +119,7 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "GPSD", "JSONText",
-                "BeaconCore", "BlueZ", "BeaconConfiguration", "Engine", "Fleet", "MQTT", "Persistence", "RegionMonitor",
+                "Cluster", "BeaconCore", "BlueZ", "BeaconConfiguration", "Engine", "Fleet", "MQTT", "Persistence", "RegionMonitor",
                 "Rules",
                 "Syscalls", "WebView", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -141,8 +141,16 @@ import Testing
         let (missing, arrivals) = await Self.arrivals(of: expected, at: subscriber)
         #expect(missing.isEmpty, "\(Self.describe(missing, of: expected.count)), after \(restarts) restarts")
         let wanted = Set(expected)
-        let inOrder = arrivals.filter(wanted.contains) == expected
-        #expect(inOrder)
+        let firsts = arrivals.filter(wanted.contains)
+        let inOrder = firsts == expected
+        // Where the first arrivals leave the committed order, for the next look at it (it failed
+        // once in a full local run, in session 28, and not in the runs alone after it).
+        let split =
+            firsts.indices.first { $0 >= expected.count || firsts[$0] != expected[$0] }
+            ?? min(firsts.count, expected.count)
+        #expect(
+            inOrder,
+            "first arrivals leave the order at \(split) of \(expected.count): got \(firsts.dropFirst(max(0, split - 2)).prefix(5)), committed \(expected.dropFirst(max(0, split - 2)).prefix(5)), after \(restarts) restarts")
         #expect(try StateStore(path: folder.appendingPathComponent("state.sqlite").path).pendingOutbox().isEmpty)
         subscriber.client.shutdown()
     }

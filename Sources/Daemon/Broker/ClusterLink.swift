@@ -1,0 +1,159 @@
+import BeaconConfiguration
+import BeaconCore
+import Cluster
+import Logging
+import MQTT
+import Synchronization
+import Syscalls
+
+/// A daemon's part in its cluster's election (SPEC §21, docs/failover.md), through the broker:
+/// a connection of its own (keepalive `Cluster.keepalive`, client id `<MQTT.clientId>-cluster`,
+/// will: the leader record cleared), subscribed to `MQTT.topic/_cluster/<name>/leader`, that
+/// feeds a ``ClusterElection`` and publishes what it says. The shell around the pure machine:
+/// it reads the clock, arms one timer for the machine's next deadline, and holds the machine
+/// under a lock only while asking it (libmosquitto is called with no lock held).
+///
+/// Not yet used by the daemon (issue 49: the state shipping comes first).
+public final class ClusterLink: Sendable {
+    /// The leader topic.
+    public let topic: String
+    public let member: String
+    private let client: MQTTClient
+    private let timers: ShellTimers
+    private let logger: Logger
+    private let state: Mutex<State>
+    private let changes: Awaitable
+
+    private struct State {
+        var election: ClusterElection
+        var timer: Int?
+    }
+
+    /// A link for the cluster `name` under `settings` (its broker and topic), as `member`, with
+    /// the cluster connection's keepalive `keepalive` seconds; nothing is sent before ``start()``.
+    /// Each change of its election is told to `changes` (its own unless given: one shared by two
+    /// links lets a wait watch both).
+    public init(
+        settings: MQTTSettings, name: String, keepalive: Int, member: String, timers: ShellTimers = .shared,
+        changes: Awaitable? = nil, logger: Logger
+    ) throws {
+        topic = "\(settings.topic)/_cluster/\(name)/leader"
+        self.member = member
+        self.timers = timers
+        self.logger = logger
+        self.changes = changes ?? Awaitable(timers: timers)
+        // A quarter keepalive: a takeover comes about 1.5 keepalives (the broker giving up on the
+        // dead active) and two settles (the standby's wait) after the death (docs/failover.md).
+        let settle = Int64(keepalive) * 250_000
+        state = Mutex(State(election: ClusterElection(member: member, settle: settle)))
+        var connection = MQTTConnection(
+            host: settings.host, port: Int32(settings.port), clientID: "\(settings.clientID)-cluster")
+        connection.username = settings.username
+        connection.password = try settings.password ?? settings.passwordFile.map(BrokerConnection.readPassword)
+        connection.tlsCA = settings.tlsCA
+        connection.tlsCert = settings.tlsCert
+        connection.tlsKey = settings.tlsKey
+        connection.version = settings.version == .v5 ? .v5 : .v311
+        // libmosquitto refuses a keepalive under 5 s (mosquitto.h: MOSQ_ERR_INVAL "if keepalive < 5"),
+        // where SPEC 21 asks 2: the broker then notices a silent active after 7.5 s, not 3. A
+        // network cut that closes the connection is noticed at once; the heartbeat that closes
+        // the rest of the gap is to come (docs/failover.md).
+        connection.keepalive = Int32(max(5, keepalive))
+        connection.will = .init(topic: topic, payload: [], qos: 1, retain: true)
+        let inbox = Inbox()
+        client = try MQTTClient(
+            connection, received: { topic, payload, _ in inbox.link?.received(topic: topic, payload: payload) },
+            clock: timers.clock)
+        inbox.attach(self)
+    }
+
+    /// Connects in the background (it reconnects by itself).
+    public func start() throws { try client.start() }
+
+    /// The election as it stands.
+    public var election: ClusterElection { state.withLock { $0.election } }
+
+    /// The role now.
+    public var role: ClusterElection.Role { state.withLock { $0.election.role } }
+
+    /// Whether this daemon is the cluster's active now.
+    public var isActive: Bool { state.withLock { $0.election.isActive } }
+
+    /// Waits until `condition` holds of the election, or `timeout` passes; whether it holds.
+    public func wait(within timeout: Duration, until condition: @escaping (ClusterElection) -> Bool) async -> Bool {
+        await changes.wait(within: timeout) { state.withLock { condition($0.election) } }
+    }
+
+    /// Handles the connection's events until ``stop()``.
+    public func run() async {
+        for await event in client.events {
+            switch event {
+            case .connected(0):
+                do { _ = try client.subscribe(topic, qos: 1) } catch {
+                    logger.warning("\(error); the cluster's leader is not heard")
+                }
+                ask { $0.connected(at: now); return [] }
+            case .connected(let code):
+                logger.warning("MQTT broker refused the cluster connection (CONNACK \(code))")
+            case .disconnected:
+                ask { $0.disconnected(); return [] }
+            default:
+                break
+            }
+        }
+    }
+
+    /// Stops: an active clears its record first (a clean stop fires no will), then disconnects.
+    public func stop() {
+        if isActive { _ = try? client.publish(topic: topic, payload: [UInt8](), qos: 1, retain: true) }
+        client.shutdown()
+    }
+
+    /// Microseconds on the clock that only moves forward.
+    private var now: Int64 { timers.clock.elapsed().microseconds }
+
+    /// A message on the leader topic (libmosquitto's thread).
+    fileprivate func received(topic: String, payload: [UInt8]) {
+        guard topic == self.topic else { return }
+        let reading = LeaderRecord.read(payload)
+        ask { $0.received(reading, at: now) }
+    }
+
+    /// Asks the machine under the lock, re-arms the timer for its next deadline, and carries out
+    /// what it said with no lock held.
+    private func ask(_ body: (inout ClusterElection) -> [ClusterElection.Action]) {
+        let (actions, cancel, due) = state.withLock { state -> ([ClusterElection.Action], Int?, Int64?) in
+            let actions = body(&state.election)
+            let cancel = state.timer
+            state.timer = nil
+            return (actions, cancel, state.election.claimAt)
+        }
+        if let cancel { timers.cancel(cancel) }
+        if let due {
+            let id = timers.at(.microseconds(due)) { [weak self] in self?.ask { $0.advance(to: self?.now ?? .max) } }
+            state.withLock { $0.timer = id }
+        }
+        for action in actions {
+            switch action {
+            case .publish(let record):
+                do { _ = try client.publish(topic: topic, payload: Array(record.description.utf8), qos: 1, retain: true) } catch {
+                    logger.warning("\(error); the claim is made again at the next connect")
+                }
+            case .role(let role):
+                logger.notice("cluster: \(member) is \(role) (\(topic))")
+            case .unreadable:
+                logger.warning("cluster: \(topic) holds something that is not a leader record; taken as none")
+            }
+        }
+        changes.changed()
+    }
+}
+
+/// Hands the client's messages to the link, which owns the client (and so cannot be named when
+/// the client is made).
+private final class Inbox: Sendable {
+    private struct Target { weak var link: ClusterLink? }
+    private let target = Mutex(Target())
+    var link: ClusterLink? { target.withLock { $0.link } }
+    func attach(_ link: ClusterLink) { target.withLock { $0.link = link } }
+}

@@ -1,0 +1,97 @@
+import BeaconConfiguration
+import Cluster
+import Daemon
+import Foundation
+import Logging
+import Syscalls
+import TestSupport
+import Testing
+
+/// The election (SPEC §21, docs/failover.md) between two links through a real mosquitto; one
+/// link's network goes through a proxy the test cuts, as a machine whose cable is pulled.
+@Suite struct ClusterLinkTests {
+    static func settings(port: Int32, client: String) throws -> MQTTSettings {
+        let ini = """
+            LocationBaseBeacon.1 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1
+            MQTT.host = 127.0.0.1
+            MQTT.port = \(port)
+            MQTT.clientId = \(client)
+            MQTT.topic = bw-cluster-test
+            """
+        return try #require(try Configuration.load(Array(ini.utf8), path: "cluster.ini").get().mqtt)
+    }
+
+    static let patience = Duration.seconds(Eventually.patience)
+
+    /// A link for `member` on `port`, its events handled until it stops.
+    static func link(_ member: String, port: Int32, changes: Awaitable? = nil) throws -> ClusterLink {
+        let link = try ClusterLink(
+            settings: try settings(port: port, client: member), name: "hall", keepalive: 2, member: member,
+            changes: changes, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        Task.detached { await link.run() }
+        try link.start()
+        return link
+    }
+
+    @Test func theStandbyTakesOverWhenTheActivesNetworkIsCutAndTheOldActiveStepsDown() async throws {
+        let broker = try Broker()
+        let proxy = try TCPProxy(to: broker.port)
+        let a = try Self.link("a", port: proxy.port)
+        defer { a.stop() }
+        #expect(await a.wait(within: Self.patience) { $0.isActive })
+        let b = try Self.link("b", port: broker.port)
+        defer { b.stop() }
+        #expect(await b.wait(within: Self.patience) { $0.connected && $0.leader?.member == "a" })
+        #expect(b.role == .standby)
+        // The active's cable pulled: the broker fires its will, the standby claims the next epoch.
+        proxy.cut()
+        #expect(await b.wait(within: Self.patience) { $0.isActive && $0.leader == LeaderRecord(epoch: 2, member: "b") })
+        #expect(!a.isActive)
+        // Back: the old active hears the new leader and steps down; one active throughout.
+        proxy.restore()
+        #expect(await a.wait(within: Self.patience) { $0.connected && $0.role == .standby })
+        #expect(b.isActive && !a.isActive)
+    }
+
+    @Test func twoStartingAtOnceEndWithExactlyOneActive() async throws {
+        let broker = try Broker()
+        // One waiter told of both links' changes: the wait watches the pair.
+        let changes = Awaitable()
+        let a = try Self.link("a", port: broker.port, changes: changes)
+        defer { a.stop() }
+        let b = try Self.link("b", port: broker.port, changes: changes)
+        defer { b.stop() }
+        // Settled: both hear the same leader, and it is the one of them that is active.
+        #expect(await changes.wait(within: Self.patience) { Self.settled(a.election, b.election) })
+    }
+
+    /// Both hear the same leader, and exactly one of them, the leader, is active.
+    static func settled(_ a: ClusterElection, _ b: ClusterElection) -> Bool {
+        guard let leader = a.leader, a.leader == b.leader, a.isActive != b.isActive else { return false }
+        return (a.isActive ? a.member : b.member) == leader.member
+    }
+
+    @Test func aCleanStopHandsOverAtOnceAndABrokerRestartHandsNothingOver() async throws {
+        let broker = try Broker()
+        let a = try Self.link("a", port: broker.port)
+        #expect(await a.wait(within: Self.patience) { $0.isActive })
+        let b = try Self.link("b", port: broker.port)
+        defer { b.stop() }
+        let c = try Self.link("c", port: broker.port)
+        defer { c.stop() }
+        #expect(await b.wait(within: Self.patience) { $0.leader?.member == "a" })
+        #expect(await c.wait(within: Self.patience) { $0.leader?.member == "a" })
+        // A clean stop clears the record (no will): one of the standbys claims the next epoch.
+        a.stop()
+        #expect(await b.wait(within: Self.patience) { $0.leader?.epoch == 2 && ($0.isActive || $0.role == .standby) })
+        let active = b.isActive ? b : c
+        #expect(await active.wait(within: Self.patience) { $0.isActive })
+        // The broker restarts (its retained record kept on disk): the same active goes on.
+        try await broker.stop()
+        try broker.start()
+        let standby = active === b ? c : b
+        #expect(await standby.wait(within: Self.patience) { $0.connected && $0.leader?.epoch == 2 })
+        #expect(await active.wait(within: Self.patience) { $0.isActive })
+        #expect(!standby.isActive)
+    }
+}
