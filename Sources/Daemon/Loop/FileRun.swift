@@ -94,10 +94,11 @@ public struct FileRun {
             func obey() throws {
                 guard let control else { return }
                 if control.isStopping { throw Stopped() }
-                // A file runs on its own clock: only the daemon's orders are taken, not the fleet's
-                // messages (said at the start) or orders for one device.
-                let orders = control.take().filter { if case .daemon = $0 { true } else { false } }
+                // A file runs on its own clock: the daemon's orders wait for its first event and are
+                // taken at the input's time; the fleet's messages (said at the start) and orders for
+                // one device are not taken.
                 if let time = inputClock {
+                    let orders = control.take().filter { if case .daemon = $0 { true } else { false } }
                     if !orders.isEmpty {
                         try driver.commit()
                         for order in orders { try driver.handle(order, at: time) }
