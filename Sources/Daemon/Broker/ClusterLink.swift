@@ -44,7 +44,9 @@ public final class ClusterLink: Sendable {
         self.changes = changes ?? Awaitable(timers: timers)
         // A quarter keepalive: a takeover comes about 1.5 keepalives (the broker giving up on the
         // dead active) and two settles (the standby's wait) after the death (docs/failover.md).
-        let settle = Int64(keepalive) * 250_000
+        // Clamped: the keepalive comes from the configuration (MQTT allows at most 65,535 s).
+        let seconds = min(max(keepalive, 1), 65_535)
+        let settle = Int64(seconds) * 250_000
         state = Mutex(State(election: ClusterElection(member: member, settle: settle)))
         var connection = MQTTConnection(
             host: settings.host, port: Int32(settings.port), clientID: "\(settings.clientID)-cluster")
@@ -58,7 +60,7 @@ public final class ClusterLink: Sendable {
         // where SPEC 21 asks 2: the broker then notices a silent active after 7.5 s, not 3. A
         // network cut that closes the connection is noticed at once; the heartbeat that closes
         // the rest of the gap is to come (docs/failover.md).
-        connection.keepalive = Int32(max(5, keepalive))
+        connection.keepalive = Int32(max(5, seconds))
         connection.will = .init(topic: topic, payload: [], qos: 1, retain: true)
         let inbox = Inbox()
         client = try MQTTClient(
