@@ -55,7 +55,7 @@ let package = Package(
         .target(
             name: "BeaconConfiguration",
             dependencies: [
-                "JSONText",
+                "JSONText", "Cluster",
                 "BeaconCore", "Floorplan", "RegionMonitor", "Syscalls", .product(name: "Yams", package: "Yams"),
             ]),
         // Pure: the per-device engine (monitor, ranging, nearest, rules, alerts, dwell) behind one
@@ -68,7 +68,7 @@ let package = Package(
         .target(
             name: "Persistence",
             dependencies: [
-                "BeaconCore", "Engine", "RegionMonitor", "Rules", "Syscalls",
+                "BeaconCore", "CSQLiteSession", "Engine", "RegionMonitor", "Rules", "Syscalls",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
@@ -79,6 +79,8 @@ let package = Package(
             pkgConfig: "bluez",
             providers: [.apt(["libbluetooth-dev"])]
         ),
+        // SQLite's session extension (changesets), for the cluster's state shipping.
+        .systemLibrary(name: "CSQLiteSession", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(
             name: "CMosquitto",
             pkgConfig: "libmosquitto",

@@ -64,7 +64,7 @@ extension Configuration {
         "Fleet.autoAdd", "Fleet.maxDevices", "Fleet.maxAge", "Fleet.shard", "Web.listen", "Web.token",
         "Monitor.scanner", "Scanners.espresense", "Scanners.theengs", "Scanners.forward", "Scanners.silence",
         "Scanners.calibrate", "Floorplan.file", "Rooms.minConfidence",
-        "Tags.autoAdd", "Tags.rooms", "Tags.exitTimeout",
+        "Tags.autoAdd", "Tags.rooms", "Tags.exitTimeout", "Cluster.name", "Cluster.keepalive",
     ]
 
     /// Key prefixes followed by an id or a name (`LocationBaseBeacon.<id>`, `Script.enter`).
@@ -123,6 +123,7 @@ struct Loader {
         var mqtt: [String: IniFile.Entry] = [:]
         var fleet: [String: IniFile.Entry] = [:]
         var web: [String: IniFile.Entry] = [:]
+        var cluster: [String: IniFile.Entry] = [:]
         var devices: [IniFile.Entry] = []
         var scanners: [IniFile.Entry] = []
         var alerts: [IniFile.Entry] = []
@@ -176,6 +177,8 @@ struct Loader {
                 if !Configuration.knownKeys.contains(key) { unknown(entry) }
             } else if key.hasPrefix("Fleet."), Configuration.knownKeys.contains(key) {
                 fleet[key] = entry
+            } else if key.hasPrefix("Cluster."), Configuration.knownKeys.contains(key) {
+                cluster[key] = entry
             } else if key == "Web.listen" || key == "Web.token" {
                 web[key] = entry
             } else if key.hasPrefix("Device.") {
@@ -203,6 +206,7 @@ struct Loader {
         configuration.hierarchy = Hierarchy(beacons: named, areaNames: areaNames, zoneNames: zoneNames)
         for entry in alerts { loadAlert(entry, beacons: beacons.index) }
         loadMQTT(mqtt)
+        loadCluster(cluster, clientID: mqtt["MQTT.clientId"])
         loadFleet(fleet, devices: devices, file: file)
         loadScanners(scanners)
         warnAboutOtherShards()

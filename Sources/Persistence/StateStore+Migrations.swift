@@ -144,6 +144,17 @@ extension StateStore {
                     DROP TABLE ownPresence;
                     """)
         }
+        migrator.registerMigration("v11: the cluster's position in the shipped steps") { db in
+            // Which committed step of which active this state is at (SPEC §21): a standby applies
+            // a shipped step only on the state it was made on. One row; (0, 0) for a state that
+            // was never shipped.
+            try db.execute(
+                sql: """
+                    CREATE TABLE clusterPosition (id INTEGER PRIMARY KEY CHECK (id = 1), epoch INTEGER NOT NULL,
+                        step INTEGER NOT NULL);
+                    INSERT INTO clusterPosition (id, epoch, step) VALUES (1, 0, 0);
+                    """)
+        }
         return migrator
     }
 }

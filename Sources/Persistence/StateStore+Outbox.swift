@@ -39,7 +39,7 @@ extension StateStore {
     public func settle(_ sequences: [Int64]) throws {
         guard !sequences.isEmpty else { return }
         do {
-            try database.write { try Self.remove(sequences, in: $0) }
+            try commit { try Self.remove(sequences, in: $0) }
         } catch {
             throw StateStoreError(path: path, problem: Self.describe(error))
         }

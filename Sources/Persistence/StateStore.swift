@@ -25,6 +25,8 @@ public final class StateStore: Sendable {
     public let keepDays: Int
     /// The newest dwell day written, whose arrival pruned the history last.
     private let prunedFor = Mutex<String?>(nil)
+    /// Set while the state ships its steps to a cluster's standbys (StateStore+Shipping).
+    let shipping = Mutex<Shipping?>(nil)
 
     /// Opens (creating its folder and the file when missing) and migrates the database at `path`.
     ///
@@ -180,7 +182,7 @@ public final class StateStore: Sendable {
         guard devices.contains(where: \.writes) || !outbox.isEmpty || !settled.isEmpty || !journal.isEmpty
         else { return [] }
         do {
-            return try database.write { db in
+            return try commit { db in
                 try Self.write(journal, in: db)
                 for share in devices where share.writes { try write(share, in: db) }
                 try Self.remove(settled, in: db)

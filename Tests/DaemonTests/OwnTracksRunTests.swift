@@ -405,8 +405,9 @@ import Testing
         }
         let script = """
             import sqlite3,sys; c=sqlite3.connect(sys.argv[1])
-            for version in ["v8", "v9", "v10"]:
+            for version in ["v8", "v9", "v10", "v11"]:
                 c.execute("DELETE FROM grdb_migrations WHERE identifier LIKE ?", (version + ":%",))
+            c.execute("DROP TABLE clusterPosition")
             c.execute("ALTER TABLE deviceRecord RENAME TO fleetDevice")
             c.execute("DELETE FROM fleetDevice WHERE device = ''")
             for column in ["waypointForm", "ownWaypoints", "presence"]:

@@ -91,10 +91,14 @@ public final class ClusterLink: Sendable {
         for await event in client.events {
             switch event {
             case .connected(0):
+                // Told to the machine before subscribing: the retained record can arrive on
+                // libmosquitto's thread before this task goes on, and a record heard while the
+                // machine thinks it is disconnected is dropped (it then claimed over a live
+                // active after a broker restart; CI, ClusterLinkTests).
+                ask { $0.connected(at: now); return [] }
                 do { _ = try client.subscribe(topic, qos: 1) } catch {
                     logger.warning("\(error); the cluster's leader is not heard")
                 }
-                ask { $0.connected(at: now); return [] }
             case .connected(let code):
                 logger.warning("MQTT broker refused the cluster connection (CONNACK \(code))")
             case .disconnected:

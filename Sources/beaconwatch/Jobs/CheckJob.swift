@@ -150,6 +150,9 @@ struct CheckJob {
         )
         lines.append("  mqtt: \(configuration.mqtt.map { "\($0)" } ?? "off (no MQTT.host)")")
         lines.append(
+            "  cluster: \(configuration.cluster.map { "\($0) (topics under \(configuration.mqtt?.topic ?? "")/_cluster/\($0.name)/)" } ?? "off (no Cluster.name: this daemon runs alone)")"
+        )
+        lines.append(
             "  web: \(configuration.web.map { "http://\($0.authority)/\($0.token == nil ? "" : " (token required)")" } ?? "off (Web.listen is empty)")"
         )
         if let fleet = configuration.fleet {
