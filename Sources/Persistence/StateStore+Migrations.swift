@@ -147,12 +147,15 @@ extension StateStore {
         migrator.registerMigration("v11: the cluster's position in the shipped steps") { db in
             // Which committed step of which active this state is at (SPEC §21): a standby applies
             // a shipped step only on the state it was made on. One row; (0, 0) for a state that
-            // was never shipped.
+            // was never shipped. `clusterLocal` (never shipped): the epoch this daemon last
+            // shipped as, until its state is replaced: what it committed then may be unshipped.
             try db.execute(
                 sql: """
                     CREATE TABLE clusterPosition (id INTEGER PRIMARY KEY CHECK (id = 1), epoch INTEGER NOT NULL,
                         step INTEGER NOT NULL);
                     INSERT INTO clusterPosition (id, epoch, step) VALUES (1, 0, 0);
+                    CREATE TABLE clusterLocal (id INTEGER PRIMARY KEY CHECK (id = 1), activeEpoch INTEGER NOT NULL);
+                    INSERT INTO clusterLocal (id, activeEpoch) VALUES (1, 0);
                     """)
         }
         return migrator

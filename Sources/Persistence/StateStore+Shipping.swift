@@ -35,6 +35,7 @@ extension StateStore {
     public func startShipping(epoch: Int64, ship: @escaping @Sendable (ShippedStep) -> Void) throws {
         do {
             try database.writeWithoutTransaction { db in
+                try db.execute(sql: "UPDATE clusterLocal SET activeEpoch = ? WHERE id = 1", arguments: [epoch])
                 let session = try Self.session(on: db)
                 let previous = shipping.withLock { state -> OpaquePointer? in
                     let previous = state?.session.pointer
@@ -219,6 +220,7 @@ extension StateStore {
                             + "run the same version on every daemon of the cluster")
                 }
                 try db.inTransaction {
+                    try db.execute(sql: "UPDATE clusterLocal SET activeEpoch = 0 WHERE id = 1")
                     for table in Self.shippedTables {
                         try db.execute(sql: "DELETE FROM main.\(table)")
                         try db.execute(sql: "INSERT INTO main.\(table) SELECT * FROM snapshot.\(table)")
@@ -228,6 +230,25 @@ extension StateStore {
             }
         } catch let error as StateStoreError {
             throw error
+        } catch {
+            throw StateStoreError(path: path, problem: Self.describe(error))
+        }
+    }
+
+    /// The outbox entries not yet delivered when this daemon was the active the last time its
+    /// state was its own (it shipped, and no snapshot replaced its state since): some may never
+    /// have been shipped, and a returning old active publishes them before it follows (SPEC §21).
+    /// Empty for a daemon that only followed.
+    public func leftByActive() throws -> [OutboxEntry] {
+        let epoch = try reading { db in try Int64.fetchOne(db, sql: "SELECT activeEpoch FROM clusterLocal WHERE id = 1") }
+        guard let epoch, epoch != 0 else { return [] }
+        return try pendingOutbox()
+    }
+
+    /// The entries ``leftByActive()`` gave are published: they are not given again.
+    public func forgetLeftByActive() throws {
+        do {
+            try database.write { try $0.execute(sql: "UPDATE clusterLocal SET activeEpoch = 0 WHERE id = 1") }
         } catch {
             throw StateStoreError(path: path, problem: Self.describe(error))
         }

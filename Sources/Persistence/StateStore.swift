@@ -75,6 +75,7 @@ public final class StateStore: Sendable {
     /// store after this; a failure is returned, not thrown, for the stop to log.
     @discardableResult
     public func close() -> String? {
+        stopShipping()
         checkpointer?.stopAndWait()
         do {
             _ = try database.writeWithoutTransaction { try $0.checkpoint(.truncate) }

@@ -49,6 +49,21 @@ import TestSupport
             refused.stderr.contains(":2: Web.listen = 0.0.0.0:9090 is reachable from other machines; set Web.token"))
     }
 
+    /// SPEC §21: `check` prints the cluster settings, and says a daemon alone runs alone.
+    @Test func checkShowsTheCluster() throws {
+        let beacon = "LocationBaseBeacon.1 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1\n"
+        let broker = "MQTT.host = 127.0.0.1\nMQTT.topic = bw\nMQTT.clientId = bw-hall-1\n"
+        let clustered = try TemporaryFile(contents: Data((beacon + broker + "Cluster.name = hall\n").utf8))
+        let shown = try DecodeCommandTests.beaconwatch(["check", "--config", clustered.path])
+        #expect(shown.status == 0, "\(shown.stderr)")
+        #expect(
+            shown.stdout.contains("  cluster: hall, member bw-hall-1, keepalive 2 s (topics under bw/_cluster/hall/)"),
+            "\(shown.stdout)")
+        let alone = try TemporaryFile(contents: Data((beacon + broker).utf8))
+        let run = try DecodeCommandTests.beaconwatch(["check", "--config", alone.path])
+        #expect(run.stdout.contains("  cluster: off (no Cluster.name: this daemon runs alone)"), "\(run.stdout)")
+    }
+
     @Test func checkListsEachRuleRegionAndWhereItAttaches() throws {
         let scenario = Conformance.url("scenarios/ubudu-example-rules")
         let run = try DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: scenario)

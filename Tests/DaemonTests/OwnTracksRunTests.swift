@@ -408,6 +408,7 @@ import Testing
             for version in ["v8", "v9", "v10", "v11"]:
                 c.execute("DELETE FROM grdb_migrations WHERE identifier LIKE ?", (version + ":%",))
             c.execute("DROP TABLE clusterPosition")
+            c.execute("DROP TABLE clusterLocal")
             c.execute("ALTER TABLE deviceRecord RENAME TO fleetDevice")
             c.execute("DELETE FROM fleetDevice WHERE device = ''")
             for column in ["waypointForm", "ownWaypoints", "presence"]:

@@ -129,6 +129,25 @@ import Testing
         #expect(try old.apply(late[0]) == .seen)
     }
 
+    /// What an old active left in its outbox is given once, to publish when it comes back as a
+    /// standby (SPEC §21); a daemon that only followed, or whose state a snapshot replaced, has
+    /// nothing left of its own.
+    @Test func anOldActiveIsGivenWhatItsOutboxStillHoldsOnce() throws {
+        let (old, _) = try Self.active()
+        try Self.work(old, round: 0)
+        #expect(try old.leftByActive().map(\.message) == old.pendingOutbox().map(\.message))
+        #expect(try old.leftByActive().count == 2)
+        try old.forgetLeftByActive()
+        #expect(try old.leftByActive().isEmpty)
+        let (again, _) = try Self.active()
+        try Self.work(again, round: 1)
+        try again.restore(try StateStore(path: StateStoreTests.temporaryPath()).snapshot())
+        #expect(try again.leftByActive().isEmpty)
+        let follower = try StateStore(path: StateStoreTests.temporaryPath())
+        try follower.restore(try old.snapshot())
+        #expect(try follower.leftByActive().isEmpty && !follower.pendingOutbox().isEmpty)
+    }
+
     @Test func nothingIsShippedForAWriteThatChangesNoShippedTable() throws {
         let (active, shipped) = try Self.active()
         try active.cacheRules(source: "http://r.test/", document: Array("{}".utf8), fetchedAt: Timestamp(microseconds: 5))

@@ -257,6 +257,7 @@ import Testing
             c.execute("INSERT INTO ownPresence VALUES (1, 'inside 1700000000000000 B1A2C3D4-0000-4000-8000-000000000001\\nseen 1700000000000000 17081')")
             c.execute("DELETE FROM grdb_migrations WHERE identifier LIKE 'v10:%' OR identifier LIKE 'v11:%'")
             c.execute("DROP TABLE clusterPosition")
+            c.execute("DROP TABLE clusterLocal")
             c.commit()
             """
         #expect(try Self.python(script, [path]))

@@ -3,6 +3,7 @@ import BeaconCore
 import Cluster
 import Logging
 import MQTT
+import Persistence
 import Synchronization
 import Syscalls
 
@@ -13,20 +14,36 @@ import Syscalls
 /// it reads the clock, arms one timer for the machine's next deadline, and holds the machine
 /// under a lock only while asking it (libmosquitto is called with no lock held).
 ///
-/// Not yet used by the daemon (issue 49: the state shipping comes first).
+/// The same connection carries the state (ClusterLink+Shipping): the active's steps, a
+/// standby's request for a snapshot and the snapshot. Its session is persistent, so a standby
+/// that was away gets the steps it missed, as far as the broker queues them.
 public final class ClusterLink: Sendable {
     /// The leader topic.
     public let topic: String
+    /// Where the active's committed steps go (QoS 1).
+    public let stepsTopic: String
+    /// Where a standby asks for a snapshot (its member id).
+    public let requestTopic: String
+    /// Where the snapshots for this daemon come.
+    public let snapshotTopic: String
+    /// The topics' root, `MQTT.topic/_cluster/<name>`.
+    let root: String
     public let member: String
-    private let client: MQTTClient
+    let client: MQTTClient
     private let timers: ShellTimers
-    private let logger: Logger
-    private let state: Mutex<State>
-    private let changes: Awaitable
+    let logger: Logger
+    let state: Mutex<State>
+    let changes: Awaitable
+    /// Applies steps and snapshots, and makes snapshots, one at a time off libmosquitto's thread.
+    let worker = WorkerPool(width: 1, name: "beaconwatch cluster")
 
-    private struct State {
+    struct State {
         var election: ClusterElection
         var timer: Int?
+        /// A standby's database, which the steps go to.
+        var follower: Follower?
+        /// The active's database, which snapshots are made of.
+        var served: StateStore?
     }
 
     /// A link for the cluster `name` under `settings` (its broker and topic), as `member`, with
@@ -37,7 +54,11 @@ public final class ClusterLink: Sendable {
         settings: MQTTSettings, name: String, keepalive: Int, member: String, timers: ShellTimers = .shared,
         changes: Awaitable? = nil, logger: Logger
     ) throws {
-        topic = "\(settings.topic)/_cluster/\(name)/leader"
+        root = "\(settings.topic)/_cluster/\(name)"
+        topic = "\(root)/leader"
+        stepsTopic = "\(root)/steps"
+        requestTopic = "\(root)/snapshot/request"
+        snapshotTopic = "\(root)/snapshot/\(member)"
         self.member = member
         self.timers = timers
         self.logger = logger
@@ -62,6 +83,8 @@ public final class ClusterLink: Sendable {
         // the rest of the gap is to come (docs/failover.md).
         connection.keepalive = Int32(max(5, seconds))
         connection.will = .init(topic: topic, payload: [], qos: 1, retain: true)
+        // Persistent: the steps published while this daemon was away wait for it at the broker.
+        connection.cleanSession = false
         let inbox = Inbox()
         client = try MQTTClient(
             connection, received: { topic, payload, _ in inbox.link?.received(topic: topic, payload: payload) },
@@ -86,6 +109,9 @@ public final class ClusterLink: Sendable {
         await changes.wait(within: timeout) { state.withLock { condition($0.election) } }
     }
 
+    /// Wakes the waits to look again (something they read besides the election changed).
+    public func poke() { changes.changed() }
+
     /// Handles the connection's events until ``stop()``.
     public func run() async {
         for await event in client.events {
@@ -96,8 +122,13 @@ public final class ClusterLink: Sendable {
                 // machine thinks it is disconnected is dropped (it then claimed over a live
                 // active after a broker restart; CI, ClusterLinkTests).
                 ask { $0.connected(at: now); return [] }
-                do { _ = try client.subscribe(topic, qos: 1) } catch {
-                    logger.warning("\(error); the cluster's leader is not heard")
+                // The leader at QoS 0: the session queues no record heard while away (a stale
+                // one of its own would make it active for a moment); the retained one comes.
+                do {
+                    _ = try client.subscribe(topic, qos: 0)
+                    for state in [stepsTopic, requestTopic, snapshotTopic] { _ = try client.subscribe(state, qos: 1) }
+                } catch {
+                    logger.warning("\(error); the cluster's leader and state are not heard")
                 }
             case .connected(let code):
                 logger.warning("MQTT broker refused the cluster connection (CONNACK \(code))")
@@ -116,11 +147,14 @@ public final class ClusterLink: Sendable {
     }
 
     /// Microseconds on the clock that only moves forward.
-    private var now: Int64 { timers.clock.elapsed().microseconds }
+    var now: Int64 { timers.clock.elapsed().microseconds }
 
     /// A message on the leader topic (libmosquitto's thread).
     fileprivate func received(topic: String, payload: [UInt8]) {
-        guard topic == self.topic else { return }
+        guard topic == self.topic else {
+            receivedState(topic: topic, payload: payload)
+            return
+        }
         let reading = LeaderRecord.read(payload)
         ask { $0.received(reading, at: now) }
     }

@@ -53,31 +53,54 @@ public struct BeaconwatchService: Service {
     /// Loads the configuration, opens and migrates the database, recovers the `--events` journal
     /// and fetches the rules on a dedicated thread (each blocks: files, SQLite, HTTP with a 30 s
     /// timeout a source), then runs the services; the database is closed on one too.
+    ///
+    /// With `Cluster.name` (and MQTT) the daemon is one of a cluster (SPEC §21, ClusterService):
+    /// these services run while it is the active; as a standby it follows the active's state.
     public func run() async throws {
-        let prepared = try await onDedicatedThread { [self] in try prepare() }
+        let (configuration, identity) = try await onDedicatedThread { [self] in try load() }
+        if let cluster = configuration.cluster, let mqtt = configuration.mqtt, !options.noMQTT {
+            let service = try ClusterService(
+                settings: cluster, mqtt: mqtt, web: configuration.web,
+                statePath: StateLocation.resolve(configured: configuration.stateDatabase),
+                keepDays: configuration.keepDays, logger: logger, timers: timers, webBound: options.webBound
+            ) { [self] link in try prepare(configuration, identity: identity, cluster: link) }
+            try await service.runAsDaemon(logger: logger)
+            return
+        }
+        let prepared = try await onDedicatedThread { [self] in try prepare(configuration, identity: identity) }
         try await prepared.run(logger: logger)
     }
 
-    /// Everything that blocks before the services start; the database it opened is closed again
-    /// when it fails.
-    private func prepare() throws -> PreparedServices {
-        let (config, noMqtt) = (options.config, options.noMQTT)
-        var configuration = try Configuration.load(contentsOf: config).get()
+    /// The configuration, its warnings logged, with the identity it runs as.
+    private func load() throws -> (Configuration, MonitorIdentity) {
+        var configuration = try Configuration.load(contentsOf: options.config).get()
         for warning in configuration.warnings { logger.warning("\(warning)") }
-        if !noMqtt, let problem = configuration.scannersWithoutBroker { throw problem }
+        if !options.noMQTT, let problem = configuration.scannersWithoutBroker { throw problem }
         if let listen = options.webListen {
             configuration.web = try Self.web(listen, token: configuration.web?.token ?? configuration.webToken)
         }
         // One identity for the engine and the topics, kept across reloads.
         let identity = MonitorIdentity.resolve(configuration.monitor)
-        configuration = configuration.adopting(identity)
+        return (configuration.adopting(identity), identity)
+    }
+
+    /// Everything that blocks before the services start; the database it opened is closed again
+    /// when it fails. In a cluster, the store ships its steps through `cluster`, which answers
+    /// snapshot requests from it, and the web view says the role.
+    func prepare(
+        _ configuration: Configuration, identity: MonitorIdentity, cluster: ClusterLink? = nil
+    ) throws -> PreparedServices {
         let source = options.source ?? configuration.monitor.source
         let statePath = StateLocation.resolve(configured: configuration.stateDatabase)
         let store = try StateStore(path: statePath, keepDays: configuration.keepDays)
         do {
+            if let cluster, let epoch = cluster.epoch {
+                try store.startShipping(epoch: epoch) { cluster.ship($0) }
+                cluster.serve(store)
+            }
             let services = try services(
                 configuration: configuration, identity: identity, source: source, store: store,
-                statePath: statePath)
+                statePath: statePath, cluster: cluster)
             return PreparedServices(services: services, store: store, statePath: statePath)
         } catch {
             if let problem = store.close() {
@@ -90,7 +113,7 @@ public struct BeaconwatchService: Service {
     /// The daemon's services on an open database, in the order they start (they stop in reverse).
     private func services(
         configuration: Configuration, identity: MonitorIdentity, source: SourceSpec, store: StateStore,
-        statePath: String
+        statePath: String, cluster: ClusterLink?
     ) throws -> [ServiceGroupConfiguration.ServiceConfiguration] {
         let (config, noMqtt, active, realtime, skipBadLines, events) = (
             options.config, options.noMQTT, options.active, options.realtime, options.skipBadLines, options.events
@@ -159,7 +182,8 @@ public struct BeaconwatchService: Service {
                 let bound = options.webBound ?? { _ in }
                 web = WebService(
                     settings: settings,
-                    responder: WebResponder(state: state, token: settings.token, mqtt: mqtt, scripts: scripts),
+                    responder: WebResponder(
+                        state: state, token: settings.token, mqtt: mqtt, scripts: scripts, cluster: cluster),
                     logger: logger, bound: bound)
             }
         }

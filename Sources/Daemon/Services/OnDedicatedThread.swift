@@ -21,13 +21,36 @@ struct PreparedServices: Sendable {
 
     /// Runs the services as one group that shuts down in reverse order on SIGTERM and SIGINT, then
     /// closes the database (docs/behaviour.md §12: a clean stop leaves no -wal or -shm beside it).
-    func run(logger: Logger) async throws {
+    ///
+    /// Inside another service (a cluster's active, ClusterService) the group takes no signals
+    /// (`signals` false: the enclosing group's graceful shutdown reaches it) and shuts down
+    /// gracefully, too, when `until` returns.
+    func run(logger: Logger, signals: Bool = true, until: (@Sendable () async -> Void)? = nil) async throws {
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .notice)
         let group = ServiceGroup(
-            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: quiet))
+            configuration: .init(
+                services: services, gracefulShutdownSignals: signals ? [.sigterm, .sigint] : [], logger: quiet))
         do {
-            try await group.run()
+            if let until {
+                try await withThrowingTaskGroup(of: Bool.self) { tasks in
+                    tasks.addTask {
+                        try await group.run()
+                        return true
+                    }
+                    tasks.addTask {
+                        await until()
+                        await group.triggerGracefulShutdown()
+                        return false
+                    }
+                    // The group ended (the wait is cancelled), or was told to and ends now.
+                    while let groupEnded = try await tasks.next() {
+                        if groupEnded { tasks.cancelAll() }
+                    }
+                }
+            } else {
+                try await group.run()
+            }
         } catch {
             await close(logger: logger)
             throw error

@@ -28,6 +28,8 @@ public final class WebMetrics: Sendable {
     private let scannerStates: [String: CoreMetrics.Gauge]
     /// Reports per scanner, made as scanners are first read, with the total already counted.
     private let scannerReports = Mutex<[String: (counter: CoreMetrics.Counter, counted: Int)]>([:])
+    /// `beaconwatch_cluster_active`, made when the daemon is first asked its role.
+    private let cluster = Mutex<CoreMetrics.Gauge?>(nil)
 
     static let outputTypes = [
         "monitoring", "enter", "exit", "location", "rule", "server", "notification", "alert", "nearest",
@@ -123,6 +125,15 @@ public final class WebMetrics: Sendable {
             return max(0, total - counted.slow)
         }
         if added > 0 { slowClients.increment(by: Int64(added)) }
+    }
+
+    /// A daemon of a cluster: whether it is the active (SPEC §21); the gauge is there only then.
+    func take(clusterActive: Bool) {
+        let gauge = cluster.withLock { gauge in
+            if gauge == nil { gauge = CoreMetrics.Gauge(label: "beaconwatch_cluster_active", factory: factory) }
+            return gauge
+        }
+        gauge?.record(clusterActive ? 1 : 0)
     }
 
     /// The Prometheus text format.

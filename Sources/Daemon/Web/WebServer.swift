@@ -22,6 +22,8 @@ public struct WebResponder: HTTPResponder {
     /// The broker connection and the script runner, for `/metrics`.
     let mqtt: MQTTSink?
     let scripts: ScriptSink?
+    /// The cluster link of a daemon in a cluster (SPEC §21), for its role.
+    let cluster: ClusterLink?
 
     /// Request bodies over this are refused (413).
     public static let bodyLimit = 4096
@@ -36,8 +38,9 @@ public struct WebResponder: HTTPResponder {
 
     public init(
         state: WebState, token: String?, mqtt: MQTTSink? = nil, scripts: ScriptSink? = nil,
-        eventPause: Duration = Self.defaultEventPause
+        cluster: ClusterLink? = nil, eventPause: Duration = Self.defaultEventPause
     ) {
+        self.cluster = cluster
         self.eventPause = eventPause
         self.state = state
         self.token = token
@@ -135,6 +138,7 @@ public struct WebResponder: HTTPResponder {
             state.metrics.take(
                 outbox: mqtt?.waiting, connected: mqtt?.isConnected, scripts: scripts?.pending ?? 0,
                 slowClients: state.hub.slowClientsDisconnected)
+            if let cluster { state.metrics.take(clusterActive: cluster.isActive) }
             return Self.text(state.metrics.text(), type: "text/plain; version=0.0.4; charset=utf-8")
         case "api":
             guard segments.count >= 3, segments[1] == "v1" else { break }

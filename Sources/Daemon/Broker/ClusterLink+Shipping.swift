@@ -1,0 +1,190 @@
+import Cluster
+import Logging
+import MQTT
+import Persistence
+
+/// The state half of the cluster connection (SPEC §21, docs/failover.md): the active ships each
+/// committed step and answers a standby's request with a snapshot; a standby applies the steps
+/// to its own database in order and asks for a snapshot when one does not apply. Steps and
+/// snapshots are applied, and snapshots made, on the link's one worker thread, in the order they
+/// came: never on libmosquitto's thread.
+extension ClusterLink {
+    /// A standby's database and where its following stands.
+    struct Follower {
+        var store: StateStore
+        /// A snapshot was asked for, at this time (microseconds on the link's clock).
+        var requestedAt: Int64?
+        /// Steps heard while the snapshot is awaited, in order: applied after it.
+        var waiting: [ShippedStep] = []
+        var applied = 0
+        var restored = 0
+    }
+
+    /// At most this many steps wait for a snapshot; beyond, the wait starts again.
+    static let waitingLimit = 50_000
+    /// A snapshot not come after this many microseconds is asked for again (at the next step).
+    static let requestAgainAfter: Int64 = 5_000_000
+
+    /// The epoch this daemon ships its steps as while it is the active.
+    public var epoch: Int64? {
+        state.withLock { state in
+            state.election.isActive ? state.election.mine.map { Int64(clamping: $0.epoch) } : nil
+        }
+    }
+
+    /// As a standby: every step heard from now on goes to `store`.
+    public func follow(_ store: StateStore) {
+        state.withLock { $0.follower = Follower(store: store) }
+    }
+
+    /// Stops following, once the steps already taken in are applied (the store may be closed then).
+    public func unfollow() async {
+        await drained()
+        state.withLock { $0.follower = nil }
+        await drained()
+    }
+
+    /// As the active: snapshots of `store` answer the standbys' requests.
+    public func serve(_ store: StateStore) {
+        state.withLock { $0.served = store }
+    }
+
+    /// Stops serving snapshots, once one being made is sent.
+    public func unserve() async {
+        state.withLock { $0.served = nil }
+        await drained()
+    }
+
+    /// Steps applied and snapshots restored while following, and whether a snapshot is awaited.
+    public var following: (applied: Int, restored: Int, awaitingSnapshot: Bool)? {
+        state.withLock { state in
+            state.follower.map { ($0.applied, $0.restored, $0.requestedAt != nil) }
+        }
+    }
+
+    /// Ships a committed step (the active's store calls this right after the commit, in commit
+    /// order; libmosquitto queues it, and sends it again after a reconnect, in order).
+    public func ship(_ step: ShippedStep) {
+        do { _ = try client.publish(topic: stepsTopic, payload: step.payload, qos: 1, retain: false) } catch {
+            logger.warning("\(error); \(step.position) is not shipped: a standby that misses it asks for a snapshot")
+        }
+    }
+
+    /// Publishes an event a returning old active left in its outbox (its own QoS, not retained),
+    /// queued by libmosquitto until the connection is up.
+    public func publishLeft(_ message: OutboxMessage) {
+        do { _ = try client.publish(topic: message.topic, payload: Array(message.payload.utf8), qos: message.qos, retain: false) } catch {
+            logger.warning("\(error); an event left by the old active is not published")
+        }
+    }
+
+    /// Returns once the worker has done what was handed to it before.
+    private func drained() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            worker.submit { done.resume() }
+        }
+    }
+
+    /// A message on one of the state topics (libmosquitto's thread).
+    func receivedState(topic: String, payload: [UInt8]) {
+        switch topic {
+        case stepsTopic:
+            guard let step = ShippedStep(payload: payload) else {
+                logger.warning("cluster: \(topic) holds something that is not a step; ignored")
+                return
+            }
+            worker.submit { [self] in apply(step) }
+        case requestTopic:
+            guard let requester = String(validating: payload, as: UTF8.self), LeaderRecord.isMember(requester),
+                requester != member
+            else { return }
+            worker.submit { [self] in sendSnapshot(to: requester) }
+        case snapshotTopic:
+            guard let snapshot = StateSnapshot(payload: payload) else {
+                logger.warning("cluster: \(topic) holds something that is not a snapshot; ignored")
+                return
+            }
+            worker.submit { [self] in restore(snapshot) }
+        default:
+            break
+        }
+    }
+
+    /// Applies a step to the follower's store, or keeps it for after the snapshot (the worker).
+    private func apply(_ step: ShippedStep) {
+        guard let (store, requestedAt) = state.withLock({ $0.follower.map { ($0.store, $0.requestedAt) } }) else {
+            return
+        }
+        if let requestedAt {
+            let again = now - requestedAt > Self.requestAgainAfter
+            let overflow = state.withLock { state -> Bool in
+                state.follower?.waiting.append(step)
+                return (state.follower?.waiting.count ?? 0) > Self.waitingLimit
+            }
+            if overflow { state.withLock { $0.follower?.waiting = [step] } }
+            if again || overflow { requestSnapshot() }
+            return
+        }
+        do {
+            switch try store.apply(step) {
+            case .applied(let replaced, let omitted):
+                state.withLock { $0.follower?.applied += 1 }
+                if replaced + omitted > 0 {
+                    logger.warning(
+                        "cluster: \(step.position) applied with \(replaced) rows replaced and \(omitted) changes not found; this state had gone its own way"
+                    )
+                }
+            case .seen:
+                break
+            case .needsSnapshot(let have):
+                logger.notice("cluster: \(step.position) is not made on this state (\(have)): asking for a snapshot")
+                state.withLock { $0.follower?.waiting = [step] }
+                requestSnapshot()
+            }
+        } catch {
+            logger.error("cluster: \(error); asking for a snapshot")
+            state.withLock { $0.follower?.waiting = [step] }
+            requestSnapshot()
+        }
+    }
+
+    private func requestSnapshot() {
+        state.withLock { $0.follower?.requestedAt = now }
+        do { _ = try client.publish(topic: requestTopic, payload: Array(member.utf8), qos: 1, retain: false) } catch {
+            logger.warning("\(error); the snapshot is asked for again at the next step")
+        }
+    }
+
+    /// Replaces the follower's state with the snapshot, then applies the steps that waited (the worker).
+    private func restore(_ snapshot: StateSnapshot) {
+        guard let store = state.withLock({ $0.follower?.requestedAt != nil ? $0.follower?.store : nil }) else { return }
+        do {
+            try store.restore(snapshot)
+        } catch {
+            logger.error("cluster: \(error)")
+            return
+        }
+        logger.notice("cluster: state restored from the active's snapshot at \(snapshot.position)")
+        let waiting = state.withLock { state -> [ShippedStep] in
+            state.follower?.restored += 1
+            state.follower?.requestedAt = nil
+            defer { state.follower?.waiting = [] }
+            return state.follower?.waiting ?? []
+        }
+        for step in waiting { apply(step) }
+    }
+
+    /// Makes a snapshot of the served store and sends it to `requester` (the worker).
+    private func sendSnapshot(to requester: String) {
+        guard let store = state.withLock({ $0.served }) else { return }
+        do {
+            let snapshot = try store.snapshot()
+            _ = try client.publish(
+                topic: "\(root)/snapshot/\(requester)", payload: snapshot.payload, qos: 1, retain: false)
+            logger.notice(
+                "cluster: snapshot at \(snapshot.position) (\(snapshot.image.count) bytes) sent to \(requester)")
+        } catch {
+            logger.error("cluster: \(error); no snapshot for \(requester), which asks again")
+        }
+    }
+}
