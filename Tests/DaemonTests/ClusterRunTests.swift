@@ -64,7 +64,7 @@ import Testing
             let process = Process()
             process.currentDirectoryURL = folder
             process.executableURL = DecodeCommandTests.productsDirectory.appendingPathComponent("beaconwatch")
-            process.arguments = ["run", "--web-listen", "", "--config", "hsyco.ini", "--log-level", "info"]
+            process.arguments = ["run", "--web-listen", "127.0.0.1:0", "--config", "hsyco.ini", "--log-level", "info"]
             process.standardInput = FileHandle.nullDevice
             process.standardOutput = FileHandle.nullDevice
             try Eventually.start(process, loggingTo: log)
@@ -91,6 +91,13 @@ import Testing
             let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             python.waitUntilExit()
             return text
+        }
+
+        /// The port of the web view it serves now (the standby's, or the active's full one).
+        var webPort: Int? {
+            logText.split(separator: "\n").last { $0.contains("web view at http://127.0.0.1:") }
+                .flatMap { $0.split(separator: ":").last }
+                .flatMap { Int($0.prefix { $0.isNumber }) }
         }
 
         func kill(_ signal: Int32) async throws {
@@ -178,7 +185,14 @@ import Testing
         try a.start()
         try await Subscriber.until("A active and online") { online() == 1 }
         try b.start()
-        try await Subscriber.until("B a standby") { b.logText.contains("cluster: standby") }
+        try await Subscriber.until("B a standby") { b.logText.contains("standby web view at") }
+        // The standby is healthy and says so; its metrics give its role.
+        let standbyPort = try #require(b.webPort)
+        let health = try await HTTPProbe.request("GET", "/healthz", port: standbyPort)
+        #expect(health.status == 200 && health.body == "standby\n")
+        let metrics = try await HTTPProbe.request("GET", "/metrics", port: standbyPort)
+        #expect(metrics.body.contains("beaconwatch_cluster_active 0"), "\(metrics.body)")
+        #expect((try await HTTPProbe.request("GET", "/", port: standbyPort)).status == 503)
 
         // Every kind of device in a region.
         try alice.locate()
@@ -204,6 +218,10 @@ import Testing
         let takeover = ContinuousClock.now - killed
         #expect(takeover < .seconds(5), "took over after \(takeover)")
         #expect(b.logText.contains("cluster: active (2 bw-b)"))
+        try await Subscriber.until("B's full web view") { b.logText.contains("] web view at") }
+        let activePort = try #require(b.webPort)
+        #expect(try await HTTPProbe.request("GET", "/healthz", port: activePort).body == "ok\n")
+        #expect(try await HTTPProbe.request("GET", "/metrics", port: activePort).body.contains("beaconwatch_cluster_active 1"))
 
         // The same sightings again change nothing; new ones are told once.
         try Self.espresense(watcher, node: "kitchen", tag: 1, rssi: -55)

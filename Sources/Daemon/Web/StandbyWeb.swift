@@ -30,7 +30,11 @@ struct StandbyWeb: Sendable {
             responder: StandbyResponder(link: link, token: settings.token),
             configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: nil),
             onServerRunning: { channel in
-                bound(channel.localAddress?.port ?? settings.port)
+                let port = channel.localAddress?.port ?? settings.port
+                var shown = settings
+                shown.port = port
+                logger.notice("standby web view at http://\(shown.authority)/ (/healthz, /metrics)")
+                bound(port)
             },
             logger: quiet)
         let group = ServiceGroup(configuration: .init(services: [app], logger: quiet))
