@@ -14,6 +14,10 @@
 ///   and at the same epoch the smaller member id (``LeaderRecord/beats(_:)``); the winner
 ///   publishes its record again, the loser steps down and never takes its own echo for a win.
 /// - The active's will clears the record when its connection dies; the standbys then claim.
+/// - The active beats every ``beatEvery`` (twice the settle, half a keepalive); a standby that
+///   hears neither a beat nor a record of the leader for ``silenceLimit`` (1.5 keepalives) takes
+///   it for gone and claims, as when the record is cleared: a machine whose network went silent
+///   is given up before the broker's keepalive (at least 5 s with libmosquitto) notices it.
 public struct ClusterElection: Sendable {
     public enum Role: Sendable, Hashable {
         case standby
@@ -30,6 +34,8 @@ public struct ClusterElection: Sendable {
         case role(Role)
         /// The leader topic held something that is not a record: say it (it counts as none).
         case unreadable
+        /// Publish the active's beat (its record), not retained, QoS 0.
+        case beat(LeaderRecord)
     }
 
     /// This daemon's member id.
@@ -45,6 +51,10 @@ public struct ClusterElection: Sendable {
     public private(set) var mine: LeaderRecord?
     /// When to claim (or publish the active's record again) unless a record is heard first.
     public private(set) var claimAt: Int64?
+    /// The last sign of another member's leadership (its record or its beat), for a standby.
+    public private(set) var heardAt: Int64?
+    /// When the active beats next.
+    public private(set) var beatAt: Int64?
     /// The highest epoch heard.
     private var highest: UInt64 = 0
     /// Records of this member it gave up in this run: their echoes are not wins.
@@ -55,6 +65,16 @@ public struct ClusterElection: Sendable {
         self.settle = settle
     }
 
+    /// Microseconds between the active's beats: twice the settle (half a keepalive).
+    public var beatEvery: Int64 { settle &* 2 }
+    /// Microseconds without a sign of the leader after which a standby claims: 1.5 keepalives.
+    public var silenceLimit: Int64 { settle &* 6 }
+
+    /// The next time the machine has something to do unless something is heard first.
+    public var deadline: Int64? {
+        [claimAt, role == .active ? beatAt : nil, heardAt.map { $0 &+ silenceLimit }].compactMap { $0 }.min()
+    }
+
     /// Whether this daemon takes the inputs and publishes outputs now.
     public var isActive: Bool { role == .active && connected }
 
@@ -63,6 +83,7 @@ public struct ClusterElection: Sendable {
     public mutating func connected(at now: Int64) {
         connected = true
         leader = nil
+        heardAt = nil
         claimAt = now &+ wait
     }
 
@@ -72,6 +93,14 @@ public struct ClusterElection: Sendable {
     public mutating func disconnected() {
         connected = false
         claimAt = nil
+        heardAt = nil
+        beatAt = nil
+    }
+
+    /// The leader's beat (its record), at `now`: a sign it is there.
+    public mutating func beat(_ record: LeaderRecord, at now: Int64) {
+        guard connected, record.member != member, record == leader else { return }
+        heardAt = now
     }
 
     /// What the leader topic holds now, at `now`.
@@ -87,15 +116,19 @@ public struct ClusterElection: Sendable {
             highest = max(highest, record.epoch)
             claimAt = nil
             if record.member == member {
+                heardAt = nil
                 if withdrawn.contains(record) { return [] }
                 if let mine, mine.beats(record) { return [.publish(mine)] }
                 // Its claim echoed, or its record from before a restart: it is the active.
                 mine = record
+                if beatAt == nil || role != .active { beatAt = now &+ beatEvery }
                 return become(.active)
             }
             if let mine, role != .standby, mine.beats(record) { return [.publish(mine)] }
             if let mine { withdrawn.insert(mine) }
             mine = nil
+            beatAt = nil
+            heardAt = now
             return become(.standby)
         }
     }
@@ -103,6 +136,7 @@ public struct ClusterElection: Sendable {
     /// The record was cleared (the active's will), or never there.
     private mutating func cleared(at now: Int64, said: [Action]) -> [Action] {
         leader = nil
+        heardAt = nil
         if let mine, role != .standby {
             claimAt = nil
             return said + [.publish(mine)]
@@ -116,12 +150,30 @@ public struct ClusterElection: Sendable {
 
     /// The clock reached `now`: a claim, or the active's record again, when nothing was heard.
     public mutating func advance(to now: Int64) -> [Action] {
-        guard connected, let due = claimAt, due <= now, leader == nil else { return [] }
+        guard connected else { return [] }
+        var beat: [Action] = []
+        if role == .active, let mine, let due = beatAt, due <= now {
+            beatAt = now &+ beatEvery
+            beat = [.beat(mine)]
+        }
+        if role == .standby, leader != nil, let heard = heardAt, heard &+ silenceLimit <= now {
+            // The leader fell silent (its machine's network, most likely): claim as if its
+            // record had been cleared, and at once (the silence was the wait).
+            leader = nil
+            heardAt = nil
+            return claim(at: now)
+        }
+        guard let due = claimAt, due <= now, leader == nil else { return beat }
         if let mine, role != .standby {
             // Reconnected with no record there (a broker that lost it), or a claim not echoed yet.
             claimAt = now &+ settle
-            return [.publish(mine)]
+            return beat + [.publish(mine)]
         }
+        return beat + claim(at: now)
+    }
+
+    /// Claims the epoch after the highest heard.
+    private mutating func claim(at now: Int64) -> [Action] {
         let claim = LeaderRecord(epoch: highest &+ 1, member: member)
         mine = claim
         claimAt = now &+ settle

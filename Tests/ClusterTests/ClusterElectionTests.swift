@@ -12,8 +12,16 @@ import Testing
         var retained: LeaderRecord?
         var daemons: [ClusterElection]
         var now: Int64 = 0
+        /// What the leader topic or the beat topic delivers.
+        enum Message {
+            case reading(LeaderRecord.Reading)
+            case beat(LeaderRecord)
+        }
         /// Messages on their way to each daemon, in order.
-        var inbox: [[LeaderRecord.Reading]]
+        var inbox: [[Message]]
+        /// Daemons whose network is silent: nothing they publish arrives, nothing reaches them,
+        /// and the broker has not noticed yet.
+        var silent: Set<Int> = []
         var log: [String] = []
 
         init(_ members: [String]) {
@@ -24,7 +32,7 @@ import Testing
         /// Daemon `i` connects and subscribes: the retained record, if any, is on its way.
         mutating func connect(_ i: Int) {
             daemons[i].connected(at: now)
-            if let retained { inbox[i].append(.record(retained)) }
+            if let retained { inbox[i].append(.reading(.record(retained))) }
         }
 
         /// Daemon `i`'s connection dies: its will clears the record.
@@ -32,7 +40,7 @@ import Testing
             daemons[i].disconnected()
             inbox[i] = []
             retained = nil
-            for j in daemons.indices where daemons[j].connected { inbox[j].append(.none) }
+            for j in daemons.indices where daemons[j].connected { inbox[j].append(.reading(.none)) }
         }
 
         /// Daemon `i`'s network is cut: the broker fires its will; the daemon notices too.
@@ -40,12 +48,19 @@ import Testing
 
         mutating func publish(_ record: LeaderRecord) {
             retained = record
-            for j in daemons.indices where daemons[j].connected { inbox[j].append(.record(record)) }
+            for j in daemons.indices where daemons[j].connected && !silent.contains(j) {
+                inbox[j].append(.reading(.record(record)))
+            }
         }
 
         mutating func perform(_ actions: [ClusterElection.Action], of i: Int) {
+            guard !silent.contains(i) else { return }
             for action in actions {
                 switch action {
+                case .beat(let record):
+                    for j in daemons.indices where j != i && daemons[j].connected && !silent.contains(j) {
+                        inbox[j].append(.beat(record))
+                    }
                 case .publish(let record): publish(record)
                 case .role(let role): log.append("\(daemons[i].member) \(role)")
                 case .unreadable: log.append("\(daemons[i].member) unreadable")
@@ -56,8 +71,10 @@ import Testing
         /// Delivers everything waiting, one message at a time round the daemons.
         mutating func deliver() {
             while let i = inbox.indices.first(where: { !inbox[$0].isEmpty }) {
-                let reading = inbox[i].removeFirst()
-                perform(daemons[i].received(reading, at: now), of: i)
+                switch inbox[i].removeFirst() {
+                case .reading(let reading): perform(daemons[i].received(reading, at: now), of: i)
+                case .beat(let record): daemons[i].beat(record, at: now)
+                }
             }
         }
 
@@ -156,6 +173,48 @@ import Testing
 
     /// A broker restarted without persistence has no record: the active publishes its own again
     /// before the standby would claim, and stays the active at the same epoch.
+    /// The active's machine goes silent (its cable pulled, the broker not yet aware): the
+    /// standby, hearing no beat for 1.5 keepalives (6 settles, 3 s), claims the next epoch.
+    @Test func aSilentActiveIsGivenUpAfterOneAndAHalfKeepalives() {
+        var broker = Broker(["a", "b"])
+        broker.connect(0)
+        broker.run(2)
+        broker.connect(1)
+        // The beats keep the standby a standby however long.
+        broker.run(20)
+        #expect(broker.actives == ["a"] && broker.daemons[1].role == .standby)
+        broker.silent = [0]
+        broker.run(2.9)
+        #expect(broker.daemons[1].role == .standby, "the silence is not yet 1.5 keepalives")
+        broker.run(0.2)
+        #expect(broker.daemons[1].isActive)
+        #expect(broker.retained == LeaderRecord(epoch: 2, member: "b"))
+        // Back, the old active hears the later epoch and steps down.
+        broker.silent = []
+        broker.publish(LeaderRecord(epoch: 2, member: "b"))
+        broker.run(1)
+        #expect(broker.actives == ["b"])
+    }
+
+    @Test func anActiveBeatsEveryHalfKeepalive() {
+        var election = ClusterElection(member: "a", settle: Self.settle)
+        election.connected(at: 0)
+        _ = election.advance(to: 1_000_000)
+        _ = election.received(.record(LeaderRecord(epoch: 1, member: "a")), at: 1_000_000)
+        #expect(election.isActive && election.deadline == 2_000_000)
+        #expect(election.advance(to: 1_999_999).isEmpty)
+        #expect(election.advance(to: 2_000_000) == [.beat(LeaderRecord(epoch: 1, member: "a"))])
+        #expect(election.deadline == 3_000_000)
+        // A standby hearing a beat of another than the leader takes it for no sign.
+        var standby = ClusterElection(member: "b", settle: Self.settle)
+        standby.connected(at: 0)
+        _ = standby.received(.record(LeaderRecord(epoch: 1, member: "a")), at: 0)
+        standby.beat(LeaderRecord(epoch: 1, member: "c"), at: 2_000_000)
+        #expect(standby.deadline == 3_000_000)
+        standby.beat(LeaderRecord(epoch: 1, member: "a"), at: 2_000_000)
+        #expect(standby.deadline == 5_000_000)
+    }
+
     @Test func aBrokerThatLostTheRecordKeepsTheSameActive() {
         var broker = Broker(["a", "b"])
         broker.connect(0)

@@ -53,6 +53,24 @@ import Testing
         #expect(b.isActive && !a.isActive)
     }
 
+    /// The active's network goes silent (no FIN, no RST): the broker would notice only after
+    /// 1.5 × libmosquitto's shortest keepalive (7.5 s); the standby, hearing no beat for
+    /// 1.5 × Cluster.keepalive (3 s), takes over first.
+    @Test func aSilentActiveIsGivenUpBeforeTheBrokerNotices() async throws {
+        let broker = try Broker()
+        let proxy = try TCPProxy(to: broker.port)
+        let a = try Self.link("a", port: proxy.port)
+        defer { a.stop() }
+        #expect(await a.wait(within: Self.patience) { $0.isActive })
+        let b = try Self.link("b", port: broker.port)
+        defer { b.stop() }
+        #expect(await b.wait(within: Self.patience) { $0.connected && $0.leader?.member == "a" })
+        proxy.silence()
+        // Within 6.5 s: the beats' 3 s and a settle, well before the broker's 7.5 s.
+        #expect(await b.wait(within: .seconds(6.5)) { $0.isActive && $0.leader == LeaderRecord(epoch: 2, member: "b") })
+        proxy.restore()
+    }
+
     @Test func twoStartingAtOnceEndWithExactlyOneActive() async throws {
         let broker = try Broker()
         // One waiter told of both links' changes: the wait watches the pair.

@@ -7,12 +7,14 @@ import Synchronization
 
 /// A TCP forwarder from a free loopback port to `127.0.0.1:target`, for tests that cut a client's
 /// network: ``cut()`` drops every connection at once (the broker sees its client vanish, with no
-/// MQTT DISCONNECT, and fires its will) and refuses new ones until ``restore()``.
+/// MQTT DISCONNECT, and fires its will) and refuses new ones until ``restore()``; ``silence()``
+/// keeps the connections open but passes nothing on (a cable pulled: neither end knows until
+/// its keepalive runs out).
 public final class TCPProxy: Sendable {
     public let port: Int32
     private let listener: Int32
     private let target: Int32
-    private let state = Mutex<(open: Set<Int32>, cut: Bool, closed: Bool)>(([], false, false))
+    private let state = Mutex<(open: Set<Int32>, cut: Bool, closed: Bool, silent: Bool)>(([], false, false, false))
 
     public init(to target: Int32) throws {
         self.target = target
@@ -54,8 +56,16 @@ public final class TCPProxy: Sendable {
         for descriptor in open { shutdown(descriptor, Int32(SHUT_RDWR)) }
     }
 
-    /// Takes connections again.
-    public func restore() { state.withLock { $0.cut = false } }
+    /// Takes connections again, and passes bytes on again.
+    public func restore() {
+        state.withLock {
+            $0.cut = false
+            $0.silent = false
+        }
+    }
+
+    /// Passes nothing on from now on (what comes is dropped), the connections left open.
+    public func silence() { state.withLock { $0.silent = true } }
 
     /// Stops listening and drops every connection.
     public func close() {
@@ -120,6 +130,7 @@ public final class TCPProxy: Sendable {
             let count = buffer.withUnsafeMutableBytes { read(from, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { break }
+            if state.withLock({ $0.silent }) { continue }
             var sent = 0
             while sent < count {
                 let wrote = buffer.withUnsafeBytes { bytes in

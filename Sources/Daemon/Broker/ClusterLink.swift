@@ -20,6 +20,8 @@ import Syscalls
 public final class ClusterLink: Sendable {
     /// The leader topic.
     public let topic: String
+    /// Where the active beats (QoS 0, not retained).
+    public let beatTopic: String
     /// Where the active's committed steps go (QoS 1).
     public let stepsTopic: String
     /// Where a standby asks for a snapshot (its member id).
@@ -56,6 +58,7 @@ public final class ClusterLink: Sendable {
     ) throws {
         root = "\(settings.topic)/_cluster/\(name)"
         topic = "\(root)/leader"
+        beatTopic = "\(root)/beat"
         stepsTopic = "\(root)/steps"
         requestTopic = "\(root)/snapshot/request"
         snapshotTopic = "\(root)/snapshot/\(member)"
@@ -63,8 +66,9 @@ public final class ClusterLink: Sendable {
         self.timers = timers
         self.logger = logger
         self.changes = changes ?? Awaitable(timers: timers)
-        // A quarter keepalive: a takeover comes about 1.5 keepalives (the broker giving up on the
-        // dead active) and two settles (the standby's wait) after the death (docs/failover.md).
+        // A quarter keepalive: the active beats every two settles; a standby takes 6 settles
+        // (1.5 keepalives) of silence for a dead active, and waits two settles after a cleared
+        // record before it claims (docs/failover.md).
         // Clamped: the keepalive comes from the configuration (MQTT allows at most 65,535 s).
         let seconds = min(max(keepalive, 1), 65_535)
         let settle = Int64(seconds) * 250_000
@@ -78,9 +82,9 @@ public final class ClusterLink: Sendable {
         connection.tlsKey = settings.tlsKey
         connection.version = settings.version == .v5 ? .v5 : .v311
         // libmosquitto refuses a keepalive under 5 s (mosquitto.h: MOSQ_ERR_INVAL "if keepalive < 5"),
-        // where SPEC 21 asks 2: the broker then notices a silent active after 7.5 s, not 3. A
-        // network cut that closes the connection is noticed at once; the heartbeat that closes
-        // the rest of the gap is to come (docs/failover.md).
+        // where SPEC 21 asks 2: the broker notices a silent active after 7.5 s, not 3. A cut that
+        // closes the connection is noticed at once; a silent one by the standby, through the
+        // active's beats, after 1.5 × Cluster.keepalive (docs/failover.md).
         connection.keepalive = Int32(max(5, seconds))
         connection.will = .init(topic: topic, payload: [], qos: 1, retain: true)
         // Persistent: the steps published while this daemon was away wait for it at the broker.
@@ -126,6 +130,7 @@ public final class ClusterLink: Sendable {
                 // one of its own would make it active for a moment); the retained one comes.
                 do {
                     _ = try client.subscribe(topic, qos: 0)
+                    _ = try client.subscribe(beatTopic, qos: 0)
                     for state in [stepsTopic, requestTopic, snapshotTopic] { _ = try client.subscribe(state, qos: 1) }
                 } catch {
                     logger.warning("\(error); the cluster's leader and state are not heard")
@@ -151,6 +156,10 @@ public final class ClusterLink: Sendable {
 
     /// A message on the leader topic (libmosquitto's thread).
     fileprivate func received(topic: String, payload: [UInt8]) {
+        if topic == beatTopic {
+            if case .record(let record) = LeaderRecord.read(payload) { ask { $0.beat(record, at: now); return [] } }
+            return
+        }
         guard topic == self.topic else {
             receivedState(topic: topic, payload: payload)
             return
@@ -166,7 +175,7 @@ public final class ClusterLink: Sendable {
             let actions = body(&state.election)
             let cancel = state.timer
             state.timer = nil
-            return (actions, cancel, state.election.claimAt)
+            return (actions, cancel, state.election.deadline)
         }
         if let cancel { timers.cancel(cancel) }
         if let due {
@@ -183,6 +192,8 @@ public final class ClusterLink: Sendable {
                 logger.notice("cluster: \(member) is \(role) (\(topic))")
             case .unreadable:
                 logger.warning("cluster: \(topic) holds something that is not a leader record; taken as none")
+            case .beat(let record):
+                _ = try? client.publish(topic: beatTopic, payload: Array(record.description.utf8), qos: 0, retain: false)
             }
         }
         changes.changed()
