@@ -18,6 +18,9 @@
 ///   hears neither a beat nor a record of the leader for ``silenceLimit`` (1.5 keepalives) takes
 ///   it for gone and claims, as when the record is cleared: a machine whose network went silent
 ///   is given up before the broker's keepalive (at least 5 s with libmosquitto) notices it.
+/// - The active hears its own beats back; one that hears none for ``silenceLimit`` is cut off,
+///   and a standby is taking over at that moment: it steps down (no output of its own past
+///   that) and reconnects, to find out who leads (its own record back: it is the active again).
 public struct ClusterElection: Sendable {
     public enum Role: Sendable, Hashable {
         case standby
@@ -36,6 +39,8 @@ public struct ClusterElection: Sendable {
         case unreadable
         /// Publish the active's beat (its record), not retained, QoS 0.
         case beat(LeaderRecord)
+        /// Drop the connection and connect again (the active found itself cut off).
+        case reconnect
     }
 
     /// This daemon's member id.
@@ -55,6 +60,8 @@ public struct ClusterElection: Sendable {
     public private(set) var heardAt: Int64?
     /// When the active beats next.
     public private(set) var beatAt: Int64?
+    /// When the active last heard itself through the broker (its record, or its beat, back).
+    public private(set) var echoAt: Int64?
     /// The highest epoch heard.
     private var highest: UInt64 = 0
     /// Records of this member it gave up in this run: their echoes are not wins.
@@ -72,7 +79,10 @@ public struct ClusterElection: Sendable {
 
     /// The next time the machine has something to do unless something is heard first.
     public var deadline: Int64? {
-        [claimAt, role == .active ? beatAt : nil, heardAt.map { $0 &+ silenceLimit }].compactMap { $0 }.min()
+        [
+            claimAt, role == .active ? beatAt : nil, heardAt.map { $0 &+ silenceLimit },
+            role == .active ? echoAt.map { $0 &+ silenceLimit } : nil,
+        ].compactMap { $0 }.min()
     }
 
     /// Whether this daemon takes the inputs and publishes outputs now.
@@ -95,11 +105,18 @@ public struct ClusterElection: Sendable {
         claimAt = nil
         heardAt = nil
         beatAt = nil
+        echoAt = nil
     }
 
-    /// The leader's beat (its record), at `now`: a sign it is there.
+    /// The leader's beat (its record), at `now`: a sign it is there (the active's own, back:
+    /// its connection works).
     public mutating func beat(_ record: LeaderRecord, at now: Int64) {
-        guard connected, record.member != member, record == leader else { return }
+        guard connected else { return }
+        if role == .active, record == mine {
+            echoAt = now
+            return
+        }
+        guard record.member != member, record == leader else { return }
         heardAt = now
     }
 
@@ -122,6 +139,7 @@ public struct ClusterElection: Sendable {
                 // Its claim echoed, or its record from before a restart: it is the active.
                 mine = record
                 if beatAt == nil || role != .active { beatAt = now &+ beatEvery }
+                echoAt = now
                 return become(.active)
             }
             if let mine, role != .standby, mine.beats(record) { return [.publish(mine)] }
@@ -151,6 +169,11 @@ public struct ClusterElection: Sendable {
     /// The clock reached `now`: a claim, or the active's record again, when nothing was heard.
     public mutating func advance(to now: Int64) -> [Action] {
         guard connected else { return [] }
+        if role == .active, let echo = echoAt, echo &+ silenceLimit <= now {
+            // Cut off: a standby hearing no beat claims now. Out of the way, then find out.
+            disconnected()
+            return become(.standby) + [.reconnect]
+        }
         var beat: [Action] = []
         if role == .active, let mine, let due = beatAt, due <= now {
             beatAt = now &+ beatEvery

@@ -68,7 +68,11 @@ import Testing
         proxy.silence()
         // Within 6.5 s: the beats' 3 s and a settle, well before the broker's 7.5 s.
         #expect(await b.wait(within: .seconds(6.5)) { $0.isActive && $0.leader == LeaderRecord(epoch: 2, member: "b") })
+        // The old active heard nothing of itself as long: it stepped down too, and reconnects.
+        #expect(await a.wait(within: .seconds(6.5)) { $0.role == .standby })
         proxy.restore()
+        #expect(await a.wait(within: Self.patience) { $0.connected && $0.leader?.member == "b" })
+        #expect(b.isActive && !a.isActive)
     }
 
     @Test func twoStartingAtOnceEndWithExactlyOneActive() async throws {

@@ -192,6 +192,13 @@ public final class ClusterLink: Sendable {
                 logger.notice("cluster: \(member) is \(role) (\(topic))")
             case .unreadable:
                 logger.warning("cluster: \(topic) holds something that is not a leader record; taken as none")
+            case .reconnect:
+                logger.warning(
+                    "cluster: \(member) hears nothing of itself through the broker; stepping down and connecting again")
+                // Not on this thread (a timer's or libmosquitto's): a reset joins the network thread.
+                worker.submit { [client, logger] in
+                    do { try client.reset() } catch { logger.warning("\(error); the cluster connection is tried again") }
+                }
             case .beat(let record):
                 _ = try? client.publish(topic: beatTopic, payload: Array(record.description.utf8), qos: 0, retain: false)
             }

@@ -62,7 +62,6 @@ struct ClusterService: Service {
         // The database is followed before the link connects: the steps the broker kept for this
         // daemon's session while it was away come as soon as it does.
         var store: StateStore? = try await openStandbyStore()
-        if let store { try await publishLeftByActive(store) }
         try link.start()
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { await link.run() }
@@ -89,8 +88,9 @@ struct ClusterService: Service {
 
     private var isStopping: Bool { stopping.isSet }
 
-    /// A daemon that was the active when it stopped (killed, most likely) publishes what its
-    /// outbox still holds before it follows (SPEC §21): some of it may never have been shipped.
+    /// A daemon that was the active when it stopped (killed, or cut off and stepped down)
+    /// publishes what its outbox still holds before it follows (SPEC §21): some of it may never
+    /// have been shipped.
     /// libmosquitto queues the messages and sends them once connected, before anything of the
     /// follow can replace the outbox (a snapshot comes after a step, on the same connection).
     private func publishLeftByActive(_ store: StateStore) async throws {
@@ -102,10 +102,11 @@ struct ClusterService: Service {
         try await onDedicatedThread { try store.forgetLeftByActive() }
     }
 
-    /// The database opened for following, and followed.
+    /// The database opened for following, what it holds of its own published, and followed.
     private func openStandbyStore() async throws -> StateStore {
         let (path, keepDays) = (statePath, keepDays)
         let store = try await onDedicatedThread { try StateStore(path: path, keepDays: keepDays) }
+        try await publishLeftByActive(store)
         link.follow(store)
         return store
     }
