@@ -33,15 +33,20 @@ import Testing
         return link
     }
 
-    @Test func theStandbyTakesOverWhenTheActivesNetworkIsCutAndTheOldActiveStepsDown() async throws {
+    /// An active `a` whose network goes through a proxy, and its standby `b`.
+    static func pair() async throws -> (broker: Broker, proxy: TCPProxy, a: ClusterLink, b: ClusterLink) {
         let broker = try Broker()
         let proxy = try TCPProxy(to: broker.port)
         let a = try Self.link("a", port: proxy.port)
-        defer { a.stop() }
         #expect(await a.wait(within: Self.patience) { $0.isActive })
         let b = try Self.link("b", port: broker.port)
-        defer { b.stop() }
         #expect(await b.wait(within: Self.patience) { $0.connected && $0.leader?.member == "a" })
+        return (broker, proxy, a, b)
+    }
+
+    @Test func theStandbyTakesOverWhenTheActivesNetworkIsCutAndTheOldActiveStepsDown() async throws {
+        let (broker, proxy, a, b) = try await Self.pair()
+        defer { withExtendedLifetime(broker) { a.stop(); b.stop() } }
         #expect(b.role == .standby)
         // The active's cable pulled: the broker fires its will, the standby claims the next epoch.
         proxy.cut()
@@ -57,14 +62,8 @@ import Testing
     /// 1.5 × libmosquitto's shortest keepalive (7.5 s); the standby, hearing no beat for
     /// 1.5 × Cluster.keepalive (3 s), takes over first.
     @Test func aSilentActiveIsGivenUpBeforeTheBrokerNotices() async throws {
-        let broker = try Broker()
-        let proxy = try TCPProxy(to: broker.port)
-        let a = try Self.link("a", port: proxy.port)
-        defer { a.stop() }
-        #expect(await a.wait(within: Self.patience) { $0.isActive })
-        let b = try Self.link("b", port: broker.port)
-        defer { b.stop() }
-        #expect(await b.wait(within: Self.patience) { $0.connected && $0.leader?.member == "a" })
+        let (broker, proxy, a, b) = try await Self.pair()
+        defer { withExtendedLifetime(broker) { a.stop(); b.stop() } }
         proxy.silence()
         // Within 6.5 s: the beats' 3 s and a settle, well before the broker's 7.5 s.
         #expect(await b.wait(within: .seconds(6.5)) { $0.isActive && $0.leader == LeaderRecord(epoch: 2, member: "b") })

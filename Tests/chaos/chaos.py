@@ -52,6 +52,7 @@ try:
     from bumble.link import LocalLink
     from bumble.transport import open_transport
     from building import BEACONS, OFF, Building, Failure, Scanner, free_port, scanning
+    from broker import Broker, BrokerDidNotListen
 except ImportError:
     print("chaos: SKIPPED: Bumble is not installed (scripts/setup --kernel installs it)", file=sys.stderr)
     sys.exit(77)
@@ -101,36 +102,6 @@ RULES = {  # one Ubudu region, the Kitchen zone: a notification on every entry, 
         }],
     }]
 }  # fmt: skip
-
-
-class Broker:
-    def __init__(self, work, port):
-        self.port = port
-        self.config = os.path.join(work, "mosquitto.conf")
-        os.makedirs(os.path.join(work, "broker"), exist_ok=True)
-        with open(self.config, "w") as file:
-            file.write(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence true\n"
-                       f"persistence_location {work}/broker/\nautosave_interval 1\nautosave_on_changes true\n"
-                       "max_queued_messages 0\nmax_inflight_messages 0\n")  # fmt: skip
-        self.process = None
-        self.log = open(os.path.join(work, "mosquitto.log"), "a")
-
-    async def start(self):
-        self.process = await asyncio.create_subprocess_exec(
-            "mosquitto", "-c", self.config, stdout=self.log, stderr=self.log)
-        for _ in range(200):
-            try:
-                _, writer = await asyncio.open_connection("127.0.0.1", self.port)
-                writer.close()
-                return
-            except OSError:
-                await asyncio.sleep(0.025)
-        raise Failure("mosquitto did not listen again within 5 s")
-
-    async def stop(self, hard):
-        if self.process and self.process.returncode is None:
-            self.process.send_signal(signal.SIGKILL if hard else signal.SIGTERM)
-            await self.process.wait()
 
 
 class Daemon:
@@ -549,7 +520,7 @@ async def main():
         daemon, counts, state, events = await chaos(os.path.abspath(arguments.binary), arguments.minutes,
                                                     arguments.seed, work, arguments.faults.split(","))  # fmt: skip
         figures = check(work, daemon, state, events)
-    except Failure as failure:
+    except (Failure, BrokerDidNotListen) as failure:
         print(f"chaos: FAILED (seed {arguments.seed}): {failure} (logs in {work})", file=sys.stderr)
         return 1
     faults = ", ".join(f"{name} {count}" for name, count in sorted(counts.items()))

@@ -36,6 +36,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from broker import Broker, BrokerDidNotListen  # noqa: E402
+
 UUID = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
 BADGE = "fda50693-a4e2-4fb1-afcf-c6eb07647825"
 ROOMS = {"kitchen": 1, "hall": 2, "office": 3}
@@ -71,10 +74,6 @@ State.database = state.sqlite
 Cluster.name = flat
 Cluster.keepalive = {keepalive}
 """
-
-
-class Failure(Exception):
-    pass
 
 
 def run(*arguments, namespace=None):
@@ -124,36 +123,6 @@ class Network:
             run("ip", "netns", "del", namespace)
         subprocess.run(["sh", "-c", f"ip netns list | grep -o '^{self.tag}-[a-z0-9-]*' | xargs -r -n1 ip netns del"],
                        capture_output=True)  # fmt: skip
-
-
-class Broker:
-    def __init__(self, work, port):
-        self.port = port
-        self.config = os.path.join(work, "mosquitto.conf")
-        os.makedirs(os.path.join(work, "broker"), exist_ok=True)
-        with open(self.config, "w") as file:
-            file.write(f"listener {port}\nallow_anonymous true\npersistence true\n"
-                       f"persistence_location {work}/broker/\nautosave_interval 1\nautosave_on_changes true\n"
-                       "max_queued_messages 0\n")  # fmt: skip
-        self.process = None
-        self.log = open(os.path.join(work, "mosquitto.log"), "a")
-
-    async def start(self):
-        self.process = await asyncio.create_subprocess_exec("mosquitto", "-c", self.config, stdout=self.log,
-                                                            stderr=self.log)  # fmt: skip
-        for _ in range(200):
-            try:
-                _, writer = await asyncio.open_connection("127.0.0.1", self.port)
-                writer.close()
-                return
-            except OSError:
-                await asyncio.sleep(0.025)
-        raise Failure("mosquitto did not listen within 5 s")
-
-    async def stop(self):
-        if self.process and self.process.returncode is None:
-            self.process.send_signal(signal.SIGTERM)
-            await self.process.wait()
 
 
 class Publisher:
@@ -260,7 +229,7 @@ async def chaos(binary, minutes, seed, work):
 
 
 async def chaos_in(binary, minutes, rng, work, network):
-    broker = Broker(work, free_port())
+    broker = Broker(work, free_port(), listen="")
     await broker.start()
     arrivals = []  # (arrival time, topic, payload)
 
@@ -480,6 +449,9 @@ async def main():
     print(f"chaos --cluster: seed {seed}, {options.minutes} min, in {work}")
     try:
         figures, problems = await chaos(os.path.abspath(options.binary), options.minutes, seed, work)
+    except BrokerDidNotListen as error:
+        print(f"chaos --cluster: FAILED: {error}", file=sys.stderr)
+        return 1
     except OSError as error:
         print(f"chaos --cluster: SKIPPED: cannot make the network namespaces ({error})", file=sys.stderr)
         return 77
