@@ -193,6 +193,10 @@ import Testing
         let metrics = try await HTTPProbe.request("GET", "/metrics", port: standbyPort)
         #expect(metrics.body.contains("beaconwatch_cluster_active 0"), "\(metrics.body)")
         #expect((try await HTTPProbe.request("GET", "/", port: standbyPort)).status == 503)
+        // `systemctl reload` on the standby: said, and it lives on (SIGHUP's default would end it).
+        if let process = b.process { Glibc.kill(process.processIdentifier, SIGHUP) }
+        try await Subscriber.until("B's word on SIGHUP") { b.logText.contains("SIGHUP: a standby reads") }
+        #expect(b.process?.isRunning == true)
 
         // Every kind of device in a region.
         try alice.locate()

@@ -57,13 +57,24 @@ public struct BeaconwatchService: Service {
     /// With `Cluster.name` (and MQTT) the daemon is one of a cluster (SPEC §21, ClusterService):
     /// these services run while it is the active; as a standby it follows the active's state.
     public func run() async throws {
-        let (configuration, identity) = try await onDedicatedThread { [self] in try load() }
+        let loaded = try await onDedicatedThread { [self] in try load() }
+        // One identity for the engine and the topics, kept across reloads.
+        let identity = MonitorIdentity.resolve(loaded.monitor)
+        let configuration = loaded.adopting(identity)
         if let cluster = configuration.cluster, let mqtt = configuration.mqtt, !options.noMQTT {
             let service = try ClusterService(
                 settings: cluster, mqtt: mqtt, web: configuration.web,
                 statePath: StateLocation.resolve(configured: configuration.stateDatabase),
                 keepDays: configuration.keepDays, logger: logger, timers: timers, webBound: options.webBound
-            ) { [self] link in try prepare(configuration, identity: identity, cluster: link) }
+            ) { [self] link in
+                // The file as it is when this daemon becomes the active (a standby may wait for
+                // months, and SIGHUP reloads only an active's); as at start when it no longer loads.
+                var current = configuration
+                do { current = try load().adopting(identity) } catch {
+                    logger.error("\(error); the configuration read at start is used")
+                }
+                return try prepare(current, identity: identity, cluster: link)
+            }
             try await service.runAsDaemon(logger: logger)
             return
         }
@@ -71,17 +82,15 @@ public struct BeaconwatchService: Service {
         try await prepared.run(logger: logger)
     }
 
-    /// The configuration, its warnings logged, with the identity it runs as.
-    private func load() throws -> (Configuration, MonitorIdentity) {
+    /// The configuration, its warnings logged.
+    private func load() throws -> Configuration {
         var configuration = try Configuration.load(contentsOf: options.config).get()
         for warning in configuration.warnings { logger.warning("\(warning)") }
         if !options.noMQTT, let problem = configuration.scannersWithoutBroker { throw problem }
         if let listen = options.webListen {
             configuration.web = try Self.web(listen, token: configuration.web?.token ?? configuration.webToken)
         }
-        // One identity for the engine and the topics, kept across reloads.
-        let identity = MonitorIdentity.resolve(configuration.monitor)
-        return (configuration.adopting(identity), identity)
+        return configuration
     }
 
     /// Everything that blocks before the services start; the database it opened is closed again

@@ -5,6 +5,7 @@ import Persistence
 import ServiceLifecycle
 import Synchronization
 import Syscalls
+import UnixSignals
 
 /// A daemon of a cluster (SPEC §21, docs/failover.md): its cluster connection (``ClusterLink``)
 /// for the whole run, and by turns the two roles.
@@ -63,8 +64,17 @@ struct ClusterService: Service {
         // daemon's session while it was away come as soon as it does.
         var store: StateStore? = try await openStandbyStore()
         try link.start()
+        // SIGHUP (`systemctl reload`) is taken for the whole run: an active's reloader reads the
+        // file; a standby, which would otherwise die of it, reads it when it becomes the active.
+        let reloads = await UnixSignalsSequence(trapping: .sighup)
+        let logger = logger
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { await link.run() }
+            tasks.addTask {
+                for await _ in reloads.cancelOnGracefulShutdown() where !link.isActive {
+                    logger.notice("SIGHUP: a standby reads the configuration when it becomes the active")
+                }
+            }
             do {
                 try await withGracefulShutdownHandler {
                     while !isStopping {
@@ -82,6 +92,7 @@ struct ClusterService: Service {
                 throw error
             }
             link.stop()
+            tasks.cancelAll()
             try await tasks.waitForAll()
         }
     }
