@@ -14,6 +14,8 @@ Checked at the end (exit 1 when one fails):
     the same seconds (event time) for more than a keepalive and a second running;
   - every event either daemon committed (its --events journal) reached the subscriber;
   - per device and region, the first arrivals of enters and exits alternate;
+  - per tag, each rule's counts (a notification on every entry into the Kitchen) go 1, 2, 3 …
+    across takeovers, with no repeat and no gap;
   - each daemon's memory is flat over every life of 60 s or more.
 
 Usage: cluster.py BINARY [--minutes N] [--seed S] [--keep DIR]; exit 0 passed, 1 failed, 77 when
@@ -62,6 +64,8 @@ Tag.ben = ibeacon:{badge}:7:2, Ben
 Tag.carl = ibeacon:{badge}:7:3, Carl
 Tags.exitTimeout = 8
 Fleet.theengs = home/+/BTtoMQTT/#
+Rules.source = rules.json
+Rules.autoServerNotify = false
 Monitor.userid = hq
 Monitor.source = none
 Monitor.exitTimeout = 8
@@ -74,6 +78,18 @@ State.database = state.sqlite
 Cluster.name = flat
 Cluster.keepalive = {keepalive}
 """
+RULES = {  # the Kitchen: a notification on every entry, counted per tag
+    "u_beacons": [{
+        "id": "kitchen", "group_id": "cluster", "name": "Kitchen", "start": None, "end": None, "schedule": None,
+        "proximity_uid": UUID, "major": 1, "minor": "",
+        "rules_actions": [{
+            "id": "in",
+            "rule": {"trigger": "on_entry", "min_events": 1, "max_events": None, "min_group_events": 0,
+                     "max_group_events": None, "latch_time": 0, "maximum_proximity": None},
+            "action": {"notify_user": "In the kitchen", "notify_server": None, "open_url": None, "open_pbk": None},
+        }],
+    }]
+}  # fmt: skip
 
 
 def run(*arguments, namespace=None):
@@ -89,7 +105,7 @@ class Network:
         self.members = {}
         for index, member in enumerate(members, start=1):
             namespace, host_end, inner_end = f"{self.tag}-{member}", f"{self.tag}h{index}", f"{self.tag}n{index}"
-            subnet = f"10.77.{index}"
+            subnet = f"10.{100 + os.getpid() % 100}.{index}"
             for step in (
                 ["ip", "netns", "add", namespace],
                 ["ip", "link", "add", host_end, "type", "veth", "peer", "name", inner_end],
@@ -168,6 +184,8 @@ class Member:
         with open(os.path.join(self.folder, "hsyco.ini"), "w") as file:
             file.write(CONFIG.format(member=name, uuid=UUID, badge=BADGE.upper(), host=network.host(name), port=port,
                                      keepalive=KEEPALIVE))  # fmt: skip
+        with open(os.path.join(self.folder, "rules.json"), "w") as file:
+            json.dump(RULES, file)
         self.log_path = os.path.join(self.folder, "daemon.log")
         self.process = None
         self.lives = []  # per life: [(time, rss KiB)]
@@ -415,6 +433,24 @@ def check(work, members, arrivals, faults, counts, statuses):
             break
         inside[key] = entering
     figures["transitions"] = transitions
+    # Rule counts go on from one active to the next: per tag, rule and region, the first arrivals'
+    # counts are 1, 2, 3 … with no repeat and no gap.
+    counts_of = collections.defaultdict(list)
+    seen_rules = set()
+    for _, topic, payload in arrivals:
+        if not topic.endswith("/rule") or payload in seen_rules:
+            continue
+        seen_rules.add(payload)
+        try:
+            fired = json.loads(payload)
+        except ValueError:
+            continue
+        if fired.get("fired") is True:
+            counts_of[(topic, fired.get("region"), fired.get("rule"))].append(fired.get("count"))
+    for key, counts in counts_of.items():
+        if counts != list(range(1, len(counts) + 1)):
+            problems.append(f"rule counts on {key[0]} are {counts[:40]}: a count repeated or skipped")
+    figures["rule firings"] = sum(len(c) for c in counts_of.values())
     # Memory flat over every life of 60 s or more.
     for member in members.values():
         for life in member.lives:
