@@ -250,12 +250,14 @@ async def chaos_in(binary, minutes, rng, work, network):
     broker = Broker(work, free_port(), listen="")
     await broker.start()
     arrivals = []  # (arrival time, topic, payload)
+    subscribers = []
 
     async def subscribe():
         while True:
             process = await asyncio.create_subprocess_exec(
                 "mosquitto_sub", "-h", "127.0.0.1", "-p", str(broker.port), "-q", "1", "-c", "-i", "cluster-watch",
                 "-t", "beaconwatch/#", "-F", "%t\t%p", stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)  # fmt: skip
+            subscribers.append(process)
             while True:
                 line = await process.stdout.readline()
                 if not line:
@@ -336,6 +338,9 @@ async def chaos_in(binary, minutes, rng, work, network):
     statuses = [(m.name, await m.kill(signal.SIGTERM)) for m in members.values()]
     await asyncio.sleep(1)
     watcher.cancel()
+    for process in subscribers:
+        if process.returncode is None:
+            process.kill()
     await broker.stop()
     return check(work, members, arrivals, faults, counts, statuses)
 
