@@ -187,3 +187,23 @@ enum ChangesetLayout {
         }
     }
 }
+
+/// Whether the outputs of a commit in a cluster may go out (SPEC §21, docs/failover.md, "Outputs
+/// wait for the broker").
+public enum ShippedVerdict: Sendable, Hashable {
+    /// The broker holds every step up to the commit's: the next active has them.
+    case acknowledged
+    /// Not yet: the outputs wait.
+    case waiting
+    /// This daemon is no longer the active and the broker may not hold those steps: the outputs
+    /// are withheld, and the next active tells what happened from its own state.
+    case withheld
+}
+
+/// Says when the broker holds the steps shipped: the cluster connection (SPEC §21).
+public protocol StepAcknowledger: Sendable {
+    /// Whether the outputs of the steps shipped up to number `step` may go out now.
+    func verdict(through step: Int64) -> ShippedVerdict
+    /// The same, once it is no longer `.waiting`, or after `limit`.
+    func awaitVerdict(through step: Int64, within limit: Duration) -> ShippedVerdict
+}

@@ -31,15 +31,21 @@ extension StateStore {
 
     /// From now on, hands each committed step that changed a shipped table to `ship`, in commit
     /// order (called on the writer's queue, right after the commit: it must not block), as a
-    /// step of the active of `epoch`.
-    public func startShipping(epoch: Int64, ship: @escaping @Sendable (ShippedStep) -> Void) throws {
+    /// step of the active of `epoch`; `acknowledger` says whether the outputs of the steps
+    /// shipped up to a step number may go out (always, without one).
+    public func startShipping(
+        epoch: Int64, ship: @escaping @Sendable (ShippedStep) -> Void, acknowledger: (any StepAcknowledger)? = nil
+    ) throws {
         do {
             try database.writeWithoutTransaction { db in
                 try db.execute(sql: "UPDATE clusterLocal SET activeEpoch = ? WHERE id = 1", arguments: [epoch])
                 let session = try Self.session(on: db)
+                let sent = try Self.position(in: db).step
                 let previous = shipping.withLock { state -> OpaquePointer? in
                     let previous = state?.session.pointer
-                    state = Shipping(session: SessionPointer(pointer: session), epoch: epoch, ship: ship)
+                    state = Shipping(
+                        session: SessionPointer(pointer: session), epoch: epoch, ship: ship, sent: sent,
+                        acknowledger: acknowledger)
                     return previous
                 }
                 if let previous { sqlite3session_delete(previous) }
@@ -47,6 +53,26 @@ extension StateStore {
         } catch {
             throw StateStoreError(path: path, problem: Self.describe(error))
         }
+    }
+
+    /// The number of the last step shipped (`nil` when the state does not ship): a commit's
+    /// outputs may go out once ``verdict(through:)`` of it says so.
+    public var shippedThrough: Int64? { shipping.withLock { $0?.sent } }
+
+    /// Whether the outputs of the steps shipped up to step `step` may go out (always, for `nil`
+    /// or a state that does not ship). In a cluster, only once the broker holds those steps, so
+    /// the next active has them: a step in no one's state but this one's has outputs no one may
+    /// publish (docs/failover.md, "Outputs wait for the broker").
+    public func verdict(through step: Int64?) -> ShippedVerdict {
+        guard let step, let acknowledger = shipping.withLock({ $0?.acknowledger }) else { return .acknowledged }
+        return acknowledger.verdict(through: step)
+    }
+
+    /// ``verdict(through:)`` once it no longer waits, or after `limit` (then `.waiting`): the
+    /// last commit of a run, whose outputs cannot wait for a later turn.
+    public func awaitVerdict(through step: Int64?, within limit: Duration) -> ShippedVerdict {
+        guard let step, let acknowledger = shipping.withLock({ $0?.acknowledger }) else { return .acknowledged }
+        return acknowledger.awaitVerdict(through: step, within: limit)
     }
 
     /// Ships no more steps.
@@ -127,6 +153,7 @@ extension StateStore {
         }
         let changeset = bytes.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: Int(max(size, 0)))) } ?? []
         try renewSession(on: db)
+        shipping.withLock { $0?.sent = step.position.step }
         ship(ShippedStep(base: step.base, position: step.position, changeset: changeset))
     }
 
@@ -201,6 +228,10 @@ extension StateStore {
 
     /// Replaces the shipped state with `snapshot`'s, in one transaction; the state is then at its
     /// position. A snapshot of another schema (another beaconwatch) is refused.
+    ///
+    /// The `--events` journal (not shipped) is emptied with it: what it held beyond the file's end
+    /// is of steps no other daemon has (their outputs were withheld), replaced now by the
+    /// active's; a start as the active must not append them to the file.
     public func restore(_ snapshot: StateSnapshot) throws {
         let file = scratchFile("restore")
         defer { try? FileManager.default.removeItem(atPath: file) }
@@ -221,6 +252,7 @@ extension StateStore {
                 }
                 try db.inTransaction {
                     try db.execute(sql: "UPDATE clusterLocal SET activeEpoch = 0 WHERE id = 1")
+                    try db.execute(sql: "DELETE FROM eventsJournal")
                     for table in Self.shippedTables {
                         try db.execute(sql: "DELETE FROM main.\(table)")
                         try db.execute(sql: "INSERT INTO main.\(table) SELECT * FROM snapshot.\(table)")
@@ -230,25 +262,6 @@ extension StateStore {
             }
         } catch let error as StateStoreError {
             throw error
-        } catch {
-            throw StateStoreError(path: path, problem: Self.describe(error))
-        }
-    }
-
-    /// The outbox entries not yet delivered when this daemon was the active the last time its
-    /// state was its own (it shipped, and no snapshot replaced its state since): some may never
-    /// have been shipped, and a returning old active publishes them before it follows (SPEC §21).
-    /// Empty for a daemon that only followed.
-    public func leftByActive() throws -> [OutboxEntry] {
-        let epoch = try reading { db in try Int64.fetchOne(db, sql: "SELECT activeEpoch FROM clusterLocal WHERE id = 1") }
-        guard let epoch, epoch != 0 else { return [] }
-        return try pendingOutbox()
-    }
-
-    /// The entries ``leftByActive()`` gave are published: they are not given again.
-    public func forgetLeftByActive() throws {
-        do {
-            try database.write { try $0.execute(sql: "UPDATE clusterLocal SET activeEpoch = 0 WHERE id = 1") }
         } catch {
             throw StateStoreError(path: path, problem: Self.describe(error))
         }
@@ -283,6 +296,9 @@ struct Shipping {
     var session: SessionPointer
     var epoch: Int64
     var ship: @Sendable (ShippedStep) -> Void
+    /// The number of the last step shipped.
+    var sent: Int64
+    var acknowledger: (any StepAcknowledger)?
 }
 
 /// An `sqlite3_session *`, used only on the writer's queue (GRDB serializes it).

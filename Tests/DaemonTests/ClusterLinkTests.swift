@@ -3,6 +3,7 @@ import Cluster
 import Daemon
 import Foundation
 import Logging
+import Persistence
 import Syscalls
 import TestSupport
 import Testing
@@ -64,14 +65,29 @@ import Testing
     @Test func aSilentActiveIsGivenUpBeforeTheBrokerNotices() async throws {
         let (broker, proxy, a, b) = try await Self.pair()
         defer { withExtendedLifetime(broker) { a.stop(); b.stop() } }
+        // A step the broker acknowledges lets its outputs go out.
+        a.ship(ShippedStep(base: .start, position: StepPosition(epoch: 1, step: 1), changeset: []))
+        #expect(await Self.onAThread { a.awaitVerdict(through: 1, within: Self.patience) } == .acknowledged)
         proxy.silence()
+        // One made in the silence is never acknowledged: its outputs wait, and are withheld once
+        // the active has stepped down.
+        a.ship(ShippedStep(base: StepPosition(epoch: 1, step: 1), position: StepPosition(epoch: 1, step: 2), changeset: []))
+        #expect(a.verdict(through: 2) == .waiting)
+        let withheld = Task { await Self.onAThread { (a.awaitVerdict(through: 2, within: .seconds(30)), a.isActive) } }
         // Within 6.5 s: the beats' 3 s and a settle, well before the broker's 7.5 s.
         #expect(await b.wait(within: .seconds(6.5)) { $0.isActive && $0.leader == LeaderRecord(epoch: 2, member: "b") })
         // The old active heard nothing of itself as long: it stepped down too, and reconnects.
         #expect(await a.wait(within: .seconds(6.5)) { $0.role == .standby })
+        let (verdict, activeThen) = await withheld.value
+        #expect(verdict == .withheld && !activeThen)
         proxy.restore()
         #expect(await a.wait(within: Self.patience) { $0.connected && $0.leader?.member == "b" })
         #expect(b.isActive && !a.isActive)
+    }
+
+    /// Runs `body`, which blocks, on a thread of its own.
+    static func onAThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { done in Thread { done.resume(returning: body()) }.start() }
     }
 
     @Test func twoStartingAtOnceEndWithExactlyOneActive() async throws {

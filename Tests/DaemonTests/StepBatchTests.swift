@@ -68,4 +68,64 @@ import Testing
         #expect(try store.lastReported()["201"] == .near)
         #expect(try store.lastReported()["101"] == .off)
     }
+
+    /// Acknowledges the steps up to a number the test sets, or withholds them all.
+    final class Broker: StepAcknowledger {
+        let state = Mutex<(through: Int64, withheld: Bool)>((0, false))
+        func verdict(through step: Int64) -> ShippedVerdict {
+            state.withLock { $0.withheld ? .withheld : step <= $0.through ? .acknowledged : .waiting }
+        }
+        func awaitVerdict(through step: Int64, within limit: Duration) -> ShippedVerdict { verdict(through: step) }
+    }
+
+    /// A cluster's active (docs/failover.md, "Outputs wait for the broker"): a commit's outputs go
+    /// to no sink before the broker holds its step; they go, in order, once it does; and they
+    /// never go when the daemon stopped being the active first.
+    @Test func aClustersOutputsWaitForTheBrokerAndAreWithheldWhenItNeverHasTheirSteps() throws {
+        let uuid = "112EBB9D-B8C9-4ABD-9EB3-43578BF86A41"
+        let ini = """
+            LocationBaseBeacon.101 = \(uuid),1,1
+            LocationBaseBeacon.201 = \(uuid),2,1
+            LocationZoneName.\(uuid):1 = Kitchen
+            LocationZoneName.\(uuid):2 = Hall
+            Monitor.exitTimeout = 5
+            """
+        let configuration = try Configuration.load(Array(ini.utf8), path: "hsyco.ini").get()
+        let store = try StateStore()
+        let broker = Broker()
+        try store.startShipping(epoch: 1, ship: { _ in }, acknowledger: broker)
+        let recorder = Recorder()
+        var driver = EngineDriver(
+            engine: Engine(configuration: configuration, identity: .resolve(configuration.monitor)), store: store,
+            sinks: [recorder], requests: .inline(ServerHook(configuration: configuration, logger: .silent)))
+        func sight(major: UInt16, at seconds: Double) throws {
+            let ad = Advertisement(
+                format: .ibeacon, beacon: BeaconID(uuid: UUID(uuidString: uuid)!, major: major, minor: 1),
+                power: -59, rssi: -59, address: nil)
+            try driver.handle(.advertisement(Timestamp(secondsSinceEpoch: 1_700_000_000 + seconds)!, ad))
+            try driver.commit()
+        }
+        try sight(major: 1, at: 0)
+        let first = try #require(store.shippedThrough)
+        #expect(first > 0 && driver.isHolding && driver.delivered == 0)
+        #expect(recorder.steps.withLock { $0.isEmpty })
+        try sight(major: 2, at: 10)
+        // The first commit's step is held by the broker, the later ones not yet.
+        broker.state.withLock { $0.through = first }
+        try driver.release()
+        #expect(recorder.steps.withLock { $0.map(\.whereabouts.zone) } == ["Kitchen"])
+        #expect(driver.isHolding)
+        broker.state.withLock { $0.through = store.shippedThrough ?? 0 }
+        try driver.release()
+        #expect(recorder.steps.withLock { $0.map(\.whereabouts.zone) } == ["Kitchen", nil, "Hall"])
+        #expect(!driver.isHolding && driver.delivered > 0)
+        let delivered = recorder.steps.withLock { $0.count }
+        // Cut off: the Kitchen's commit is never held by the broker, and the daemon stepped down.
+        try sight(major: 1, at: 30)
+        #expect(driver.isHolding)
+        broker.state.withLock { $0.withheld = true }
+        try driver.release()
+        #expect(!driver.isHolding && driver.withheld > 0)
+        #expect(recorder.steps.withLock { $0.count } == delivered)
+    }
 }

@@ -129,23 +129,40 @@ import Testing
         #expect(try old.apply(late[0]) == .seen)
     }
 
-    /// What an old active left in its outbox is given once, to publish when it comes back as a
-    /// standby (SPEC §21); a daemon that only followed, or whose state a snapshot replaced, has
-    /// nothing left of its own.
-    @Test func anOldActiveIsGivenWhatItsOutboxStillHoldsOnce() throws {
+    /// An old active back has nothing of its own left to tell: the snapshot that replaces its
+    /// state (its outbox among it) empties its `--events` journal too, whose lines beyond the
+    /// file's end are of steps no other daemon has; a start as the active then appends none.
+    @Test func aSnapshotReplacesTheOutboxAndEmptiesTheJournal() throws {
         let (old, _) = try Self.active()
         try Self.work(old, round: 0)
-        #expect(try old.leftByActive().map(\.message) == old.pendingOutbox().map(\.message))
-        #expect(try old.leftByActive().count == 2)
-        try old.forgetLeftByActive()
-        #expect(try old.leftByActive().isEmpty)
-        let (again, _) = try Self.active()
-        try Self.work(again, round: 1)
-        try again.restore(try StateStore(path: StateStoreTests.temporaryPath()).snapshot())
-        #expect(try again.leftByActive().isEmpty)
-        let follower = try StateStore(path: StateStoreTests.temporaryPath())
-        try follower.restore(try old.snapshot())
-        #expect(try follower.leftByActive().isEmpty && !follower.pendingOutbox().isEmpty)
+        try old.record([], journal: [JournalLine(file: "/tmp/events", offset: 0, text: "{\"type\":\"exit\"}")])
+        #expect(try old.journal(file: "/tmp/events").count == 1)
+        #expect(try !old.pendingOutbox().isEmpty)
+        try old.restore(try StateStore(path: StateStoreTests.temporaryPath()).snapshot())
+        #expect(try old.journal(file: "/tmp/events").isEmpty)
+        #expect(try old.pendingOutbox().isEmpty)
+    }
+
+    /// Withholds everything.
+    struct Fenced: StepAcknowledger {
+        func verdict(through step: Int64) -> ShippedVerdict { .withheld }
+        func awaitVerdict(through step: Int64, within limit: Duration) -> ShippedVerdict { .withheld }
+    }
+
+    /// A commit's outputs wait on what the acknowledger says of the steps shipped so far: always
+    /// yes for a store that does not ship; its answer, for the last step shipped, for one that does.
+    @Test func theOutputsOfAStepWaitOnTheAcknowledger() throws {
+        let alone = try StateStore(path: StateStoreTests.temporaryPath())
+        #expect(alone.shippedThrough == nil && alone.verdict(through: alone.shippedThrough) == .acknowledged)
+        let fenced = try StateStore(path: StateStoreTests.temporaryPath())
+        try fenced.startShipping(epoch: 1, ship: { _ in }, acknowledger: Fenced())
+        #expect(fenced.shippedThrough == 0)
+        try Self.work(fenced, round: 0)
+        #expect(try fenced.shippedThrough == fenced.position().step && fenced.shippedThrough ?? 0 > 0)
+        #expect(fenced.verdict(through: fenced.shippedThrough) == .withheld)
+        #expect(fenced.awaitVerdict(through: 1, within: .zero) == .withheld)
+        fenced.stopShipping()
+        #expect(fenced.verdict(through: 1) == .acknowledged)
     }
 
     @Test func nothingIsShippedForAWriteThatChangesNoShippedTable() throws {

@@ -8,7 +8,7 @@ import Persistence
 /// to its own database in order and asks for a snapshot when one does not apply. Steps and
 /// snapshots are applied, and snapshots made, on the link's one worker thread, in the order they
 /// came: never on libmosquitto's thread.
-extension ClusterLink {
+extension ClusterLink: StepAcknowledger {
     /// A standby's database and where its following stands.
     struct Follower {
         var store: StateStore
@@ -63,20 +63,41 @@ extension ClusterLink {
     }
 
     /// Ships a committed step (the active's store calls this right after the commit, in commit
-    /// order; libmosquitto queues it, and sends it again after a reconnect, in order).
+    /// order; libmosquitto queues it, and sends it again after a reconnect, in order). A step
+    /// made once this daemon is no longer the active is not shipped: its outputs are withheld.
     public func ship(_ step: ShippedStep) {
-        do { _ = try client.publish(topic: stepsTopic, payload: step.payload, qos: 1, retain: false) } catch {
+        guard isStillActive else { return }
+        do {
+            try acks.sending(step: step.position.step) {
+                try client.publishTagged(topic: stepsTopic, payload: step.payload, qos: 1, retain: false)
+            }
+        } catch {
             logger.warning("\(error); \(step.position) is not shipped: a standby that misses it asks for a snapshot")
         }
     }
 
-    /// Publishes an event a returning old active left in its outbox (its own QoS, not retained),
-    /// queued by libmosquitto until the connection is up.
-    public func publishLeft(_ message: OutboxMessage) {
-        do { _ = try client.publish(topic: message.topic, payload: Array(message.payload.utf8), qos: message.qos, retain: false) } catch {
-            logger.warning("\(error); an event left by the old active is not published")
-        }
+    /// Whether the outputs of the steps shipped up to number `step` may go out: once the broker
+    /// holds them (so the standby's session does); withheld when this daemon stopped being the
+    /// active first (cut off and fenced, or another heard), when they are in no state but this
+    /// daemon's and the next active tells what happened from its own (docs/failover.md).
+    public func verdict(through step: Int64) -> ShippedVerdict {
+        acks.verdict(through: step) { isStillActive }
     }
+
+    /// ``verdict(through:)`` once it is no longer waiting, or after `limit` (then `.waiting`).
+    public func awaitVerdict(through step: Int64, within limit: Duration) -> ShippedVerdict {
+        acks.wait(through: step, within: limit) { isStillActive }
+    }
+
+    /// From now on `body` is told when steps are acknowledged or the role changes (an engine
+    /// whose outputs wait looks again).
+    public func whenShippingProgresses(_ body: @escaping @Sendable () -> Void) {
+        acks.whenProgressed(body)
+    }
+
+    /// Still the active, if perhaps disconnected for now: a daemon whose cluster connection is
+    /// down keeps its role until it hears whether another took over (``ClusterElection``).
+    private var isStillActive: Bool { state.withLock { $0.election.role == .active } }
 
     /// Returns once the worker has done what was handed to it before.
     private func drained() async {

@@ -38,6 +38,8 @@ public final class ClusterLink: Sendable {
     let changes: Awaitable
     /// Applies steps and snapshots, and makes snapshots, one at a time off libmosquitto's thread.
     let worker = WorkerPool(width: 1, name: "beaconwatch cluster")
+    /// The steps shipped and not yet acknowledged by the broker, which their outputs wait for.
+    let acks: StepAcknowledgements
 
     struct State {
         var election: ClusterElection
@@ -90,8 +92,11 @@ public final class ClusterLink: Sendable {
         // Persistent: the steps published while this daemon was away wait for it at the broker.
         connection.cleanSession = false
         let inbox = Inbox()
+        let acks = StepAcknowledgements()
+        self.acks = acks
         client = try MQTTClient(
-            connection, received: { topic, payload, _ in inbox.link?.received(topic: topic, payload: payload) },
+            connection, published: { id, generation in acks.acknowledge(id, generation: generation) },
+            received: { topic, payload, _ in inbox.link?.received(topic: topic, payload: payload) },
             clock: timers.clock)
         inbox.attach(self)
     }
@@ -204,6 +209,7 @@ public final class ClusterLink: Sendable {
             }
         }
         changes.changed()
+        acks.roleChanged()
     }
 }
 

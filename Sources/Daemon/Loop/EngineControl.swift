@@ -94,6 +94,10 @@ public final class EngineControl: Sendable {
         if wasEmpty { wakeup?.signal() }
     }
 
+    /// Wakes the run loop to look again with no order (outputs that waited for the broker may
+    /// go out: ``EngineDriver/release()``).
+    public func wake() { wakeup?.signal() }
+
     /// Fleet messages dropped because the engine fell behind.
     public var droppedFleetMessages: Int { state.withLock { $0.droppedFleet } }
 

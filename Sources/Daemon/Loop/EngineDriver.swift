@@ -56,6 +56,11 @@ public struct EngineDriver {
     /// phone regions and presence), when it changed.
     private var deviceRecords: [String: Devices.Record] = [:]
     private var batch = StepBatch()
+    /// In a cluster: commits whose outputs wait for the broker to hold their steps, in order.
+    private var held: [CommittedSteps] = []
+    /// Outputs withheld so far: this daemon stopped being the active before the broker held
+    /// their steps (docs/failover.md, "Outputs wait for the broker").
+    public private(set) var withheld = 0
     /// Outputs delivered so far.
     public private(set) var delivered = 0
     /// Advertisements handed to the own radio's engine so far (every decoded report of the radio or file).
@@ -152,7 +157,13 @@ public struct EngineDriver {
         let waiting = batch.outputCount
         lastTry = elapsed()
         do {
-            delivered += try batch.commit(store: store, output: output, sinks: sinks)
+            if held.isEmpty, store.shippedThrough == nil {
+                delivered += try batch.commit(store: store, output: output, sinks: sinks)
+            } else {
+                let committed = try batch.take(store: store, sinks: sinks)
+                if committed.outputCount > 0 { held.append(committed) }
+                try release()
+            }
         } catch let error as StateStoreError {
             if failing == nil {
                 logger.warning("\(error) (outputs wait in memory, in order, and go out once it can be written)")
@@ -164,6 +175,35 @@ public struct EngineDriver {
             logger.warning("state database \(store.path) is written again; the \(waiting) outputs that waited went out")
             failing = nil
         }
+    }
+
+    /// Whether outputs wait for the broker (a cluster's active: ``release()`` when it wakes).
+    public var isHolding: Bool { !held.isEmpty }
+
+    /// Delivers, in order, the held commits whose steps the broker now holds; drops them all
+    /// when this daemon stopped being the active first (said once each time).
+    public mutating func release() throws {
+        while let first = held.first {
+            switch store.verdict(through: first.through) {
+            case .acknowledged:
+                held.removeFirst()
+                delivered += try first.deliver(output: output, sinks: sinks)
+            case .waiting:
+                return
+            case .withheld:
+                withhold()
+            }
+        }
+    }
+
+    /// The held outputs will never go out: the next active tells what happened from its state.
+    private mutating func withhold() {
+        let count = held.reduce(0) { $0 + $1.outputCount }
+        held.removeAll()
+        withheld += count
+        logger.warning(
+            "cluster: no longer the active, and the broker does not hold the steps of the last \(count) outputs: they are withheld; the active tells what happened from its own state"
+        )
     }
 
     /// The last commit of a run: what cannot be written now is an error (exit status 1), since
@@ -179,7 +219,21 @@ public struct EngineDriver {
             throw StateStoreError(
                 path: failing.path, problem: failing.problem + "; \(batch.outputCount) outputs could not be kept")
         }
+        // A cluster's last outputs wait for the broker a while (as the sinks flush theirs).
+        if let last = held.last {
+            if store.awaitVerdict(through: last.through, within: Self.finalWait) == .withheld { withhold() }
+            try release()
+            if !held.isEmpty {
+                logger.warning(
+                    "cluster: the broker does not hold the steps of the last \(held.reduce(0) { $0 + $1.outputCount }) outputs after \(Self.finalWait); they stay in the outbox, for this daemon if it is the active again"
+                )
+                held.removeAll()
+            }
+        }
     }
+
+    /// How long the last commit of a cluster's active waits for the broker to hold its steps.
+    public static let finalWait = Duration.seconds(5)
 
     /// The FleetDevice the sinks name device `id` by; `nil` for the own radio (its outputs carry
     /// no `"device"`, its topics are the daemon's).

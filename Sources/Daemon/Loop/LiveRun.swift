@@ -117,6 +117,8 @@ public struct LiveRun {
                     }
                 }
                 try driver.commit()
+                // Outputs that waited for the broker (a cluster's active), once it holds their steps.
+                if driver.isHolding { try driver.release() }
                 control?.answerQueries(driver)
                 // Until the engine's next timer (a long while when none): a command, an answer or
                 // a stop wakes the wait at once.

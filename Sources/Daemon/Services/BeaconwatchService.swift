@@ -104,7 +104,7 @@ public struct BeaconwatchService: Service {
         let store = try StateStore(path: statePath, keepDays: configuration.keepDays)
         do {
             if let cluster, let epoch = cluster.epoch {
-                try store.startShipping(epoch: epoch) { cluster.ship($0) }
+                try store.startShipping(epoch: epoch, ship: { cluster.ship($0) }, acknowledger: cluster)
                 cluster.serve(store)
             }
             let services = try services(
@@ -134,6 +134,8 @@ public struct BeaconwatchService: Service {
         let mqttSettings = noMqtt ? nil : configuration.mqtt
         let clock = timers.clock
         let control = EngineControl(timers: timers)
+        // Outputs waiting for the broker to hold their steps go out when the loop looks again.
+        cluster?.whenShippingProgresses { control.wake() }
         let refusals = Refusals(
             maxDevices: configuration.fleet?.maxDevices ?? 0, maxAge: configuration.fleet?.maxAge ?? 30)
         let input = mqttSettings.map {

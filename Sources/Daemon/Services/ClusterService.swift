@@ -99,25 +99,15 @@ struct ClusterService: Service {
 
     private var isStopping: Bool { stopping.isSet }
 
-    /// A daemon that was the active when it stopped (killed, or cut off and stepped down)
-    /// publishes what its outbox still holds before it follows (SPEC §21): some of it may never
-    /// have been shipped.
-    /// libmosquitto queues the messages and sends them once connected, before anything of the
-    /// follow can replace the outbox (a snapshot comes after a step, on the same connection).
-    private func publishLeftByActive(_ store: StateStore) async throws {
-        let link = link
-        let left = try await onDedicatedThread { try store.leftByActive() }
-        guard !left.isEmpty else { return }
-        logger.notice("cluster: publishing the \(left.count) events this daemon committed as the active and had not delivered")
-        for entry in left { link.publishLeft(entry.message) }
-        try await onDedicatedThread { try store.forgetLeftByActive() }
-    }
-
-    /// The database opened for following, what it holds of its own published, and followed.
+    /// The database opened for following, and followed.
+    ///
+    /// A daemon back after it was the active publishes nothing as a standby: every output it
+    /// published waited for the broker to hold its step, so it is in the new active's state; what
+    /// it committed that the broker never held was never published, and the new active's state
+    /// replaces it (docs/failover.md, "Outputs wait for the broker").
     private func openStandbyStore() async throws -> StateStore {
         let (path, keepDays) = (statePath, keepDays)
         let store = try await onDedicatedThread { try StateStore(path: path, keepDays: keepDays) }
-        try await publishLeftByActive(store)
         link.follow(store)
         return store
     }

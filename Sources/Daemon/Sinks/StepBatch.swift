@@ -88,6 +88,55 @@ public struct StepBatch: Sendable {
             journal.removeAll(keepingCapacity: true)
             steps.removeAll(keepingCapacity: true)
         }
+        return try CommittedSteps.deliver(outputs, steps: steps, entries: entries, output: output, sinks: sinks)
+    }
+
+    /// Commits the staged steps as ``commit(store:output:sinks:)`` does, and hands them back to
+    /// be delivered later instead (``CommittedSteps/deliver(output:sinks:)``): a cluster's
+    /// outputs wait for the broker to hold the steps (docs/failover.md). Empties the batch.
+    public mutating func take(store: StateStore, sinks: [any OutputSink]) throws -> CommittedSteps {
+        for sink in sinks { settled += sink.takeSettled() }
+        let entries: [OutboxEntry]
+        if steps.isEmpty {
+            try store.settle(settled)
+            entries = []
+        } else {
+            entries = try store.record(
+                devices: deviceOrder.compactMap { devices[$0] }, outbox: messages, settled: settled, journal: journal)
+        }
+        settled.removeAll(keepingCapacity: true)
+        defer {
+            outputs = []
+            devices.removeAll(keepingCapacity: true)
+            deviceOrder.removeAll(keepingCapacity: true)
+            messages.removeAll(keepingCapacity: true)
+            journal.removeAll(keepingCapacity: true)
+            steps = []
+        }
+        return CommittedSteps(outputs: outputs, steps: steps, entries: entries, through: store.shippedThrough)
+    }
+}
+
+/// Steps committed and not yet delivered (``StepBatch/take(store:sinks:)``), with the number of
+/// the last step shipped when they were (`nil`: the state does not ship).
+public struct CommittedSteps: Sendable {
+    fileprivate var outputs: [MonitorOutput]
+    fileprivate var steps: [(outputs: Int, messages: [Int], context: StepContext)]
+    fileprivate var entries: [OutboxEntry]
+    public let through: Int64?
+
+    /// The outputs to deliver.
+    public var outputCount: Int { outputs.count }
+
+    /// Delivers each step in order to `output` and the sinks; returns how many outputs there were.
+    public func deliver(output: (MonitorOutput) throws -> Void = { _ in }, sinks: [any OutputSink] = []) throws -> Int {
+        try Self.deliver(outputs, steps: steps, entries: entries, output: output, sinks: sinks)
+    }
+
+    fileprivate static func deliver(
+        _ outputs: [MonitorOutput], steps: [(outputs: Int, messages: [Int], context: StepContext)],
+        entries: [OutboxEntry], output: (MonitorOutput) throws -> Void, sinks: [any OutputSink]
+    ) throws -> Int {
         var outputStart = 0
         var messageStart = 0
         for step in steps {

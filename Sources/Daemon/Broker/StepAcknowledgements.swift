@@ -1,0 +1,122 @@
+import Foundation
+import Persistence
+
+/// The active's shipped steps the broker has not acknowledged yet (PUBACK), which the outputs of
+/// their commits wait for (docs/failover.md, "Outputs wait for the broker").
+///
+/// The broker acknowledges a QoS 1 step once it holds it, and by then it has routed it to the
+/// standby's persistent session: a step acknowledged is in the state the next active starts
+/// from, so its outputs may go out. A step never acknowledged (the active cut off, killed, or
+/// stepped down) is in no one's state but its maker's, and its outputs are withheld: the next
+/// active tells what happened from its own state.
+///
+/// Locking: ``sending(step:_:)`` holds the lock while libmosquitto takes the message, so that an
+/// acknowledgement (on the network thread, holding only libmosquitto's callback lock) always
+/// finds the step it acknowledges. While it is held nothing else is taken but libmosquitto's own
+/// locks and, in ``verdict(through:isActive:)`` and ``wait(through:within:isActive:)``, the
+/// link's election lock, which is never held while taking this one.
+final class StepAcknowledgements: @unchecked Sendable {
+    private let condition = NSCondition()
+    /// The steps sent and not acknowledged: message id → (the connection's generation, step number).
+    private var pending: [Int32: (generation: UInt64, step: Int64)] = [:]
+    /// The step numbers sent, in order (they only increase), from `head` on; those acknowledged
+    /// out of order wait in `done` until the ones before them are.
+    private var sent: [Int64] = []
+    private var head = 0
+    private var done: Set<Int64> = []
+    /// Told when a step is acknowledged or the role changes (the engine's loop looks again).
+    private var progressed: (@Sendable () -> Void)?
+
+    /// Hands step number `step` to libmosquitto through `publish` (which returns its message id
+    /// and the connection's generation), remembering it until the broker acknowledges it.
+    func sending(step: Int64, _ publish: () throws -> (messageID: Int32, generation: UInt64)) rethrows {
+        condition.lock()
+        defer { condition.unlock() }
+        let message = try publish()
+        pending[message.messageID] = (message.generation, step)
+        sent.append(step)
+    }
+
+    /// The broker acknowledged message `messageID` of connection `generation` (the network thread).
+    /// Other messages of the connection (beats, requests, snapshots) are not steps: ignored.
+    func acknowledge(_ messageID: Int32, generation: UInt64) {
+        condition.lock()
+        guard let sent = pending[messageID], sent.generation == generation else {
+            condition.unlock()
+            return
+        }
+        pending[messageID] = nil
+        done.insert(sent.step)
+        condition.broadcast()
+        let progressed = progressed
+        condition.unlock()
+        progressed?()
+    }
+
+    /// From now on `body` is told of every acknowledgement and change of role.
+    func whenProgressed(_ body: @escaping @Sendable () -> Void) {
+        condition.lock()
+        progressed = body
+        condition.unlock()
+    }
+
+    /// The role may have changed: the waits look again.
+    func roleChanged() {
+        condition.lock()
+        condition.broadcast()
+        let progressed = progressed
+        condition.unlock()
+        progressed?()
+    }
+
+    /// Whether the outputs of the steps up to number `step` may go out: acknowledged when none of
+    /// them waits for the broker, withheld once `isActive` (the link's role) no longer holds,
+    /// when the steps not acknowledged are given up.
+    func verdict(through step: Int64, isActive: () -> Bool) -> ShippedVerdict {
+        condition.lock()
+        defer { condition.unlock() }
+        return locked(through: step, isActive: isActive)
+    }
+
+    /// Waits at most `limit` for ``verdict(through:isActive:)`` to be other than waiting, reading
+    /// the role again at least every `recheck`.
+    func wait(
+        through step: Int64, within limit: Duration, recheck: TimeInterval = 0.1, isActive: () -> Bool
+    ) -> ShippedVerdict {
+        let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) * 1e-18
+        let end = Date(timeIntervalSinceNow: seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        var verdict = locked(through: step, isActive: isActive)
+        while verdict == .waiting, Date() < end {
+            _ = condition.wait(until: min(end, Date(timeIntervalSinceNow: recheck)))
+            verdict = locked(through: step, isActive: isActive)
+        }
+        return verdict
+    }
+
+    /// Steps sent and not acknowledged now.
+    var waiting: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return pending.count
+    }
+
+    /// ``verdict(through:isActive:)`` with the lock held.
+    private func locked(through step: Int64, isActive: () -> Bool) -> ShippedVerdict {
+        guard isActive() else {
+            pending.removeAll()
+            sent.removeAll()
+            head = 0
+            done.removeAll()
+            return .withheld
+        }
+        while head < sent.count, done.remove(sent[head]) != nil { head += 1 }
+        if head > 1024, head * 2 > sent.count {
+            sent.removeFirst(head)
+            head = 0
+        }
+        // The oldest step the broker does not hold yet: the outputs up to the one before may go.
+        return head < sent.count && sent[head] <= step ? .waiting : .acknowledged
+    }
+}
