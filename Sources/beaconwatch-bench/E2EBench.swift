@@ -27,7 +27,9 @@ struct E2EBench: AsyncParsableCommand {
             fast as the engine takes them and counts until the subscriber has every event; as in \
             the daemon, steps share a transaction (up to 64) while input is waiting. The \
             subscriber stamps each message on its network thread, as a C client would. The broker \
-            runs without persistence and with max_inflight_messages 0.
+            runs without persistence and with max_inflight_messages 0. With --cluster the daemon is \
+            a cluster's active (docs/failover.md): its store ships each step over its cluster \
+            connection (QoS 1) and each commit's outputs wait until the broker acknowledges it.
             """
     )
 
@@ -40,6 +42,9 @@ struct E2EBench: AsyncParsableCommand {
     @Option(help: "Sightings in the rate run.")
     var events = 100_000
 
+    @Flag(help: "As a cluster's active (SPEC 21): each step shipped, each output waiting for the broker to hold it.")
+    var cluster = false
+
     static let uuid = UUID(uuidString: "5A4BCFCE-174E-4BAC-A814-092E77F6B7E5")!
 
     func run() async throws {
@@ -47,11 +52,12 @@ struct E2EBench: AsyncParsableCommand {
         let broker = try Broker(persistent: false)
         defer { broker.kill(signal: SIGKILL, wait: false) }
         let latencies = try await measure(broker: broker, count: rate * seconds, paced: rate)
+        let mode = cluster ? " (a cluster's active: outputs wait for the broker)" : ""
         let sorted = latencies.sorted()
         let slowest = latencies.firstIndex(of: sorted.last!)!
         func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
         print(
-            "e2e: \(sorted.count) events at \(rate)/s: latency p50 \(format(percentile(0.5) * 1e3, 3)) ms, "
+            "e2e\(mode): \(sorted.count) events at \(rate)/s: latency p50 \(format(percentile(0.5) * 1e3, 3)) ms, "
                 + "p99 \(format(percentile(0.99) * 1e3, 3)) ms, max \(format(sorted.last! * 1e3, 3)) ms (event \(slowest + 1))"
         )
 
@@ -61,7 +67,7 @@ struct E2EBench: AsyncParsableCommand {
         let total = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         let rate = Double(flat.count) / total
         print(
-            "e2e: \(flat.count) of \(events) events delivered, none lost, in \(format(total, 2)) s: "
+            "e2e\(mode): \(flat.count) of \(events) events delivered, none lost, in \(format(total, 2)) s: "
                 + "\(format(rate / 1e3, 1))k events/s sustained "
                 + "(p50 \(format(flat.sorted()[flat.count / 2] * 1e3, 1)) ms behind)")
 
@@ -134,6 +140,8 @@ struct E2EBench: AsyncParsableCommand {
             """
         let configuration = try Configuration.load(Array(ini.utf8), path: folder.path + "/bench.ini").get()
         let store = try StateStore(path: folder.appendingPathComponent("state.sqlite").path)
+        let link: ClusterLink? = if cluster { try await Self.active(configuration.mqtt!, store: store) } else { nil }
+        defer { link?.stop() }
         let sink = try MQTTSink(
             settings: configuration.mqtt!, userid: "bench", hierarchy: configuration.hierarchy, store: store)
 
@@ -180,7 +188,9 @@ struct E2EBench: AsyncParsableCommand {
                 if let paced {
                     let due = wall.advanced(by: .microseconds(Int64(n) * 1_000_000 / Int64(paced)))
                     if sleeping, ContinuousClock.now < due { Syscall.sleep(due - ContinuousClock.now) }
-                    while ContinuousClock.now < due {}
+                    // A cluster's outputs go as soon as the broker holds their steps (the daemon's
+                    // loop is woken for it).
+                    while ContinuousClock.now < due { if driver.isHolding { try driver.release() } }
                 }
                 let advertisement = Advertisement(
                     format: .ibeacon, beacon: BeaconID(uuid: Self.uuid, major: 1, minor: UInt16(n % 4 + 1)),
@@ -191,6 +201,11 @@ struct E2EBench: AsyncParsableCommand {
                 // As the daemon does: steps share a transaction while input is waiting.
                 let waiting = paced == nil && n + 1 < count
                 if !waiting { try driver.commit() }
+            }
+            // A cluster's last outputs, once the broker holds their steps.
+            while driver.isHolding {
+                try driver.release()
+                Syscall.sleep(.milliseconds(1))
             }
             return sent
         }
@@ -206,6 +221,18 @@ struct E2EBench: AsyncParsableCommand {
             let d = received - sent
             return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
         }
+    }
+
+    /// A cluster link, the active of its cluster, that `store` ships through.
+    static func active(_ settings: MQTTSettings, store: StateStore) async throws -> ClusterLink {
+        let link = try ClusterLink(settings: settings, name: "bench", keepalive: 2, member: "bench", logger: Logger(label: "e2e"))
+        Task.detached { await link.run() }
+        try link.start()
+        guard await link.wait(within: .seconds(10), until: { $0.isActive }), let epoch = link.epoch else {
+            throw RuntimeFailure("the bench's cluster link did not become the active")
+        }
+        try store.startShipping(epoch: epoch, ship: { link.ship($0) }, acknowledger: link)
+        return link
     }
 
     /// When each event arrived, in order.
