@@ -342,6 +342,9 @@ async def chaos_in(binary, minutes, rng, work, network):
         if process.returncode is None:
             process.kill()
     await broker.stop()
+    # Each life's resident memory over time, for a failed memory check (kept with --keep).
+    with open(os.path.join(work, "memory.json"), "w") as file:
+        json.dump({m.name: m.lives for m in members.values()}, file)
     return check(work, members, arrivals, faults, counts, statuses)
 
 

@@ -135,7 +135,8 @@ public struct BeaconwatchService: Service {
         let clock = timers.clock
         let control = EngineControl(timers: timers)
         // Outputs waiting for the broker to hold their steps go out when the loop looks again.
-        cluster?.whenShippingProgresses { control.wake() }
+        // Weak: the link outlives this active's life.
+        cluster?.whenShippingProgresses { [weak control] in control?.wake() }
         let refusals = Refusals(
             maxDevices: configuration.fleet?.maxDevices ?? 0, maxAge: configuration.fleet?.maxAge ?? 30)
         let input = mqttSettings.map {
@@ -203,7 +204,10 @@ public struct BeaconwatchService: Service {
         let reloader = Reloader(
             path: config, running: configuration, identity: identity, control: control, sinks: sinks, store: store,
             logger: logger, clock: clock)
-        input?.onReload { reloader.request($0) }
+        // Weak: the reloader holds the sinks, the MQTT sink the connection, and the connection
+        // the input; a strong capture made a cycle that kept every active life of a cluster
+        // daemon (its `--events` file open, its sinks) after it stepped down.
+        input?.onReload { [weak reloader] in reloader?.request($0) }
         let job = Job(
             configuration: configuration, source: source, store: store, sinks: sinks, logger: logger,
             active: active, realtime: realtime, skipBadLines: skipBadLines, rules: rules.regions, scripts: scripts,
