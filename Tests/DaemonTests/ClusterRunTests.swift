@@ -64,7 +64,10 @@ import Testing
             let process = Process()
             process.currentDirectoryURL = folder
             process.executableURL = DecodeCommandTests.productsDirectory.appendingPathComponent("beaconwatch")
-            process.arguments = ["run", "--web-listen", "127.0.0.1:0", "--config", "hsyco.ini", "--log-level", "info"]
+            process.arguments = [
+                "run", "--web-listen", "127.0.0.1:0", "--config", "hsyco.ini", "--events", "events.jsonl",
+                "--log-level", "info",
+            ]
             process.standardInput = FileHandle.nullDevice
             process.standardOutput = FileHandle.nullDevice
             try Eventually.start(process, loggingTo: log)
@@ -98,6 +101,13 @@ import Testing
             logText.split(separator: "\n").last { $0.contains("web view at http://127.0.0.1:") }
                 .flatMap { $0.split(separator: ":").last }
                 .flatMap { Int($0.prefix { $0.isNumber }) }
+        }
+
+        /// The files its process holds open now.
+        var openFiles: [String] {
+            guard let process, let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd")
+            else { return [] }
+            return entries.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(process.processIdentifier)/fd/\($0)") }
         }
 
         func kill(_ signal: Int32) async throws {
@@ -268,6 +278,50 @@ import Testing
         #expect(!a.logText.contains("cluster: active"), "\(a.logText)")
         #expect(!b.logText.contains("stepping down"), "\(b.logText)")
 
+        try await a.kill(SIGTERM)
+        try await b.kill(SIGTERM)
+    }
+
+    /// An active frozen past the silence (a stopped VM, a process stopped by a debugger): the
+    /// standby takes over on the missing beats; the old active, resumed, hears it, steps down,
+    /// tells nothing of its own (what it would commit now the broker does not hold before it
+    /// hears the new leader), and lets go of its active life (its `--events` file among it).
+    @Test func anActiveFrozenPastTheSilenceStepsDownTellingNothingTwiceAndLetsGoOfItsLife() async throws {
+        let broker = try Broker()
+        let watcher = try await Subscriber(port: broker.port, filter: "beaconwatch/#")
+        defer { watcher.client.shutdown() }
+        let (a, b) = (try Member("bw-a", port: broker.port), try Member("bw-b", port: broker.port))
+        defer {
+            for member in [a, b] { if let process = member.process { Glibc.kill(process.processIdentifier, SIGKILL) } }
+        }
+        func online() -> Int { watcher.payloads("hq/status").filter { $0 == "online" }.count }
+        try a.start()
+        try await Subscriber.until("A active and online") { online() == 1 }
+        try b.start()
+        try await Subscriber.until("B a standby") { b.logText.contains("standby web view at") }
+        try Self.espresense(watcher, node: "kitchen", tag: 1, rssi: -55)
+        try await Subscriber.until("Anna in the kitchen") { Self.transitions(watcher, "anna").contains("enter Kitchen") }
+        try await Subscriber.until("B at A's position") { !a.position.isEmpty && a.position == b.position }
+        #expect(a.openFiles.contains { $0.hasSuffix("/events.jsonl") })
+
+        // A freezes; B hears no beat and takes over. Anna walks to the office meanwhile: both
+        // get the sightings (A's wait in its socket until it runs again).
+        let frozen = try #require(a.process?.processIdentifier)
+        Glibc.kill(frozen, SIGSTOP)
+        try await Subscriber.until("B active and online", within: 20) { online() == 2 }
+        for _ in 0..<3 {
+            try Self.espresense(watcher, node: "office", tag: 1, rssi: -50)
+            try Self.espresense(watcher, node: "kitchen", tag: 1, rssi: -90)
+        }
+        try await Subscriber.until("Anna in the office") { Self.transitions(watcher, "anna").contains("enter Office") }
+        Glibc.kill(frozen, SIGCONT)
+        try await Subscriber.until("A a standby again") { a.logText.contains("stepping down") }
+        try await Subscriber.until("A's active life let go of") {
+            !a.openFiles.contains { $0.hasSuffix("/events.jsonl") }
+        }
+        #expect(b.process?.isRunning == true && b.logText.contains("cluster: active (2 bw-b)"))
+        let anna = Self.transitions(watcher, "anna")
+        #expect(anna == ["enter Flat", "enter Kitchen", "exit Kitchen", "enter Office"], "\(anna)")
         try await a.kill(SIGTERM)
         try await b.kill(SIGTERM)
     }
