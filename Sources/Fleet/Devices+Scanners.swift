@@ -28,10 +28,13 @@ extension Devices {
         // Another scanner heard: a reading for the calibration, never a tag.
         if let transmitter = transmitter(of: report, settings: scanners) {
             let power = Double(report.power ?? TraceParser.defaultPower)
-            let fits = calibration?.fits
+            let (fits, settles) = (calibration?.fits, calibration?.settles)
             calibration?.heard(
                 receiver: scanner.id, transmitter: transmitter, level: report.rssi + scanner.rssiOffset - power)
             if calibration?.fits != fits, !configuration.floors.isEmpty { learnRadio(configuration) }
+            if let calibration, calibration.settles != settles {
+                actions.append(.calibration(calibration.settledLevels))
+            }
             return nil
         }
         guard let tag = tags.resolve(report) else { return .unknownTag }
@@ -112,6 +115,14 @@ extension Devices {
             old?.reconfigured(scanners: ids, anchored: anchored)
                 ?? ScannerCalibration(scanners: ids, anchored: anchored), addresses
         )
+    }
+
+    /// Goes on with the calibration's levels an earlier run kept (a restart, or a cluster's new
+    /// active: SPEC §21); the floors' radio is learned again from them.
+    public mutating func resumeCalibration(from levels: [ScannerLevel]) {
+        guard !levels.isEmpty, let configuration, calibration != nil else { return }
+        calibration?.resume(from: levels)
+        if !configuration.floors.isEmpty { learnRadio(configuration) }
     }
 
     /// What scanner `id` says of itself (ESPresense's retained `rooms/<id>/status`): `online` or

@@ -69,6 +69,8 @@ public struct Devices {
         case record(device: String, Record)
         /// One line for the log about the device (a phone that does not take its waypoints).
         case notice(device: String, String)
+        /// The scanners' calibration settled anew: its levels, to keep (with the next commit).
+        case calibration([ScannerLevel])
     }
 
     /// What the daemon knows of a device beyond its engine's state (kept per device, the own

@@ -75,6 +75,8 @@ public struct ScannerCalibration: Sendable, Hashable {
     private var learned: [Double]
     /// How many fits were made: a change here means ``pairs`` may have changed.
     public private(set) var fits = 0
+    /// How many times a direction's level settled (``settledLevels`` changed).
+    public private(set) var settles = 0
 
     /// For scanners `ids`, those in `anchored` keeping the offset they were given.
     public init(scanners ids: [String], anchored: Set<String> = []) {
@@ -97,6 +99,34 @@ public struct ScannerCalibration: Sendable, Hashable {
         }
         next.fit()
         return next
+    }
+
+    /// Each direction's settled level (what a restart, or a cluster's next active, starts from:
+    /// SPEC §21), in scanner order.
+    public var settledLevels: [ScannerLevel] {
+        var levels: [ScannerLevel] = []
+        for (a, receiver) in ids.enumerated() {
+            for (b, transmitter) in ids.enumerated() {
+                guard let level = heard[a * ids.count + b].settled else { continue }
+                levels.append(ScannerLevel(receiver: receiver, transmitter: transmitter, level: level))
+            }
+        }
+        return levels
+    }
+
+    /// Goes on from `levels` kept by an earlier run: each direction of two scanners still placed
+    /// that has settled on nothing yet starts from its kept level, and the corrections are fitted
+    /// at once. Levels out of range, or of a scanner with itself, are ignored.
+    public mutating func resume(from levels: [ScannerLevel]) {
+        var resumed = false
+        for kept in levels {
+            guard let a = position[kept.receiver], let b = position[kept.transmitter], a != b,
+                kept.level.isFinite, (-200...200).contains(kept.level), heard[a * ids.count + b].settled == nil
+            else { continue }
+            heard[a * ids.count + b].settled = kept.level
+            resumed = true
+        }
+        if resumed { fit() }
     }
 
     /// The correction learned for scanner `id`, dB added to its readings (0 when none).
@@ -134,7 +164,9 @@ public struct ScannerCalibration: Sendable, Hashable {
         guard let a = position[receiver], let b = position[transmitter], a != b, (-200...200).contains(level) else {
             return
         }
+        let settled = heard[a * ids.count + b].settled
         heard[a * ids.count + b].add(level)
+        if heard[a * ids.count + b].settled != settled { settles &+= 1 }
         pending += 1
         // Also at once when this direction has just enough readings: a new pair counts from then.
         if pending >= Self.refit || heard[a * ids.count + b].values.count == Self.minimum { fit() }
@@ -203,5 +235,19 @@ public struct ScannerCalibration: Sendable, Hashable {
             for index in free { next[index] = min(Self.limit, max(-Self.limit, next[index])) }
         }
         learned = next
+    }
+}
+
+/// What scanner `receiver` hears of scanner `transmitter`, settled: dB above the transmitter's
+/// measured power (``ScannerCalibration``).
+public struct ScannerLevel: Sendable, Hashable {
+    public var receiver: String
+    public var transmitter: String
+    public var level: Double
+
+    public init(receiver: String, transmitter: String, level: Double) {
+        self.receiver = receiver
+        self.transmitter = transmitter
+        self.level = level
     }
 }

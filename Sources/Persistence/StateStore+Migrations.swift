@@ -158,6 +158,15 @@ extension StateStore {
                     INSERT INTO clusterLocal (id, activeEpoch) VALUES (1, 0);
                     """)
         }
+        migrator.registerMigration("v12: the scanners' calibration") { db in
+            // What each fixed scanner hears of each other, settled (docs/behaviour.md §19): a
+            // restart, or a cluster's next active (SPEC §21), corrects the receivers at once.
+            try db.execute(
+                sql: """
+                    CREATE TABLE scannerLevel (receiver TEXT NOT NULL, transmitter TEXT NOT NULL, level REAL NOT NULL,
+                        PRIMARY KEY (receiver, transmitter));
+                    """)
+        }
         return migrator
     }
 }

@@ -8,12 +8,13 @@ import GRDB
 /// ``StateSnapshot`` when it cannot.
 extension StateStore {
     /// What a restart reads, so what a standby must hold to take over: every device's reports,
-    /// counters, alerts, dwell, nearest beacon and record, the outbox, and the position. Not the
+    /// counters, alerts, dwell, nearest beacon and record, the outbox, the scanners' calibration,
+    /// and the position. Not the
     /// `--events` journal (of a file on the active's machine) nor the rules cache (each daemon
     /// fetches its own rules).
     public static let shippedTables = [
         "beaconReport", "ruleCounter", "groupCounter", "notificationDay", "alertRecord", "dwell", "nearestBeacon",
-        "deviceRecord", "outbox", "clusterPosition",
+        "deviceRecord", "outbox", "scannerLevel", "clusterPosition",
     ]
     static let shippedTableSet = Set(shippedTables)
 

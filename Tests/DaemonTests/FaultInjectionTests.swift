@@ -203,6 +203,6 @@ import Testing
         try tables.run()
         let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         tables.waitUntilExit()
-        #expect(printed == "11 2\n")
+        #expect(printed == "12 2\n")
     }
 }

@@ -248,6 +248,38 @@ import Testing
         #expect(
             types == ["monitoring", "enter", "location", "nearest", "exit", "location", "nearest", "rule server_error"])
     }
+    /// A start goes on with the scanners' calibration the store kept (a restart, or a cluster's
+    /// new active, whose store was shipped it: SPEC §21): the receivers are corrected before any
+    /// scanner is heard again.
+    @Test func aStartCorrectsTheScannersAsTheKeptCalibrationSays() throws {
+        let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+        let ini = """
+            LocationBaseBeacon.101 = \(uuid),1,1
+            LocationBaseBeacon.102 = \(uuid),2,1
+            LocationScanner.101 = kitchen
+            LocationScanner.102 = hall
+            Scanners.espresense = espresense/devices/+/+
+            """
+        let configuration = try Configuration.load(Array(ini.utf8), path: "hsyco.ini").get()
+        let store = try StateStore()
+        // The kitchen reads the hall 6 dB higher than the hall reads the kitchen.
+        try store.record(devices: [], calibration: [
+            CalibrationRow(receiver: "kitchen", transmitter: "hall", level: -10),
+            CalibrationRow(receiver: "hall", transmitter: "kitchen", level: -16),
+        ])
+        let control = EngineControl()
+        let corrections = Mutex<[Double]?>(nil)
+        control.query { driver in
+            corrections.withLock { $0 = ["kitchen", "hall"].map { driver?.devices.calibration?.correction($0) ?? 0 } }
+        }
+        let radio = ScriptedRadio(
+            start: Timestamp(secondsSinceEpoch: 1_700_000_000)!, script: [(0.25, Self.report(minor: 1, rssi: -59))])
+        try LiveRun(configuration: configuration, now: { radio.now }, elapsed: { radio.elapsed }).run(
+            source: radio, store: store, output: { _ in }, control: control,
+            shouldStop: { corrections.withLock { $0 != nil } })
+        #expect(corrections.withLock { $0 } == [-3, 3])
+    }
+
     /// Records the steps a sink is handed: output types and the `B/dwell` values beyond exits'.
     final class DwellRecorder: OutputSink {
         let steps = Mutex<[(types: [String], dwell: [String: Double])]>([])

@@ -105,6 +105,28 @@ import Testing
         #expect(reloaded.correction("c") == 0 && reloaded.correction("d") == 0)
     }
 
+    /// A restart (or a cluster's next active, SPEC §21) goes on from the settled levels kept: the
+    /// same corrections at once, before any scanner is heard again. Kept levels that are not
+    /// numbers, out of range, of a scanner with itself or of scanners no longer placed are ignored.
+    @Test func aRestartGoesOnFromTheSettledLevels() {
+        var calibration = ScannerCalibration(scanners: ["a", "b", "c"])
+        Self.feed(&calibration, losses: [("a", "b", 12), ("b", "c", 25), ("a", "c", 17)], offsets: ["a": 3, "b": -2])
+        let levels = calibration.settledLevels
+        #expect(levels.count == 6)
+        var resumed = ScannerCalibration(scanners: ["a", "b", "c"])
+        #expect(resumed.correction("a") == 0)
+        resumed.resume(from: levels)
+        for id in ["a", "b", "c"] { #expect(abs(resumed.correction(id) - calibration.correction(id)) < 0.001) }
+        var garbage = ScannerCalibration(scanners: ["a", "b"])
+        garbage.resume(from: [
+            ScannerLevel(receiver: "a", transmitter: "b", level: .nan),
+            ScannerLevel(receiver: "b", transmitter: "a", level: 1e9),
+            ScannerLevel(receiver: "a", transmitter: "a", level: -10),
+            ScannerLevel(receiver: "x", transmitter: "b", level: -10),
+        ])
+        #expect(garbage.settledLevels.isEmpty && garbage.correction("a") == 0 && garbage.correction("b") == 0)
+    }
+
     // MARK: - In the device table
 
     /// A scanner heard by another, as ESPresense's `node:<id>` or by its `Scanner.<id>.address`,
@@ -125,6 +147,14 @@ import Testing
         }
         #expect(table.fleet.isEmpty)
         #expect(table.calibration?.correction("kitchen") == -3 && table.calibration?.correction("hall") == 3)
+        // Settled levels are handed on to be kept; a table that resumes from them corrects alike.
+        let kept = actions.compactMap { action -> [ScannerLevel]? in
+            if case .calibration(let levels) = action { return levels } else { return nil }
+        }.last
+        #expect(kept?.count == 2)
+        var restarted = try TagTests.table("Scanner.hall.address = 02:00:00:00:00:02\n")
+        restarted.resumeCalibration(from: kept ?? [])
+        #expect(restarted.calibration?.correction("kitchen") == -3 && restarted.calibration?.correction("hall") == 3)
         #expect(table.calibration?.correction("office") == 0)
         table.handle(
             ScannerReport(scanner: "kitchen", tag: "badge-1", rssi: -60), at: TagTests.time(41), into: &actions)

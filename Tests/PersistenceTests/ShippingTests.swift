@@ -53,7 +53,11 @@ import Testing
                     changes: StateChanges(),
                     record: DeviceRow(source: "owntracks", commandTopic: "owntracks/ann/phone/cmd", presence: presence)),
             ],
-            outbox: (0..<3).map { OutboxMessage(topic: "bw/u/event", payload: "{\"round\":\(round),\"n\":\($0)}", qos: 1) })
+            outbox: (0..<3).map { OutboxMessage(topic: "bw/u/event", payload: "{\"round\":\(round),\"n\":\($0)}", qos: 1) },
+            calibration: [
+                CalibrationRow(receiver: "kitchen", transmitter: "hall", level: -16 - Double(round)),
+                CalibrationRow(receiver: "hall", transmitter: "kitchen", level: -10),
+            ])
         // The first of them delivered.
         try store.settle([entries[0].sequence])
     }
@@ -73,6 +77,8 @@ import Testing
         #expect(try standby.shippedRows() == active.shippedRows())
         #expect(try standby.position() == StepPosition(epoch: 1, step: 10))
         #expect(try standby.kept() == active.kept())
+        #expect(try standby.keptCalibration() == active.keptCalibration())
+        #expect(try standby.keptCalibration().map(\.level) == [-10, -20])
         #expect(try standby.pendingOutbox().map(\.message) == active.pendingOutbox().map(\.message))
         #expect(try standby.pendingOutbox().count == 10)
     }

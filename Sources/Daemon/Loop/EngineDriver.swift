@@ -283,6 +283,11 @@ public struct EngineDriver {
                     deviceRecords[id] = latest
                 case .notice(_, let line):
                     logger.warning("\(line)")
+                case .calibration(let levels):
+                    batch.keep(
+                        calibration: levels.map {
+                            CalibrationRow(receiver: $0.receiver, transmitter: $0.transmitter, level: $0.level)
+                        })
                 }
             }
         }

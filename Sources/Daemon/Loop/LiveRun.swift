@@ -72,9 +72,16 @@ public struct LiveRun {
             }
             // Every fleet device of an earlier run goes on from its kept state.
             let kept = configuration.fleet == nil && configuration.scanners == nil ? [:] : try store.keptFleet()
-            let devices = Devices(
+            var devices = Devices(
                 own: engine, configuration: configuration, rules: rules, ruleSettings: .resolve(configuration),
                 kept: kept)
+            // The scanners' calibration goes on from what was kept (SPEC §21 ships it too).
+            if configuration.scanners != nil {
+                devices.resumeCalibration(
+                    from: try store.keptCalibration().map {
+                        ScannerLevel(receiver: $0.receiver, transmitter: $0.transmitter, level: $0.level)
+                    })
+            }
             var driver = EngineDriver(devices: devices, store: store, sinks: sinks, requests: requests, output: output)
             driver.logger = logger
             driver.elapsed = elapsed

@@ -21,6 +21,8 @@ public struct StepBatch: Sendable {
     private var journal: [JournalLine] = []
     /// Outbox entries the sinks settled, not yet removed (a commit that failed keeps them).
     private var settled: [Int64] = []
+    /// The scanners' calibration, when it settled anew since the last commit.
+    private var calibration: [CalibrationRow]?
     /// Each step: where its outputs end, where its messages for each sink end, where the user is.
     private var steps: [(outputs: Int, messages: [Int], context: StepContext)] = []
 
@@ -30,6 +32,9 @@ public struct StepBatch: Sendable {
     /// Outputs staged.
     public var outputCount: Int { outputs.count }
     public var isFull: Bool { steps.count >= Self.limit }
+
+    /// Keeps the scanners' calibration with the next commit (replacing one staged before).
+    public mutating func keep(calibration levels: [CalibrationRow]) { calibration = levels }
 
     public mutating func add(
         _ step: [MonitorOutput], state changes: StateChanges, sinks: [any OutputSink], whereabouts: Whereabouts,
@@ -73,13 +78,20 @@ public struct StepBatch: Sendable {
     ) throws -> Int {
         for sink in sinks { settled += sink.takeSettled() }
         guard !steps.isEmpty else {
-            try store.settle(settled)
+            if let calibration {
+                try store.record(devices: [], settled: settled, calibration: calibration)
+                self.calibration = nil
+            } else {
+                try store.settle(settled)
+            }
             settled.removeAll(keepingCapacity: true)
             return 0
         }
         let entries = try store.record(
-            devices: deviceOrder.compactMap { devices[$0] }, outbox: messages, settled: settled, journal: journal)
+            devices: deviceOrder.compactMap { devices[$0] }, outbox: messages, settled: settled, journal: journal,
+            calibration: calibration)
         settled.removeAll(keepingCapacity: true)
+        calibration = nil
         defer {
             outputs.removeAll(keepingCapacity: true)
             devices.removeAll(keepingCapacity: true)
@@ -97,14 +109,16 @@ public struct StepBatch: Sendable {
     public mutating func take(store: StateStore, sinks: [any OutputSink]) throws -> CommittedSteps {
         for sink in sinks { settled += sink.takeSettled() }
         let entries: [OutboxEntry]
-        if steps.isEmpty {
+        if steps.isEmpty, calibration == nil {
             try store.settle(settled)
             entries = []
         } else {
             entries = try store.record(
-                devices: deviceOrder.compactMap { devices[$0] }, outbox: messages, settled: settled, journal: journal)
+                devices: deviceOrder.compactMap { devices[$0] }, outbox: messages, settled: settled, journal: journal,
+                calibration: calibration)
         }
         settled.removeAll(keepingCapacity: true)
+        calibration = nil
         defer {
             outputs = []
             devices.removeAll(keepingCapacity: true)
