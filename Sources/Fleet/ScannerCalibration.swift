@@ -1,3 +1,5 @@
+import BeaconCore
+
 /// Receivers' offsets learned from what fixed scanners hear of each other (`Scanners.calibrate =
 /// auto`, docs/behaviour.md §19).
 ///
@@ -235,19 +237,5 @@ public struct ScannerCalibration: Sendable, Hashable {
             for index in free { next[index] = min(Self.limit, max(-Self.limit, next[index])) }
         }
         learned = next
-    }
-}
-
-/// What scanner `receiver` hears of scanner `transmitter`, settled: dB above the transmitter's
-/// measured power (``ScannerCalibration``).
-public struct ScannerLevel: Sendable, Hashable {
-    public var receiver: String
-    public var transmitter: String
-    public var level: Double
-
-    public init(receiver: String, transmitter: String, level: Double) {
-        self.receiver = receiver
-        self.transmitter = transmitter
-        self.level = level
     }
 }

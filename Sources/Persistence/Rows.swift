@@ -126,16 +126,3 @@ public struct OutboxEntry: Sendable, Hashable {
         self.message = message
     }
 }
-
-/// A fixed scanner's settled level of another (docs/behaviour.md §19), as kept.
-public struct CalibrationRow: Sendable, Hashable {
-    public var receiver: String
-    public var transmitter: String
-    public var level: Double
-
-    public init(receiver: String, transmitter: String, level: Double) {
-        self.receiver = receiver
-        self.transmitter = transmitter
-        self.level = level
-    }
-}

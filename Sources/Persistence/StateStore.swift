@@ -180,7 +180,7 @@ public final class StateStore: Sendable {
     @discardableResult
     public func record(
         devices: [DeviceChanges], outbox: [OutboxMessage] = [], settled: [Int64] = [], journal: [JournalLine] = [],
-        calibration: [CalibrationRow]? = nil
+        calibration: [ScannerLevel]? = nil
     ) throws -> [OutboxEntry] {
         guard
             devices.contains(where: \.writes) || !outbox.isEmpty || !settled.isEmpty || !journal.isEmpty

@@ -162,6 +162,17 @@ import Testing
         }
     }
 
+    /// How many times the daemons said `online` (each active's start).
+    static func online(_ watcher: Subscriber) -> Int { watcher.payloads("hq/status").filter { $0 == "online" }.count }
+
+    /// A starts alone and becomes the active; B, started then, is its standby.
+    static func start(_ a: Member, then b: Member, _ watcher: Subscriber) async throws {
+        try a.start()
+        try await Subscriber.until("A active and online") { online(watcher) == 1 }
+        try b.start()
+        try await Subscriber.until("B a standby") { b.logText.contains("standby web view at") }
+    }
+
     /// Whether, per region, the transitions alternate enter, exit, enter … from an enter.
     static func alternate(_ transitions: [String]) -> Bool {
         var inside: [String: Bool] = [:]
@@ -189,13 +200,8 @@ import Testing
         defer {
             for member in [a, b] { if let process = member.process { Glibc.kill(process.processIdentifier, SIGKILL) } }
         }
-        func online() -> Int { watcher.payloads("hq/status").filter { $0 == "online" }.count }
-
-        // A starts alone and becomes the active; B starts as its standby.
-        try a.start()
-        try await Subscriber.until("A active and online") { online() == 1 }
-        try b.start()
-        try await Subscriber.until("B a standby") { b.logText.contains("standby web view at") }
+        func online() -> Int { Self.online(watcher) }
+        try await Self.start(a, then: b, watcher)
         // The standby is healthy and says so; its metrics give its role.
         let standbyPort = try #require(b.webPort)
         let health = try await HTTPProbe.request("GET", "/healthz", port: standbyPort)
@@ -294,11 +300,8 @@ import Testing
         defer {
             for member in [a, b] { if let process = member.process { Glibc.kill(process.processIdentifier, SIGKILL) } }
         }
-        func online() -> Int { watcher.payloads("hq/status").filter { $0 == "online" }.count }
-        try a.start()
-        try await Subscriber.until("A active and online") { online() == 1 }
-        try b.start()
-        try await Subscriber.until("B a standby") { b.logText.contains("standby web view at") }
+        func online() -> Int { Self.online(watcher) }
+        try await Self.start(a, then: b, watcher)
         try Self.espresense(watcher, node: "kitchen", tag: 1, rssi: -55)
         try await Subscriber.until("Anna in the kitchen") { Self.transitions(watcher, "anna").contains("enter Kitchen") }
         try await Subscriber.until("B at A's position") { !a.position.isEmpty && a.position == b.position }

@@ -264,8 +264,8 @@ import Testing
         let store = try StateStore()
         // The kitchen reads the hall 6 dB higher than the hall reads the kitchen.
         try store.record(devices: [], calibration: [
-            CalibrationRow(receiver: "kitchen", transmitter: "hall", level: -10),
-            CalibrationRow(receiver: "hall", transmitter: "kitchen", level: -16),
+            ScannerLevel(receiver: "kitchen", transmitter: "hall", level: -10),
+            ScannerLevel(receiver: "hall", transmitter: "kitchen", level: -16),
         ])
         let control = EngineControl()
         let corrections = Mutex<[Double]?>(nil)

@@ -26,8 +26,12 @@ import Testing
         }
     }
 
-    @Test func stepsCommittedTogetherAreDeliveredOneByOneWithTheirOwnWhereabouts() throws {
-        let uuid = "112EBB9D-B8C9-4ABD-9EB3-43578BF86A41"
+    static let uuid = "112EBB9D-B8C9-4ABD-9EB3-43578BF86A41"
+
+    /// A driver of two rooms, Kitchen (major 1) and Hall (2), exits after 5 s, on `store`.
+    static func driver(
+        store: StateStore, recorder: Recorder, output: @escaping (MonitorOutput) throws -> Void = { _ in }
+    ) throws -> EngineDriver {
         let ini = """
             LocationBaseBeacon.101 = \(uuid),1,1
             LocationBaseBeacon.201 = \(uuid),2,1
@@ -36,13 +40,18 @@ import Testing
             Monitor.exitTimeout = 5
             """
         let configuration = try Configuration.load(Array(ini.utf8), path: "hsyco.ini").get()
+        return EngineDriver(
+            engine: Engine(configuration: configuration, identity: .resolve(configuration.monitor)), store: store,
+            sinks: [recorder], requests: .inline(ServerHook(configuration: configuration, logger: .silent)),
+            output: output)
+    }
+
+    @Test func stepsCommittedTogetherAreDeliveredOneByOneWithTheirOwnWhereabouts() throws {
+        let uuid = Self.uuid
         let store = try StateStore()
         let recorder = Recorder()
         let seen = Mutex<[String]>([])
-        var driver = EngineDriver(
-            engine: Engine(configuration: configuration, identity: .resolve(configuration.monitor)), store: store,
-            sinks: [recorder], requests: .inline(ServerHook(configuration: configuration, logger: .silent)),
-            output: { item in seen.withLock { $0.append(item.type) } })
+        var driver = try Self.driver(store: store, recorder: recorder) { item in seen.withLock { $0.append(item.type) } }
         for (n, major) in [1, 2].enumerated() {
             let ad = Advertisement(
                 format: .ibeacon, beacon: BeaconID(uuid: UUID(uuidString: uuid)!, major: UInt16(major), minor: 1),
@@ -82,22 +91,12 @@ import Testing
     /// to no sink before the broker holds its step; they go, in order, once it does; and they
     /// never go when the daemon stopped being the active first.
     @Test func aClustersOutputsWaitForTheBrokerAndAreWithheldWhenItNeverHasTheirSteps() throws {
-        let uuid = "112EBB9D-B8C9-4ABD-9EB3-43578BF86A41"
-        let ini = """
-            LocationBaseBeacon.101 = \(uuid),1,1
-            LocationBaseBeacon.201 = \(uuid),2,1
-            LocationZoneName.\(uuid):1 = Kitchen
-            LocationZoneName.\(uuid):2 = Hall
-            Monitor.exitTimeout = 5
-            """
-        let configuration = try Configuration.load(Array(ini.utf8), path: "hsyco.ini").get()
+        let uuid = Self.uuid
         let store = try StateStore()
         let broker = Broker()
         try store.startShipping(epoch: 1, ship: { _ in }, acknowledger: broker)
         let recorder = Recorder()
-        var driver = EngineDriver(
-            engine: Engine(configuration: configuration, identity: .resolve(configuration.monitor)), store: store,
-            sinks: [recorder], requests: .inline(ServerHook(configuration: configuration, logger: .silent)))
+        var driver = try Self.driver(store: store, recorder: recorder)
         func sight(major: UInt16, at seconds: Double) throws {
             let ad = Advertisement(
                 format: .ibeacon, beacon: BeaconID(uuid: UUID(uuidString: uuid)!, major: major, minor: 1),

@@ -55,8 +55,8 @@ import Testing
             ],
             outbox: (0..<3).map { OutboxMessage(topic: "bw/u/event", payload: "{\"round\":\(round),\"n\":\($0)}", qos: 1) },
             calibration: [
-                CalibrationRow(receiver: "kitchen", transmitter: "hall", level: -16 - Double(round)),
-                CalibrationRow(receiver: "hall", transmitter: "kitchen", level: -10),
+                ScannerLevel(receiver: "kitchen", transmitter: "hall", level: -16 - Double(round)),
+                ScannerLevel(receiver: "hall", transmitter: "kitchen", level: -10),
             ])
         // The first of them delivered.
         try store.settle([entries[0].sequence])

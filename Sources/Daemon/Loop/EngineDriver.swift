@@ -284,10 +284,7 @@ public struct EngineDriver {
                 case .notice(_, let line):
                     logger.warning("\(line)")
                 case .calibration(let levels):
-                    batch.keep(
-                        calibration: levels.map {
-                            CalibrationRow(receiver: $0.receiver, transmitter: $0.transmitter, level: $0.level)
-                        })
+                    batch.keep(calibration: levels)
                 }
             }
         }

@@ -77,10 +77,7 @@ public struct LiveRun {
                 kept: kept)
             // The scanners' calibration goes on from what was kept (SPEC §21 ships it too).
             if configuration.scanners != nil {
-                devices.resumeCalibration(
-                    from: try store.keptCalibration().map {
-                        ScannerLevel(receiver: $0.receiver, transmitter: $0.transmitter, level: $0.level)
-                    })
+                devices.resumeCalibration(from: try store.keptCalibration())
             }
             var driver = EngineDriver(devices: devices, store: store, sinks: sinks, requests: requests, output: output)
             driver.logger = logger

@@ -1,3 +1,4 @@
+import BeaconCore
 import Engine
 import Fleet
 import Persistence
@@ -22,7 +23,7 @@ public struct StepBatch: Sendable {
     /// Outbox entries the sinks settled, not yet removed (a commit that failed keeps them).
     private var settled: [Int64] = []
     /// The scanners' calibration, when it settled anew since the last commit.
-    private var calibration: [CalibrationRow]?
+    private var calibration: [ScannerLevel]?
     /// Each step: where its outputs end, where its messages for each sink end, where the user is.
     private var steps: [(outputs: Int, messages: [Int], context: StepContext)] = []
 
@@ -34,7 +35,7 @@ public struct StepBatch: Sendable {
     public var isFull: Bool { steps.count >= Self.limit }
 
     /// Keeps the scanners' calibration with the next commit (replacing one staged before).
-    public mutating func keep(calibration levels: [CalibrationRow]) { calibration = levels }
+    public mutating func keep(calibration levels: [ScannerLevel]) { calibration = levels }
 
     public mutating func add(
         _ step: [MonitorOutput], state changes: StateChanges, sinks: [any OutputSink], whereabouts: Whereabouts,
