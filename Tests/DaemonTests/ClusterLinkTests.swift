@@ -85,6 +85,32 @@ import Testing
         #expect(b.isActive && !a.isActive)
     }
 
+    /// A standby that joins while the active has nothing to commit gets no step: the active's
+    /// beats say where its state stands, and the standby, not reaching it, asks for a snapshot.
+    @Test func aStandbyJoiningAnIdleActiveCatchesUpFromItsBeats() async throws {
+        let broker = try Broker()
+        let a = try Self.link("a", port: broker.port)
+        defer { a.stop() }
+        #expect(await a.wait(within: Self.patience) { $0.isActive })
+        let active = try StateStore()
+        try active.startShipping(epoch: try #require(a.epoch), ship: { a.ship($0) }, acknowledger: a)
+        a.serve(active)
+        // Committed before any standby's session existed: shipped to no one.
+        for n in 0..<3 {
+            try active.record(devices: [], outbox: [OutboxMessage(topic: "bw/u/event", payload: "{\"n\":\(n)}", qos: 1)])
+        }
+        let committed = try active.position()
+        #expect(committed.step == 3)
+        let b = try Self.link("b", port: broker.port)
+        defer { b.stop() }
+        let standby = try StateStore()
+        b.follow(standby)
+        #expect(await b.wait(within: Self.patience) { $0.connected && $0.leader?.member == "a" })
+        #expect(await b.wait(within: Self.patience) { _ in (try? standby.position()) == committed })
+        #expect(try standby.pendingOutbox().map(\.message) == active.pendingOutbox().map(\.message))
+        #expect(b.following?.restored == 1)
+    }
+
     /// Runs `body`, which blocks, on a thread of its own.
     static func onAThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { done in Thread { done.resume(returning: body()) }.start() }

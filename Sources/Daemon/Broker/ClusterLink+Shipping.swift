@@ -18,7 +18,14 @@ extension ClusterLink: StepAcknowledger {
         var waiting: [ShippedStep] = []
         var applied = 0
         var restored = 0
+        /// The active's position a beat gave that this state had not reached, and since when:
+        /// not reached within ``behindLimit``, the steps that lead there are lost (docs/failover.md).
+        var behind: (target: StepPosition, since: Int64)?
     }
+
+    /// Microseconds a standby waits for the steps to a position a beat gave before it asks for a
+    /// snapshot: steps still on their way (a beat, QoS 0, can pass them) come well within it.
+    static let behindLimit: Int64 = 3_000_000
 
     /// At most this many steps wait for a snapshot; beyond, the wait starts again.
     static let waitingLimit = 50_000
@@ -44,14 +51,22 @@ extension ClusterLink: StepAcknowledger {
         await drained()
     }
 
-    /// As the active: snapshots of `store` answer the standbys' requests.
+    /// As the active: snapshots of `store` answer the standbys' requests, and the beats say where
+    /// its state stands.
     public func serve(_ store: StateStore) {
-        state.withLock { $0.served = store }
+        let position = try? store.position()
+        state.withLock { state in
+            state.served = store
+            state.shipped = position
+        }
     }
 
     /// Stops serving snapshots, once one being made is sent.
     public func unserve() async {
-        state.withLock { $0.served = nil }
+        state.withLock { state in
+            state.served = nil
+            state.shipped = nil
+        }
         await drained()
     }
 
@@ -67,6 +82,7 @@ extension ClusterLink: StepAcknowledger {
     /// made once this daemon is no longer the active is not shipped: its outputs are withheld.
     public func ship(_ step: ShippedStep) {
         guard isStillActive else { return }
+        state.withLock { $0.shipped = step.position }
         do {
             try acks.sending(step: step.position.step) {
                 try client.publishTagged(topic: stepsTopic, payload: step.payload, qos: 1, retain: false)
@@ -131,6 +147,42 @@ extension ClusterLink: StepAcknowledger {
         }
     }
 
+    /// The leader's beat says its state is at `position` (libmosquitto's thread): a standby whose
+    /// state does not reach it within ``behindLimit`` asks for a snapshot. A standby that joined
+    /// while the active had nothing to commit, or whose session lost steps, would otherwise wait
+    /// for the next step to notice, and take over without them if none came.
+    func heard(_ position: StepPosition) {
+        worker.submit { [self] in check(against: position) }
+    }
+
+    /// ``heard(_:)`` on the worker, after the steps that came before the beat.
+    private func check(against position: StepPosition) {
+        guard let (store, requestedAt, behind) = state.withLock({ state in
+            state.follower.map { ($0.store, $0.requestedAt, $0.behind) }
+        }) else { return }
+        if let requestedAt {
+            if now - requestedAt > Self.requestAgainAfter { requestSnapshot() }
+            return
+        }
+        guard let have = try? store.position() else { return }
+        func reached(_ target: StepPosition) -> Bool {
+            have == target || (have.epoch >= target.epoch && have.step >= target.step)
+        }
+        if reached(position) || behind.map({ reached($0.target) }) == true {
+            // Where it stands, or where the active stood at an earlier beat: the steps are coming.
+            state.withLock { $0.follower?.behind = reached(position) ? nil : (position, now) }
+            return
+        }
+        guard let behind else {
+            state.withLock { $0.follower?.behind = (position, now) }
+            return
+        }
+        guard now - behind.since >= Self.behindLimit else { return }
+        logger.notice("cluster: the active is at \(position), this state at \(have) and no step leads there: asking for a snapshot")
+        state.withLock { $0.follower?.behind = nil }
+        requestSnapshot()
+    }
+
     /// Applies a step to the follower's store, or keeps it for after the snapshot (the worker).
     private func apply(_ step: ShippedStep) {
         guard let (store, requestedAt) = state.withLock({ $0.follower.map { ($0.store, $0.requestedAt) } }) else {
@@ -186,6 +238,7 @@ extension ClusterLink: StepAcknowledger {
             return
         }
         logger.notice("cluster: state restored from the active's snapshot at \(snapshot.position)")
+        defer { changes.changed() }
         let waiting = state.withLock { state -> [ShippedStep] in
             state.follower?.restored += 1
             state.follower?.requestedAt = nil

@@ -48,6 +48,8 @@ public final class ClusterLink: Sendable {
         var follower: Follower?
         /// The active's database, which snapshots are made of.
         var served: StateStore?
+        /// Where the active's state stands (its beats say it): at ``serve(_:)``, then each step shipped.
+        var shipped: StepPosition?
     }
 
     /// A link for the cluster `name` under `settings` (its broker and topic), as `member`, with
@@ -162,7 +164,9 @@ public final class ClusterLink: Sendable {
     /// A message on the leader topic (libmosquitto's thread).
     fileprivate func received(topic: String, payload: [UInt8]) {
         if topic == beatTopic {
-            if case .record(let record) = LeaderRecord.read(payload) { ask { $0.beat(record, at: now); return [] } }
+            guard let (record, position) = Self.readBeat(payload) else { return }
+            ask { $0.beat(record, at: now); return [] }
+            if let position, record.member != member, record == election.leader { heard(position) }
             return
         }
         guard topic == self.topic else {
@@ -171,6 +175,19 @@ public final class ClusterLink: Sendable {
         }
         let reading = LeaderRecord.read(payload)
         ask { $0.received(reading, at: now) }
+    }
+
+    /// A beat: the leader's record, then where its state stands (`<epoch> <member> <epoch> <step>`;
+    /// without the position from a daemon that does not say it). `nil` for anything else.
+    static func readBeat(_ payload: [UInt8]) -> (LeaderRecord, StepPosition?)? {
+        guard payload.count <= 160, let text = String(validating: payload, as: UTF8.self) else { return nil }
+        let parts = text.split(separator: " ", omittingEmptySubsequences: false)
+        guard parts.count == 2 || parts.count == 4,
+            case .record(let record) = LeaderRecord.read(Array(parts[0..<2].joined(separator: " ").utf8))
+        else { return nil }
+        guard parts.count == 4 else { return (record, nil) }
+        guard let epoch = Int64(parts[2]), let step = Int64(parts[3]), epoch >= 0, step >= 0 else { return nil }
+        return (record, StepPosition(epoch: epoch, step: step))
     }
 
     /// Asks the machine under the lock, re-arms the timer for its next deadline, and carries out
@@ -205,7 +222,9 @@ public final class ClusterLink: Sendable {
                     do { try client.reset() } catch { logger.warning("\(error); the cluster connection is tried again") }
                 }
             case .beat(let record):
-                _ = try? client.publish(topic: beatTopic, payload: Array(record.description.utf8), qos: 0, retain: false)
+                let position = state.withLock { $0.shipped }.map { " \($0.epoch) \($0.step)" } ?? ""
+                _ = try? client.publish(
+                    topic: beatTopic, payload: Array("\(record)\(position)".utf8), qos: 0, retain: false)
             }
         }
         changes.changed()
