@@ -81,6 +81,8 @@ public final class MQTTClient: Sendable {
     /// The libmosquitto handle, the relay its callbacks find us through and the thread that
     /// drives it (one of each per generation; no thread before ``start()``).
     private let handle: Mutex<(mosq: OpaquePointer?, relay: Relay, loop: NetworkLoop?)>
+    /// Set by ``shutdown()``: a ``reset()`` under way then puts no new handle in.
+    private let ended = Atomic<Bool>(false)
     private let connection: MQTTConnection
     /// The clock a stopping network thread's farewell is timed on.
     private let clock: DaemonClock
@@ -286,10 +288,12 @@ public final class MQTTClient: Sendable {
     /// The old handle is stopped with no lock held: stopping waits for its network thread, whose
     /// callbacks may publish or take the caller's locks. Meanwhile ``publish(topic:payload:qos:retain:)``
     /// throws (no handle). Call it from a thread that may block, never from a callback.
+    ///
+    /// A client shut down stays down: a reset after ``shutdown()``, or one under way when it
+    /// comes, does nothing more (a daemon stepping down shuts its client while the connection's
+    /// end asks for a reset: the chaos run found both).
     public func reset() throws {
-        guard let taken = takeHandle() else {
-            throw MQTTError(operation: "reset", code: MOSQ_ERR_INVAL.rawValue)
-        }
+        guard !ended.load(ordering: .acquiring), let taken = takeHandle() else { return }
         let relay = taken.relay
         taken.end()
         let next = relay.next()
@@ -305,9 +309,16 @@ public final class MQTTClient: Sendable {
             Unmanaged.passUnretained(next).release()
             throw error
         }
-        try handle.withLock { current in
+        let installed = try handle.withLock { current -> Bool in
+            guard !ended.load(ordering: .acquiring) else { return false }
             current = (created, next, nil)
             current.loop = try connect(created, relay: next)
+            return true
+        }
+        if !installed {
+            mosquitto_destroy(created)
+            Unmanaged.passUnretained(next).release()
+            next.continuation.finish()
         }
     }
 
@@ -356,6 +367,8 @@ public final class MQTTClient: Sendable {
     /// Disconnects cleanly (no will), stops the network thread, destroys the handle, and ends
     /// ``events``. Safe to call more than once.
     public func shutdown() {
+        ended.store(true, ordering: .releasing)
+        // No handle: shut down already, or a reset has it and ends the stream itself.
         guard let taken = takeHandle() else { return }
         taken.end()
         taken.relay.continuation.finish()

@@ -114,6 +114,24 @@ import Testing
         client.shutdown()
     }
 
+    /// A client shut down stays down: a reset then (the connection's end, seen while the daemon
+    /// stops) neither fails nor connects again.
+    @Test func aResetAfterShutdownDoesNothing() async throws {
+        let broker = try Broker()
+        let client = try MQTTClient(
+            MQTTConnection(host: "127.0.0.1", port: broker.port, clientID: "ended-\(UUID().uuidString.prefix(8))"))
+        try client.start()
+        _ = try await Self.first(client.events) { if case .connected(0) = $0 { true } else { nil } }
+        client.shutdown()
+        try client.reset()
+        #expect(client.generation == 0)
+        #expect(throws: MQTTError.self) { try client.publish(topic: "t/x", payload: [1], qos: 1, retain: false) }
+        // The stream ended with the shutdown: nothing more comes.
+        var after = 0
+        for await _ in client.events { after += 1 }
+        #expect(after <= 1)
+    }
+
     /// Without a reset, the client's own network thread reconnects (after 1 s, doubling) once the
     /// broker is back, and what was queued meanwhile is delivered.
     @Test func aLostConnectionIsTakenUpAgainWhenTheBrokerReturns() async throws {
