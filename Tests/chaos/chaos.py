@@ -53,6 +53,7 @@ try:
     from bumble.transport import open_transport
     from building import BEACONS, OFF, Building, Failure, Scanner, free_port, scanning
     from broker import Broker, BrokerDidNotListen
+    from kitchen import kitchen_rules
 except ImportError:
     print("chaos: SKIPPED: Bumble is not installed (scripts/setup --kernel installs it)", file=sys.stderr)
     sys.exit(77)
@@ -90,18 +91,7 @@ Tags.exitTimeout = 10
 State.database = {state}
 Web.listen =
 {broken}"""
-RULES = {  # one Ubudu region, the Kitchen zone: a notification on every entry, counted
-    "u_beacons": [{
-        "id": "kitchen", "group_id": "chaos", "name": "Kitchen", "start": None, "end": None, "schedule": None,
-        "proximity_uid": "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", "major": 2, "minor": "",
-        "rules_actions": [{
-            "id": "in",
-            "rule": {"trigger": "on_entry", "min_events": 1, "max_events": None, "min_group_events": 0,
-                     "max_group_events": None, "latch_time": 0, "maximum_proximity": None},
-            "action": {"notify_user": "In the kitchen", "notify_server": None, "open_url": None, "open_pbk": None},
-        }],
-    }]
-}  # fmt: skip
+RULES = kitchen_rules("chaos", "ACFD165E-C0C0-11E3-9BBE-1A514932AC01", 2)
 
 
 class Daemon:

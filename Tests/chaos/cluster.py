@@ -40,6 +40,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from broker import Broker, BrokerDidNotListen  # noqa: E402
+from kitchen import kitchen_rules  # noqa: E402
 
 UUID = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
 BADGE = "fda50693-a4e2-4fb1-afcf-c6eb07647825"
@@ -78,18 +79,7 @@ State.database = state.sqlite
 Cluster.name = flat
 Cluster.keepalive = {keepalive}
 """
-RULES = {  # the Kitchen: a notification on every entry, counted per tag
-    "u_beacons": [{
-        "id": "kitchen", "group_id": "cluster", "name": "Kitchen", "start": None, "end": None, "schedule": None,
-        "proximity_uid": UUID, "major": 1, "minor": "",
-        "rules_actions": [{
-            "id": "in",
-            "rule": {"trigger": "on_entry", "min_events": 1, "max_events": None, "min_group_events": 0,
-                     "max_group_events": None, "latch_time": 0, "maximum_proximity": None},
-            "action": {"notify_user": "In the kitchen", "notify_server": None, "open_url": None, "open_pbk": None},
-        }],
-    }]
-}  # fmt: skip
+RULES = kitchen_rules("cluster", UUID, 1)  # the Kitchen: counted per tag
 
 
 def run(*arguments, namespace=None):

@@ -95,13 +95,6 @@ final class StepAcknowledgements: @unchecked Sendable {
         return verdict
     }
 
-    /// Steps sent and not acknowledged now.
-    var waiting: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return pending.count
-    }
-
     /// ``verdict(through:isActive:)`` with the lock held.
     private func locked(through step: Int64, isActive: () -> Bool) -> ShippedVerdict {
         guard isActive() else {
