@@ -93,21 +93,31 @@ public final class MQTTClient: Sendable {
         let continuation: AsyncStream<MQTTEvent>.Continuation
         let published: (@Sendable (Int32, UInt64) -> Void)?
         let received: (@Sendable (String, [UInt8], Bool) -> Void)?
+        let connection: (@Sendable (MQTTEvent) -> Void)?
         let generation: UInt64
         /// The broker accepted a connection (CONNACK 0) since the network thread last looked.
         let accepted = Atomic<Bool>(false)
         init(
             _ continuation: AsyncStream<MQTTEvent>.Continuation, published: (@Sendable (Int32, UInt64) -> Void)?,
-            received: (@Sendable (String, [UInt8], Bool) -> Void)?, generation: UInt64
+            received: (@Sendable (String, [UInt8], Bool) -> Void)?,
+            connection: (@Sendable (MQTTEvent) -> Void)?, generation: UInt64
         ) {
             self.continuation = continuation
             self.published = published
             self.received = received
+            self.connection = connection
             self.generation = generation
         }
 
         func next() -> Relay {
-            Relay(continuation, published: published, received: received, generation: generation + 1)
+            Relay(
+                continuation, published: published, received: received, connection: connection,
+                generation: generation + 1)
+        }
+
+        /// A connection's start or end: to `connection` when there is one, else to the stream.
+        func said(_ event: MQTTEvent) {
+            if let connection { connection(event) } else { continuation.yield(event) }
         }
     }
 
@@ -124,18 +134,22 @@ public final class MQTTClient: Sendable {
     /// With `published`, acknowledgements (message ID, ``generation``) are handed to it on the
     /// network thread, at once, instead of to ``events``: for a publisher that must keep up with
     /// thousands a second, a hop to another thread per message is what it cannot afford.
-    /// Likewise `received` takes incoming messages (topic, payload, retained). Both must be quick,
-    /// must not block, and must not wait for anything a caller of this client may hold.
+    /// Likewise `received` takes incoming messages (topic, payload, retained), and `connectionEvents`
+    /// the connection's `.connected` and `.disconnected` events: for a state that must follow the
+    /// connection even when the cooperative pool is busy (the cluster's election: an active whose
+    /// connection ended stops counting as one at once). All must be quick, must not block, and
+    /// must not wait for anything a caller of this client may hold.
     public init(
         _ connection: MQTTConnection, published: (@Sendable (Int32, UInt64) -> Void)? = nil,
-        received: (@Sendable (String, [UInt8], Bool) -> Void)? = nil, clock: DaemonClock = .system
+        received: (@Sendable (String, [UInt8], Bool) -> Void)? = nil,
+        connectionEvents said: (@Sendable (MQTTEvent) -> Void)? = nil, clock: DaemonClock = .system
     ) throws {
         _ = Self.initialised
         self.connection = connection
         self.clock = clock
         let (stream, continuation) = AsyncStream<MQTTEvent>.makeStream(bufferingPolicy: .unbounded)
         events = stream
-        let relay = Relay(continuation, published: published, received: received, generation: 0)
+        let relay = Relay(continuation, published: published, received: received, connection: said, generation: 0)
         let userdata = Unmanaged.passRetained(relay).toOpaque()
         guard let created = mosquitto_new(connection.clientID, connection.cleanSession, userdata) else {
             throw MQTTError(operation: "client creation", code: MOSQ_ERR_NOMEM.rawValue)
@@ -184,10 +198,10 @@ public final class MQTTClient: Sendable {
         mosquitto_connect_callback_set(mosq) { _, userdata, code in
             guard let relay = MQTTClient.relay(userdata) else { return }
             if code == 0 { relay.accepted.store(true, ordering: .relaxed) }
-            relay.continuation.yield(.connected(code: code))
+            relay.said(.connected(code: code))
         }
         mosquitto_disconnect_callback_set(mosq) { _, userdata, code in
-            MQTTClient.relay(userdata)?.continuation.yield(.disconnected(code: code))
+            MQTTClient.relay(userdata)?.said(.disconnected(code: code))
         }
         mosquitto_publish_callback_set(mosq) { _, userdata, messageID in
             guard let relay = MQTTClient.relay(userdata) else { return }
@@ -246,7 +260,7 @@ public final class MQTTClient: Sendable {
         } catch {
             throw MQTTError(operation: "network thread (\(error))", code: MOSQ_ERR_ERRNO.rawValue)
         }
-        if code != MOSQ_ERR_SUCCESS.rawValue { relay.continuation.yield(.disconnected(code: code)) }
+        if code != MOSQ_ERR_SUCCESS.rawValue { relay.said(.disconnected(code: code)) }
         loop.start(connected: code == MOSQ_ERR_SUCCESS.rawValue)
         return loop
     }

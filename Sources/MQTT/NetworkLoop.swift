@@ -96,7 +96,7 @@ final class NetworkLoop: Sendable {
                 waiting = nil
                 let code = mosquitto_reconnect_async(mosq)
                 if code != success {
-                    if !said { relay.continuation.yield(.disconnected(code: code)) }
+                    if !said { relay.said(.disconnected(code: code)) }
                     said = true
                     waiting = backoff.next()
                 }

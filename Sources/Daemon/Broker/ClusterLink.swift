@@ -99,7 +99,7 @@ public final class ClusterLink: Sendable {
         client = try MQTTClient(
             connection, published: { id, generation in acks.acknowledge(id, generation: generation) },
             received: { topic, payload, _ in inbox.link?.received(topic: topic, payload: payload) },
-            clock: timers.clock)
+            connectionEvents: { inbox.link?.connection($0) }, clock: timers.clock)
         inbox.attach(self)
     }
 
@@ -123,32 +123,37 @@ public final class ClusterLink: Sendable {
     /// Wakes the waits to look again (something they read besides the election changed).
     public func poke() { changes.changed() }
 
-    /// Handles the connection's events until ``stop()``.
+    /// Waits until ``stop()`` (the connection's events are handled on libmosquitto's thread, as
+    /// they come: ``connection(_:)``).
     public func run() async {
-        for await event in client.events {
-            switch event {
-            case .connected(0):
-                // Told to the machine before subscribing: the retained record can arrive on
-                // libmosquitto's thread before this task goes on, and a record heard while the
-                // machine thinks it is disconnected is dropped (it then claimed over a live
-                // active after a broker restart; CI, ClusterLinkTests).
-                ask { $0.connected(at: now); return [] }
-                // The leader at QoS 0: the session queues no record heard while away (a stale
-                // one of its own would make it active for a moment); the retained one comes.
-                do {
-                    _ = try client.subscribe(topic, qos: 0)
-                    _ = try client.subscribe(beatTopic, qos: 0)
-                    for state in [stepsTopic, requestTopic, snapshotTopic] { _ = try client.subscribe(state, qos: 1) }
-                } catch {
-                    logger.warning("\(error); the cluster's leader and state are not heard")
-                }
-            case .connected(let code):
-                logger.warning("MQTT broker refused the cluster connection (CONNACK \(code))")
-            case .disconnected:
-                ask { $0.disconnected(); return [] }
-            default:
-                break
+        for await _ in client.events {}
+    }
+
+    /// The connection began or ended (libmosquitto's thread). Handled here, not by a task: an
+    /// active whose connection ended stops counting as one at once, however busy the cooperative
+    /// pool is (a task took seconds to hear it on a loaded machine; CI, ClusterLinkTests).
+    fileprivate func connection(_ event: MQTTEvent) {
+        switch event {
+        case .connected(0):
+            // Told to the machine before subscribing: the retained record comes after the
+            // subscription, and a record heard while the machine thinks it is disconnected is
+            // dropped (it then claimed over a live active after a broker restart).
+            ask { $0.connected(at: now); return [] }
+            // The leader at QoS 0: the session queues no record heard while away (a stale
+            // one of its own would make it active for a moment); the retained one comes.
+            do {
+                _ = try client.subscribe(topic, qos: 0)
+                _ = try client.subscribe(beatTopic, qos: 0)
+                for state in [stepsTopic, requestTopic, snapshotTopic] { _ = try client.subscribe(state, qos: 1) }
+            } catch {
+                logger.warning("\(error); the cluster's leader and state are not heard")
             }
+        case .connected(let code):
+            logger.warning("MQTT broker refused the cluster connection (CONNACK \(code))")
+        case .disconnected:
+            ask { $0.disconnected(); return [] }
+        default:
+            break
         }
     }
 
