@@ -138,7 +138,10 @@ public final class MQTTClient: Sendable {
     /// the connection's `.connected` and `.disconnected` events: for a state that must follow the
     /// connection even when the cooperative pool is busy (the cluster's election: an active whose
     /// connection ended stops counting as one at once). All must be quick, must not block, and
-    /// must not wait for anything a caller of this client may hold.
+    /// must not wait for anything a caller of this client may hold. One `.disconnected` is told
+    /// elsewhere: a first attempt that fails is said by ``start()`` or ``reset()`` on the caller's
+    /// thread, before the network thread starts, with this client's lock held; `connectionEvents`
+    /// must then not call the client (the cluster link only notes the state).
     public init(
         _ connection: MQTTConnection, published: (@Sendable (Int32, UInt64) -> Void)? = nil,
         received: (@Sendable (String, [UInt8], Bool) -> Void)? = nil,
@@ -260,6 +263,8 @@ public final class MQTTClient: Sendable {
         } catch {
             throw MQTTError(operation: "network thread (\(error))", code: MOSQ_ERR_ERRNO.rawValue)
         }
+        // Said before the thread starts, so that nothing it says can come first (the caller
+        // holds the client's lock: see `connectionEvents` in ``init``).
         if code != MOSQ_ERR_SUCCESS.rawValue { relay.said(.disconnected(code: code)) }
         loop.start(connected: code == MOSQ_ERR_SUCCESS.rawValue)
         return loop

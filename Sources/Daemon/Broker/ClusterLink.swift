@@ -151,6 +151,8 @@ public final class ClusterLink: Sendable {
         case .connected(let code):
             logger.warning("MQTT broker refused the cluster connection (CONNACK \(code))")
         case .disconnected:
+            // Only the state, never the client: a failed first attempt is said from `start()` or
+            // `reset()` with the client's lock held (MQTTClient's `connectionEvents`).
             ask { $0.disconnected(); return [] }
         default:
             break
