@@ -115,7 +115,8 @@ public final class MQTTClient: Sendable {
                 generation: generation + 1)
         }
 
-        /// A connection's start or end: to `connection` when there is one, else to the stream.
+        /// A connection's start or end, or a subscription's acknowledgement: to `connection` when
+        /// there is one, else to the stream.
         func said(_ event: MQTTEvent) {
             if let connection { connection(event) } else { continuation.yield(event) }
         }
@@ -135,7 +136,7 @@ public final class MQTTClient: Sendable {
     /// network thread, at once, instead of to ``events``: for a publisher that must keep up with
     /// thousands a second, a hop to another thread per message is what it cannot afford.
     /// Likewise `received` takes incoming messages (topic, payload, retained), and `connectionEvents`
-    /// the connection's `.connected` and `.disconnected` events: for a state that must follow the
+    /// the connection's `.connected`, `.disconnected` and `.subscribed` events: for a state that must follow the
     /// connection even when the cooperative pool is busy (the cluster's election: an active whose
     /// connection ended stops counting as one at once). All must be quick, must not block, and
     /// must not wait for anything a caller of this client may hold. One `.disconnected` is told
@@ -215,7 +216,7 @@ public final class MQTTClient: Sendable {
             }
         }
         mosquitto_subscribe_callback_set(mosq) { _, userdata, messageID, _, _ in
-            MQTTClient.relay(userdata)?.continuation.yield(.subscribed(messageID: messageID))
+            MQTTClient.relay(userdata)?.said(.subscribed(messageID: messageID))
         }
         mosquitto_message_callback_set(mosq) { _, userdata, message in
             guard let message = message?.pointee, let topic = message.topic else { return }
@@ -349,11 +350,16 @@ public final class MQTTClient: Sendable {
     }
 
     /// Publishes a message; returns its message ID and the ``generation`` it went to, read together.
-    public func publishTagged(topic: String, payload: some Collection<UInt8>, qos: Int32, retain: Bool) throws -> (
-        messageID: Int32, generation: UInt64
-    ) {
+    /// With `expecting`, only to that generation: after a ``reset()`` to another one the message is
+    /// refused (`MOSQ_ERR_NO_CONN`) before libmosquitto has it.
+    public func publishTagged(
+        topic: String, payload: some Collection<UInt8>, qos: Int32, retain: Bool, expecting: UInt64? = nil
+    ) throws -> (messageID: Int32, generation: UInt64) {
         try handle.withLock { current in
             guard let mosq = current.mosq else { throw MQTTError(operation: "publish", code: MOSQ_ERR_INVAL.rawValue) }
+            if let expecting, expecting != current.relay.generation {
+                throw MQTTError(operation: "publish to a connection since reset", code: MOSQ_ERR_NO_CONN.rawValue)
+            }
             var messageID: Int32 = 0
             let bytes = Array(payload)
             let code = bytes.withUnsafeBytes {

@@ -20,7 +20,7 @@ import Testing
 
     /// What a batch holds, as `e<sequence>` and `r<topic>`.
     static func names(_ action: Outbox.Action?) -> [String] {
-        guard case .publish(let batch)? = action else { return [] }
+        guard case .publish(let batch, _)? = action else { return [] }
         return batch.map {
             switch $0 {
             case .event(let entry): "e\(entry.sequence)"
@@ -31,7 +31,7 @@ import Testing
 
     /// Reports a batch as published with message IDs from `firstID` on.
     static func published(_ action: Outbox.Action?, from firstID: Int32) -> [(Outbox.Publication, Int32?)] {
-        guard case .publish(let batch)? = action else { return [] }
+        guard case .publish(let batch, _)? = action else { return [] }
         return batch.enumerated().map { ($1, firstID + Int32($0)) }
     }
 
@@ -101,7 +101,7 @@ import Testing
             #expect(outbox.retain(message) == nil)
         }
         #expect(outbox.retainedWaiting == 0)
-        guard case .publish(let batch)? = outbox.connected(at: 0) else {
+        guard case .publish(let batch, _)? = outbox.connected(at: 0) else {
             Issue.record("nothing at the connect")
             return
         }

@@ -103,6 +103,13 @@ import Testing
         // Queued while the broker is away, then dropped by the reset: never acknowledged.
         let dropped = try client.publish(topic: "t/x", payload: Array("old".utf8), qos: 1, retain: false)
         try client.reset()
+        // What was meant for the old connection is refused by the new one before libmosquitto has
+        // it (the outbox's batches: a newer event must not overtake older ones put back); were it
+        // queued, its acknowledgement would come before the fresh one's below.
+        #expect(client.generation == 1)
+        #expect(throws: MQTTError.self) {
+            try client.publishTagged(topic: "t/x", payload: Array("stale".utf8), qos: 1, retain: false, expecting: 0)
+        }
         try broker.start()
         _ = try await Self.first(client.events) { if case .connected(0) = $0 { true } else { nil } }
         let fresh = try client.publish(topic: "t/x", payload: Array("new".utf8), qos: 1, retain: false)

@@ -11,7 +11,7 @@ import Persistence
 /// Delivery is at-least-once and in order. Nothing is handed out before the broker accepted the
 /// connection (then retained state goes first, then the events). Events are handed out in outbox order, at most
 /// ``window`` at a time, and by one publisher at a time (``Action/publish(_:)`` is given to one
-/// caller, who reports back with ``sent(_:at:)`` before anyone gets the next batch), so two
+/// caller, who reports back with ``sent(_:generation:at:)`` before anyone gets the next batch), so two
 /// threads never interleave. An event leaves the outbox once acknowledged and the connection has
 /// stayed up for ``confirmation`` since: a broker killed right after acknowledging may never have
 /// passed it on. On an unclean disconnect every event not yet confirmed goes back to the front,
@@ -25,8 +25,11 @@ import Persistence
 public struct Outbox: Sendable {
     /// What the shell does.
     public enum Action: Sendable, Hashable {
-        /// Publish these, in order, then report with ``Outbox/sent(_:at:)``.
-        case publish([Publication])
+        /// Publish these, in order, to client generation `generation` (the one the batch was cut
+        /// for: a client reset since then must refuse them, or a newer event would reach the new
+        /// connection ahead of older ones put back by the reset), then report with
+        /// ``Outbox/sent(_:generation:at:)``.
+        case publish([Publication], generation: UInt64)
         /// Drop the connection and everything libmosquitto holds, and connect anew as generation
         /// ``Outbox/generation``.
         case reset
@@ -344,6 +347,6 @@ public struct Outbox: Sendable {
         guard !batch.isEmpty else { return nil }
         publishing = true
         handedOut = batch.count - retainedCount
-        return .publish(batch)
+        return .publish(batch, generation: generation)
     }
 }
