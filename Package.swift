@@ -35,7 +35,8 @@ let package = Package(
         // Positions (fixes), Commands (B/cmd payloads), Time (timestamps, local days, the clock,
         // DeadlineQueue), Support (FNV, a seeded generator, hex, printable text, input errors).
         .target(name: "BeaconCore", dependencies: ["JSONText"]),
-        // Pure: gpsd's protocol (its WATCH request, TPV reports to fixes) and its endpoint.
+        // Pure: gpsd's protocol (its WATCH request, TPV reports to fixes, the line buffer); the
+        // endpoint (`Monitor.position = gpsd:HOST:PORT`) is BeaconCore's (Positions).
         .target(name: "GPSD", dependencies: ["BeaconCore", "JSONText"]),
         // Pure: simulated walks through a building and floors of scanners hearing tags, for
         // `simulate`, the benchmarks and the tests.
@@ -43,8 +44,9 @@ let package = Package(
 
         // Pure, one device's view of the building, one folder each: Hierarchy (Areas, Zones,
         // beacons), Monitor (the state machine and its clock), CapPolicy (HSYCO's region cap),
-        // Presence (enter, exit, the adaptive exit), Ranging (filters, classes, nearest), Alerts,
-        // Dwell, Geofences, Outputs (every output's JSON, rule outputs).
+        // Presence (enter, exit, the adaptive exit), Ranging (filters, classes, nearest), Rooms (a
+        // tag's room from scanners' reports or its position on a floor plan), Alerts, Dwell,
+        // Geofences, Outputs (every output's JSON, rule outputs).
         .target(name: "RegionMonitor", dependencies: ["JSONText", "BeaconCore", "Floorplan"]),
         // Pure: floors (rooms as polygons, walls, doors, scanners' points) compiled to a grid, the
         // radio learned from the building, and the position estimator (docs/behaviour.md §20).
@@ -86,9 +88,9 @@ let package = Package(
             pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]
         ),
-        // The shells' primitives: the one errno wrapper for every system call, a wake-up
-        // descriptor, a condition async code awaits (woken, never polled), the one timer thread
-        // and the bounded pool of worker threads for blocking jobs.
+        // The shells' primitives: the errno wrapper (EINTR retried, errno typed), a wake-up
+        // descriptor, a condition async code awaits (woken, never polled), the one timer thread,
+        // the bounded pool of worker threads for blocking jobs, and child processes (scripts).
         .target(name: "Syscalls", dependencies: ["BeaconCore"]),
         // Pure: the table of devices (Devices: the own radio and the fleet, one Engine each), the
         // fleet's payloads (OwnTracks, Theengs, forward) to observations, waypoint commands.
@@ -100,7 +102,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]),
-        // Pure: the election of one active daemon among a cluster's (SPEC §21), through the broker.
+        // Pure: the election of one active daemon among a cluster's (docs/behaviour.md §21), through
+        // the broker.
         .target(name: "Cluster"),
         .target(
             name: "BlueZ",
@@ -114,14 +117,18 @@ let package = Package(
                 "JSONText", "BeaconCore", "BeaconConfiguration", "Engine", "Floorplan", "RegionMonitor", "Rules",
             ]),
 
-        // The shells, one folder each: Inputs (incoming MQTT), FileSources, Loop (the engine's
-        // thread, EngineDriver), Sinks (--events, MQTT and its outbox, scripts), RulesIO, Web,
-        // Fleet (forward nodes), Services (the daemon's lifecycle).
+        // The shells, one folder each: Broker (the broker connection and MQTTInput, the incoming
+        // MQTT; in a cluster the cluster connection, ClusterLink, and its step acknowledgements),
+        // Inputs (Refusals: what the daemon refuses, counted and said without flooding the log),
+        // FileSources, Loop (the engine's thread, EngineDriver), Sinks (--events, MQTT and its
+        // outbox, scripts), RulesIO, Web (and a standby's), Fleet (forward nodes), Services (the
+        // daemon's lifecycle, a cluster's roles).
         .target(
             name: "Daemon",
             dependencies: [
                 "GPSD", "JSONText",
-                "Cluster", "BeaconCore", "BlueZ", "BeaconConfiguration", "Engine", "Fleet", "MQTT", "Persistence", "RegionMonitor",
+                "Cluster", "BeaconCore", "BlueZ", "BeaconConfiguration", "Engine", "Fleet", "Floorplan", "MQTT",
+                "Persistence", "RegionMonitor",
                 "Rules",
                 "Syscalls", "WebView", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -141,7 +148,7 @@ let package = Package(
                 "JSONText", "Simulation",
                 "BeaconCore", "BlueZ", "BeaconConfiguration", "Daemon", "Engine", "Floorplan", "MQTT", "Persistence",
                 "RegionMonitor",
-                "Rules",
+                "Rules", "Syscalls",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

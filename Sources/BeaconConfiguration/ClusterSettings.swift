@@ -1,7 +1,7 @@
 import Cluster
 
-/// `Cluster.*` (SPEC §21, docs/deployment.md): the daemons of one building that elect one active
-/// through the broker. Without `Cluster.name` a daemon runs alone.
+/// `Cluster.*` (docs/behaviour.md §21, docs/deployment.md): the daemons of one building that elect
+/// one active through the broker. Without `Cluster.name` a daemon runs alone.
 public struct ClusterSettings: Sendable, Hashable, CustomStringConvertible {
     /// The same on every daemon of the cluster: the topics under `MQTT.topic/_cluster/<name>/`.
     public var name: String

@@ -11,7 +11,7 @@ public struct Configuration: Sendable {
     public var monitor = MonitorSettings()
     /// `nil` when `MQTT.host` is not set (MQTT off).
     public var mqtt: MQTTSettings?
-    /// `nil` without `Cluster.name` (a daemon alone; SPEC §21).
+    /// `nil` without `Cluster.name` (a daemon alone; docs/behaviour.md §21).
     public var cluster: ClusterSettings?
     /// `nil` without a fleet source (`Fleet.owntracks`, `Fleet.theengs`, `Fleet.forward`).
     public var fleet: FleetSettings?

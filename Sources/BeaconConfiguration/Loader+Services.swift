@@ -77,8 +77,9 @@ extension Loader {
         configuration.mqtt = settings
     }
 
-    /// `Cluster.name` and `Cluster.keepalive` (SPEC §21). A cluster elects through the broker and
-    /// names its members by their `MQTT.clientId`, so it needs both, the id a topic level.
+    /// `Cluster.name` and `Cluster.keepalive` (docs/behaviour.md §21). A cluster elects through
+    /// the broker and names its members by their `MQTT.clientId`, so it needs both, the id a
+    /// topic level.
     mutating func loadCluster(_ entries: [String: IniFile.Entry], clientID: IniFile.Entry?) {
         guard let nameEntry = entries["Cluster.name"] else {
             if let any = entries.values.min(by: { $0.line < $1.line }) {
@@ -89,28 +90,36 @@ extension Loader {
         guard LeaderRecord.isMember(nameEntry.value) else {
             error(
                 nameEntry,
-                "Cluster.name '\(nameEntry.value.excerpt)' must be 1 to 64 letters, digits, '-', '_' or '.' (it is a topic level)")
+                "Cluster.name '\(nameEntry.value.excerpt)' must be 1 to 64 letters, digits, '-', '_' or '.' (it is a topic level)"
+            )
             return
         }
         guard let mqtt = configuration.mqtt else {
-            error(nameEntry, "a cluster elects its active through the broker: set MQTT.host (the same broker on every daemon)")
+            error(
+                nameEntry,
+                "a cluster elects its active through the broker: set MQTT.host (the same broker on every daemon)")
             return
         }
         guard let idEntry = clientID else {
             error(
                 nameEntry,
-                "a cluster's daemons are told apart by MQTT.clientId: set it, different on each daemon (such as bw-hall-1)")
+                "a cluster's daemons are told apart by MQTT.clientId: set it, different on each daemon (such as bw-hall-1)"
+            )
             return
         }
         guard LeaderRecord.isMember(mqtt.clientID) else {
-            error(idEntry, "MQTT.clientId '\(mqtt.clientID.excerpt)' names this daemon in Cluster.name's election: use letters, digits, '-', '_' or '.'")
+            error(
+                idEntry,
+                "MQTT.clientId '\(mqtt.clientID.excerpt)' names this daemon in Cluster.name's election: use letters, digits, '-', '_' or '.'"
+            )
             return
         }
         // The election's connection is `<clientId>-cluster`, within MQTT 3.1.1's 23 bytes.
         if mqtt.version == .v311, mqtt.clientID.utf8.count > 15 {
             error(
                 idEntry,
-                "MQTT.clientId '\(mqtt.clientID.excerpt)' is \(mqtt.clientID.utf8.count) bytes; in a cluster MQTT 3.1.1 allows 15 (the election's connection adds '-cluster'): shorten it or set MQTT.version = 5")
+                "MQTT.clientId '\(mqtt.clientID.excerpt)' is \(mqtt.clientID.utf8.count) bytes; in a cluster MQTT 3.1.1 allows 15 (the election's connection adds '-cluster'): shorten it or set MQTT.version = 5"
+            )
             return
         }
         var settings = ClusterSettings(name: nameEntry.value, member: mqtt.clientID)

@@ -1,4 +1,4 @@
-// SQLite's session extension (changesets) for the cluster's state shipping (SPEC §21,
+// SQLite's session extension (changesets) for the cluster's state shipping (docs/behaviour.md §21,
 // docs/failover.md). sqlite3.h declares it only under these two macros; Debian's libsqlite3 is
 // built with both. Keep to includes and static inline shims.
 #ifndef BEACONWATCH_CSQLITESESSION_SHIM_H

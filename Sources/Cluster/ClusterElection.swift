@@ -1,6 +1,6 @@
-/// One daemon's part in its cluster's election (SPEC §21), as a value state machine: what the
-/// broker says (the cluster connection up or down, the retained leader record) and the clock in;
-/// the role and what to publish out. No I/O and no clock of its own: the shell feeds it.
+/// One daemon's part in its cluster's election (docs/behaviour.md §21), as a value state machine:
+/// what the broker says (the cluster connection up or down, the retained leader record) and the
+/// clock in; the role and what to publish out. No I/O and no clock of its own: the shell feeds it.
 ///
 /// The rules, the same on every daemon, so that a cluster ends with one active whatever order
 /// things happen in:

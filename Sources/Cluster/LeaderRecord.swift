@@ -1,6 +1,6 @@
-/// The leader record of a cluster (SPEC §21): retained on `MQTT.topic/_cluster/<name>/leader`,
-/// cleared by the cluster connection's will. Its text is `<epoch> <member>`; an empty payload is
-/// no leader.
+/// The leader record of a cluster (docs/behaviour.md §21): retained on
+/// `MQTT.topic/_cluster/<name>/leader`, cleared by the cluster connection's will. Its text is
+/// `<epoch> <member>`; an empty payload is no leader.
 public struct LeaderRecord: Sendable, Hashable, CustomStringConvertible {
     /// Counts takeovers: a daemon that takes over claims one more than the highest it has seen.
     public var epoch: UInt64

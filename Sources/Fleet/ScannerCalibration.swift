@@ -104,7 +104,7 @@ public struct ScannerCalibration: Sendable, Hashable {
     }
 
     /// Each direction's settled level (what a restart, or a cluster's next active, starts from:
-    /// SPEC §21), in scanner order.
+    /// docs/behaviour.md §21), in scanner order.
     public var settledLevels: [ScannerLevel] {
         var levels: [ScannerLevel] = []
         for (a, receiver) in ids.enumerated() {

@@ -1,6 +1,6 @@
-/// Where a state stands in its cluster's stream of committed steps (SPEC §21): the epoch of the
-/// active that made the last step applied, and that step's number. Numbers go on across epochs:
-/// a new active's first step follows the last one it applied as a standby.
+/// Where a state stands in its cluster's stream of committed steps (docs/behaviour.md §21): the
+/// epoch of the active that made the last step applied, and that step's number. Numbers go on
+/// across epochs: a new active's first step follows the last one it applied as a standby.
 public struct StepPosition: Sendable, Hashable, CustomStringConvertible {
     public var epoch: Int64
     public var step: Int64
@@ -188,8 +188,8 @@ enum ChangesetLayout {
     }
 }
 
-/// Whether the outputs of a commit in a cluster may go out (SPEC §21, docs/failover.md, "Outputs
-/// wait for the broker").
+/// Whether the outputs of a commit in a cluster may go out (docs/behaviour.md §21,
+/// docs/failover.md, "Outputs wait for the broker").
 public enum ShippedVerdict: Sendable, Hashable {
     /// The broker holds every step up to the commit's: the next active has them.
     case acknowledged
@@ -200,7 +200,7 @@ public enum ShippedVerdict: Sendable, Hashable {
     case withheld
 }
 
-/// Says when the broker holds the steps shipped: the cluster connection (SPEC §21).
+/// Says when the broker holds the steps shipped: the cluster connection (docs/behaviour.md §21).
 public protocol StepAcknowledger: Sendable {
     /// Whether the outputs of the steps shipped up to number `step` may go out now.
     func verdict(through step: Int64) -> ShippedVerdict

@@ -145,10 +145,11 @@ extension StateStore {
                     """)
         }
         migrator.registerMigration("v11: the cluster's position in the shipped steps") { db in
-            // Which committed step of which active this state is at (SPEC §21): a standby applies
-            // a shipped step only on the state it was made on. One row; (0, 0) for a state that
-            // was never shipped. `clusterLocal` (never shipped): the epoch this daemon last
-            // shipped as, until its state is replaced: what it committed then may be unshipped.
+            // Which committed step of which active this state is at (docs/behaviour.md §21): a
+            // standby applies a shipped step only on the state it was made on. One row; (0, 0) for
+            // a state that was never shipped. `clusterLocal` (never shipped): the epoch this daemon
+            // last shipped as, until its state is replaced: what it committed then may be
+            // unshipped.
             try db.execute(
                 sql: """
                     CREATE TABLE clusterPosition (id INTEGER PRIMARY KEY CHECK (id = 1), epoch INTEGER NOT NULL,
@@ -160,7 +161,8 @@ extension StateStore {
         }
         migrator.registerMigration("v12: the scanners' calibration") { db in
             // What each fixed scanner hears of each other, settled (docs/behaviour.md §19): a
-            // restart, or a cluster's next active (SPEC §21), corrects the receivers at once.
+            // restart, or a cluster's next active (docs/behaviour.md §21), corrects the receivers
+            // at once.
             try db.execute(
                 sql: """
                     CREATE TABLE scannerLevel (receiver TEXT NOT NULL, transmitter TEXT NOT NULL, level REAL NOT NULL,

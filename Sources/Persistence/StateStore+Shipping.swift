@@ -2,9 +2,9 @@ import CSQLiteSession
 import Foundation
 import GRDB
 
-/// The cluster's state shipping (SPEC §21, docs/failover.md): the active records the rows each
-/// committed step changes (an SQLite session) and hands them on as a ``ShippedStep``; a standby
-/// applies the steps to its own database in order, or replaces its state with a
+/// The cluster's state shipping (docs/behaviour.md §21, docs/failover.md): the active records the
+/// rows each committed step changes (an SQLite session) and hands them on as a ``ShippedStep``; a
+/// standby applies the steps to its own database in order, or replaces its state with a
 /// ``StateSnapshot`` when it cannot.
 extension StateStore {
     /// What a restart reads, so what a standby must hold to take over: every device's reports,
@@ -197,7 +197,9 @@ extension StateStore {
                     guard code == SQLITE_OK else {
                         throw DatabaseError(
                             resultCode: ResultCode(rawValue: code),
-                            message: "the shipped \(step.position) does not apply (\(String(cString: sqlite3_errstr(code))))")
+                            message:
+                                "the shipped \(step.position) does not apply (\(String(cString: sqlite3_errstr(code))))"
+                        )
                     }
                     guard try Self.position(in: db) == step.position else { return .rollback }
                     verdict = .applied(replaced: Int(counts.replaced), omitted: Int(counts.omitted))

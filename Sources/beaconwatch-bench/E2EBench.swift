@@ -42,7 +42,7 @@ struct E2EBench: AsyncParsableCommand {
     @Option(help: "Sightings in the rate run.")
     var events = 100_000
 
-    @Flag(help: "As a cluster's active (SPEC 21): each step shipped, each output waiting for the broker to hold it.")
+    @Flag(help: "As a cluster's active (docs/behaviour.md §21): each step shipped, each output waiting for the broker to hold it.")
     var cluster = false
 
     static let uuid = UUID(uuidString: "5A4BCFCE-174E-4BAC-A814-092E77F6B7E5")!
@@ -197,7 +197,8 @@ struct E2EBench: AsyncParsableCommand {
                     power: -59, rssi: (n / 4) % 2 == 0 ? -50 : -75, address: nil)
                 sent.append(.now)
                 try driver.handle(
-                    .daemon(.advertisement(advertisement)), at: Timestamp(microseconds: origin.microseconds + Int64(n) * 100))
+                    .daemon(.advertisement(advertisement)),
+                    at: Timestamp(microseconds: origin.microseconds + Int64(n) * 100))
                 // As the daemon does: steps share a transaction while input is waiting.
                 let waiting = paced == nil && n + 1 < count
                 if !waiting { try driver.commit() }
@@ -225,7 +226,8 @@ struct E2EBench: AsyncParsableCommand {
 
     /// A cluster link, the active of its cluster, that `store` ships through.
     static func active(_ settings: MQTTSettings, store: StateStore) async throws -> ClusterLink {
-        let link = try ClusterLink(settings: settings, name: "bench", keepalive: 2, member: "bench", logger: Logger(label: "e2e"))
+        let link = try ClusterLink(
+            settings: settings, name: "bench", keepalive: 2, member: "bench", logger: Logger(label: "e2e"))
         Task.detached { await link.run() }
         try link.start()
         guard await link.wait(within: .seconds(10), until: { $0.isActive }), let epoch = link.epoch else {

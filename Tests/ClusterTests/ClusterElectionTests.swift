@@ -1,7 +1,7 @@
 import Cluster
 import Testing
 
-/// The election (SPEC §21) against a broker as MQTT has it: one retained record on the leader
+/// The election (docs/behaviour.md §21) against a broker as MQTT has it: one retained record on the leader
 /// topic, every publish delivered to every connected subscriber in the order the broker took
 /// them, a will that clears the record when a connection dies.
 @Suite struct ClusterElectionTests {

@@ -1,7 +1,7 @@
 import BeaconConfiguration
 import Testing
 
-/// `Cluster.*` (SPEC §21): read with their defaults, every mistake said at its line.
+/// `Cluster.*` (docs/behaviour.md §21): read with their defaults, every mistake said at its line.
 @Suite struct ClusterConfigurationTests {
     static let base = """
         LocationBaseBeacon.1 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1
@@ -29,22 +29,29 @@ import Testing
     }
 
     @Test func everyMistakeIsSaidAtItsLine() throws {
-        #expect(Self.error(Self.base + "Cluster.name = a/b\n").hasPrefix("4: Cluster.name 'a/b' must be 1 to 64 letters"))
+        #expect(
+            Self.error(Self.base + "Cluster.name = a/b\n").hasPrefix("4: Cluster.name 'a/b' must be 1 to 64 letters"))
         #expect(Self.error(Self.base + "Cluster.name = \n").hasPrefix("4: Cluster.name '' must be"))
         #expect(
             Self.error("LocationBaseBeacon.1 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1\nCluster.name = hall\n")
                 .hasPrefix("2: a cluster elects its active through the broker: set MQTT.host"))
         #expect(
-            Self.error("LocationBaseBeacon.1 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1\nMQTT.host = h\nCluster.name = hall\n")
-                .hasPrefix("3: a cluster's daemons are told apart by MQTT.clientId"))
+            Self.error(
+                "LocationBaseBeacon.1 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1\nMQTT.host = h\nCluster.name = hall\n"
+            )
+            .hasPrefix("3: a cluster's daemons are told apart by MQTT.clientId"))
         #expect(
             Self.error(Self.base.replacingOccurrences(of: "bw-hall-1", with: "bw hall") + "Cluster.name = hall\n")
                 .hasPrefix("3: MQTT.clientId 'bw hall' names this daemon"))
         #expect(
-            Self.error(Self.base.replacingOccurrences(of: "bw-hall-1", with: "beaconwatch-hall-1") + "Cluster.name = hall\n")
-                .contains("in a cluster MQTT 3.1.1 allows 15"))
+            Self.error(
+                Self.base.replacingOccurrences(of: "bw-hall-1", with: "beaconwatch-hall-1") + "Cluster.name = hall\n"
+            )
+            .contains("in a cluster MQTT 3.1.1 allows 15"))
         // MQTT 5 allows the longer id.
-        let five = Self.base.replacingOccurrences(of: "bw-hall-1", with: "beaconwatch-hall-1") + "MQTT.version = 5\nCluster.name = hall\n"
+        let five =
+            Self.base.replacingOccurrences(of: "bw-hall-1", with: "beaconwatch-hall-1")
+            + "MQTT.version = 5\nCluster.name = hall\n"
         #expect(try Self.load(five).get().cluster?.member == "beaconwatch-hall-1")
         for keepalive in ["0", "3601", "two", "-1", "99999999999999999999"] {
             #expect(Self.error(Self.base + "Cluster.name = hall\nCluster.keepalive = \(keepalive)\n").hasPrefix("5: "))
@@ -54,8 +61,9 @@ import Testing
     @Test func aKeepaliveWithoutANameIsAWarning() throws {
         let configuration = try Self.load(Self.base + "Cluster.keepalive = 3\n").get()
         #expect(configuration.cluster == nil)
-        #expect(configuration.warnings.map(\.message) == [
-            "Cluster.keepalive without Cluster.name: this daemon runs alone; set Cluster.name for a cluster"
-        ])
+        #expect(
+            configuration.warnings.map(\.message) == [
+                "Cluster.keepalive without Cluster.name: this daemon runs alone; set Cluster.name for a cluster"
+            ])
     }
 }

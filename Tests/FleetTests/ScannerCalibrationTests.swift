@@ -105,7 +105,7 @@ import Testing
         #expect(reloaded.correction("c") == 0 && reloaded.correction("d") == 0)
     }
 
-    /// A restart (or a cluster's next active, SPEC §21) goes on from the settled levels kept: the
+    /// A restart (or a cluster's next active, docs/behaviour.md §21) goes on from the settled levels kept: the
     /// same corrections at once, before any scanner is heard again. Kept levels that are not
     /// numbers, out of range, of a scanner with itself or of scanners no longer placed are ignored.
     @Test func aRestartGoesOnFromTheSettledLevels() {

@@ -7,7 +7,7 @@ import Rules
 import Synchronization
 import Testing
 
-/// The cluster's state shipping (SPEC §21, docs/failover.md): an active's committed steps,
+/// The cluster's state shipping (docs/behaviour.md §21, docs/failover.md): an active's committed steps,
 /// applied in order to a standby's database, leave it holding what the active holds.
 @Suite struct ShippingTests {
     /// Collects what a store ships, in order.
@@ -53,7 +53,9 @@ import Testing
                     changes: StateChanges(),
                     record: DeviceRow(source: "owntracks", commandTopic: "owntracks/ann/phone/cmd", presence: presence)),
             ],
-            outbox: (0..<3).map { OutboxMessage(topic: "bw/u/event", payload: "{\"round\":\(round),\"n\":\($0)}", qos: 1) },
+            outbox: (0..<3).map {
+                OutboxMessage(topic: "bw/u/event", payload: "{\"round\":\(round),\"n\":\($0)}", qos: 1)
+            },
             calibration: [
                 ScannerLevel(receiver: "kitchen", transmitter: "hall", level: -16 - Double(round)),
                 ScannerLevel(receiver: "hall", transmitter: "kitchen", level: -10),
@@ -173,7 +175,8 @@ import Testing
 
     @Test func nothingIsShippedForAWriteThatChangesNoShippedTable() throws {
         let (active, shipped) = try Self.active()
-        try active.cacheRules(source: "http://r.test/", document: Array("{}".utf8), fetchedAt: Timestamp(microseconds: 5))
+        try active.cacheRules(
+            source: "http://r.test/", document: Array("{}".utf8), fetchedAt: Timestamp(microseconds: 5))
         try active.record([], journal: [JournalLine(file: "/tmp/events", offset: 0, text: "{}")])
         #expect(shipped.all.isEmpty)
         #expect(try active.position() == .start)
@@ -197,7 +200,8 @@ import Testing
         // step not made here; never applied, never half.
         var random = SystemRandomNumberGenerator()
         var broken = (0..<step.changeset.count).filter { $0 % 7 == 0 }.map { Array(step.changeset.prefix($0)) }
-        broken += (0..<20).map { _ in (0..<step.changeset.count).map { _ in UInt8.random(in: 0...255, using: &random) } }
+        broken += (0..<20).map { _ in (0..<step.changeset.count).map { _ in UInt8.random(in: 0...255, using: &random) }
+        }
         for changeset in broken {
             let standby = try StateStore(path: StateStoreTests.temporaryPath())
             var garbled = step
@@ -213,7 +217,8 @@ import Testing
         try Self.work(standby, round: 3)
         let before = try standby.shippedRows()
         #expect(throws: StateStoreError.self) {
-            try standby.restore(StateSnapshot(position: StepPosition(epoch: 1, step: 9), image: Array("not sqlite".utf8)))
+            try standby.restore(
+                StateSnapshot(position: StepPosition(epoch: 1, step: 9), image: Array("not sqlite".utf8)))
         }
         #expect(try standby.shippedRows() == before)
     }
@@ -231,7 +236,8 @@ import Testing
             try StateStoreTests.python(
                 "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(\"INSERT INTO grdb_migrations VALUES ('v99: later')\"); c.commit()",
                 [path]))
-        let newer = StateSnapshot(position: snapshot.position, image: try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))))
+        let newer = StateSnapshot(
+            position: snapshot.position, image: try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))))
         let standby = try StateStore(path: StateStoreTests.temporaryPath())
         let error = #expect(throws: StateStoreError.self) { try standby.restore(newer) }
         #expect(error?.description.contains("run the same version on every daemon") == true)

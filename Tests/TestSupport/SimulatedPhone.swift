@@ -4,7 +4,7 @@ import Foundation
 import RegionMonitor
 
 /// An iPhone running the OwnTracks app, as it behaves on the wire: a test double written from the
-/// app's source, not from our SPEC (docs/owntracks-app.md says where each behaviour is decided).
+/// app's source, not from our contract (docs/owntracks-app.md says where each behaviour is decided).
 ///
 /// - Commands (`<base>/cmd`) are taken only with remote commands on; `setWaypoints` only with
 ///   remote configuration on (`OwnTracksAppDelegate handleMessage`). `waypoints` is answered on

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/chaos --cluster (issue 49, SPEC §21, docs/failover.md): two daemons of one cluster,
+"""scripts/chaos --cluster (issue 49, docs/behaviour.md §21, docs/failover.md): two daemons of one cluster,
 each in a network namespace of its own (a veth to the host, where mosquitto listens), tags walking
 between three rooms heard by ESPresense nodes and Theengs trackers reporting, while a seeded
 random schedule breaks the pair:

@@ -1,6 +1,6 @@
 """The rules document both chaos runs (chaos.py, cluster.py) give their daemons: one Ubudu region,
 the Kitchen zone, with a notification on every entry, counted per device: the checks follow the
-counts across restarts and takeovers (SPEC §9, docs/reliability.md)."""
+counts across restarts and takeovers (docs/behaviour.md §9, docs/reliability.md)."""
 
 
 def kitchen_rules(group, uuid, major):

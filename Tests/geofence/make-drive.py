@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the geofence drive used by the tests (SPEC 17): a straight drive through Paris from
+"""Writes the geofence drive used by the tests (docs/behaviour.md §17): a straight drive through Paris from
 300 m south of geofence 52 ("DEMO PRESENTATION 2", 100 m) through its centre, on through the
 centre of geofence 35 (20 m), to 300 m beyond it, a fix every 15 m, one a second, as
 

@@ -3,9 +3,9 @@ import Logging
 import MQTT
 import Persistence
 
-/// The state half of the cluster connection (SPEC §21, docs/failover.md): the active ships each
-/// committed step and answers a standby's request with a snapshot; a standby applies the steps
-/// to its own database in order and asks for a snapshot when one does not apply. Steps and
+/// The state half of the cluster connection (docs/behaviour.md §21, docs/failover.md): the active
+/// ships each committed step and answers a standby's request with a snapshot; a standby applies the
+/// steps to its own database in order and asks for a snapshot when one does not apply. Steps and
 /// snapshots are applied, and snapshots made, on the link's one worker thread, in the order they
 /// came: never on libmosquitto's thread.
 extension ClusterLink: StepAcknowledger {
@@ -157,9 +157,11 @@ extension ClusterLink: StepAcknowledger {
 
     /// ``heard(_:)`` on the worker, after the steps that came before the beat.
     private func check(against position: StepPosition) {
-        guard let (store, requestedAt, behind) = state.withLock({ state in
-            state.follower.map { ($0.store, $0.requestedAt, $0.behind) }
-        }) else { return }
+        guard
+            let (store, requestedAt, behind) = state.withLock({ state in
+                state.follower.map { ($0.store, $0.requestedAt, $0.behind) }
+            })
+        else { return }
         if let requestedAt {
             if now - requestedAt > Self.requestAgainAfter { requestSnapshot() }
             return
@@ -178,7 +180,9 @@ extension ClusterLink: StepAcknowledger {
             return
         }
         guard now - behind.since >= Self.behindLimit else { return }
-        logger.notice("cluster: the active is at \(position), this state at \(have) and no step leads there: asking for a snapshot")
+        logger.notice(
+            "cluster: the active is at \(position), this state at \(have) and no step leads there: asking for a snapshot"
+        )
         state.withLock { $0.follower?.behind = nil }
         requestSnapshot()
     }

@@ -7,12 +7,13 @@ import Persistence
 import Synchronization
 import Syscalls
 
-/// A daemon's part in its cluster's election (SPEC §21, docs/failover.md), through the broker:
-/// a connection of its own (keepalive `Cluster.keepalive`, client id `<MQTT.clientId>-cluster`,
-/// will: the leader record cleared), subscribed to `MQTT.topic/_cluster/<name>/leader`, that
-/// feeds a ``ClusterElection`` and publishes what it says. The shell around the pure machine:
-/// it reads the clock, arms one timer for the machine's next deadline, and holds the machine
-/// under a lock only while asking it (libmosquitto is called with no lock held).
+/// A daemon's part in its cluster's election (docs/behaviour.md §21, docs/failover.md), through the
+/// broker: a connection of its own (keepalive `Cluster.keepalive`, client id
+/// `<MQTT.clientId>-cluster`, will: the leader record cleared), subscribed to
+/// `MQTT.topic/_cluster/<name>/leader`, that feeds a ``ClusterElection`` and publishes what it
+/// says. The shell around the pure machine: it reads the clock, arms one timer for the machine's
+/// next deadline, and holds the machine under a lock only while asking it (libmosquitto is called
+/// with no lock held).
 ///
 /// The same connection carries the state (ClusterLink+Shipping): the active's steps, a
 /// standby's request for a snapshot and the snapshot. Its session is persistent, so a standby
@@ -86,9 +87,10 @@ public final class ClusterLink: Sendable {
         connection.tlsKey = settings.tlsKey
         connection.version = settings.version == .v5 ? .v5 : .v311
         // libmosquitto refuses a keepalive under 5 s (mosquitto.h: MOSQ_ERR_INVAL "if keepalive < 5"),
-        // where SPEC 21 asks 2: the broker notices a silent active after 7.5 s, not 3. A cut that
-        // closes the connection is noticed at once; a silent one by the standby, through the
-        // active's beats, after 1.5 × Cluster.keepalive (docs/failover.md).
+        // where `Cluster.keepalive` defaults to 2: the broker notices a silent active after 7.5 s,
+        // not 3. A cut that closes the connection is noticed at once; a silent one by the standby,
+        // through the active's beats, after 1.5 × Cluster.keepalive (docs/behaviour.md §21.2,
+        // docs/failover.md).
         connection.keepalive = Int32(max(5, seconds))
         connection.will = .init(topic: topic, payload: [], qos: 1, retain: true)
         // Persistent: the steps published while this daemon was away wait for it at the broker.
@@ -138,7 +140,9 @@ public final class ClusterLink: Sendable {
             // Told to the machine before subscribing: the retained record comes after the
             // subscription, and a record heard while the machine thinks it is disconnected is
             // dropped (it then claimed over a live active after a broker restart).
-            ask { $0.connected(at: now); return [] }
+            ask {
+                $0.connected(at: now); return []
+            }
             // The leader at QoS 0: the session queues no record heard while away (a stale
             // one of its own would make it active for a moment); the retained one comes.
             do {
@@ -153,7 +157,9 @@ public final class ClusterLink: Sendable {
         case .disconnected:
             // Only the state, never the client: a failed first attempt is said from `start()` or
             // `reset()` with the client's lock held (MQTTClient's `connectionEvents`).
-            ask { $0.disconnected(); return [] }
+            ask {
+                $0.disconnected(); return []
+            }
         default:
             break
         }
@@ -172,7 +178,9 @@ public final class ClusterLink: Sendable {
     fileprivate func received(topic: String, payload: [UInt8]) {
         if topic == beatTopic {
             guard let (record, position) = Self.readBeat(payload) else { return }
-            ask { $0.beat(record, at: now); return [] }
+            ask {
+                $0.beat(record, at: now); return []
+            }
             if let position, record.member != member, record == election.leader { heard(position) }
             return
         }
@@ -214,7 +222,9 @@ public final class ClusterLink: Sendable {
         for action in actions {
             switch action {
             case .publish(let record):
-                do { _ = try client.publish(topic: topic, payload: Array(record.description.utf8), qos: 1, retain: true) } catch {
+                do {
+                    _ = try client.publish(topic: topic, payload: Array(record.description.utf8), qos: 1, retain: true)
+                } catch {
                     logger.warning("\(error); the claim is made again at the next connect")
                 }
             case .role(let role):
@@ -226,7 +236,9 @@ public final class ClusterLink: Sendable {
                     "cluster: \(member) hears nothing of itself through the broker; stepping down and connecting again")
                 // Not on this thread (a timer's or libmosquitto's): a reset joins the network thread.
                 worker.submit { [client, logger] in
-                    do { try client.reset() } catch { logger.warning("\(error); the cluster connection is tried again") }
+                    do { try client.reset() } catch {
+                        logger.warning("\(error); the cluster connection is tried again")
+                    }
                 }
             case .beat(let record):
                 let position = state.withLock { $0.shipped }.map { " \($0.epoch) \($0.step)" } ?? ""

@@ -75,7 +75,8 @@ public struct LiveRun {
             var devices = Devices(
                 own: engine, configuration: configuration, rules: rules, ruleSettings: .resolve(configuration),
                 kept: kept)
-            // The scanners' calibration goes on from what was kept (SPEC §21 ships it too).
+            // The scanners' calibration goes on from what was kept (a cluster ships it too:
+            // docs/behaviour.md §21.3).
             if configuration.scanners != nil {
                 devices.resumeCalibration(from: try store.keptCalibration())
             }
@@ -95,19 +96,21 @@ public struct LiveRun {
                 if !overflow, step.magnitude > Self.stepThreshold.magnitude {
                     driver.shiftClock(by: step)
                     logger.warning(
-                        Logger.Message(stringLiteral:
-                            "the wall clock stepped by \(String(format: "%+.1f", Double(step) / 1_000_000)) s; "
-                            + "visits, silences and timers keep their lengths"))
+                        Logger.Message(
+                            stringLiteral:
+                                "the wall clock stepped by \(String(format: "%+.1f", Double(step) / 1_000_000)) s; "
+                                + "visits, silences and timers keep their lengths"))
                 }
                 return max(reading.wall, driver.engine.now)
             }
             try driver.start(at: last.wall)
             if let shift = driver.devices.keptShift {
                 logger.warning(
-                    Logger.Message(stringLiteral:
-                        "the state kept at the last stop is \(String(format: "%.1f", Double(-shift) / 1_000_000)) s ahead "
-                        + "of the wall clock (it was set back while the daemon was stopped); the kept visits, "
-                        + "silences and timers are moved back with it"))
+                    Logger.Message(
+                        stringLiteral:
+                            "the state kept at the last stop is \(String(format: "%.1f", Double(-shift) / 1_000_000)) s ahead "
+                            + "of the wall clock (it was set back while the daemon was stopped); the kept visits, "
+                            + "silences and timers are moved back with it"))
             }
             try driver.commit()
             while !shouldStop(), control?.isStopping != true {

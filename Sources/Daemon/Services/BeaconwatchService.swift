@@ -54,8 +54,9 @@ public struct BeaconwatchService: Service {
     /// and fetches the rules on a dedicated thread (each blocks: files, SQLite, HTTP with a 30 s
     /// timeout a source), then runs the services; the database is closed on one too.
     ///
-    /// With `Cluster.name` (and MQTT) the daemon is one of a cluster (SPEC §21, ClusterService):
-    /// these services run while it is the active; as a standby it follows the active's state.
+    /// With `Cluster.name` (and MQTT) the daemon is one of a cluster (docs/behaviour.md §21,
+    /// ClusterService): these services run while it is the active; as a standby it follows the
+    /// active's state.
     public func run() async throws {
         let loaded = try await onDedicatedThread { [self] in try load() }
         // One identity for the engine and the topics, kept across reloads.

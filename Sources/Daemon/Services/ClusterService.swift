@@ -7,8 +7,8 @@ import Synchronization
 import Syscalls
 import UnixSignals
 
-/// A daemon of a cluster (SPEC §21, docs/failover.md): its cluster connection (``ClusterLink``)
-/// for the whole run, and by turns the two roles.
+/// A daemon of a cluster (docs/behaviour.md §21, docs/failover.md): its cluster connection
+/// (``ClusterLink``) for the whole run, and by turns the two roles.
 ///
 /// - **Standby**: its database open, every step the active ships applied to it in order (a
 ///   snapshot when one does not apply); no input taken, no output published; the web view

@@ -9,9 +9,9 @@ import NIOCore
 import Prometheus
 import ServiceLifecycle
 
-/// The web view of a cluster's standby (SPEC §21): `/healthz` is healthy and says `standby`,
-/// `/metrics` has `beaconwatch_cluster_active 0` and how far the standby follows; every other
-/// path says where the building is shown (the active's web view). `Web.token` guards it as it
+/// The web view of a cluster's standby (docs/behaviour.md §21): `/healthz` is healthy and says
+/// `standby`, `/metrics` has `beaconwatch_cluster_active 0` and how far the standby follows; every
+/// other path says where the building is shown (the active's web view). `Web.token` guards it as it
 /// guards the full view. Runs until the daemon becomes the active, whose full view then takes the
 /// address.
 struct StandbyWeb: Sendable {

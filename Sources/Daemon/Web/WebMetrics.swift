@@ -127,7 +127,8 @@ public final class WebMetrics: Sendable {
         if added > 0 { slowClients.increment(by: Int64(added)) }
     }
 
-    /// A daemon of a cluster: whether it is the active (SPEC §21); the gauge is there only then.
+    /// A daemon of a cluster: whether it is the active (docs/behaviour.md §21); the gauge is there
+    /// only then.
     func take(clusterActive: Bool) {
         let gauge = cluster.withLock { gauge in
             if gauge == nil { gauge = CoreMetrics.Gauge(label: "beaconwatch_cluster_active", factory: factory) }

@@ -22,7 +22,7 @@ public struct WebResponder: HTTPResponder {
     /// The broker connection and the script runner, for `/metrics`.
     let mqtt: MQTTSink?
     let scripts: ScriptSink?
-    /// The cluster link of a daemon in a cluster (SPEC §21), for its role.
+    /// The cluster link of a daemon in a cluster (docs/behaviour.md §21), for its role.
     let cluster: ClusterLink?
 
     /// Request bodies over this are refused (413).
