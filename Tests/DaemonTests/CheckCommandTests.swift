@@ -5,8 +5,8 @@ import TestSupport
 @Suite struct CheckCommandTests {
     static let repository = Conformance.directory.deletingLastPathComponent().deletingLastPathComponent()
 
-    @Test func checkOnTheExampleOfficePrintsHierarchyAndPlanAndExits0() throws {
-        let run = try DecodeCommandTests.beaconwatch([
+    @Test func checkOnTheExampleOfficePrintsHierarchyAndPlanAndExits0() async throws {
+        let run = try await DecodeCommandTests.beaconwatch([
             "check", "--config", Self.repository.appendingPathComponent("etc/hsyco.ini").path,
         ])
         #expect(run.status == 0, "\(run.stderr)")
@@ -18,8 +18,8 @@ import TestSupport
     }
 
     /// The ESPresense companion's own config.example.yaml as a floor plan (docs/floorplans.md).
-    @Test func checkPrintsEachFloorOfTheCompanionsExample() throws {
-        let run = try DecodeCommandTests.beaconwatch([
+    @Test func checkPrintsEachFloorOfTheCompanionsExample() async throws {
+        let run = try await DecodeCommandTests.beaconwatch([
             "check", "--config", Self.repository.appendingPathComponent("Tests/floorplans/companion-example.ini").path,
         ])
         #expect(run.status == 0, "\(run.stderr)")
@@ -34,39 +34,39 @@ import TestSupport
         #expect(run.stdout.contains("no warnings"))
     }
 
-    @Test func checkShowsTheWebViewWithoutItsTokenAndRefusesAnOpenAddressWithoutOne() throws {
+    @Test func checkShowsTheWebViewWithoutItsTokenAndRefusesAnOpenAddressWithoutOne() async throws {
         let beacon = "LocationBaseBeacon.1 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1\n"
         let guarded = try TemporaryFile(
             contents: Data((beacon + "Web.listen = 0.0.0.0:9090\nWeb.token = 5ecret5ecret5ecret\n").utf8))
-        let shown = try DecodeCommandTests.beaconwatch(["check", "--config", guarded.path])
+        let shown = try await DecodeCommandTests.beaconwatch(["check", "--config", guarded.path])
         #expect(shown.status == 0, "\(shown.stderr)")
         #expect(shown.stdout.contains("  web: http://0.0.0.0:9090/ (token required)"), "\(shown.stdout)")
         #expect(!shown.stdout.contains("5ecret"))
         let open = try TemporaryFile(contents: Data((beacon + "Web.listen = 0.0.0.0:9090\n").utf8))
-        let refused = try DecodeCommandTests.beaconwatch(["check", "--config", open.path])
+        let refused = try await DecodeCommandTests.beaconwatch(["check", "--config", open.path])
         #expect(refused.status == 2)
         #expect(
             refused.stderr.contains(":2: Web.listen = 0.0.0.0:9090 is reachable from other machines; set Web.token"))
     }
 
-    /// SPEC §21: `check` prints the cluster settings, and says a daemon alone runs alone.
-    @Test func checkShowsTheCluster() throws {
+    /// docs/behaviour.md §21: `check` prints the cluster settings, and says a daemon alone runs alone.
+    @Test func checkShowsTheCluster() async throws {
         let beacon = "LocationBaseBeacon.1 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1\n"
         let broker = "MQTT.host = 127.0.0.1\nMQTT.topic = bw\nMQTT.clientId = bw-hall-1\n"
         let clustered = try TemporaryFile(contents: Data((beacon + broker + "Cluster.name = hall\n").utf8))
-        let shown = try DecodeCommandTests.beaconwatch(["check", "--config", clustered.path])
+        let shown = try await DecodeCommandTests.beaconwatch(["check", "--config", clustered.path])
         #expect(shown.status == 0, "\(shown.stderr)")
         #expect(
             shown.stdout.contains("  cluster: hall, member bw-hall-1, keepalive 2 s (topics under bw/_cluster/hall/)"),
             "\(shown.stdout)")
         let alone = try TemporaryFile(contents: Data((beacon + broker).utf8))
-        let run = try DecodeCommandTests.beaconwatch(["check", "--config", alone.path])
+        let run = try await DecodeCommandTests.beaconwatch(["check", "--config", alone.path])
         #expect(run.stdout.contains("  cluster: off (no Cluster.name: this daemon runs alone)"), "\(run.stdout)")
     }
 
-    @Test func checkListsEachRuleRegionAndWhereItAttaches() throws {
+    @Test func checkListsEachRuleRegionAndWhereItAttaches() async throws {
         let scenario = Conformance.url("scenarios/ubudu-example-rules")
-        let run = try DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: scenario)
+        let run = try await DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: scenario)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(
             run.stdout.contains(
@@ -80,7 +80,7 @@ import TestSupport
         let rules = Conformance.url("ubudu/u_beacons-example.json").path
         try "LocationBaseBeacon.1 = 566C5595-6EC7-4F08-909F-C954BDCA6CD3,41,1\nRules.source = \(rules)\n"
             .write(to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
-        let other = try DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: folder)
+        let other = try await DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: folder)
         #expect(other.stdout.contains("rule region 1 \"Full Beacon Example\": 2 rules, matches no configured region"))
         #expect(
             other.stdout.contains(
@@ -88,7 +88,7 @@ import TestSupport
             ))
     }
 
-    @Test func checkFetchesAURLRulesSourceWithItsQuery() throws {
+    @Test func checkFetchesAURLRulesSourceWithItsQuery() async throws {
         let document = try String(contentsOf: Conformance.url("ubudu/u_beacons-example.json"), encoding: .utf8)
         let server = try HTTPServer { _ in .reply(status: 200, body: document) }
         defer { server.stop() }
@@ -98,18 +98,18 @@ import TestSupport
         Monitor.udid = u1
         Rules.source = \(server.url("/rules"))
         """.write(to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
-        let run = try DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: folder)
+        let run = try await DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: folder)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(
             run.stdout.contains(#"rule region 1 "Full Beacon Example": 2 rules, attached to zone"#), "\(run.stdout)")
         #expect(server.requests == ["/rules?api_version=2&namespace=&udid=u1"])
         server.stop()
-        let offline = try DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: folder)
+        let offline = try await DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: folder)
         #expect(offline.status == 0)
         #expect(offline.stdout.contains("/rules cannot be fetched now: connection refused"), "\(offline.stdout)")
     }
 
-    @Test func checkOnAnInvalidUUIDOnLine7PrintsFileAndLineAndExits2() throws {
+    @Test func checkOnAnInvalidUUIDOnLine7PrintsFileAndLineAndExits2() async throws {
         let folder = try scratchFolder("check")
         defer { try? FileManager.default.removeItem(at: folder) }
         let lines =
@@ -118,13 +118,13 @@ import TestSupport
             + ["LocationBaseBeacon.7 = E2C56DB5-DFFB-48D2-B060-NOTAUUID", "Monitor.userid = bob"]
         try lines.joined(separator: "\n").write(
             to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
-        let run = try DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: folder)
+        let run = try await DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: folder)
         #expect(run.status == 2)
         #expect(run.stderr.hasPrefix("beaconwatch: hsyco.ini:7: "), "\(run.stderr)")
         #expect(run.stdout.isEmpty)
     }
 
-    @Test func checkShowsTheFleet() throws {
+    @Test func checkShowsTheFleet() async throws {
         let file = try TemporaryFile(
             contents: Data(
                 """
@@ -135,7 +135,7 @@ import TestSupport
                 Device.cart-7 = Cart 7
 
                 """.utf8))
-        let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
+        let run = try await DecodeCommandTests.beaconwatch(["check", "--config", file.path])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(
             run.stdout.contains(
@@ -145,7 +145,7 @@ import TestSupport
 
     /// Scanners (id, location, Zone, offset, source), the room rule with its parameters, and the
     /// tags (docs/behaviour.md §19); a scanner at no known location is warned about.
-    @Test func checkListsScannersTheRoomRuleAndTags() throws {
+    @Test func checkListsScannersTheRoomRuleAndTags() async throws {
         let file = try TemporaryFile(
             contents: Data(
                 """
@@ -162,7 +162,7 @@ import TestSupport
                 Tag.phone = irk:0123456789abcdef0123456789abcdef, Ann's phone
 
                 """.utf8))
-        let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
+        let run = try await DecodeCommandTests.beaconwatch(["check", "--config", file.path])
         #expect(run.status == 0, "\(run.stderr)")
         for line in [
             "scanners: 2 placed; reports from espresense espresense/devices/+/+; offline after 60 s without a report",
@@ -187,7 +187,7 @@ import TestSupport
     }
 
     /// Per declared OwnTracks device, the cap it is managed under (docs/behaviour.md §15.1).
-    @Test func checkShowsTheCapOfEachOwnTracksPhone() throws {
+    @Test func checkShowsTheCapOfEachOwnTracksPhone() async throws {
         let file = try TemporaryFile(
             contents: Data(
                 """
@@ -198,7 +198,7 @@ import TestSupport
                 Device.alice-phone = Alice's iPhone,alice
 
                 """.utf8))
-        let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
+        let run = try await DecodeCommandTests.beaconwatch(["check", "--config", file.path])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(
             run.stdout.contains("owntracks: each phone is given at most 18 regions (Monitor.maxRegions)"),
@@ -210,7 +210,7 @@ import TestSupport
             "\(run.stdout)")
     }
 
-    @Test func checkShowsTheAdaptiveExit() throws {
+    @Test func checkShowsTheAdaptiveExit() async throws {
         let file = try TemporaryFile(
             contents: Data(
                 """
@@ -219,13 +219,13 @@ import TestSupport
                 Monitor.exitTimeoutMax = 20
 
                 """.utf8))
-        let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
+        let run = try await DecodeCommandTests.beaconwatch(["check", "--config", file.path])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("exitTimeout auto (confidence 1e-06, at most 20.0 s)"), "\(run.stdout)")
     }
 
     /// `Monitor.rssiFilter = none` is said as no filter (issue 47: "none filter over 5.0 s").
-    @Test func checkSaysNoFilterForRSSIFilterNone() throws {
+    @Test func checkSaysNoFilterForRSSIFilterNone() async throws {
         let file = try TemporaryFile(
             contents: Data(
                 """
@@ -233,7 +233,7 @@ import TestSupport
                 Monitor.rssiFilter = none
 
                 """.utf8))
-        let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
+        let run = try await DecodeCommandTests.beaconwatch(["check", "--config", file.path])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("  ranging: no filter, n = "), "\(run.stdout)")
         #expect(!run.stdout.contains("none filter"))
@@ -242,8 +242,8 @@ import TestSupport
     /// Issue 21: no subcommand is a usage error: the help on standard error, status 2; asking for
     /// the help is not.
     /// docs/behaviour.md §11: `--version` says the version and the commit the build came from.
-    @Test func versionNamesTheBuildsCommit() throws {
-        let run = try DecodeCommandTests.beaconwatch(["--version"])
+    @Test func versionNamesTheBuildsCommit() async throws {
+        let run = try await DecodeCommandTests.beaconwatch(["--version"])
         #expect(run.status == 0)
         let line = run.stdout.trimmingCharacters(in: .newlines)
         let match = try #require(
@@ -267,24 +267,24 @@ import TestSupport
         }
     }
 
-    @Test func noSubcommandPrintsTheHelpAndExits2() throws {
-        let bare = try DecodeCommandTests.beaconwatch([])
+    @Test func noSubcommandPrintsTheHelpAndExits2() async throws {
+        let bare = try await DecodeCommandTests.beaconwatch([])
         #expect(bare.status == 2)
         #expect(bare.stderr.contains("USAGE: beaconwatch <subcommand>"), "\(bare.stderr)")
         #expect(bare.stdout.isEmpty)
-        let help = try DecodeCommandTests.beaconwatch(["--help"])
+        let help = try await DecodeCommandTests.beaconwatch(["--help"])
         #expect(help.status == 0)
         #expect(help.stdout.contains("USAGE: beaconwatch <subcommand>"))
     }
 
     /// docs/behaviour.md §17: `check` lists the geofences, and warns about radii under 10 m read in metres.
-    @Test func checkListsGeofencesAndWarnsOfMetresThatLookLikeKilometres() throws {
+    @Test func checkListsGeofencesAndWarnsOfMetresThatLookLikeKilometres() async throws {
         let example = Conformance.url("ubudu/u_geofences-example.json").path
         for unit in ["km", "m"] {
             let file = try TemporaryFile(
                 contents: Data(
                     "Rules.geofences = \(example)\nRules.geofenceRadiusUnit = \(unit)\nMonitor.source = none\n".utf8))
-            let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
+            let run = try await DecodeCommandTests.beaconwatch(["check", "--config", file.path])
             #expect(run.status == 0, "\(run.stderr)")
             let metres = unit == "km" ? ["100", "20"] : ["0.1", "0.02"]
             #expect(
@@ -303,9 +303,9 @@ import TestSupport
         }
     }
 
-    @Test func checkSaysWhenTheGeofencesDocumentCannotBeRead() throws {
+    @Test func checkSaysWhenTheGeofencesDocumentCannotBeRead() async throws {
         let file = try TemporaryFile(contents: Data("Rules.geofences = /nonexistent/u_geofences.json\n".utf8))
-        let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
+        let run = try await DecodeCommandTests.beaconwatch(["check", "--config", file.path])
         #expect(run.status == 2, "\(run.stderr)")
         #expect(
             run.stderr.contains(":1: Rules.geofences /nonexistent/u_geofences.json: no such file"), "\(run.stderr)")
@@ -323,7 +323,7 @@ import TestSupport
         ("MQTT.host = 127.0.0.1\nMQTT.tls.ca = ca.pem", "MQTT.tls.ca ", "ca.pem does not exist"),
         ("Rules.source = u_beacons.json", "Rules.source ", "u_beacons.json: no such file"),
     ])
-    func checkStopsOnWhatRunWouldStopOn(setting: String, cause: String, detail: String) throws {
+    func checkStopsOnWhatRunWouldStopOn(setting: String, cause: String, detail: String) async throws {
         // run names the same file, in its own words.
         let named = detail.split(separator: " ")[0].split(separator: ":")[0]
         let folder = try scratchFolder("check-blockers")
@@ -335,7 +335,7 @@ import TestSupport
         lines.append(setting.replacingOccurrences(of: "PLAIN", with: folder.appendingPathComponent("plain").path))
         try lines.joined(separator: "\n").write(
             to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
-        let check = try DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: folder)
+        let check = try await DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: folder)
         #expect(check.status == 2, "\(check.stderr)")
         let line = lines.count + (setting.contains("\n") ? 1 : 0)
         let error = try #require(check.stderr.split(separator: "\n").first.map(String.init))
@@ -343,14 +343,14 @@ import TestSupport
         #expect(error.contains(detail), "\(error)")
         #expect(check.stderr.split(separator: "\n").count == 1, "\(check.stderr)")
         #expect(check.stdout.contains("run would stop at start: 1 error (on standard error)"), "\(check.stdout)")
-        let run = try DecodeCommandTests.beaconwatch(
+        let run = try await DecodeCommandTests.beaconwatch(
             ["run", "--config", "hsyco.ini", "--web-listen", "", "--events", "/dev/null"], in: folder)
         #expect(run.status != 0, "\(run.stderr)")
         #expect(run.stderr.contains(named), "\(run.stderr)")
     }
 
     /// What `run` survives is a warning: an adapter that is not there, scripts that cannot run.
-    @Test func checkWarnsOfAnAbsentAdapterAndScriptsThatCannotRun() throws {
+    @Test func checkWarnsOfAnAbsentAdapterAndScriptsThatCannotRun() async throws {
         let folder = try scratchFolder("check-warnings")
         let script = folder.appendingPathComponent("enter")
         try Data("#!/bin/sh\n".utf8).write(to: script)
@@ -363,7 +363,7 @@ import TestSupport
         ]
         try lines.joined(separator: "\n").write(
             to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
-        let check = try DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: folder)
+        let check = try await DecodeCommandTests.beaconwatch(["check", "--config", "hsyco.ini"], in: folder)
         #expect(check.status == 0, "\(check.stderr)")
         let adapter =
             FileManager.default.fileExists(atPath: "/sys/class/bluetooth")
@@ -376,18 +376,18 @@ import TestSupport
 
     /// A 0-byte file (a truncated save) or one with no beacon monitors nothing: an error.
     @Test(arguments: ["", "# only a comment\nMonitor.userid = bob\n"])
-    func checkRefusesAConfigurationWithNoBeacon(contents: String) throws {
+    func checkRefusesAConfigurationWithNoBeacon(contents: String) async throws {
         let file = try TemporaryFile(contents: Data(contents.utf8))
-        let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
+        let run = try await DecodeCommandTests.beaconwatch(["check", "--config", file.path])
         #expect(run.status == 2)
         #expect(run.stderr.contains("add one with LocationBaseBeacon.<id> = UUID,major,minor"), "\(run.stderr)")
         #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
     }
 
-    @Test func checkShowsUnknownKeysAsWarningsAndStillExits0() throws {
+    @Test func checkShowsUnknownKeysAsWarningsAndStillExits0() async throws {
         let file = try TemporaryFile(
             contents: Data("LocationBaseBeacon.1 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1\nHsyco.port = 80\n".utf8))
-        let run = try DecodeCommandTests.beaconwatch(["check", "--config", file.path])
+        let run = try await DecodeCommandTests.beaconwatch(["check", "--config", file.path])
         #expect(run.status == 0)
         #expect(run.stdout.contains(":2: unknown key Hsyco.port"))
     }

@@ -8,7 +8,7 @@ import Syscalls
 import TestSupport
 import Testing
 
-/// The election (SPEC §21, docs/failover.md) between two links through a real mosquitto; one
+/// The election (docs/behaviour.md §21, docs/failover.md) between two links through a real mosquitto; one
 /// link's network goes through a proxy the test cuts, as a machine whose cable is pulled.
 @Suite struct ClusterLinkTests {
     static func settings(port: Int32, client: String) throws -> MQTTSettings {
@@ -47,13 +47,17 @@ import Testing
 
     @Test func theStandbyTakesOverWhenTheActivesNetworkIsCutAndTheOldActiveStepsDown() async throws {
         let (broker, proxy, a, b) = try await Self.pair()
-        defer { withExtendedLifetime(broker) { a.stop(); b.stop() } }
+        defer {
+            withExtendedLifetime(broker) {
+                a.stop(); b.stop()
+            }
+        }
         #expect(b.role == .standby)
         // The active's cable pulled: the broker fires its will, the standby claims the next epoch.
         proxy.cut()
         #expect(await b.wait(within: Self.patience) { $0.isActive && $0.leader == LeaderRecord(epoch: 2, member: "b") })
         // The old active heard its connection end (on libmosquitto's thread, before the standby's
-        // claim could be echoed); the goal's bound is one keepalive of both active (SPEC §21).
+        // claim could be echoed); the goal's bound is one keepalive of both active (docs/behaviour.md §21).
         #expect(await a.wait(within: .seconds(2)) { !$0.isActive })
         // Back: the old active hears the new leader and steps down; one active throughout.
         proxy.restore()
@@ -66,14 +70,20 @@ import Testing
     /// 1.5 × Cluster.keepalive (3 s), takes over first.
     @Test func aSilentActiveIsGivenUpBeforeTheBrokerNotices() async throws {
         let (broker, proxy, a, b) = try await Self.pair()
-        defer { withExtendedLifetime(broker) { a.stop(); b.stop() } }
+        defer {
+            withExtendedLifetime(broker) {
+                a.stop(); b.stop()
+            }
+        }
         // A step the broker acknowledges lets its outputs go out.
         a.ship(ShippedStep(base: .start, position: StepPosition(epoch: 1, step: 1), changeset: []))
         #expect(await Self.onAThread { a.awaitVerdict(through: 1, within: Self.patience) } == .acknowledged)
         proxy.silence()
         // One made in the silence is never acknowledged: its outputs wait, and are withheld once
         // the active has stepped down.
-        a.ship(ShippedStep(base: StepPosition(epoch: 1, step: 1), position: StepPosition(epoch: 1, step: 2), changeset: []))
+        a.ship(
+            ShippedStep(base: StepPosition(epoch: 1, step: 1), position: StepPosition(epoch: 1, step: 2), changeset: [])
+        )
         #expect(a.verdict(through: 2) == .waiting)
         let withheld = Task { await Self.onAThread { (a.awaitVerdict(through: 2, within: .seconds(30)), a.isActive) } }
         // Within 6.5 s: the beats' 3 s and a settle, well before the broker's 7.5 s.
@@ -99,7 +109,8 @@ import Testing
         a.serve(active)
         // Committed before any standby's session existed: shipped to no one.
         for n in 0..<3 {
-            try active.record(devices: [], outbox: [OutboxMessage(topic: "bw/u/event", payload: "{\"n\":\(n)}", qos: 1)])
+            try active.record(
+                devices: [], outbox: [OutboxMessage(topic: "bw/u/event", payload: "{\"n\":\(n)}", qos: 1)])
         }
         let committed = try active.position()
         #expect(committed.step == 3)

@@ -8,7 +8,7 @@ import Testing
     import Glibc
 #endif
 
-/// Two daemons of one cluster (SPEC §21, docs/failover.md) through a real mosquitto, with an
+/// Two daemons of one cluster (docs/behaviour.md §21, docs/failover.md) through a real mosquitto, with an
 /// OwnTracks phone (the app as SimulatedPhone models it), a Theengs tracker and an ESPresense
 /// tag: the active is killed, the standby takes over from the state it was shipped, the old
 /// active comes back as a standby, and the broker restarts.
@@ -23,26 +23,26 @@ import Testing
     static func ini(port: Int32, member: String) -> String {
         OwnTracksRunTests.ini(port: port, areas: 2).replacingOccurrences(
             of: "Monitor.exitTimeout = 3", with: "Monitor.exitTimeout = 120")
-            + """
-            LocationBaseBeacon.901 = \(rooms),1,1
-            LocationBaseBeacon.902 = \(rooms),2,1
-            LocationBaseBeacon.903 = \(rooms),3,1
-            LocationAreaName.\(rooms) = Flat
-            LocationZoneName.\(rooms):1 = Kitchen
-            LocationZoneName.\(rooms):2 = Hall
-            LocationZoneName.\(rooms):3 = Office
-            LocationScanner.901 = kitchen
-            LocationScanner.902 = hall
-            LocationScanner.903 = office
-            Scanners.espresense = espresense/devices/+/+
-            Tag.anna = ibeacon:\(badge.uppercased()):7:1, Anna's badge
-            Tag.ben = ibeacon:\(badge.uppercased()):7:2, Ben's badge
-            Tags.exitTimeout = 120
-            Fleet.theengs = home/+/BTtoMQTT/#
-            MQTT.clientId = \(member)
-            Cluster.name = hall
+                + """
+                LocationBaseBeacon.901 = \(rooms),1,1
+                LocationBaseBeacon.902 = \(rooms),2,1
+                LocationBaseBeacon.903 = \(rooms),3,1
+                LocationAreaName.\(rooms) = Flat
+                LocationZoneName.\(rooms):1 = Kitchen
+                LocationZoneName.\(rooms):2 = Hall
+                LocationZoneName.\(rooms):3 = Office
+                LocationScanner.901 = kitchen
+                LocationScanner.902 = hall
+                LocationScanner.903 = office
+                Scanners.espresense = espresense/devices/+/+
+                Tag.anna = ibeacon:\(badge.uppercased()):7:1, Anna's badge
+                Tag.ben = ibeacon:\(badge.uppercased()):7:2, Ben's badge
+                Tags.exitTimeout = 120
+                Fleet.theengs = home/+/BTtoMQTT/#
+                MQTT.clientId = \(member)
+                Cluster.name = hall
 
-            """
+                """
     }
 
     /// A daemon of the pair: its folder, and its process while it runs.
@@ -105,16 +105,20 @@ import Testing
 
         /// The files its process holds open now.
         var openFiles: [String] {
-            guard let process, let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd")
+            guard let process,
+                let entries = try? FileManager.default.contentsOfDirectory(
+                    atPath: "/proc/\(process.processIdentifier)/fd")
             else { return [] }
-            return entries.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(process.processIdentifier)/fd/\($0)") }
+            return entries.compactMap {
+                try? FileManager.default.destinationOfSymbolicLink(
+                    atPath: "/proc/\(process.processIdentifier)/fd/\($0)")
+            }
         }
 
         func kill(_ signal: Int32) async throws {
             guard let process else { return }
             Glibc.kill(process.processIdentifier, signal)
             try await Subscriber.until("\(name) to exit") { !process.isRunning }
-            process.waitUntilExit()
             self.process = nil
         }
     }
@@ -241,7 +245,9 @@ import Testing
         try await Subscriber.until("B's full web view") { b.logText.contains("] web view at") }
         let activePort = try #require(b.webPort)
         #expect(try await HTTPProbe.request("GET", "/healthz", port: activePort).body == "ok\n")
-        #expect(try await HTTPProbe.request("GET", "/metrics", port: activePort).body.contains("beaconwatch_cluster_active 1"))
+        #expect(
+            try await HTTPProbe.request("GET", "/metrics", port: activePort).body.contains(
+                "beaconwatch_cluster_active 1"))
 
         // The same sightings again change nothing; new ones are told once.
         try Self.espresense(watcher, node: "kitchen", tag: 1, rssi: -55)
@@ -303,7 +309,9 @@ import Testing
         func online() -> Int { Self.online(watcher) }
         try await Self.start(a, then: b, watcher)
         try Self.espresense(watcher, node: "kitchen", tag: 1, rssi: -55)
-        try await Subscriber.until("Anna in the kitchen") { Self.transitions(watcher, "anna").contains("enter Kitchen") }
+        try await Subscriber.until("Anna in the kitchen") {
+            Self.transitions(watcher, "anna").contains("enter Kitchen")
+        }
         try await Subscriber.until("B at A's position") { !a.position.isEmpty && a.position == b.position }
         #expect(a.openFiles.contains { $0.hasSuffix("/events.jsonl") })
 

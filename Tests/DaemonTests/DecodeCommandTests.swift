@@ -4,16 +4,18 @@ import TestSupport
 
 /// The built `beaconwatch` binary, run as a user runs it.
 @Suite struct DecodeCommandTests {
-    @Test func decodeTraceFromStdinWithBadLine3PrintsTheLineAndExits2() throws {
-        let run = try Self.beaconwatch(["decode", "trace:-"], stdin: FileSourceTests.traceWithBadLine3)
+    @Test func decodeTraceFromStdinWithBadLine3PrintsTheLineAndExits2() async throws {
+        let run = try await Self.beaconwatch(["decode", "trace:-"], stdin: FileSourceTests.traceWithBadLine3)
         #expect(run.status == 2)
         #expect(run.stderr.hasPrefix("beaconwatch: stdin:3: "), "\(run.stderr)")
         #expect(run.stderr.split(separator: "\n").count == 1)
         #expect(run.stdout.split(separator: "\n").count == 1)  // line 1's sighting came before the stop
     }
 
-    @Test func decodeCapturePrintsOneJSONObjectPerAdvertisement() throws {
-        let run = try Self.beaconwatch(["decode", "--quiet", "btsnoop:" + Conformance.url("capture-1002.btsnoop").path])
+    @Test func decodeCapturePrintsOneJSONObjectPerAdvertisement() async throws {
+        let run = try await Self.beaconwatch([
+            "decode", "--quiet", "btsnoop:" + Conformance.url("capture-1002.btsnoop").path,
+        ])
         #expect(run.status == 0)
         let lines = run.stdout.split(separator: "\n")
         #expect(lines.count == 3)
@@ -26,51 +28,29 @@ import TestSupport
         #expect(run.stderr.isEmpty)
     }
 
-    @Test func aLiveAdapterWithoutKernelSupportExits3WithTheFix() throws {
-        let run = try Self.beaconwatch(["decode", "hci0"])
+    @Test func aLiveAdapterWithoutKernelSupportExits3WithTheFix() async throws {
+        let run = try await Self.beaconwatch(["decode", "hci0"])
         // This machine has no AF_BLUETOOTH; one with Bluetooth ends at "not in this build yet".
         #expect(run.status == 3)
         #expect(run.stderr.contains("Bluetooth") || run.stderr.contains("btsnoop"))
     }
 
-    @Test func badArgumentsExit2AndHelpExits0() throws {
-        #expect(try Self.beaconwatch(["decode", "nonsense"]).status == 2)
-        #expect(try Self.beaconwatch(["frobnicate"]).status == 2)
-        let help = try Self.beaconwatch(["decode", "--help"])
+    @Test func badArgumentsExit2AndHelpExits0() async throws {
+        #expect(try await Self.beaconwatch(["decode", "nonsense"]).status == 2)
+        #expect(try await Self.beaconwatch(["frobnicate"]).status == 2)
+        let help = try await Self.beaconwatch(["decode", "--help"])
         #expect(help.status == 0)
         #expect(help.stdout.contains("btsnoop:PATH"))
-        #expect(try Self.beaconwatch(["--help"]).stdout.contains("decode"))
+        #expect(try await Self.beaconwatch(["--help"]).stdout.contains("decode"))
     }
 
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+    typealias Run = Child.Run
 
-    /// Runs the binary built beside the test bundle, feeding `stdin`, and waits for it to exit.
-    static func beaconwatch(_ arguments: [String], stdin: String = "", in directory: URL? = nil) throws -> Run {
-        let process = Process()
-        if let directory { process.currentDirectoryURL = directory }
-        process.executableURL = productsDirectory.appendingPathComponent("beaconwatch")
-        process.arguments = arguments
-        let input = Pipe()
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        input.fileHandleForWriting.write(Data(stdin.utf8))
-        try input.fileHandleForWriting.close()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(
-            status: process.terminationStatus,
-            stdout: String(decoding: out, as: UTF8.self),
-            stderr: String(decoding: err, as: UTF8.self)
-        )
+    /// Runs the binary built beside the test bundle, feeding `stdin`, and waits for it to exit
+    /// (without holding a thread of the cooperative pool: TestSupport's `Child`).
+    static func beaconwatch(_ arguments: [String], stdin: String = "", in directory: URL? = nil) async throws -> Run {
+        try await Child.run(
+            productsDirectory.appendingPathComponent("beaconwatch"), arguments, stdin: Data(stdin.utf8), in: directory)
     }
 
     /// `.build/<triple>/debug`: where `swift build` put the test bundle and the executable.

@@ -106,24 +106,17 @@ struct DocumentationExample: Sendable, CustomTestStringConvertible {
 
     /// Runs `command` as a reader would, in a clone's folder with the build on `PATH`; standard
     /// output and standard error together, as a terminal shows them.
-    static func run(_ command: String) throws -> [String] {
+    static func run(_ command: String) async throws -> [String] {
         let scratch = try scratchFolder("example")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", "{ " + command.replacingOccurrences(of: "\\\n", with: "") + "\n} 2>&1"]
-        process.currentDirectoryURL = repository
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = DecodeCommandTests.productsDirectory.path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
         environment["SCRATCH"] = scratch.path
         environment["TZ"] = "UTC"
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        var lines = String(decoding: data, as: UTF8.self).components(separatedBy: "\n")
+        let run = try await Child.run(
+            URL(fileURLWithPath: "/bin/bash"),
+            ["-c", "{ " + command.replacingOccurrences(of: "\\\n", with: "") + "\n} 2>&1"],
+            in: repository, environment: environment)
+        var lines = run.stdout.components(separatedBy: "\n")
         if lines.last == "" { lines.removeLast() }
         return lines
     }
@@ -133,8 +126,8 @@ struct DocumentationExample: Sendable, CustomTestStringConvertible {
     }
 
     @Test(arguments: examples)
-    func theExampleShowsWhatTheCommandPrints(_ example: DocumentationExample) throws {
-        let actual = try Self.run(example.command)
+    func theExampleShowsWhatTheCommandPrints(_ example: DocumentationExample) async throws {
+        let actual = try await Self.run(example.command)
         #expect(
             DocumentationExample.matches(expected: example.expected, actual: actual),
             "\(example.file):\(example.line): `\(example.command)` printed:\n\(actual.joined(separator: "\n"))\n--- the example shows:\n\(example.expected.joined(separator: "\n"))"
@@ -142,10 +135,10 @@ struct DocumentationExample: Sendable, CustomTestStringConvertible {
     }
 
     /// An example edited so that it no longer shows what the command prints fails.
-    @Test func anEditedExampleFails() throws {
+    @Test func anEditedExampleFails() async throws {
         let example = try #require(
             Self.examples.first { $0.command.hasPrefix("beaconwatch check --config etc/hsyco.ini") })
-        let actual = try Self.run(example.command)
+        let actual = try await Self.run(example.command)
         #expect(DocumentationExample.matches(expected: example.expected, actual: actual))
         var edited = example.expected
         let index = try #require(edited.firstIndex { $0.contains("4 beacons") })

@@ -89,7 +89,10 @@ import Testing
         let said = LogCapture()
         _ = try EventsFile(path: url.path, store: store, logger: said.logger)
         #expect(Self.lines(url) == Self.outputs(7).flatMap { $0 }.map(\.json))
-        #expect(said.messages == ["--events \(url.path): appended 3 outputs committed before the last stop but not yet written"])
+        #expect(
+            said.messages == [
+                "--events \(url.path): appended 3 outputs committed before the last stop but not yet written"
+            ])
         #expect(try Self.journal(store, url) == Self.lines(url))
     }
 
@@ -134,7 +137,9 @@ import Testing
         let said = LogCapture()
         _ = try EventsFile(path: url.path, store: store, logger: said.logger)
         #expect(Self.lines(url) == ["{}"])
-        #expect(said.messages.count == 1 && said.messages[0].contains("does not end as the state database recorded"), "\(said.messages)")
+        #expect(
+            said.messages.count == 1 && said.messages[0].contains("does not end as the state database recorded"),
+            "\(said.messages)")
     }
 
     /// A file that is not the one the journal describes (rotated, edited) gets nothing appended,
@@ -152,7 +157,9 @@ import Testing
         let said = LogCapture()
         _ = try EventsFile(path: url.path, store: store, logger: said.logger)
         #expect(Self.lines(url) == ["rotated"])
-        #expect(said.messages.count == 1 && said.messages[0].contains("does not end as the state database recorded"), "\(said.messages)")
+        #expect(
+            said.messages.count == 1 && said.messages[0].contains("does not end as the state database recorded"),
+            "\(said.messages)")
         #expect(try Self.journal(store, url).isEmpty)
     }
 
@@ -164,7 +171,6 @@ import Testing
             in: folder, extra: ["--no-mqtt"], environment: ["BEACONWATCH_FAULT": "events write"])
         killed.sight(major: 3, at: 1_700_000_000)
         try await Eventually.until("the daemon to be killed") { !killed.process.isRunning }
-        killed.process.waitUntilExit()
         #expect(killed.process.terminationReason == .uncaughtSignal && killed.process.terminationStatus == SIGKILL)
         let url = folder.appendingPathComponent("events.jsonl")
         #expect(Self.lines(url).isEmpty)

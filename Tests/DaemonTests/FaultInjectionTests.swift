@@ -108,23 +108,24 @@ import Testing
     }
 
     /// A damaged database is never silently replaced: one line naming it and the fix, status 1.
-    @Test func aDatabaseThatIsGarbageOrCutShortStopsTheStartInOneLine() throws {
+    @Test func aDatabaseThatIsGarbageOrCutShortStopsTheStartInOneLine() async throws {
         let folder = try scratchFolder("damaged")
         let capture = Conformance.url("capture-1002.btsnoop").path
         let config = Conformance.url("scenarios/zones-mode/hsyco.ini").path
         let good = folder.appendingPathComponent("good.db").path
         #expect(
-            try DecodeCommandTests.beaconwatch(["replay", "--state", good, config, "btsnoop:" + capture]).status == 0)
+            try await DecodeCommandTests.beaconwatch(["replay", "--state", good, config, "btsnoop:" + capture]).status
+                == 0)
         let garbage = folder.appendingPathComponent("garbage.db")
         try Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7919) }).write(to: garbage)
         // Everything into the file itself (the replay may leave its last commits in the WAL).
-        let checkpoint = Process()
-        checkpoint.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        checkpoint.arguments = [
-            "-c", "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('PRAGMA wal_checkpoint(TRUNCATE)')", good,
-        ]
-        try checkpoint.run()
-        checkpoint.waitUntilExit()
+        let checkpoint = try await Child.run(
+            URL(fileURLWithPath: "/usr/bin/python3"),
+            [
+                "-c", "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('PRAGMA wal_checkpoint(TRUNCATE)')",
+                good,
+            ])
+        #expect(checkpoint.status == 0, "\(checkpoint.stderr)")
         let cut = folder.appendingPathComponent("cut.db")
         try FileManager.default.copyItem(atPath: good, toPath: cut.path)
         #expect(try Data(contentsOf: cut).count > 8192)
@@ -133,7 +134,9 @@ import Testing
         try handle.close()
         for (file, words) in [(garbage, "file is not a database"), (cut, "malformed")] {
             let before = try Data(contentsOf: file)
-            let run = try DecodeCommandTests.beaconwatch(["replay", "--state", file.path, config, "btsnoop:" + capture])
+            let run = try await DecodeCommandTests.beaconwatch([
+                "replay", "--state", file.path, config, "btsnoop:" + capture,
+            ])
             #expect(run.status == 1, "\(file.lastPathComponent): \(run.stderr)")
             #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
             #expect(run.stderr.contains("state database \(file.path): "), "\(run.stderr)")
@@ -143,20 +146,17 @@ import Testing
     }
 
     @Test(.enabled(if: SmallDisk.available, "needs root to mount a read-only file system"))
-    func aDatabaseOnAReadOnlyFileSystemStopsTheStartInOneLine() throws {
+    func aDatabaseOnAReadOnlyFileSystemStopsTheStartInOneLine() async throws {
         let disk = try SmallDisk(kilobytes: 1024)
         let capture = Conformance.url("capture-1002.btsnoop").path
         let config = Conformance.url("scenarios/zones-mode/hsyco.ini").path
         let path = disk.folder.appendingPathComponent("state.db").path
         #expect(
-            try DecodeCommandTests.beaconwatch(["replay", "--state", path, config, "btsnoop:" + capture]).status == 0)
-        let remount = Process()
-        remount.executableURL = URL(fileURLWithPath: "/bin/mount")
-        remount.arguments = ["-o", "remount,ro", disk.folder.path]
-        try remount.run()
-        remount.waitUntilExit()
-        try #require(remount.terminationStatus == 0)
-        let run = try DecodeCommandTests.beaconwatch(["replay", "--state", path, config, "btsnoop:" + capture])
+            try await DecodeCommandTests.beaconwatch(["replay", "--state", path, config, "btsnoop:" + capture]).status
+                == 0)
+        let remount = try await Child.run(URL(fileURLWithPath: "/bin/mount"), ["-o", "remount,ro", disk.folder.path])
+        try #require(remount.status == 0, "\(remount.stderr)")
+        let run = try await DecodeCommandTests.beaconwatch(["replay", "--state", path, config, "btsnoop:" + capture])
         #expect(run.status == 1, "\(run.stderr)")
         #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
         #expect(run.stderr.contains("state database \(path): is on a read-only file system"), "\(run.stderr)")
@@ -165,7 +165,7 @@ import Testing
 
     /// Killed halfway through a migration (between its two tables), the next start finishes it:
     /// the migration's transaction never committed, so it runs again whole.
-    @Test func aStartKilledMidMigrationIsFinishedByTheNext() throws {
+    @Test func aStartKilledMidMigrationIsFinishedByTheNext() async throws {
         let folder = try scratchFolder("migration")
         let scenario = Conformance.url("scenarios/zones-mode")
         let path = folder.appendingPathComponent("state.db").path
@@ -179,30 +179,26 @@ import Testing
         killed.environment = ProcessInfo.processInfo.environment.merging(["BEACONWATCH_FAULT": "migration v4"]) { $1 }
         killed.standardOutput = FileHandle.nullDevice
         killed.standardError = FileHandle.nullDevice
+        Eventually.watchExit(of: killed)
         try killed.run()
-        killed.waitUntilExit()
+        _ = try await Child.exit(of: killed, "the replay killed mid-migration")
         #expect(killed.terminationReason == .uncaughtSignal && killed.terminationStatus == SIGKILL)
 
-        let run = try DecodeCommandTests.beaconwatch(arguments)
+        let run = try await DecodeCommandTests.beaconwatch(arguments)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains(#""type":"enter""#))
         // Every migration is recorded, and the second start's state is there for a third.
-        let again = try DecodeCommandTests.beaconwatch(arguments)
+        let again = try await DecodeCommandTests.beaconwatch(arguments)
         #expect(again.status == 0, "\(again.stderr)")
-        let tables = Process()
-        tables.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        tables.arguments = [
-            "-c",
-            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
-                + "print(c.execute('SELECT COUNT(*) FROM grdb_migrations').fetchone()[0], "
-                + "c.execute(\"SELECT COUNT(*) FROM sqlite_master WHERE name IN ('alertRecord', 'dwell')\").fetchone()[0])",
-            path,
-        ]
-        let output = Pipe()
-        tables.standardOutput = output
-        try tables.run()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        tables.waitUntilExit()
-        #expect(printed == "12 2\n")
+        let tables = try await Child.run(
+            URL(fileURLWithPath: "/usr/bin/python3"),
+            [
+                "-c",
+                "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+                    + "print(c.execute('SELECT COUNT(*) FROM grdb_migrations').fetchone()[0], "
+                    + "c.execute(\"SELECT COUNT(*) FROM sqlite_master WHERE name IN ('alertRecord', 'dwell')\").fetchone()[0])",
+                path,
+            ])
+        #expect(tables.stdout == "12 2\n", "\(tables.stderr)")
     }
 }

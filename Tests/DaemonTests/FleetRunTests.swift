@@ -84,10 +84,10 @@ import Testing
     }
 
     /// What `replay` prints for `trace` on the same configuration (its own source), as essences.
-    static func replay(_ trace: String, in folder: URL) throws -> [String] {
+    static func replay(_ trace: String, in folder: URL) async throws -> [String] {
         let path = folder.appendingPathComponent("replay.jsonl")
         try trace.write(to: path, atomically: true, encoding: .utf8)
-        let run = try DecodeCommandTests.beaconwatch(["replay", "hsyco.ini", "trace:\(path.path)"], in: folder)
+        let run = try await DecodeCommandTests.beaconwatch(["replay", "hsyco.ini", "trace:\(path.path)"], in: folder)
         #expect(run.status == 0, "\(run.stderr)")
         return run.stdout.split(separator: "\n").map(essence)
     }
@@ -128,7 +128,7 @@ import Testing
             sightings.enumerated().map { n, sighting in
                 #"{"t": \#(1_700_000_000 + Double(n) * 0.001), "uuid": "\#(sighting.0)", "major": \#(sighting.1), "minor": \#(sighting.2), "rssi": \#(sighting.3)}"#
             }.joined(separator: "\n") + "\n"
-        let expected = try Self.replay(trace, in: folder)
+        let expected = try await Self.replay(trace, in: folder)
         try await Subscriber.until("the last output in the events file") {
             Self.outputs(of: "cart-7", in: folder).count >= expected.count
         }
@@ -153,13 +153,13 @@ import Testing
         let watcher = try await Subscriber(port: broker.port, filter: "beaconwatch/#")
         let daemon = try Self.daemon(in: folder)
         try await Subscriber.until("the daemon online") { watcher.payloads("hq/status").last == "online" }
-        let forward = try DecodeCommandTests.beaconwatch(
+        let forward = try await DecodeCommandTests.beaconwatch(
             ["forward", "--config", "hsyco.ini", "--source", "btsnoop:\(ForwardTests.capture)"], in: node)
         #expect(forward.status == 0, "\(forward.stderr)")
         try await Subscriber.until("the node's exit") {
             watcher.payloads("node-1/transition").filter { $0.contains(#""type":"exit""#) }.count == 3
         }
-        let replay = try DecodeCommandTests.beaconwatch(
+        let replay = try await DecodeCommandTests.beaconwatch(
             ["replay", "hsyco.ini", "btsnoop:\(ForwardTests.capture)"], in: folder)
         let expected = replay.stdout.split(separator: "\n").map(Self.essence)
         #expect(expected.count > 5)
@@ -324,7 +324,7 @@ import Testing
             [-65, -80].enumerated().map { n, rssi in
                 #"{"t": \#(1_700_000_000 + Double(n) * 0.001), "uuid": "\#(Self.estimote)", "major": 73, "minor": 10, "rssi": \#(rssi)}"#
             }.joined(separator: "\n") + "\n"
-        let expected = try Self.replay(trace, in: folder)
+        let expected = try await Self.replay(trace, in: folder)
         try await Subscriber.until("the last output in the events file") {
             Self.outputs(of: "cart-9", in: folder).count >= expected.count
         }

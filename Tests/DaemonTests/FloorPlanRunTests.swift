@@ -122,7 +122,8 @@ import Testing
     static func folder(port: Int32) throws -> URL {
         let folder = try scratchFolder("floorplan")
         let building = building(port: port)
-        try (building + shapes).write(to: folder.appendingPathComponent("shapes.ini"), atomically: true, encoding: .utf8)
+        try (building + shapes).write(
+            to: folder.appendingPathComponent("shapes.ini"), atomically: true, encoding: .utf8)
         try (building + "Floorplan.file = config.yaml\n").write(
             to: folder.appendingPathComponent("companion.ini"), atomically: true, encoding: .utf8)
         try building.write(to: folder.appendingPathComponent("nearest.ini"), atomically: true, encoding: .utf8)
@@ -131,8 +132,8 @@ import Testing
         return folder
     }
 
-    static func replay(_ config: String, in folder: URL) throws -> String {
-        let run = try DecodeCommandTests.beaconwatch(
+    static func replay(_ config: String, in folder: URL) async throws -> String {
+        let run = try await DecodeCommandTests.beaconwatch(
             ["replay", "--config", config, "trace:walk.jsonl", "--state", "\(config).sqlite"], in: folder)
         #expect(run.status == 0, "\(run.stderr)")
         return ReplayCommandTests.withoutSession(run.stdout)
@@ -152,11 +153,11 @@ import Testing
     /// The desk by the lab's louder scanner is in the office with the floor plan and in the lab by
     /// the nearest rule; the walk reaches the hall, and the hall's scanner dying leaves the badge
     /// there (or in no room), never next door. Both forms of the floor give the same outputs.
-    @Test func theDeskIsInItsOwnRoomAndBothFormsReplayAlike() throws {
+    @Test func theDeskIsInItsOwnRoomAndBothFormsReplayAlike() async throws {
         let folder = try Self.folder(port: 1883)
-        let shapes = try Self.replay("shapes.ini", in: folder)
-        let companion = try Self.replay("companion.ini", in: folder)
-        let nearest = try Self.replay("nearest.ini", in: folder)
+        let shapes = try await Self.replay("shapes.ini", in: folder)
+        let companion = try await Self.replay("companion.ini", in: folder)
+        let nearest = try await Self.replay("nearest.ini", in: folder)
         #expect(shapes == companion)
         let positioned = Self.rooms(shapes)
         #expect(positioned.first?.room == "Office", "\(positioned)")
@@ -178,9 +179,9 @@ import Testing
     @Test func runThroughABrokerGivesWhatReplayGives() async throws {
         let broker = try Broker()
         let folder = try Self.folder(port: broker.port)
-        let expected = try Self.replay("shapes.ini", in: folder)
+        let expected = try await Self.replay("shapes.ini", in: folder)
         let watcher = try await Subscriber(port: broker.port, filter: "beaconwatch/#")
-        let run = try DecodeCommandTests.beaconwatch(
+        let run = try await DecodeCommandTests.beaconwatch(
             [
                 "run", "--web-listen", "", "--config", "shapes.ini", "--source", "trace:walk.jsonl", "--events",
                 "events.jsonl", "--log-level", "error",
@@ -201,11 +202,15 @@ import Testing
             watcher.payloads("badge/position").count >= positions.count
                 && watcher.payloads("floor/status").last == "offline"
         }
-        #expect(watcher.payloads("badge/position").map { ReplayCommandTests.withoutSession($0) } == positions.map(String.init))
+        #expect(
+            watcher.payloads("badge/position").map { ReplayCommandTests.withoutSession($0) }
+                == positions.map(String.init))
         let later = try await Subscriber(port: broker.port, filter: "beaconwatch/badge/position")
         try await Subscriber.until("the retained position") { !later.messages.isEmpty }
         #expect(later.messages.first?.retained == true)
-        #expect(later.messages.first.map { ReplayCommandTests.withoutSession($0.payload) } == positions.last.map(String.init))
+        #expect(
+            later.messages.first.map { ReplayCommandTests.withoutSession($0.payload) }
+                == positions.last.map(String.init))
         watcher.client.shutdown()
         later.client.shutdown()
     }

@@ -53,10 +53,10 @@ import Testing
         // 400 sightings 1 ms apart: eight or nine 50 ms batches.
         let trace = folder.appendingPathComponent("burst.jsonl")
         try OutboxTests.sightings(0..<400).write(to: trace, atomically: true, encoding: .utf8)
-        let run = try DecodeCommandTests.beaconwatch(
+        let run = try await DecodeCommandTests.beaconwatch(
             ["forward", "--config", "hsyco.ini", "--source", "trace:\(trace.path)"], in: folder)
         #expect(run.status == 0, "\(run.stderr)")
-        let decoded = try DecodeCommandTests.beaconwatch(["decode", "--quiet", "trace:\(trace.path)"])
+        let decoded = try await DecodeCommandTests.beaconwatch(["decode", "--quiet", "trace:\(trace.path)"])
         let expected = decoded.stdout.split(separator: "\n").map(String.init)
         #expect(!expected.isEmpty)
         try await Subscriber.until("every sighting") {
@@ -81,15 +81,15 @@ import Testing
             port: broker.port, filter: "beaconwatch/node-1/sightings", persistentAs: "fw-sub")
         try broker.saved()
         try await broker.stop()
-        let offline = try DecodeCommandTests.beaconwatch(
+        let offline = try await DecodeCommandTests.beaconwatch(
             ["forward", "--config", "hsyco.ini", "--source", "btsnoop:\(Self.capture)"], in: folder)
         #expect(offline.status == 0, "\(offline.stderr)")
         #expect(offline.stderr.contains("not acknowledged before stopping"), "\(offline.stderr)")
         try broker.start()
-        let again = try DecodeCommandTests.beaconwatch(
+        let again = try await DecodeCommandTests.beaconwatch(
             ["forward", "--config", "hsyco.ini", "--source", "trace:-"], stdin: "", in: folder)
         #expect(again.status == 0, "\(again.stderr)")
-        let decoded = try DecodeCommandTests.beaconwatch(["decode", "--quiet", "btsnoop:\(Self.capture)"])
+        let decoded = try await DecodeCommandTests.beaconwatch(["decode", "--quiet", "btsnoop:\(Self.capture)"])
         let expected = decoded.stdout.split(separator: "\n").map(String.init)
         try await Subscriber.until("every sighting after the outage") {
             ((try? Self.sightings(watcher.payloads("/sightings"))) ?? []).count >= expected.count

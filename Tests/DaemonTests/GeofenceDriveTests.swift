@@ -48,8 +48,8 @@ import Testing
     }
 
     /// The outputs of a replay of `trace` under the drive's configuration.
-    static func replay(_ trace: String) throws -> [String] {
-        let run = try DecodeCommandTests.beaconwatch([
+    static func replay(_ trace: String) async throws -> [String] {
+        let run = try await DecodeCommandTests.beaconwatch([
             "replay", folder.appendingPathComponent("drive.ini").path, "trace:\(trace)",
         ])
         #expect(run.status == 0, "\(run.stderr)")
@@ -77,10 +77,10 @@ import Testing
         }
     }
 
-    @Test func theTraceDriveEntersAndLeavesBothGeofencesAndReplaysTheSameEveryTime() throws {
+    @Test func theTraceDriveEntersAndLeavesBothGeofencesAndReplaysTheSameEveryTime() async throws {
         let trace = Self.folder.appendingPathComponent("drive.trace").path
-        let first = try Self.replay(trace)
-        #expect(try Self.replay(trace) == first, "replay is not deterministic")
+        let first = try await Self.replay(trace)
+        #expect(try await Self.replay(trace) == first, "replay is not deterministic")
         #expect(
             Self.types(first) == [
                 "monitoring", "enter 52", "rule 52 after_end", "exit 52", "rule 52 after_end", "enter 35",
@@ -90,18 +90,14 @@ import Testing
         #expect(first[3].contains(#""dwell":15.0,"dwellToday":15.0"#), "\(first[3])")
     }
 
-    @Test func inTheirValidityTheRulesFireWithTheirNotifications() throws {
+    @Test func inTheirValidityTheRulesFireWithTheirNotifications() async throws {
         // The same drive on Tuesday 2013-08-13 from 10:00 in Paris.
         let folder = try scratchFolder("drive2013")
-        let make = Process()
-        make.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        make.arguments = [
-            Self.folder.appendingPathComponent("make-drive.py").path, folder.path, "--start", "1376380800",
-        ]
-        try make.run()
-        make.waitUntilExit()
-        #expect(make.terminationStatus == 0)
-        let lines = try Self.replay(folder.appendingPathComponent("drive.trace").path)
+        let make = try await Child.run(
+            URL(fileURLWithPath: "/usr/bin/python3"),
+            [Self.folder.appendingPathComponent("make-drive.py").path, folder.path, "--start", "1376380800"])
+        #expect(make.status == 0, "\(make.stderr)")
+        let lines = try await Self.replay(folder.appendingPathComponent("drive.trace").path)
         #expect(
             Self.types(lines) == [
                 "monitoring", "enter 52", "rule 52", "notification 52", "exit 52", "rule 52", "notification 52",
@@ -227,12 +223,11 @@ import Testing
             ], "\(logText())")
         kill(daemon.processIdentifier, SIGTERM)
         try await MQTTRunTests.Subscriber.until("the daemon to exit") { !daemon.isRunning }
-        daemon.waitUntilExit()
         #expect(daemon.terminationStatus == 0, "\(logText())")
 
         let live = try String(contentsOf: folder.appendingPathComponent("events.jsonl"), encoding: .utf8)
             .split(separator: "\n").map(String.init)
-        let traced = try Self.replay(Self.folder.appendingPathComponent("drive.trace").path)
+        let traced = try await Self.replay(Self.folder.appendingPathComponent("drive.trace").path)
         #expect(live.map(Self.timeless) == traced.map(Self.timeless), "live:\n\(live.joined(separator: "\n"))")
         // The transitions on B/transition are the events' own.
         let transitions = subscriber.payloads("/transition").map(Self.timeless)

@@ -45,7 +45,6 @@ import Testing
 
         func exit(within seconds: Double) async throws -> Int32 {
             try await Subscriber.until("the daemon to exit", within: seconds) { !process.isRunning }
-            process.waitUntilExit()
             return process.terminationStatus
         }
     }

@@ -249,7 +249,7 @@ import Testing
             types == ["monitoring", "enter", "location", "nearest", "exit", "location", "nearest", "rule server_error"])
     }
     /// A start goes on with the scanners' calibration the store kept (a restart, or a cluster's
-    /// new active, whose store was shipped it: SPEC §21): the receivers are corrected before any
+    /// new active, whose store was shipped it: docs/behaviour.md §21): the receivers are corrected before any
     /// scanner is heard again.
     @Test func aStartCorrectsTheScannersAsTheKeptCalibrationSays() throws {
         let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
@@ -263,10 +263,12 @@ import Testing
         let configuration = try Configuration.load(Array(ini.utf8), path: "hsyco.ini").get()
         let store = try StateStore()
         // The kitchen reads the hall 6 dB higher than the hall reads the kitchen.
-        try store.record(devices: [], calibration: [
-            ScannerLevel(receiver: "kitchen", transmitter: "hall", level: -10),
-            ScannerLevel(receiver: "hall", transmitter: "kitchen", level: -16),
-        ])
+        try store.record(
+            devices: [],
+            calibration: [
+                ScannerLevel(receiver: "kitchen", transmitter: "hall", level: -10),
+                ScannerLevel(receiver: "hall", transmitter: "kitchen", level: -16),
+            ])
         let control = EngineControl()
         let corrections = Mutex<[Double]?>(nil)
         control.query { driver in

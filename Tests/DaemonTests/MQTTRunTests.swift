@@ -21,6 +21,9 @@ import Testing
         final class Inbox: Sendable {
             let messages = Mutex<[Message]>([])
             let subscribed = Mutex(false)
+            /// The client, for the connect handler's subscription (let go in the subscriber's
+            /// deinit: the client's handlers hold this inbox).
+            let client = Mutex<MQTTClient?>(nil)
         }
 
         let client: MQTTClient
@@ -28,32 +31,40 @@ import Testing
 
         /// A subscriber to `filter` at QoS 1; `persistentAs` names a persistent session (kept by
         /// the broker across reconnects and, with its persistence, across its restarts).
+        ///
+        /// Everything it hears is taken on libmosquitto's network thread (the client's handlers),
+        /// never through a task: on a loaded machine the cooperative pool may be busy with other
+        /// tests for a long time, and a subscriber that needed it to hear would make their waits
+        /// time out (docs/reliability.md, "Waits in tests").
         init(port: Int32, filter: String, persistentAs clientID: String? = nil) async throws {
             var connection = MQTTConnection(
                 host: "127.0.0.1", port: port, clientID: clientID ?? "sub-\(UUID().uuidString.prefix(12))")
             connection.cleanSession = clientID == nil
-            let client = try MQTTClient(connection)
-            self.client = client
-            try client.start()
             let inbox = inbox
-            Task {
-                for await event in client.events {
+            let client = try MQTTClient(
+                connection,
+                received: { topic, payload, retained in
+                    let message = Message(
+                        topic: topic, payload: String(decoding: payload, as: UTF8.self), retained: retained)
+                    inbox.messages.withLock { $0.append(message) }
+                    Eventually.changed()
+                },
+                connectionEvents: { event in
                     switch event {
-                    case .connected(0): _ = try? client.subscribe(filter, qos: 1)
+                    case .connected(0): _ = try? inbox.client.withLock { $0 }?.subscribe(filter, qos: 1)
                     case .subscribed:
                         inbox.subscribed.withLock { $0 = true }
                         Eventually.changed()
-                    case .message(let topic, let payload, let retained):
-                        let message = Message(
-                            topic: topic, payload: String(decoding: payload, as: UTF8.self), retained: retained)
-                        inbox.messages.withLock { $0.append(message) }
-                        Eventually.changed()
                     default: break
                     }
-                }
-            }
-            try await Self.until("subscribed") { inbox.subscribed.withLock { $0 } }
+                })
+            self.client = client
+            inbox.client.withLock { $0 = client }
+            try client.start()
+            try await Self.until("the subscription to \(filter) on port \(port)") { inbox.subscribed.withLock { $0 } }
         }
+
+        deinit { inbox.client.withLock { $0 = nil } }
 
         var messages: [Message] { inbox.messages.withLock { $0 } }
 
@@ -99,7 +110,7 @@ import Testing
         let broker = try Broker()
         let folder = try Self.folder(port: broker.port, userid: "dave")
         let live = try await Subscriber(port: broker.port, filter: "beaconwatch/dave/#")
-        let run = try DecodeCommandTests.beaconwatch(
+        let run = try await DecodeCommandTests.beaconwatch(
             [
                 "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:trace.jsonl", "--log-level",
                 "error",
@@ -177,7 +188,7 @@ import Testing
         // every region with kept dwell, before any exit says otherwise.
         try #"{"t": 1700172800.0, "uuid": "22A17B43-552A-4482-865F-597D4C10BACC", "major": 7, "minor": 1, "rssi": -59}"#
             .write(to: folder.appendingPathComponent("later.jsonl"), atomically: true, encoding: .utf8)
-        let second = try DecodeCommandTests.beaconwatch(
+        let second = try await DecodeCommandTests.beaconwatch(
             [
                 "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:later.jsonl", "--log-level",
                 "error",
@@ -196,7 +207,7 @@ import Testing
     @Test func aStartRepublishesTheKeptClassesToABrokerThatLostThem() async throws {
         let broker = try Broker()
         let folder = try Self.folder(port: broker.port, userid: "fay")
-        let first = try DecodeCommandTests.beaconwatch(
+        let first = try await DecodeCommandTests.beaconwatch(
             [
                 "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:trace.jsonl", "--log-level",
                 "error",
@@ -208,7 +219,7 @@ import Testing
         // The second run hears only a beacon that is not configured: it reports nothing itself.
         try #"{"t": 1700000100.0, "uuid": "0FF1CE00-0000-4000-8000-000000000009", "major": 1, "minor": 1, "rssi": -59}"#
             .write(to: folder.appendingPathComponent("stranger.jsonl"), atomically: true, encoding: .utf8)
-        let second = try DecodeCommandTests.beaconwatch(
+        let second = try await DecodeCommandTests.beaconwatch(
             [
                 "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:stranger.jsonl", "--log-level",
                 "error",
@@ -280,7 +291,7 @@ import Testing
 
         // SIGKILL: no clean disconnect, so the broker publishes the will.
         kill(daemon.processIdentifier, SIGKILL)
-        daemon.waitUntilExit()
+        _ = try await Child.exit(of: daemon, "the daemon, killed")
         try await Subscriber.until("the will") { fresh.payloads("/status").last == "offline" }
         watcher.client.shutdown()
         fresh.client.shutdown()

@@ -417,15 +417,13 @@ import Testing
             c.execute("UPDATE fleetDevice SET waypoints = ? WHERE device = 'alice-phone'", (sys.argv[2],))
             c.commit()
             """
-        let sqlite = Process()
-        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        sqlite.arguments = [
-            "python3", "-c", script, building.folder.appendingPathComponent("state.sqlite").path,
-            areas.map(\.description).joined(separator: "\n"),
-        ]
-        try sqlite.run()
-        sqlite.waitUntilExit()
-        #expect(sqlite.terminationStatus == 0)
+        let sqlite = try await Child.run(
+            URL(fileURLWithPath: "/usr/bin/python3"),
+            [
+                "-c", script, building.folder.appendingPathComponent("state.sqlite").path,
+                areas.map(\.description).joined(separator: "\n"),
+            ])
+        #expect(sqlite.status == 0, "\(sqlite.stderr)")
         // The phone as the version before left it: four waypoints named "bw", one iOS region.
         let command =
             #"{"_type":"cmd","action":"setWaypoints","waypoints":{"_type":"waypoints","waypoints":[\#(old.joined(separator: ","))]}}"#

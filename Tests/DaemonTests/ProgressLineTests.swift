@@ -32,11 +32,11 @@ import Testing
 
     /// Piped, the commands write no progress line: no carriage return, no escape, whatever the
     /// input's length.
-    @Test func commandsOnAPipeWriteNoProgressLine() throws {
+    @Test func commandsOnAPipeWriteNoProgressLine() async throws {
         let capture = CheckCommandTests.repository.appendingPathComponent("etc/demo/office-walk.btsnoop").path
         let config = CheckCommandTests.repository.appendingPathComponent("etc/hsyco.ini").path
         for arguments in [["decode", "btsnoop:" + capture], ["replay", config, "btsnoop:" + capture]] {
-            let run = try DecodeCommandTests.beaconwatch(arguments)
+            let run = try await DecodeCommandTests.beaconwatch(arguments)
             #expect(run.status == 0, "\(run.stderr)")
             #expect(!run.stderr.contains("\r") && !run.stderr.contains("\u{1B}"), "\(run.stderr)")
         }

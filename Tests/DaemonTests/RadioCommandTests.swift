@@ -6,8 +6,8 @@ import Testing
 @Suite struct RadioCommandTests {
     static let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
 
-    @Test func advertisePrintsTheThreeCommands() throws {
-        let run = try DecodeCommandTests.beaconwatch([
+    @Test func advertisePrintsTheThreeCommands() async throws {
+        let run = try await DecodeCommandTests.beaconwatch([
             "advertise", "--uuid", Self.uuid.lowercased(), "--major", "1", "--minor", "2", "--power", "-59",
             "--interval", "152.5", "--print-hci",
         ])
@@ -27,15 +27,15 @@ import Testing
         ["--uuid", uuid, "--major", "1", "--minor", "2", "--power", "-200"],
         ["--uuid", uuid, "--major", "1", "--minor", "2", "--power", "-59", "--interval", "10"],
     ])
-    func badAdvertiseArgumentsExit2(_ arguments: [String]) throws {
-        let run = try DecodeCommandTests.beaconwatch(["advertise"] + arguments + ["--print-hci"])
+    func badAdvertiseArgumentsExit2(_ arguments: [String]) async throws {
+        let run = try await DecodeCommandTests.beaconwatch(["advertise"] + arguments + ["--print-hci"])
         #expect(run.status == 2)
         #expect(!run.stderr.isEmpty)
     }
 
-    @Test func advertisingWithoutBluetoothExits3() throws {
+    @Test func advertisingWithoutBluetoothExits3() async throws {
         guard !FileManager.default.fileExists(atPath: "/sys/class/bluetooth") else { return }
-        let run = try DecodeCommandTests.beaconwatch([
+        let run = try await DecodeCommandTests.beaconwatch([
             "advertise", "--uuid", Self.uuid, "--major", "1", "--minor", "2", "--power", "-59", "--adapter", "hci0",
         ])
         #expect(run.status == 3)
@@ -55,14 +55,14 @@ import Testing
         return folder
     }
 
-    @Test func calibrateFromATracePrintsTheMedianAndTheLine() throws {
+    @Test func calibrateFromATracePrintsTheMedianAndTheLine() async throws {
         // 17081 at 1 m from t = 3 on; the last two are past the 10 s window; minor 2 is another beacon.
         var trace: [(Double, Int, Int)] = [(1, 2, -40)]
         for (index, rssi) in [-60, -62, -61, -70, -59, -61, -63, -60, -61, -62, -61].enumerated() {
             trace.append((3 + Double(index), 17081, rssi))
         }
         trace += [(14, 17081, -90), (15, 17081, -90)]
-        let run = try DecodeCommandTests.beaconwatch(
+        let run = try await DecodeCommandTests.beaconwatch(
             ["calibrate", "--id", "17081", "--seconds", "10", "--config", "hsyco.ini", "--source", "trace:held.jsonl"],
             in: Self.folder(trace: trace))
         #expect(run.status == 0, "\(run.stderr)")
@@ -74,13 +74,13 @@ import Testing
                 """)
     }
 
-    @Test func calibratingAnUnknownIDIsBadInputAndABeaconNeverHeardAFailure() throws {
+    @Test func calibratingAnUnknownIDIsBadInputAndABeaconNeverHeardAFailure() async throws {
         let folder = try Self.folder(trace: [(0, 2, -50)])
-        let unknown = try DecodeCommandTests.beaconwatch(
+        let unknown = try await DecodeCommandTests.beaconwatch(
             ["calibrate", "--id", "999", "--config", "hsyco.ini", "--source", "trace:held.jsonl"], in: folder)
         #expect(unknown.status == 2)
         #expect(unknown.stderr.contains("no beacon with Location ID '999'"))
-        let unheard = try DecodeCommandTests.beaconwatch(
+        let unheard = try await DecodeCommandTests.beaconwatch(
             ["calibrate", "--id", "17081", "--config", "hsyco.ini", "--source", "trace:held.jsonl"], in: folder)
         #expect(unheard.status == 1)
         #expect(unheard.stderr.contains("no advertisement of 17081"))

@@ -69,22 +69,24 @@ import TestSupport
     /// The captures of phones whose clock was never set (December 1969, January 1970) replay like
     /// any other: their times are taken as they are.
     @Test(arguments: [("bluetooth_sample.btsnoop_hci.log", 526), ("juicessh-performancemonitor.btsnoop_hci.log", 91)])
-    func aCaptureDatedAround1970Replays(file: String, events: Int) throws {
+    func aCaptureDatedAround1970Replays(file: String, events: Int) async throws {
         let capture = Self.folder.appendingPathComponent(file).path
         let ini = Self.folder.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
             "etc/hsyco.ini")
-        let decode = try DecodeCommandTests.beaconwatch(["decode", "btsnoop:" + capture])
+        let decode = try await DecodeCommandTests.beaconwatch(["decode", "btsnoop:" + capture])
         #expect(decode.status == 0)
         #expect(decode.stderr.contains(": \(events) events, 0 reports"), "\(decode.stderr)")
         #expect(!decode.stderr.contains("skipped"), "\(decode.stderr)")
         let state = try scratchFolder("captures").appendingPathComponent("state.sqlite").path
-        let replay = try DecodeCommandTests.beaconwatch(["replay", "--state", state, ini.path, "btsnoop:" + capture])
+        let replay = try await DecodeCommandTests.beaconwatch([
+            "replay", "--state", state, ini.path, "btsnoop:" + capture,
+        ])
         #expect(replay.status == 0 && replay.stderr.isEmpty, "\(replay.stderr)")
     }
 
-    @Test func aPcapngFileIsRefusedInOneLine() throws {
+    @Test func aPcapngFileIsRefusedInOneLine() async throws {
         let path = Self.folder.appendingPathComponent("airbily_smartwatch_reverse.bluethoot_logs.pcapng").path
-        let run = try DecodeCommandTests.beaconwatch(["decode", "btsnoop:" + path])
+        let run = try await DecodeCommandTests.beaconwatch(["decode", "btsnoop:" + path])
         #expect(run.status == 2)
         #expect(run.stderr.split(separator: "\n").count == 1)
         #expect(run.stderr.contains("not a btsnoop capture"))

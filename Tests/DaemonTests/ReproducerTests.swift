@@ -24,7 +24,7 @@ import TestSupport
         run.stderr.split(separator: "\n").filter { !$0.hasPrefix("beaconwatch: warning: Rules.source") }
     }
 
-    @Test func capturesWithTimesFarFromTodaySkipAndCountThoseRecords() throws {
+    @Test func capturesWithTimesFarFromTodaySkipAndCountThoseRecords() async throws {
         let captures = try Self.files(".btsnoop")
         #expect(captures.count == 6)
         let folder = try scratchFolder("reproducers")
@@ -32,14 +32,14 @@ import TestSupport
             // A record dated 1970 is taken as it is (docs/behaviour.md §3.2: phones whose clock was never set);
             // the others lie outside 1900-2100 and are skipped.
             let taken = capture.lastPathComponent.contains("year-1970")
-            let decode = try DecodeCommandTests.beaconwatch(["decode", "--quiet", "btsnoop:" + capture.path])
+            let decode = try await DecodeCommandTests.beaconwatch(["decode", "--quiet", "btsnoop:" + capture.path])
             #expect(decode.status == 0, "\(capture.lastPathComponent): \(decode.stderr)")
             #expect(decode.stderr.split(separator: "\n").count == (taken ? 0 : 1), "\(decode.stderr)")
             #expect(taken || decode.stderr.contains("record 2 (byte 85)"), "\(decode.stderr)")
             // Records 1 and 3 are good: two of the capture's three sightings remain (three when
             // the second is taken).
             #expect(decode.stdout.split(separator: "\n").count == (taken ? 3 : 2))
-            let replay = try DecodeCommandTests.beaconwatch([
+            let replay = try await DecodeCommandTests.beaconwatch([
                 "replay", "--state", folder.appendingPathComponent("\(capture.lastPathComponent).db").path,
                 Self.config, "btsnoop:" + capture.path,
             ])
@@ -51,12 +51,12 @@ import TestSupport
         }
     }
 
-    @Test func traceTimesOutsideTheCenturyStopAtTheirLine() throws {
+    @Test func traceTimesOutsideTheCenturyStopAtTheirLine() async throws {
         let traces = try Self.files(".jsonl")
         #expect(traces.count == 4)
         for trace in traces {
             for arguments in [["decode", "--quiet"], ["replay", Self.config]] {
-                let run = try DecodeCommandTests.beaconwatch(arguments + ["trace:" + trace.path])
+                let run = try await DecodeCommandTests.beaconwatch(arguments + ["trace:" + trace.path])
                 #expect(run.status == 2, "\(trace.lastPathComponent): \(run.stderr)")
                 #expect(Self.errorLines(run).count == 1, "\(run.stderr)")
                 #expect(run.stderr.contains("\(trace.lastPathComponent):1: t "), "\(run.stderr)")
@@ -64,28 +64,30 @@ import TestSupport
         }
     }
 
-    @Test func aScheduleAtTheEndOfTimeIsAnInputError() throws {
+    @Test func aScheduleAtTheEndOfTimeIsAnInputError() async throws {
         let rules = Conformance.url("ubudu/u_beacons-example.json").path
         for at in ["9999-12-31T23:59:59Z", "1969-12-31T23:59:59Z", "2100-01-01T00:00:01Z"] {
-            let run = try DecodeCommandTests.beaconwatch(["schedule", "--rules", rules, "--region", "1", "--at", at])
+            let run = try await DecodeCommandTests.beaconwatch([
+                "schedule", "--rules", rules, "--region", "1", "--at", at,
+            ])
             #expect(run.status == 2, "\(at): \(run.stdout) \(run.stderr)")
             #expect(run.stderr.split(separator: "\n").count == 1)
             #expect(run.stderr.contains("from 1970 to 2100"))
         }
-        let open = try DecodeCommandTests.beaconwatch([
+        let open = try await DecodeCommandTests.beaconwatch([
             "schedule", "--rules", rules, "--region", "1", "--at", "2013-10-28T13:30:00+01:00",
         ])
         #expect(open.status == 0)
     }
 
-    @Test func aTwentyMegabyteTraceLineWithoutANewlineIsOneBadLine() throws {
+    @Test func aTwentyMegabyteTraceLineWithoutANewlineIsOneBadLine() async throws {
         let folder = try scratchFolder("reproducers")
         let trace = folder.appendingPathComponent("long.jsonl")
         var bytes = Data(#"{"t": 1700000000, "x": ""#.utf8)
         bytes.append(Data(repeating: UInt8(ascii: "a"), count: 20_000_000))
         try bytes.write(to: trace)
         for arguments in [["decode", "--quiet"], ["replay", Self.config]] {
-            let run = try DecodeCommandTests.beaconwatch(arguments + ["trace:" + trace.path])
+            let run = try await DecodeCommandTests.beaconwatch(arguments + ["trace:" + trace.path])
             #expect(run.status == 2)
             #expect(Self.errorLines(run).count == 1, "\(run.stderr)")
             #expect(run.stderr.contains("long.jsonl:1: the line is longer than 64 KiB"), "\(run.stderr)")
@@ -100,11 +102,11 @@ import TestSupport
         try handle.close()
     }
 
-    @Test func documentsOverSixteenMebibytesAreRefusedWithTheLimit() throws {
+    @Test func documentsOverSixteenMebibytesAreRefusedWithTheLimit() async throws {
         let folder = try scratchFolder("reproducers")
         let rules = folder.appendingPathComponent("u_beacons.json")
         try Self.sparseFile(rules, size: 196_000_000)
-        let schedule = try DecodeCommandTests.beaconwatch([
+        let schedule = try await DecodeCommandTests.beaconwatch([
             "schedule", "--rules", rules.path, "--region", "1", "--at", "2013-10-28T13:30:00+01:00",
         ])
         #expect(schedule.status == 2)
@@ -113,7 +115,7 @@ import TestSupport
 
         let ini = folder.appendingPathComponent("huge.ini")
         try Self.sparseFile(ini, size: 17 << 20)
-        let check = try DecodeCommandTests.beaconwatch(["check", "--config", ini.path])
+        let check = try await DecodeCommandTests.beaconwatch(["check", "--config", ini.path])
         #expect(check.status == 2)
         #expect(check.stderr.split(separator: "\n").count == 1)
         #expect(check.stderr.contains("huge.ini: is larger than 16 MiB"), "\(check.stderr)")
@@ -122,7 +124,7 @@ import TestSupport
         try String(contentsOfFile: Self.config, encoding: .utf8)
             .replacingOccurrences(of: "../../ubudu/u_beacons-example.json", with: rules.path)
             .write(to: withHugeRules, atomically: true, encoding: .utf8)
-        let checkRules = try DecodeCommandTests.beaconwatch(["check", "--config", withHugeRules.path])
+        let checkRules = try await DecodeCommandTests.beaconwatch(["check", "--config", withHugeRules.path])
         #expect(checkRules.status == 2)
         #expect(checkRules.stderr.contains("u_beacons.json: is larger than 16 MiB"), "\(checkRules.stderr)")
     }

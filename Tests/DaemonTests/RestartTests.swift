@@ -75,7 +75,7 @@ import Testing
         #expect(try Self.locations(Self.sightings(1, from: 25, to: 30), store: StateStore()) == ["25 101 near"])
     }
 
-    @Test func runKeepsTheStateBetweenStartsOfTheBinary() throws {
+    @Test func runKeepsTheStateBetweenStartsOfTheBinary() async throws {
         let folder = try scratchFolder("run")
         try (Self.ini + "State.database = state.sqlite\n").write(
             to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
@@ -86,10 +86,10 @@ import Testing
         let common = [
             "run", "--web-listen", "", "--config", "hsyco.ini", "--no-mqtt", "--events", "-", "--log-level", "error",
         ]
-        let first = try DecodeCommandTests.beaconwatch(common + ["--source", "trace:a.jsonl"], in: folder)
+        let first = try await DecodeCommandTests.beaconwatch(common + ["--source", "trace:a.jsonl"], in: folder)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.contains(#""zone":"101","distance":"near""#))
-        let second = try DecodeCommandTests.beaconwatch(common + ["--source", "trace:b.jsonl"], in: folder)
+        let second = try await DecodeCommandTests.beaconwatch(common + ["--source", "trace:b.jsonl"], in: folder)
         #expect(second.status == 0, "\(second.stderr)")
         let locations = second.stdout.split(separator: "\n").filter { $0.contains(#""type":"location""#) }
         #expect(locations.count == 2)

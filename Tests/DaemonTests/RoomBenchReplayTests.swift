@@ -7,7 +7,7 @@ import TestSupport
 /// The room-quality benchmark's walks (`scripts/bench rooms`, docs/performance.md "Rooms") replay
 /// deterministically: the same trace of scanner reports gives byte-identical outputs (issue 36).
 @Suite struct RoomBenchReplayTests {
-    @Test func aBenchmarkWalkReplaysToTheSameBytes() throws {
+    @Test func aBenchmarkWalkReplaysToTheSameBytes() async throws {
         var simulation = FloorSimulation(floor: Floor.corridor(seed: 11))
         simulation.duration = 900
         simulation.walkers = 2
@@ -25,8 +25,8 @@ import TestSupport
         try simulation.floor.ini(tags: movers.count, extra: "Monitor.source = none\nMonitor.session = room-bench\n")
             .write(to: ini, atomically: true, encoding: .utf8)
         try trace.write(to: walk, atomically: true, encoding: .utf8)
-        let first = try DecodeCommandTests.beaconwatch(["replay", ini.path, "trace:\(walk.path)"])
-        let second = try DecodeCommandTests.beaconwatch(["replay", ini.path, "trace:\(walk.path)"])
+        let first = try await DecodeCommandTests.beaconwatch(["replay", ini.path, "trace:\(walk.path)"])
+        let second = try await DecodeCommandTests.beaconwatch(["replay", ini.path, "trace:\(walk.path)"])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout == second.stdout)
         // Walkers change rooms: each of the three tags has zone transitions, the walkers several.

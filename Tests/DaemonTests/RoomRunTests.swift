@@ -122,10 +122,11 @@ import Testing
             (nodes + walk).enumerated().map { n, report in
                 #"{"t": \#(1_700_000_000 + Double(n) * 0.001), "scanner": "\#(report.scanner)", "tag": "\#(report.tag)", "rssi": \#(report.rssi), "power": -59, "via": "espresense"}"#
             }.joined(separator: "\n") + "\n"
-        let offline = try String(contentsOf: scratch.appendingPathComponent("hsyco.ini"), encoding: .utf8)
+        let offline =
+            try String(contentsOf: scratch.appendingPathComponent("hsyco.ini"), encoding: .utf8)
             .split(separator: "\n").filter { !$0.hasPrefix("MQTT.") }.joined(separator: "\n") + "\n"
         try offline.write(to: scratch.appendingPathComponent("replay.ini"), atomically: true, encoding: .utf8)
-        let expected = try Self.replay(trace, in: scratch, config: "replay.ini")
+        let expected = try await Self.replay(trace, in: scratch, config: "replay.ini")
         for tag in ["anna", "ben"] {
             let wanted = Self.comparable(expected[tag] ?? [])
             #expect(wanted.walk.count > 8 && wanted.end.count >= 3, "\(tag): \(wanted)")
@@ -166,8 +167,9 @@ import Testing
     }
 
     /// The capture's sightings as a scanner's trace lines (the reports a scanner makes of them).
-    static func capturedTrace(scanner: String, in folder: URL) throws -> (trace: String, tags: [String]) {
-        let decoded = try DecodeCommandTests.beaconwatch(["decode", "btsnoop:\(ForwardTests.capture)"], in: folder)
+    static func capturedTrace(scanner: String, in folder: URL) async throws -> (trace: String, tags: [String]) {
+        let decoded = try await DecodeCommandTests.beaconwatch(
+            ["decode", "btsnoop:\(ForwardTests.capture)"], in: folder)
         var tags: [String] = []
         let lines = try decoded.stdout.split(separator: "\n").map { line -> String in
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
@@ -192,10 +194,10 @@ import Testing
         let watcher = try await Subscriber(port: broker.port, filter: "beaconwatch/#")
         let daemon = try FleetRunTests.daemon(in: scratch)
         try await Subscriber.until("the daemon online") { watcher.payloads("hq/status").last == "online" }
-        let forward = try DecodeCommandTests.beaconwatch(
+        let forward = try await DecodeCommandTests.beaconwatch(
             ["forward", "--config", "hsyco.ini", "--source", "btsnoop:\(ForwardTests.capture)"], in: node)
         #expect(forward.status == 0, "\(forward.stderr)")
-        let (trace, tags) = try Self.capturedTrace(scanner: "node-1", in: scratch)
+        let (trace, tags) = try await Self.capturedTrace(scanner: "node-1", in: scratch)
         try await Self.expectReplay(trace, tags: tags, in: scratch, watcher: watcher)
         kill(daemon.processIdentifier, SIGTERM)
         try await Subscriber.until("the daemon to exit") { !daemon.isRunning }
@@ -212,7 +214,8 @@ import Testing
         let watcher = try await Subscriber(port: broker.port, filter: "beaconwatch/#")
         let daemon = try FleetRunTests.daemon(in: scratch)
         try await Subscriber.until("the daemon online") { watcher.payloads("hq/status").last == "online" }
-        let decoded = try DecodeCommandTests.beaconwatch(["decode", "btsnoop:\(ForwardTests.capture)"], in: scratch)
+        let decoded = try await DecodeCommandTests.beaconwatch(
+            ["decode", "btsnoop:\(ForwardTests.capture)"], in: scratch)
         for line in decoded.stdout.split(separator: "\n") {
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             let address = try #require(object["address"] as? String)
@@ -223,7 +226,7 @@ import Testing
                 topic: "home/lounge/BTtoMQTT/\(address.replacingOccurrences(of: ":", with: ""))",
                 payload: Array(payload.utf8), qos: 1, retain: false)
         }
-        let (trace, tags) = try Self.capturedTrace(scanner: "lounge", in: scratch)
+        let (trace, tags) = try await Self.capturedTrace(scanner: "lounge", in: scratch)
         try await Self.expectReplay(trace, tags: tags, in: scratch, watcher: watcher)
         kill(daemon.processIdentifier, SIGTERM)
         try await Subscriber.until("the daemon to exit") { !daemon.isRunning }
@@ -233,7 +236,7 @@ import Testing
     /// Each of `tags` exits, and its outputs in the events file are those `replay` gives `trace`.
     static func expectReplay(_ trace: String, tags: [String], in folder: URL, watcher: Subscriber) async throws {
         #expect(tags.count == 2)
-        let expected = try Self.replay(trace, in: folder)
+        let expected = try await Self.replay(trace, in: folder)
         for tag in tags {
             let wanted = (expected[tag] ?? []).map(FleetRunTests.essence)
             #expect(wanted.filter { $0.contains(#""type":"exit""#) }.count >= 3, "\(tag): \(wanted)")
@@ -278,10 +281,11 @@ import Testing
     }
 
     /// What `replay` prints for `trace` on the folder's configuration, each device's lines.
-    static func replay(_ trace: String, in folder: URL, config: String = "hsyco.ini") throws -> [String: [String]] {
+    static func replay(_ trace: String, in folder: URL, config: String = "hsyco.ini") async throws -> [String: [String]]
+    {
         let path = folder.appendingPathComponent("replay.jsonl")
         try trace.write(to: path, atomically: true, encoding: .utf8)
-        let run = try DecodeCommandTests.beaconwatch(
+        let run = try await DecodeCommandTests.beaconwatch(
             ["replay", "--config", config, "trace:\(path.path)", "--state", "replay.sqlite"], in: folder)
         #expect(run.status == 0, "\(run.stderr)")
         var devices: [String: [String]] = [:]

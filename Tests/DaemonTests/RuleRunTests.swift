@@ -204,7 +204,7 @@ import Testing
     }
 
     /// docs/behaviour.md §12: two replays sharing a state file count on from where the first stopped.
-    @Test func countsSurviveARestart() throws {
+    @Test func countsSurviveARestart() async throws {
         let folder = try scratchFolder("counts")
         let rules = folder.appendingPathComponent("rules.json")
         try Self.rules(extra: #", "min_events": 2, "max_events": 3, "max_group_events": 5"#)
@@ -229,7 +229,7 @@ import Testing
             to: folder.appendingPathComponent("trace.jsonl"), atomically: true, encoding: .utf8)
         var counts: [String] = []
         for _ in 0..<2 {
-            let run = try DecodeCommandTests.beaconwatch(
+            let run = try await DecodeCommandTests.beaconwatch(
                 ["replay", "hsyco.ini", "trace:trace.jsonl", "--state", "cli.sqlite"], in: folder)
             #expect(run.status == 0, "\(run.stderr)")
             for line in run.stdout.split(separator: "\n") {
@@ -289,13 +289,13 @@ import Testing
         #expect(warnings.messages.map { $0.contains("no rules apply until a fetch succeeds") } == [true])
     }
 
-    @Test func aBadRulesFileIsBadInputNamingTheFile() throws {
+    @Test func aBadRulesFileIsBadInputNamingTheFile() async throws {
         let folder = try scratchFolder("bad-rules")
         try #"{"u_beacons": [{"id": 1, "proximity_uid": "nope"}]}"#.write(
             to: folder.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
         try "LocationBaseBeacon.4201 = \(Self.uuid),42,1\nRules.source = rules.json\n".write(
             to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
-        let run = try DecodeCommandTests.beaconwatch(["replay", "hsyco.ini", "trace:-"], in: folder)
+        let run = try await DecodeCommandTests.beaconwatch(["replay", "hsyco.ini", "trace:-"], in: folder)
         #expect(run.status == 2)
         #expect(run.stderr.hasPrefix("beaconwatch: "))
         #expect(run.stderr.contains("rules.json: u_beacons[0] (id 1): \"proximity_uid\" must be a beacon UUID"))

@@ -10,10 +10,10 @@ import Testing
         return folder
     }
 
-    @Test func anUnreachableBrokerIsSaidAndTheRunStillWritesItsEvents() throws {
+    @Test func anUnreachableBrokerIsSaidAndTheRunStillWritesItsEvents() async throws {
         let line =
             #"{"t": 1700000000, "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1, "minor": 1, "rssi": -59}"#
-        let run = try DecodeCommandTests.beaconwatch(
+        let run = try await DecodeCommandTests.beaconwatch(
             [
                 "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:-", "--events", "-",
                 "--log-level", "warning",
@@ -27,11 +27,11 @@ import Testing
 
     /// A broker name that does not resolve (yet: at boot the resolver may start after the daemon)
     /// is a broker not there, retried with backoff, not an error that ends the run.
-    @Test func aBrokerNameThatDoesNotResolveIsRetriedLikeAnAbsentBroker() throws {
+    @Test func aBrokerNameThatDoesNotResolveIsRetriedLikeAnAbsentBroker() async throws {
         let line =
             #"{"t": 1700000000, "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1, "minor": 1, "rssi": -59}"#
         let folder = try Self.folder("MQTT.host = broker.nonexistent.invalid\n")
-        let run = try DecodeCommandTests.beaconwatch(
+        let run = try await DecodeCommandTests.beaconwatch(
             [
                 "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:-", "--events", "-",
                 "--log-level", "warning",
@@ -44,9 +44,9 @@ import Testing
         #expect(run.stdout.contains(#""type":"location""#))
     }
 
-    @Test func runOnAnAdapterWithoutKernelSupportExits3() throws {
+    @Test func runOnAnAdapterWithoutKernelSupportExits3() async throws {
         guard !FileManager.default.fileExists(atPath: "/sys/class/bluetooth") else { return }
-        let run = try DecodeCommandTests.beaconwatch(
+        let run = try await DecodeCommandTests.beaconwatch(
             ["run", "--web-listen", "", "--config", "hsyco.ini", "--source", "hci0", "--no-mqtt"], in: Self.folder(""))
         #expect(run.status == 3)
         #expect(run.stderr.contains("AF_BLUETOOTH"))
@@ -54,11 +54,11 @@ import Testing
 
     /// A clean stop closes the state database: its -wal and -shm files are gone (issue 47: a stopped
     /// daemon left them behind), and what it kept is in the database itself.
-    @Test func aCleanStopLeavesTheDatabaseWithoutItsWALFiles() throws {
+    @Test func aCleanStopLeavesTheDatabaseWithoutItsWALFiles() async throws {
         let folder = try Self.folder("Monitor.mode = foreground\n")
         let line =
             #"{"t": 1700000000, "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1, "minor": 1, "rssi": -59}"#
-        let run = try DecodeCommandTests.beaconwatch(
+        let run = try await DecodeCommandTests.beaconwatch(
             [
                 "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:-", "--no-mqtt", "--log-level",
                 "error",
@@ -69,21 +69,21 @@ import Testing
         #expect(files.contains("state.sqlite"))
         #expect(!files.contains("state.sqlite-wal") && !files.contains("state.sqlite-shm"), "\(files)")
         // What the run committed is in the file itself: the same sighting replayed from it is no news.
-        let fresh = try DecodeCommandTests.beaconwatch(
+        let fresh = try await DecodeCommandTests.beaconwatch(
             ["replay", "--config", "hsyco.ini", "trace:-"], stdin: line + "\n", in: folder)
-        let again = try DecodeCommandTests.beaconwatch(
+        let again = try await DecodeCommandTests.beaconwatch(
             ["replay", "--config", "hsyco.ini", "--state", "state.sqlite", "trace:-"], stdin: line + "\n", in: folder)
         #expect(again.status == 0, "\(again.stderr)")
         #expect(
             fresh.stdout.contains(#""type":"enter""#) && !again.stdout.contains(#""type":"enter""#), "\(again.stdout)")
     }
 
-    @Test func runAppendsItsEventsToAFile() throws {
+    @Test func runAppendsItsEventsToAFile() async throws {
         let folder = try Self.folder("Monitor.mode = foreground\n")
         let line =
             #"{"t": 1700000000, "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1, "minor": 1, "rssi": -59}"#
         for _ in 0..<2 {
-            let run = try DecodeCommandTests.beaconwatch(
+            let run = try await DecodeCommandTests.beaconwatch(
                 [
                     "run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:-", "--events", "out.jsonl",
                     "--log-level",

@@ -197,7 +197,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: pwned.path))
     }
 
-    @Test func theDaemonRunsTheConfiguredScriptAndWaitsForItsRunsAtTheEnd() throws {
+    @Test func theDaemonRunsTheConfiguredScriptAndWaitsForItsRunsAtTheEnd() async throws {
         let folder = try scratchFolder("scripts")
         let pwned = folder.appendingPathComponent("pwned")
         let name = "$(touch \(pwned.path)); x"
@@ -207,7 +207,7 @@ import Testing
             "on-enter", in: folder, #"printf '%s %s\n' "$BW_KIND" "$BW_NAME" >> "\#(seen.path)"; sleep 0.2"#)
         let text = Self.ini(zoneName: name, extra: "Script.enter = on-enter\nState.database = state.sqlite\n")
         try text.write(to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
-        let run = try DecodeCommandTests.beaconwatch(
+        let run = try await DecodeCommandTests.beaconwatch(
             ["run", "--web-listen", "", "--config", "hsyco.ini", "--source", "trace:-", "--log-level", "warning"],
             stdin: Self.walk(hops: 1),
             in: folder)
@@ -294,7 +294,6 @@ import Testing
 
         kill(daemon.processIdentifier, SIGTERM)
         try await Eventually.until("the daemon to exit") { !daemon.isRunning }
-        daemon.waitUntilExit()
         #expect(daemon.terminationStatus == 0)
         #expect(!pids.contains(where: Self.isAlive), "\(pids) outlived the daemon")
     }

@@ -6,7 +6,7 @@ import Testing
 @Suite struct SimulateCommandTests {
     static let root = Conformance.directory.deletingLastPathComponent().deletingLastPathComponent()
 
-    @Test func theSameSeedWritesTheSameTraceAndItsReplayFollowsThePlan() throws {
+    @Test func theSameSeedWritesTheSameTraceAndItsReplayFollowsThePlan() async throws {
         let folder = try scratchFolder("simulate")
         let plan = folder.appendingPathComponent("walk.plan")
         try """
@@ -18,17 +18,17 @@ import Testing
         """.write(to: plan, atomically: true, encoding: .utf8)
         let ini = Self.root.appendingPathComponent("etc/hsyco.ini").path
         let arguments = ["simulate", "--config", ini, "--walk", plan.path, "--seed", "9"]
-        let first = try DecodeCommandTests.beaconwatch(arguments)
-        let again = try DecodeCommandTests.beaconwatch(arguments)
+        let first = try await DecodeCommandTests.beaconwatch(arguments)
+        let again = try await DecodeCommandTests.beaconwatch(arguments)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout == again.stdout)
         #expect(first.stdout.split(separator: "\n").count > 150, "about 200 of 250 advertisements")
-        let other = try DecodeCommandTests.beaconwatch(arguments.dropLast() + ["10"])
+        let other = try await DecodeCommandTests.beaconwatch(arguments.dropLast() + ["10"])
         #expect(other.stdout != first.stdout)
 
         let trace = folder.appendingPathComponent("walk.jsonl")
         try first.stdout.write(to: trace, atomically: true, encoding: .utf8)
-        let replay = try DecodeCommandTests.beaconwatch(["replay", ini, "trace:\(trace.path)"])
+        let replay = try await DecodeCommandTests.beaconwatch(["replay", ini, "trace:\(trace.path)"])
         #expect(replay.status == 0, "\(replay.stderr)")
         var zones: [String] = []
         for line in replay.stdout.split(separator: "\n") {
@@ -44,11 +44,11 @@ import Testing
             ])
     }
 
-    @Test func aBadPlanIsBadInputWithItsLine() throws {
+    @Test func aBadPlanIsBadInputWithItsLine() async throws {
         let folder = try scratchFolder("simulate-bad")
         let plan = folder.appendingPathComponent("walk.plan")
         try "Kitchen 60\nAttic 30\n".write(to: plan, atomically: true, encoding: .utf8)
-        let run = try DecodeCommandTests.beaconwatch([
+        let run = try await DecodeCommandTests.beaconwatch([
             "simulate", "--config", Self.root.appendingPathComponent("etc/hsyco.ini").path, "--walk", plan.path,
         ])
         #expect(run.status == 2)

@@ -51,7 +51,8 @@ import Testing
         let store = try StateStore()
         let recorder = Recorder()
         let seen = Mutex<[String]>([])
-        var driver = try Self.driver(store: store, recorder: recorder) { item in seen.withLock { $0.append(item.type) } }
+        var driver = try Self.driver(store: store, recorder: recorder) { item in seen.withLock { $0.append(item.type) }
+        }
         for (n, major) in [1, 2].enumerated() {
             let ad = Advertisement(
                 format: .ibeacon, beacon: BeaconID(uuid: UUID(uuidString: uuid)!, major: UInt16(major), minor: 1),

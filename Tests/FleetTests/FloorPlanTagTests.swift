@@ -147,10 +147,13 @@ import Testing
 
             """
         func walls(_ a: PlanPoint, _ b: PlanPoint) -> Int { [4.0, 8.0].filter { (a.x - $0) * (b.x - $0) < 0 }.count }
-        func hear(_ table: inout Devices, at spot: PlanPoint, second: Int, office: Bool, into actions: inout [Devices.Action]) {
+        func hear(
+            _ table: inout Devices, at spot: PlanPoint, second: Int, office: Bool, into actions: inout [Devices.Action]
+        ) {
             let scanners = [("office", PlanPoint(0.3, 0.3)), ("lab", PlanPoint(4.4, 2)), ("hall", PlanPoint(11.7, 2))]
             for (n, (id, point)) in scanners.enumerated() where office || id != "office" {
-                let rssi = (-59 - 25 * log10(max(0.25, spot.distance(to: point))) - 6 * Double(walls(spot, point))).rounded()
+                let rssi = (-59 - 25 * log10(max(0.25, spot.distance(to: point))) - 6 * Double(walls(spot, point)))
+                    .rounded()
                 table.handle(
                     ScannerReport(scanner: id, tag: "badge", rssi: rssi, power: -59),
                     at: Self.time(Double(second) + Double(n) * 0.3), into: &actions)

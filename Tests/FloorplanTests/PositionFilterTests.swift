@@ -69,15 +69,17 @@ struct PositionFilterTests {
         let near = filter(at: PlanPoint(1.5, 2), silentFrom: 15)
         #expect(near.silenceUnexplained(within: 10, of: now, map: map, radio: radio, audible: -30))
         // Silent for 5 s only: not yet.
-        #expect(!filter(at: PlanPoint(1.5, 2), silentFrom: 25).silenceUnexplained(
-            within: 10, of: now, map: map, radio: radio, audible: -30))
+        #expect(
+            !filter(at: PlanPoint(1.5, 2), silentFrom: 25).silenceUnexplained(
+                within: 10, of: now, map: map, radio: radio, audible: -30))
         // Where A would read the tag at -25 dB through the wall, an audible level of -15 explains the silence.
         let far = filter(at: PlanPoint(7.5, 2), silentFrom: 15)
         #expect(far.silenceUnexplained(within: 10, of: now, map: map, radio: radio, audible: -30))
         #expect(!far.silenceUnexplained(within: 10, of: now, map: map, radio: radio, audible: -15))
         // A scanner that never heard the tag, or nobody heard lately: nothing to explain.
-        #expect(!filter(at: PlanPoint(1.5, 2), silentFrom: 0).silenceUnexplained(
-            within: 10, of: now, map: map, radio: radio, audible: -30))
+        #expect(
+            !filter(at: PlanPoint(1.5, 2), silentFrom: 0).silenceUnexplained(
+                within: 10, of: now, map: map, radio: radio, audible: -30))
         #expect(!near.silenceUnexplained(within: 10, of: now + 20_000_000, map: map, radio: radio, audible: -30))
         // Garbage windows and times never trap.
         #expect(!near.silenceUnexplained(within: .nan, of: .max, map: map, radio: radio, audible: -30))

@@ -247,8 +247,11 @@ import Testing
             let store = try StateStore(path: path)
             var phone = MonitorPresence()
             phone.currentZone = Region("B1A2C3D4-0000-4000-8000-000000000001:7")
-            try store.record(devices: [DeviceChanges(device: "ann-phone", outputs: [], changes: StateChanges(),
-                record: DeviceRow(source: "owntracks", commandTopic: "owntracks/ann/phone/cmd", presence: phone))])
+            try store.record(devices: [
+                DeviceChanges(
+                    device: "ann-phone", outputs: [], changes: StateChanges(),
+                    record: DeviceRow(source: "owntracks", commandTopic: "owntracks/ann/phone/cmd", presence: phone))
+            ])
         }
         // Back to v9's shape: the table had the fleet's name, the own radio a table of its own.
         let script = """

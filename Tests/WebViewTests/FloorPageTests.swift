@@ -59,7 +59,8 @@ import WebView
         var model = Self.model()
         #expect(!Pages.scanners(model).contains("Floor radio"))
         model.radio = RadioModel()
-        #expect(Pages.scanners(model).contains("Floor radio: power at 1 m 0.0 dB, exponent 2.5, wall 3.0 dB (defaults)"))
+        #expect(
+            Pages.scanners(model).contains("Floor radio: power at 1 m 0.0 dB, exponent 2.5, wall 3.0 dB (defaults)"))
         let before = model.version
         model.radio = RadioModel(bias: -1.25, exponent: 2.46, wallLoss: 4.4, pairs: 6)
         #expect(model.version != before)
