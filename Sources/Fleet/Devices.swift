@@ -317,7 +317,9 @@ public struct Devices {
     /// the difference, as if it had stopped just now, so that its silences and timers keep their
     /// lengths instead of waiting for the clock to catch up (``keptShift``).
     public mutating func start(at time: Timestamp, into actions: inout [Action]) {
-        let latest = ([engines[Self.clock].keptLatest] + kept.values.map { $0.state.presence?.latest }).compactMap { $0 }.max()
+        let latest = ([engines[Self.clock].keptLatest] + kept.values.map { $0.state.presence?.latest }).compactMap {
+            $0
+        }.max()
         if let latest, latest > time.microseconds,
             case (let delta, false) = time.microseconds.subtractingReportingOverflow(latest)
         {
@@ -356,7 +358,8 @@ public struct Devices {
         case .message(let message): return handle(message, at: time, into: &actions)
         case .report(let report): return handle(report, at: time, into: &actions)
         case .scannerStatus(let scanner, let online): scannerStatus(scanner, online: online)
-        case .answer(let device, let answer, let call): handle(.answer(answer, call: call), for: device, at: time, into: &actions)
+        case .answer(let device, let answer, let call):
+            handle(.answer(answer, call: call), for: device, at: time, into: &actions)
         case .device(let device, let input): handle(input, for: device, at: time, into: &actions)
         }
         return nil

@@ -119,7 +119,8 @@ public struct PositionFilter: Sendable {
         for slot in heardAt.indices where silent(heardAt[slot]) == true {
             var share: Float = 0
             let start = slot * cells
-            for c in 0..<cells where exponent * map.logDistance[start + c] + wall * map.wallsCrossed[start + c] <= limit {
+            for c in 0..<cells where exponent * map.logDistance[start + c] + wall * map.wallsCrossed[start + c] <= limit
+            {
                 share += probability[c]
             }
             if share > 0.5 { return true }

@@ -95,7 +95,6 @@ public final class StateStore: Sendable {
         try Self.migrate(database, path: path)
     }
 
-
     /// Refuses a damaged file or one that cannot be written, at start and in one line, rather than
     /// going on from a part of it or failing at the first output.
     private static func check(_ database: DatabaseQueue, path: String) throws {

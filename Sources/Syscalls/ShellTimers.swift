@@ -4,12 +4,13 @@ import Synchronization
 
 /// The one timer mechanism of the shells, on one injected ``DaemonClock``.
 ///
-/// Every wait in the shell ends in `poll(2)` with a timeout computed from that clock
-/// (``Syscall/waitReadable(_:timeout:)``): a thread waits on its ``Wakeup``s so (the engine's
-/// loop, the MQTT network thread, the checkpointer, an HTTP fetch); closures run at a deadline on
-/// the timers' one thread, which waits so for the earliest (script timeouts and their SIGKILL
-/// grace); and async code sleeps through ``sleep(for:)``, a closure that resumes it. A scripted
-/// clock drives all of it in tests: after moving it, ``clockMoved()`` makes the thread look.
+/// The shell's waits end in `poll(2)` (``Syscall/waitReadable(_:timeout:)``), with a few
+/// exceptions docs/architecture.md lists ("One timer mechanism"): a thread waits on its
+/// ``Wakeup``s so (the engine's loop, the MQTT network thread, the checkpointer, an HTTP fetch);
+/// closures run at a deadline on the timers' one thread, which waits so for the earliest, its
+/// timeout computed from this clock (script timeouts and their SIGKILL grace); and async code
+/// sleeps through ``sleep(for:)``, a closure that resumes it. A scripted clock drives the timers
+/// in tests: after moving it, ``clockMoved()`` makes the thread look.
 /// A closure must be quick: it runs on the timers' thread.
 public final class ShellTimers: Sendable {
     /// The timers of the machine's clock (``DaemonClock/system``).

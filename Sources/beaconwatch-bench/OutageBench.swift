@@ -144,7 +144,8 @@ struct OutageBench: AsyncParsableCommand {
                     format: .ibeacon, beacon: BeaconID(uuid: Self.uuid, major: 1, minor: UInt16(minor)),
                     power: -59, rssi: (n / Self.beacons) % 2 == 0 ? -50 : -75, address: nil)
                 try driver.handle(
-                    .daemon(.advertisement(advertisement)), at: Timestamp(microseconds: origin.microseconds + Int64(n) * 100))
+                    .daemon(.advertisement(advertisement)),
+                    at: Timestamp(microseconds: origin.microseconds + Int64(n) * 100))
                 if n + 1 == count { try driver.commit() }
             }
         }

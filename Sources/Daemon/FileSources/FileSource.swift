@@ -186,9 +186,10 @@ public struct FileSource {
                         report.skippedRecords += 1
                         if report.skippedRecords == 1 {
                             logger.warning(
-                                Logger.Message(stringLiteral:
-                                    "\(spec.displayName): record \(report.records) (byte \(consumedBefore + offset)): "
-                                    + "\(problem); it and any like it are skipped and counted"))
+                                Logger.Message(
+                                    stringLiteral:
+                                        "\(spec.displayName): record \(report.records) (byte \(consumedBefore + offset)): "
+                                        + "\(problem); it and any like it are skipped and counted"))
                         }
                         continue
                     }
@@ -210,9 +211,10 @@ public struct FileSource {
         }
         if offset < buffer.count {
             logger.warning(
-                Logger.Message(stringLiteral:
-                    "\(spec.displayName): the last record (byte \(consumedBefore + offset)) is cut short; "
-                    + "the capture was probably still being written")
+                Logger.Message(
+                    stringLiteral:
+                        "\(spec.displayName): the last record (byte \(consumedBefore + offset)) is cut short; "
+                        + "the capture was probably still being written")
             )
         }
         report.decode = decoder.statistics

@@ -261,8 +261,10 @@ public struct EngineDriver {
                         stepOutputs, state: step.changes, sinks: sinks, whereabouts: step.whereabouts,
                         device: sinkName(of: id),
                         commands: deviceCommands.isEmpty ? [] : deviceCommands.removeValue(forKey: id) ?? [],
-                        record: deviceRecords.isEmpty ? nil : deviceRecords.removeValue(forKey: id)
-                            .map(DeviceRow.init), staged: elapsed())
+                        record: deviceRecords.isEmpty
+                            ? nil
+                            : deviceRecords.removeValue(forKey: id)
+                                .map(DeviceRow.init), staged: elapsed())
                     stepOutputs.removeAll(keepingCapacity: true)
                     if batch.isFull { try commit() }
                 case .engine(let id, .request(let request)):

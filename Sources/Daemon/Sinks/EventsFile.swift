@@ -170,9 +170,10 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
         let lost = rows.endIndex - missing
         guard consistent else {
             logger.warning(
-                Logger.Message(stringLiteral:
-                    "--events \(path) does not end as the state database recorded (rotated or edited?); "
-                    + "the last \(lost) outputs it may lack are not appended"))
+                Logger.Message(
+                    stringLiteral:
+                        "--events \(path) does not end as the state database recorded (rotated or edited?); "
+                        + "the last \(lost) outputs it may lack are not appended"))
             try store.clearJournal()
             return
         }

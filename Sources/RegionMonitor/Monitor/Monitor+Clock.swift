@@ -15,7 +15,9 @@ extension Monitor {
         silences.transmitter.shiftClock(by: delta)
         silences.tagHeardAt = silences.tagHeardAt.shifted(by: delta)
         // A worked-out limit is reused only when fresh: its instant moves with the clock.
-        for index in silences.limits.indices { silences.limits[index].at = silences.limits[index].at.shifted(by: delta) }
+        for index in silences.limits.indices {
+            silences.limits[index].at = silences.limits[index].at.shifted(by: delta)
+        }
         phone.seen = phone.seen.mapValues { $0.shifted(by: delta) }
         phone.areaSeen = phone.areaSeen.mapValues { $0.shifted(by: delta) }
         rooms.since = rooms.since.shifted(by: delta)

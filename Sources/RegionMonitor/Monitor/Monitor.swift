@@ -301,7 +301,8 @@ public struct Monitor: Sendable {
             zones.insert(hierarchy.zoneOfBeacon[index])
         }
         for zone in zones {
-            sightings.zone[Int(zone)] = hierarchy.zones[Int(zone)].beacons.map { sightings.beacon[Int($0)] }.max() ?? Self.never
+            sightings.zone[Int(zone)] =
+                hierarchy.zones[Int(zone)].beacons.map { sightings.beacon[Int($0)] }.max() ?? Self.never
             let area = Int(hierarchy.areaOfZone[Int(zone)])
             sightings.area[area] = hierarchy.areas[area].zones.map { sightings.zone[$0] }.max() ?? Self.never
         }

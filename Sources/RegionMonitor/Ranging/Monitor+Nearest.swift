@@ -56,6 +56,7 @@ extension Monitor {
         nearestState.beacon = next
         let beacon = next < 0 ? nil : hierarchy.beacons[Int(next)]
         outputs.append(
-            .nearest(Timestamp(microseconds: timing.now), NearestChange(locationID: beacon?.locationID, name: beacon?.name)))
+            .nearest(
+                Timestamp(microseconds: timing.now), NearestChange(locationID: beacon?.locationID, name: beacon?.name)))
     }
 }

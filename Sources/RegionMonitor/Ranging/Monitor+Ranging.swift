@@ -195,7 +195,9 @@ extension Monitor {
         guard value != classes.reported[index] else { return }
         let restoring = restoredPending.contains(beacon)
         if restoring && value == .off && life != .graceFiring { return }
-        guard mode == .foreground || timing.now < classes.windowEnd || (life == .graceFiring && restoring) else { return }
+        guard mode == .foreground || timing.now < classes.windowEnd || (life == .graceFiring && restoring) else {
+            return
+        }
         classes.reported[index] = value
         if restoring { restoredPending.remove(beacon) }
         outputs.append(.location(Timestamp(microseconds: timing.now), event(beacon, value)))

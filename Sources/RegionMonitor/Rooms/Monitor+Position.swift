@@ -259,7 +259,8 @@ extension Monitor {
     ) {
         let roomNow = rooms.zone >= 0 && hierarchy.areaOfZone[Int(rooms.zone)] == area ? rooms.zone : -1
         let changed = roomNow != rooms.position.reportedRoom
-        guard changed || rooms.position.reportedAt == .min || timing.now &- rooms.position.reportedAt >= 1_000_000 else {
+        guard changed || rooms.position.reportedAt == .min || timing.now &- rooms.position.reportedAt >= 1_000_000
+        else {
             return
         }
         let (point, error) = filter.estimate(map: map)

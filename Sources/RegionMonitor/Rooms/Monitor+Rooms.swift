@@ -211,7 +211,8 @@ extension Monitor {
             sightings.area[Int(area)] = timing.now
             sightings.zone[Int(current)] = timing.now
             // Monitored at the level of its scanners' locations, the room is held by those inside.
-            for beacon in hierarchy.zones[Int(current)].beacons where tracked[RegionRef(.beacon, beacon)]?.inside == true {
+            for beacon in hierarchy.zones[Int(current)].beacons
+            where tracked[RegionRef(.beacon, beacon)]?.inside == true {
                 sightings.beacon[Int(beacon)] = timing.now
             }
         }

@@ -62,7 +62,8 @@ struct BeaconwatchRooms: RoomDecider {
         let known = scannerTags[transmitter]
         table.handle(
             .report(
-                ScannerReport(scanner: scanners[receiver], tag: known.tag, rssi: rssi, power: -59, address: known.address)),
+                ScannerReport(
+                    scanner: scanners[receiver], tag: known.tag, rssi: rssi, power: -59, address: known.address)),
             at: Self.time(time), into: &actions)
         actions.removeAll(keepingCapacity: true)
     }
