@@ -8,47 +8,47 @@ import Yams
 /// `points`) and `nodes` (`name`, optional `id`, `point`, `floors`, `stationary`, `enabled`).
 /// Every other key is ignored, so a user's existing file works as it is. Parsed with Yams; a
 /// problem names the file, the line and the path in the document.
-public struct CompanionFloorplan: Sendable, Hashable {
-    public struct Room: Sendable, Hashable {
-        public var name: String
-        public var id: String?
-        public var points: [PlanPoint]
-        public var line: Int?
-        public var path: String
+package struct CompanionFloorplan: Sendable, Hashable {
+    package struct Room: Sendable, Hashable {
+        package var name: String
+        package var id: String?
+        package var points: [PlanPoint]
+        package var line: Int?
+        package var path: String
     }
 
-    public struct Floor: Sendable, Hashable {
+    package struct Floor: Sendable, Hashable {
         /// The companion's id: `id`, else the name in snake case (``snakeCase(_:)``).
-        public var id: String
-        public var name: String?
+        package var id: String
+        package var name: String?
         /// `bounds: [[x, y, z], [x, y, z]]`.
-        public var bounds: Box?
-        public var bottom: Double?
-        public var top: Double?
-        public var rooms: [Room]
-        public var line: Int?
+        package var bounds: Box?
+        package var bottom: Double?
+        package var top: Double?
+        package var rooms: [Room]
+        package var line: Int?
     }
 
-    public struct Node: Sendable, Hashable {
+    package struct Node: Sendable, Hashable {
         /// The companion's id for it: `id`, else the name in snake case: the scanner id it reports as.
-        public var id: String
-        public var name: String?
-        public var point: PlanPoint
-        public var z: Double
-        public var floors: [String]
-        public var stationary: Bool
-        public var enabled: Bool
-        public var line: Int?
-        public var path: String
+        package var id: String
+        package var name: String?
+        package var point: PlanPoint
+        package var z: Double
+        package var floors: [String]
+        package var stationary: Bool
+        package var enabled: Bool
+        package var line: Int?
+        package var path: String
     }
 
-    public var floors: [Floor] = []
-    public var nodes: [Node] = []
+    package var floors: [Floor] = []
+    package var nodes: [Node] = []
     /// What was wrong, each with the document's path and line.
-    public var errors: [InputError] = []
+    package var errors: [InputError] = []
 
     /// Reads `text`, the contents of the file at `file`.
-    public static func parse(_ text: String, file: String) -> CompanionFloorplan {
+    package static func parse(_ text: String, file: String) -> CompanionFloorplan {
         var result = CompanionFloorplan()
         func fail(_ node: Yams.Node?, _ path: String, _ message: String) {
             result.errors.append(InputError(file: file, line: node?.mark?.line, message: "\(path): \(message)"))
@@ -219,7 +219,7 @@ public struct CompanionFloorplan: Sendable, Hashable {
     /// not an ASCII letter or digit, and inside a word before a capital that follows a lower-case
     /// letter or digit, or that starts a capitalised word after capitals ("VWEos" → "vw_eos");
     /// joined by `_`, lower case.
-    public static func snakeCase(_ name: String) -> String {
+    package static func snakeCase(_ name: String) -> String {
         var words: [String] = []
         for chunk in name.split(whereSeparator: { !($0.isASCII && ($0.isLetter || $0.isNumber)) }) {
             let characters = Array(chunk)
@@ -241,7 +241,7 @@ public struct CompanionFloorplan: Sendable, Hashable {
     }
 
     /// A name as rooms are matched to Zones: case, spaces, `-` and `_` ignored.
-    public static func matchKey(_ name: String) -> String {
+    package static func matchKey(_ name: String) -> String {
         String(name.lowercased().filter { !$0.isWhitespace && $0 != "-" && $0 != "_" })
     }
 

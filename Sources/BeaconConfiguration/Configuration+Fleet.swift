@@ -125,7 +125,7 @@ extension Loader {
 
 extension DeviceDeclaration {
     /// Whether `id` can name a device: it becomes a topic level, a JSON value and `BW_DEVICE`.
-    public static func isValidID(_ id: some StringProtocol) -> Bool {
+    package static func isValidID(_ id: some StringProtocol) -> Bool {
         (1...64).contains(id.utf8.count)
             && id.utf8.allSatisfy { byte in
                 (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)

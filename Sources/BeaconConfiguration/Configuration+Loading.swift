@@ -4,10 +4,10 @@ import RegionMonitor
 import Syscalls
 
 /// Every error of a configuration file, each `file:line: message`. Exit status 2.
-public struct ConfigurationErrors: Error, Sendable, CustomStringConvertible {
-    public var errors: [InputError]
-    public init(errors: [InputError]) { self.errors = errors }
-    public var description: String { errors.map(\.description).joined(separator: "\n") }
+package struct ConfigurationErrors: Error, Sendable, CustomStringConvertible {
+    package var errors: [InputError]
+    package init(errors: [InputError]) { self.errors = errors }
+    package var description: String { errors.map(\.description).joined(separator: "\n") }
 }
 
 extension Configuration {
@@ -15,7 +15,7 @@ extension Configuration {
     /// paths in values. Pure: nothing is read but `bytes`.
     /// `needsBuilding: false` takes a file without beacons: a `forward` node's (`MQTT.*`,
     /// `Monitor.userid`, `State.*`), which monitors nothing.
-    public static func load(_ bytes: [UInt8], path: String, needsBuilding: Bool = true) -> Result<
+    package static func load(_ bytes: [UInt8], path: String, needsBuilding: Bool = true) -> Result<
         Configuration, ConfigurationErrors
     > {
         let (file, syntaxErrors) = IniFile.parse(bytes, path: path)
@@ -31,10 +31,10 @@ extension Configuration {
 
     /// The largest configuration file read: far above any real one (a building of thousands of
     /// beacons is a few hundred kilobytes), and refused at once above.
-    public static let sizeLimit = 16 << 20
+    package static let sizeLimit = 16 << 20
 
     /// Reads and loads the file at `path`.
-    public static func load(contentsOf path: String, needsBuilding: Bool = true) -> Result<
+    package static func load(contentsOf path: String, needsBuilding: Bool = true) -> Result<
         Configuration, ConfigurationErrors
     > {
         switch Document.read(path, limit: sizeLimit) {
@@ -47,7 +47,7 @@ extension Configuration {
     }
 
     /// Exact keys beaconwatch knows, for "did you mean" on unknown ones.
-    public static let knownKeys: [String] = [
+    package static let knownKeys: [String] = [
         "Monitor.userid", "Monitor.session", "Monitor.address", "Monitor.source", "Monitor.maxRegions",
         "Monitor.exitTimeout", "Monitor.exitConfidence", "Monitor.exitTimeoutMax", "Monitor.enterRssi", "Monitor.mode",
         "Monitor.backgroundRanging",
@@ -68,7 +68,7 @@ extension Configuration {
     ]
 
     /// Key prefixes followed by an id or a name (`LocationBaseBeacon.<id>`, `Script.enter`).
-    public static let keyPrefixes = [
+    package static let keyPrefixes = [
         "LocationBaseBeacon.", "LocationBeaconName.", "LocationBeaconPower.", "LocationAreaName.",
         "LocationZoneName.", "LocationAlert.", "Script.", "Device.", "LocationScanner.", "Scanner.", "Tag.",
         "LocationZoneShape.", "LocationScannerPoint.", "LocationAreaLevel.", "Door.",

@@ -3,20 +3,20 @@ import BeaconCore
 /// The hsyco.ini syntax (docs/behaviour.md §2): one `key = value` a line, `#` and `;` comments of a
 /// whole line (a value holding whitespace then `#` is an error), no continuation lines, UTF-8, and no
 /// key set twice.
-public struct IniFile: Sendable {
-    public struct Entry: Sendable, Hashable {
-        public var key: String
-        public var value: String
+package struct IniFile: Sendable {
+    package struct Entry: Sendable, Hashable {
+        package var key: String
+        package var value: String
         /// 1-based line number.
-        public var line: Int
+        package var line: Int
     }
 
     /// The file's name as messages give it.
-    public var path: String
-    public var entries: [Entry]
+    package var path: String
+    package var entries: [Entry]
 
     /// Parses the bytes of an ini file; syntax errors come back alongside what did parse.
-    public static func parse(_ bytes: [UInt8], path: String) -> (file: IniFile, errors: [InputError]) {
+    package static func parse(_ bytes: [UInt8], path: String) -> (file: IniFile, errors: [InputError]) {
         var entries: [Entry] = []
         var errors: [InputError] = []
         var firstLine: [String: Int] = [:]

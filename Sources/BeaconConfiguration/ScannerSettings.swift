@@ -6,24 +6,24 @@ import Foundation
 /// Fixed scanners and the tags they hear (docs/behaviour.md §19): `LocationScanner.<Location ID>`,
 /// `Scanner.<id>.rssiOffset`, `Scanners.*`, `Monitor.scanner`, `Tag.<id>`, `Tags.*`. `nil` in
 /// ``Configuration/scanners`` when none of them is set.
-public struct ScannerSettings: Sendable, Hashable {
+package struct ScannerSettings: Sendable, Hashable {
     /// A scanner placed at a location of the hierarchy.
-    public struct Scanner: Sendable, Hashable {
-        public var id: String
+    package struct Scanner: Sendable, Hashable {
+        package var id: String
         /// The `LocationBaseBeacon` entry it sits at: its Zone is the scanner's room.
-        public var locationID: String
-        public var beacon: BeaconID
+        package var locationID: String
+        package var beacon: BeaconID
         /// `Scanner.<id>.rssiOffset`, added to every RSSI it reports.
-        public var rssiOffset: Double
+        package var rssiOffset: Double
         /// Whether `rssiOffset` was given: under `Scanners.calibrate = auto` such a scanner keeps it
         /// and the others are learned against it (``ScannerSettings/Calibrate``).
-        public var hasOffset = false
+        package var hasOffset = false
         /// `Scanner.<id>.address`: the Bluetooth address the scanner advertises from, by which
         /// other scanners' reports of it are known (`Scanners.calibrate = auto`).
-        public var address: BluetoothAddress?
-        public var line: Int
+        package var address: BluetoothAddress?
+        package var line: Int
 
-        public init(id: String, locationID: String, beacon: BeaconID, rssiOffset: Double = 0, line: Int) {
+        package init(id: String, locationID: String, beacon: BeaconID, rssiOffset: Double = 0, line: Int) {
             self.id = id
             self.locationID = locationID
             self.beacon = beacon
@@ -33,7 +33,7 @@ public struct ScannerSettings: Sendable, Hashable {
     }
 
     /// Which tags are tracked without a `Tag.<id>` line (`Tags.autoAdd`).
-    public enum AutoAdd: String, Sendable, Hashable, CaseIterable {
+    package enum AutoAdd: String, Sendable, Hashable, CaseIterable {
         case none
         case ibeacon
     }
@@ -41,7 +41,7 @@ public struct ScannerSettings: Sendable, Hashable {
     /// `Scanners.calibrate`: whether receivers' offsets are learned from what the scanners hear of
     /// each other (`auto`, the default; docs/behaviour.md §19) or only given by
     /// `Scanner.<id>.rssiOffset` (`off`).
-    public enum Calibrate: String, Sendable, Hashable, CaseIterable {
+    package enum Calibrate: String, Sendable, Hashable, CaseIterable {
         case auto
         case off
     }
@@ -49,77 +49,77 @@ public struct ScannerSettings: Sendable, Hashable {
     /// `Tags.rooms`: a tag in at most one Zone (`nearest`: by which scanner hears it best;
     /// `position`: by where it is on a floor plan, docs/behaviour.md §20), or in every Zone whose
     /// scanners hear it (`heard`).
-    public enum Rooms: String, Sendable, Hashable, CaseIterable {
+    package enum Rooms: String, Sendable, Hashable, CaseIterable {
         case nearest
         case heard
         case position
     }
 
     /// Scanners in file order of their `LocationScanner` lines.
-    public var scanners: [Scanner] = []
+    package var scanners: [Scanner] = []
     /// Topic filters of the report sources.
-    public var espresense: String?
-    public var theengs: String?
-    public var forward: String?
+    package var espresense: String?
+    package var theengs: String?
+    package var forward: String?
     /// `Monitor.scanner`: the scanner id of the daemon's own radio.
-    public var own: String?
+    package var own: String?
     /// `Scanners.silence`: a scanner with no report for this long is offline.
-    public var silence: Double = 60
-    public var calibrate = Calibrate.auto
+    package var silence: Double = 60
+    package var calibrate = Calibrate.auto
     /// `Tag.<id>` in file order.
-    public var tags: [TagDeclaration] = []
-    public var autoAdd = AutoAdd.none
+    package var tags: [TagDeclaration] = []
+    package var autoAdd = AutoAdd.none
     /// `nil` until given: `position` where a floor has a plan, else `nearest`.
-    public var rooms: Rooms?
+    package var rooms: Rooms?
     /// The room choice in force: ``rooms``, else `position` with a floor plan and `nearest` without.
-    public var effectiveRooms: Rooms { rooms ?? (hasFloors ? .position : .nearest) }
+    package var effectiveRooms: Rooms { rooms ?? (hasFloors ? .position : .nearest) }
     /// Whether some floor has a plan (set once the floor plan is loaded).
-    public var hasFloors = false
+    package var hasFloors = false
     /// `Tags.exitTimeout`: seconds of silence after which a tag leaves its room and Area, `nil`
     /// for `auto` (the default: §18 on the tag's own advertisements as its scanners hear them,
     /// with `Monitor.exitConfidence` and `Monitor.exitTimeoutMax`). `Monitor.exitTimeout` is the
     /// own radio's and the phones'.
-    public var exitTimeout: Double?
+    package var exitTimeout: Double?
     /// The rule of `Tags.rooms = nearest` when set (not a key: the room benchmark tries others);
     /// `nil`: ``effectiveRoomRule``.
-    public var roomRule: RoomRule?
+    package var roomRule: RoomRule?
     /// The position estimator's figures under `Tags.rooms = position` when set (not keys: the room
     /// benchmark tries others); its floors and `Rooms.minConfidence` are the configuration's.
-    public var positionTuning: PositionSettings?
+    package var positionTuning: PositionSettings?
 
     /// Whether every report is an ESPresense node's filtered estimate (no other scanner source):
     /// then a tag's readings are not filtered again, and its room follows ``RoomRule/filteredReports``.
-    public var reportsAreFiltered: Bool { espresense != nil && theengs == nil && forward == nil && own == nil }
+    package var reportsAreFiltered: Bool { espresense != nil && theengs == nil && forward == nil && own == nil }
 
     /// The room rule the daemon uses, printed by `check`.
     /// Seconds between an ESPresense node's reports of a still tag: the firmware's default
     /// `skip_ms` (include/defaults.h `DEFAULT_SKIP_MS`, docs/espresense.md).
-    public static let espresenseReportPeriod = 5.0
+    package static let espresenseReportPeriod = 5.0
 
-    public var effectiveRoomRule: RoomRule { roomRule ?? (reportsAreFiltered ? .filteredReports : RoomRule()) }
+    package var effectiveRoomRule: RoomRule { roomRule ?? (reportsAreFiltered ? .filteredReports : RoomRule()) }
 
-    public init() {}
+    package init() {}
 
     /// The scanner named `id`.
-    public func scanner(_ id: String) -> Scanner? { scanners.first { $0.id == id } }
+    package func scanner(_ id: String) -> Scanner? { scanners.first { $0.id == id } }
 
     /// The topic filters of the sources, with the key that set each.
-    public var sources: [(key: String, filter: String)] {
+    package var sources: [(key: String, filter: String)] {
         [("Scanners.espresense", espresense), ("Scanners.theengs", theengs), ("Scanners.forward", forward)]
             .compactMap { key, filter in filter.map { (key, $0) } }
     }
 }
 
 /// `Tag.<id> = <identity>[, name[, userid]]`.
-public struct TagDeclaration: Sendable, Hashable {
-    public var id: String
-    public var identity: TagIdentity
-    public var name: String?
+package struct TagDeclaration: Sendable, Hashable {
+    package var id: String
+    package var identity: TagIdentity
+    package var name: String?
     /// The userid of its outputs and topics; the id when not given.
-    public var userid: String?
-    public var line: Int
+    package var userid: String?
+    package var line: Int
 
-    public init(id: String, identity: TagIdentity, name: String? = nil, userid: String? = nil, line: Int) {
+    package init(id: String, identity: TagIdentity, name: String? = nil, userid: String? = nil, line: Int) {
         self.id = id
         self.identity = identity
         self.name = name
@@ -130,7 +130,7 @@ public struct TagDeclaration: Sendable, Hashable {
 
 /// What a tag is known by (docs/behaviour.md §19): its iBeacon, its public or static address, the
 /// key that resolves its private addresses, or the id an ESPresense node gives it.
-public enum TagIdentity: Sendable, Hashable, CustomStringConvertible {
+package enum TagIdentity: Sendable, Hashable, CustomStringConvertible {
     case ibeacon(BeaconID)
     case mac(BluetoothAddress)
     /// An Identity Resolving Key, 16 bytes most significant first as written.
@@ -139,7 +139,7 @@ public enum TagIdentity: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `ibeacon:UUID:major:minor`, `mac:AA:BB:CC:DD:EE:FF`, `irk:<32 hex digits>` or
     /// `espresense:<id>` (the scheme in either case).
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         guard let colon = text.firstIndex(of: ":") else { return nil }
         let scheme = text[..<colon].lowercased()
         let rest = String(text[text.index(after: colon)...])
@@ -167,7 +167,7 @@ public enum TagIdentity: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The text form, as `Tag.<id>` takes it (UUIDs and addresses upper-case, keys lower-case hex).
-    public var description: String {
+    package var description: String {
         switch self {
         case .ibeacon(let beacon): "ibeacon:\(beacon.uuid.uuidString):\(beacon.major):\(beacon.minor)"
         case .mac(let address): "mac:\(address)"

@@ -2,21 +2,21 @@ import BeaconCore
 
 /// `Web.*` (docs/behaviour.md §16): where the web view and HTTP API listen, and the token that guards them.
 /// The token never appears in ``description``.
-public struct WebSettings: Sendable, Hashable, CustomStringConvertible {
+package struct WebSettings: Sendable, Hashable, CustomStringConvertible {
     /// A host name or an IP address (IPv6 without brackets).
-    public var host: String
+    package var host: String
     /// 0 asks the system for a free port (tests).
-    public var port: Int
+    package var port: Int
     /// `Web.listen` was given: an address that cannot be bound is an error then, where the
     /// default only warns.
-    public var explicit: Bool
+    package var explicit: Bool
     /// `Web.token`: with it every request needs `Authorization: Bearer <token>`; POSTs always do.
-    public var token: String?
+    package var token: String?
 
-    public static let defaultHost = "127.0.0.1"
-    public static let defaultPort = 8080
+    package static let defaultHost = "127.0.0.1"
+    package static let defaultPort = 8080
 
-    public init(
+    package init(
         host: String = Self.defaultHost, port: Int = Self.defaultPort, explicit: Bool = false, token: String? = nil
     ) {
         self.host = host
@@ -26,21 +26,21 @@ public struct WebSettings: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The address only this machine reaches: 127.0.0.0/8, `::1`, `localhost`.
-    public var isLoopback: Bool { Self.isLoopback(host) }
+    package var isLoopback: Bool { Self.isLoopback(host) }
 
-    public static func isLoopback(_ host: String) -> Bool {
+    package static func isLoopback(_ host: String) -> Bool {
         if host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1" { return true }
         let parts = host.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 
     /// `HOST:PORT` as a URL's authority (IPv6 in brackets).
-    public var authority: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    package var authority: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
-    public var description: String { "\(authority)\(token == nil ? "" : " (token set)")" }
+    package var description: String { "\(authority)\(token == nil ? "" : " (token set)")" }
 
     /// Reads `HOST:PORT` (`[IPv6]:PORT`); `nil` with the reason when it is not one.
-    public static func parseListen(_ text: String) -> Result<(host: String, port: Int), ListenError> {
+    package static func parseListen(_ text: String) -> Result<(host: String, port: Int), ListenError> {
         let host: Substring
         let portText: Substring
         if text.hasPrefix("[") {
@@ -71,7 +71,7 @@ public struct WebSettings: Sendable, Hashable, CustomStringConvertible {
 
     /// `Web.listen`'s value with the token in force: the settings, or why they cannot be (not an
     /// address, or one other machines reach without a token).
-    public static func listening(on text: String, token: String?) -> Result<WebSettings, ListenError> {
+    package static func listening(on text: String, token: String?) -> Result<WebSettings, ListenError> {
         parseListen(text).flatMap { host, port in
             let settings = WebSettings(host: host, port: port, explicit: true, token: token)
             guard settings.isLoopback || token != nil else {
@@ -85,13 +85,13 @@ public struct WebSettings: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public struct ListenError: Error, Sendable {
-        public var reason: String
+    package struct ListenError: Error, Sendable {
+        package var reason: String
         /// An address other machines reach, given without a token (not a malformed one).
-        public var reachable = false
+        package var reachable = false
 
         /// The one line that says it of `value` given as `key`.
-        public func message(_ key: String, _ value: String) -> String {
+        package func message(_ key: String, _ value: String) -> String {
             reachable ? "\(key) = \(value.excerpt) \(reason)" : "\(key) = '\(value.excerpt)': \(reason)"
         }
     }

@@ -3,10 +3,10 @@ import Foundation
 
 /// The Bluetooth adapters the kernel knows, as sysfs lists them: what `check` compares
 /// `Monitor.source = hciN` against without opening a socket (which needs `CAP_NET_RAW`).
-public enum Adapters {
+package enum Adapters {
     /// The adapters' names (`hci0`, `hci1`), sorted; `nil` when the folder is missing, as on a
     /// kernel without Bluetooth support.
-    public static func names(sysfs: String = "/sys/class/bluetooth") -> [String]? {
+    package static func names(sysfs: String = "/sys/class/bluetooth") -> [String]? {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: sysfs) else { return nil }
         // Connections appear beside adapters as hci0:11; only adapters are wanted.
         return entries.filter { $0.hasPrefix("hci") && !$0.contains(":") }.sorted()
@@ -14,7 +14,7 @@ public enum Adapters {
 
     /// Why `Monitor.source = name` will not scan on this machine, or `nil` when the adapter is
     /// there (it may still be down or busy; only `run` can tell).
-    public static func absence(of name: String, sysfs: String = "/sys/class/bluetooth") -> String? {
+    package static func absence(of name: String, sysfs: String = "/sys/class/bluetooth") -> String? {
         switch Radio(name) {
         case .uart(let device, _)?:
             // The line itself is only opened by run (it resets the controller).

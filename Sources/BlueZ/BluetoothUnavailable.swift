@@ -3,7 +3,7 @@
 #endif
 
 /// Why live scanning cannot start (docs/behaviour.md §3.1), each with the fix in the message. Exit status 3.
-public enum BluetoothUnavailable: Error, Sendable, Hashable, CustomStringConvertible {
+package enum BluetoothUnavailable: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kernel has no `AF_BLUETOOTH` (no Bluetooth support built or loaded).
     case noKernelSupport
     /// No adapter of that name.
@@ -22,7 +22,7 @@ public enum BluetoothUnavailable: Error, Sendable, Hashable, CustomStringConvert
     /// An H4 line that closed, went silent or carried bytes that are not H4 while in use.
     case lineLost(String, reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .noKernelSupport:
             "Bluetooth is not available: this kernel has no Bluetooth support (AF_BLUETOOTH); "
@@ -48,7 +48,8 @@ public enum BluetoothUnavailable: Error, Sendable, Hashable, CustomStringConvert
     /// The failure an `errno` stands for: from opening or binding a raw HCI socket, or, with
     /// `whileRunning`, from using one (where the kernel reports an adapter that went away as
     /// `ENODEV`, `ENETDOWN`, `EPIPE` or `EBADFD`).
-    public static func from(errno code: Int32, adapter name: String, whileRunning: Bool = false) -> BluetoothUnavailable
+    package static func from(errno code: Int32, adapter name: String, whileRunning: Bool = false)
+        -> BluetoothUnavailable
     {
         if whileRunning, [ENODEV, ENETDOWN, EPIPE, EBADFD].contains(code) { return .adapterRemoved(name) }
         return switch code {

@@ -13,10 +13,10 @@ import Syscalls
 /// A controller that sends nothing for ``quietLimit`` is asked for its address; no answer within
 /// 2 s, a line that closes or bytes that are not H4 end the line with
 /// ``BluetoothUnavailable/lineLost(_:reason:)``, which ``LiveScanner`` reports once and retries.
-public final class H4Line: HCITransport {
-    public let radio: Radio
+package final class H4Line: HCITransport {
+    package let radio: Radio
     /// The controller's LE features, read at set-up.
-    public private(set) var features = LEFeatures(rawValue: 0)
+    package private(set) var features = LEFeatures(rawValue: 0)
     private var descriptor: Int32
     private var framer = H4Framer()
     private var events: [[UInt8]] = []
@@ -24,11 +24,11 @@ public final class H4Line: HCITransport {
     private var lastHeard: Duration
     private var probedAt: Duration?
     /// How long a scanning controller may be silent before it is asked whether it still answers.
-    public static let quietLimit = Duration.seconds(10)
+    package static let quietLimit = Duration.seconds(10)
     static let answerLimit = Duration.seconds(2)
 
     /// Opens `radio` (`uart:` or `h4tcp:`) and sets its controller up, or says in one line why not.
-    public init(radio: Radio, clock: DaemonClock = .system) throws(BluetoothUnavailable) {
+    package init(radio: Radio, clock: DaemonClock = .system) throws(BluetoothUnavailable) {
         self.radio = radio
         self.clock = clock
         switch radio {
@@ -73,7 +73,7 @@ public final class H4Line: HCITransport {
 
     deinit { close() }
 
-    public func send(_ command: HCICommand) throws(BluetoothUnavailable) {
+    package func send(_ command: HCICommand) throws(BluetoothUnavailable) {
         let packet = command.packet
         let result = packet.withUnsafeBytes { Syscall.writeAll(descriptor, $0) }
         if let error = result.error {
@@ -81,7 +81,7 @@ public final class H4Line: HCITransport {
         }
     }
 
-    public func nextEvent(timeout: Duration, wake: Int32?) throws(BluetoothUnavailable) -> [UInt8]? {
+    package func nextEvent(timeout: Duration, wake: Int32?) throws(BluetoothUnavailable) -> [UInt8]? {
         let now = clock.elapsed()
         var deadline = now + timeout
         // A silent controller is asked once; the wait ends no later than its answer is due.
@@ -148,7 +148,7 @@ public final class H4Line: HCITransport {
         return events.removeFirst()
     }
 
-    public func close() {
+    package func close() {
         guard descriptor >= 0 else { return }
         Syscall.close(descriptor)
         descriptor = -1

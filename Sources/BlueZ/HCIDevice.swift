@@ -13,13 +13,13 @@ import Syscalls
 /// answers only, built with libbluetooth's own inline helpers; ``close()`` (or deinit) puts the old
 /// filter back. Every call retries `EINTR` and turns `errno` into ``BluetoothUnavailable``. Calls
 /// block: use it from a dedicated thread, never from the cooperative pool.
-public final class HCIDevice {
-    public let name: String
+package final class HCIDevice {
+    package let name: String
     private var descriptor: Int32
     private var savedFilter = hci_filter()
 
     /// Opens `name` (`hci0`), or says in plain words why not.
-    public init(adapter name: String) throws(BluetoothUnavailable) {
+    package init(adapter name: String) throws(BluetoothUnavailable) {
         self.name = name
         try HCISocket.checkKernelSupport(adapter: name)
         let id = hci_devid(name)
@@ -64,7 +64,7 @@ public final class HCIDevice {
     deinit { close() }
 
     /// Writes one command packet.
-    public func send(_ command: HCICommand) throws(BluetoothUnavailable) {
+    package func send(_ command: HCICommand) throws(BluetoothUnavailable) {
         let packet = command.packet
         let written = try Syscall.retrying(adapter: name) {
             packet.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
@@ -74,7 +74,7 @@ public final class HCIDevice {
 
     /// The next HCI event (from the event code on), or `nil` when none came within `timeout` or
     /// `wake` was signalled.
-    public func nextEvent(timeout: Duration, wake: Int32? = nil) throws(BluetoothUnavailable) -> [UInt8]? {
+    package func nextEvent(timeout: Duration, wake: Int32? = nil) throws(BluetoothUnavailable) -> [UInt8]? {
         let revents: Int16
         do {
             revents = try Syscall.waitReadable([descriptor] + (wake.map { [$0] } ?? []), timeout: timeout)[0]
@@ -94,7 +94,7 @@ public final class HCIDevice {
     }
 
     /// Restores the HCI filter found at open and closes the socket.
-    public func close() {
+    package func close() {
         guard descriptor >= 0 else { return }
         _ = setsockopt(
             descriptor, Int32(bw_sol_hci()), Int32(bw_hci_filter()), &savedFilter,

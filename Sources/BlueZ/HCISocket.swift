@@ -6,9 +6,9 @@ import Syscalls
 #endif
 
 /// Questions about raw HCI sockets that need no open adapter.
-public enum HCISocket {
+package enum HCISocket {
     /// Whether the kernel has Bluetooth at all: a raw HCI socket can be made.
-    public static func checkKernelSupport(adapter name: String) throws(BluetoothUnavailable) {
+    package static func checkKernelSupport(adapter name: String) throws(BluetoothUnavailable) {
         let probe = try Syscall.retrying(adapter: name, whileRunning: false) {
             Int(socket(bw_af_bluetooth(), Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), bw_btproto_hci()))
         }
@@ -16,7 +16,7 @@ public enum HCISocket {
     }
 
     /// Opens and closes a raw HCI socket bound to `name` (`hci0`), or says in plain words why not.
-    public static func checkAvailable(adapter name: String) throws(BluetoothUnavailable) {
+    package static func checkAvailable(adapter name: String) throws(BluetoothUnavailable) {
         try checkKernelSupport(adapter: name)
         let id = hci_devid(name)
         guard id >= 0 else { throw .noSuchAdapter(name) }

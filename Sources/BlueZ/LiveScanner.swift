@@ -7,7 +7,7 @@ import Syscalls
 #endif
 
 /// What the scanner needs of an open adapter: ``HCIDevice``, or a scripted one in tests.
-public protocol HCITransport: AnyObject {
+package protocol HCITransport: AnyObject {
     func send(_ command: HCICommand) throws(BluetoothUnavailable)
     /// The next event within `timeout`; `nil` also when file descriptor `wake` turns readable.
     func nextEvent(timeout: Duration, wake: Int32?) throws(BluetoothUnavailable) -> [UInt8]?
@@ -16,7 +16,7 @@ public protocol HCITransport: AnyObject {
 
 extension HCITransport {
     /// Sends `command` and waits up to `timeout` for its answer; other events meanwhile are dropped.
-    public func execute(
+    package func execute(
         _ command: HCICommand, timeout: Duration = .seconds(2), clock: DaemonClock = .system
     ) throws -> HCIStatus {
         try send(command)
@@ -38,7 +38,7 @@ extension HCITransport {
 extension HCIDevice: HCITransport {}
 
 /// Opens a live radio by its name (``Radio``): a kernel adapter or an H4 line.
-public func openRadio(_ name: String) throws(BluetoothUnavailable) -> HCITransport {
+package func openRadio(_ name: String) throws(BluetoothUnavailable) -> HCITransport {
     guard let radio = Radio(name) else {
         throw .other(name, errno: EINVAL, message: Radio.problem(name) ?? "not a radio")
     }
@@ -63,9 +63,9 @@ extension BluetoothUnavailable {
 ///
 /// When the adapter goes away while scanning, it says so once, tries to open it again every 3 s
 /// and scans again when it returns; meanwhile it delivers no event, so regions exit on time.
-public final class LiveScanner: HCIEventSource {
-    public let adapter: String
-    public let scan: HCICommand.ScanParameters
+package final class LiveScanner: HCIEventSource {
+    package let adapter: String
+    package let scan: HCICommand.ScanParameters
     /// Where it says the adapter went away and came back.
     private let logger: Logger
     private let openTransport: (String) throws -> HCITransport
@@ -79,7 +79,7 @@ public final class LiveScanner: HCIEventSource {
     /// Opens `adapter` and starts scanning; throws ``BluetoothUnavailable`` or ``ScanSetupFailure``.
     ///
     /// `open`, `uptime` (a monotonic clock) and `sleep` are the real ones unless a test scripts them.
-    public init(
+    package init(
         adapter: String,
         scan: HCICommand.ScanParameters = .init(),
         logger: Logger,
@@ -100,7 +100,7 @@ public final class LiveScanner: HCIEventSource {
     deinit { stop() }
 
     /// The scan mode the controller accepted.
-    public var mode: ScanSetup.Mode? { setup.mode }
+    package var mode: ScanSetup.Mode? { setup.mode }
 
     private func open() throws {
         let device = try openTransport(adapter)
@@ -123,9 +123,9 @@ public final class LiveScanner: HCIEventSource {
         self.device = device
     }
 
-    public func nextEvent(timeout: Duration) throws -> [UInt8]? { try nextEvent(timeout: timeout, wake: nil) }
+    package func nextEvent(timeout: Duration) throws -> [UInt8]? { try nextEvent(timeout: timeout, wake: nil) }
 
-    public func nextEvent(timeout: Duration, wake: Int32?) throws -> [UInt8]? {
+    package func nextEvent(timeout: Duration, wake: Int32?) throws -> [UInt8]? {
         guard let device else {
             let now = uptime()
             if let retryAt, now < retryAt {
@@ -157,7 +157,7 @@ public final class LiveScanner: HCIEventSource {
     }
 
     /// Stops the scan and restores the adapter's HCI filter.
-    public func stop() {
+    package func stop() {
         guard let device else { return }
         for command in setup.stopCommands {
             try? device.send(command)

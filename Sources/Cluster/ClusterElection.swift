@@ -21,8 +21,8 @@
 /// - The active hears its own beats back; one that hears none for ``silenceLimit`` is cut off,
 ///   and a standby is taking over at that moment: it steps down (no output of its own past
 ///   that) and reconnects, to find out who leads (its own record back: it is the active again).
-public struct ClusterElection: Sendable {
-    public enum Role: Sendable, Hashable {
+package struct ClusterElection: Sendable {
+    package enum Role: Sendable, Hashable {
         case standby
         /// Published its claim, waiting for the broker's echo.
         case claiming
@@ -30,7 +30,7 @@ public struct ClusterElection: Sendable {
     }
 
     /// What the shell does.
-    public enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         /// Publish `record` on the leader topic, retained, QoS 1.
         case publish(LeaderRecord)
         /// The role changed to this.
@@ -44,41 +44,41 @@ public struct ClusterElection: Sendable {
     }
 
     /// This daemon's member id.
-    public let member: String
+    package let member: String
     /// Microseconds to wait for the retained record after connecting, or for an active's record
     /// after the record was cleared.
-    public let settle: Int64
-    public private(set) var role = Role.standby
-    public private(set) var connected = false
+    package let settle: Int64
+    package private(set) var role = Role.standby
+    package private(set) var connected = false
     /// The leader record as last heard since the connection came up (`nil`: none, or none yet).
-    public private(set) var leader: LeaderRecord?
+    package private(set) var leader: LeaderRecord?
     /// This daemon's record, while it claims or is active.
-    public private(set) var mine: LeaderRecord?
+    package private(set) var mine: LeaderRecord?
     /// When to claim (or publish the active's record again) unless a record is heard first.
-    public private(set) var claimAt: Int64?
+    package private(set) var claimAt: Int64?
     /// The last sign of another member's leadership (its record or its beat), for a standby.
-    public private(set) var heardAt: Int64?
+    package private(set) var heardAt: Int64?
     /// When the active beats next.
-    public private(set) var beatAt: Int64?
+    package private(set) var beatAt: Int64?
     /// When the active last heard itself through the broker (its record, or its beat, back).
-    public private(set) var echoAt: Int64?
+    package private(set) var echoAt: Int64?
     /// The highest epoch heard.
     private var highest: UInt64 = 0
     /// Records of this member it gave up in this run: their echoes are not wins.
     private var withdrawn: Set<LeaderRecord> = []
 
-    public init(member: String, settle: Int64) {
+    package init(member: String, settle: Int64) {
         self.member = member
         self.settle = settle
     }
 
     /// Microseconds between the active's beats: twice the settle (half a keepalive).
-    public var beatEvery: Int64 { settle &* 2 }
+    package var beatEvery: Int64 { settle &* 2 }
     /// Microseconds without a sign of the leader after which a standby claims: 1.5 keepalives.
-    public var silenceLimit: Int64 { settle &* 6 }
+    package var silenceLimit: Int64 { settle &* 6 }
 
     /// The next time the machine has something to do unless something is heard first.
-    public var deadline: Int64? {
+    package var deadline: Int64? {
         [
             claimAt, role == .active ? beatAt : nil, heardAt.map { $0 &+ silenceLimit },
             role == .active ? echoAt.map { $0 &+ silenceLimit } : nil,
@@ -86,11 +86,11 @@ public struct ClusterElection: Sendable {
     }
 
     /// Whether this daemon takes the inputs and publishes outputs now.
-    public var isActive: Bool { role == .active && connected }
+    package var isActive: Bool { role == .active && connected }
 
     /// The cluster connection is up (subscribed to the leader topic): the retained record, if
     /// there is one, comes next.
-    public mutating func connected(at now: Int64) {
+    package mutating func connected(at now: Int64) {
         connected = true
         leader = nil
         heardAt = nil
@@ -100,7 +100,7 @@ public struct ClusterElection: Sendable {
     /// The cluster connection is down: nothing is decided until it is back. An active daemon
     /// stays active, not publishing (``isActive`` is false), until it hears whether another took
     /// over meanwhile.
-    public mutating func disconnected() {
+    package mutating func disconnected() {
         connected = false
         claimAt = nil
         heardAt = nil
@@ -110,7 +110,7 @@ public struct ClusterElection: Sendable {
 
     /// The leader's beat (its record), at `now`: a sign it is there (the active's own, back:
     /// its connection works).
-    public mutating func beat(_ record: LeaderRecord, at now: Int64) {
+    package mutating func beat(_ record: LeaderRecord, at now: Int64) {
         guard connected else { return }
         if role == .active, record == mine {
             echoAt = now
@@ -121,7 +121,7 @@ public struct ClusterElection: Sendable {
     }
 
     /// What the leader topic holds now, at `now`.
-    public mutating func received(_ reading: LeaderRecord.Reading, at now: Int64) -> [Action] {
+    package mutating func received(_ reading: LeaderRecord.Reading, at now: Int64) -> [Action] {
         guard connected else { return [] }
         switch reading {
         case .none:
@@ -167,7 +167,7 @@ public struct ClusterElection: Sendable {
     private var wait: Int64 { role == .standby ? settle &* 2 : settle }
 
     /// The clock reached `now`: a claim, or the active's record again, when nothing was heard.
-    public mutating func advance(to now: Int64) -> [Action] {
+    package mutating func advance(to now: Int64) -> [Action] {
         guard connected else { return [] }
         if role == .active, let echo = echoAt, echo &+ silenceLimit <= now {
             // Cut off: a standby hearing no beat claims now. Out of the way, then find out.

@@ -1,21 +1,21 @@
 /// The leader record of a cluster (docs/behaviour.md §21): retained on
 /// `MQTT.topic/_cluster/<name>/leader`, cleared by the cluster connection's will. Its text is
 /// `<epoch> <member>`; an empty payload is no leader.
-public struct LeaderRecord: Sendable, Hashable, CustomStringConvertible {
+package struct LeaderRecord: Sendable, Hashable, CustomStringConvertible {
     /// Counts takeovers: a daemon that takes over claims one more than the highest it has seen.
-    public var epoch: UInt64
+    package var epoch: UInt64
     /// The claiming daemon's member id.
-    public var member: String
+    package var member: String
 
-    public init(epoch: UInt64, member: String) {
+    package init(epoch: UInt64, member: String) {
         self.epoch = epoch
         self.member = member
     }
 
-    public var description: String { "\(epoch) \(member)" }
+    package var description: String { "\(epoch) \(member)" }
 
     /// What a payload on the leader topic says.
-    public enum Reading: Sendable, Hashable {
+    package enum Reading: Sendable, Hashable {
         /// An empty payload: no leader.
         case none
         case record(LeaderRecord)
@@ -24,7 +24,7 @@ public struct LeaderRecord: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Reads a payload of the leader topic.
-    public static func read(_ payload: some Collection<UInt8>) -> Reading {
+    package static func read(_ payload: some Collection<UInt8>) -> Reading {
         guard !payload.isEmpty else { return .none }
         guard payload.count <= 96, let text = String(validating: Array(payload), as: UTF8.self) else {
             return .unreadable
@@ -35,7 +35,7 @@ public struct LeaderRecord: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A member id: 1 to 64 letters, digits, `-`, `_` or `.`.
-    public static func isMember(_ text: some StringProtocol) -> Bool {
+    package static func isMember(_ text: some StringProtocol) -> Bool {
         (1...64).contains(text.utf8.count)
             && text.utf8.allSatisfy { byte in
                 switch byte {
@@ -50,7 +50,7 @@ public struct LeaderRecord: Sendable, Hashable, CustomStringConvertible {
     /// Whether this record wins over `other` when both claim: the later epoch, and at the same
     /// epoch the smaller member id: the same answer on every daemon, whatever order the claims
     /// reached it in.
-    public func beats(_ other: LeaderRecord) -> Bool {
+    package func beats(_ other: LeaderRecord) -> Bool {
         epoch != other.epoch ? epoch > other.epoch : member < other.member
     }
 }

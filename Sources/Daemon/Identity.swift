@@ -12,7 +12,7 @@ extension MonitorIdentity {
     /// `Monitor.userid`, `Monitor.session` and `Monitor.address`, with docs/behaviour.md §2.2's defaults for the
     /// unset ones: the host name, a random session per start, the first non-loopback IPv4 address
     /// (`127.0.0.1` when the machine has none).
-    public static func resolve(_ settings: MonitorSettings) -> MonitorIdentity {
+    package static func resolve(_ settings: MonitorSettings) -> MonitorIdentity {
         MonitorIdentity(
             session: settings.session ?? UUID().uuidString.lowercased(),
             address: settings.address ?? firstNonLoopbackAddress() ?? "127.0.0.1",
@@ -45,7 +45,7 @@ extension RuleSettings {
     /// The rule engine's settings from `configuration`: `Rules.*`, `Monitor.timezone` (the
     /// system's zone when unset), and the template values, with `Monitor.udid` defaulting to
     /// /etc/machine-id (empty when unreadable).
-    public static func resolve(_ configuration: Configuration) -> RuleSettings {
+    package static func resolve(_ configuration: Configuration) -> RuleSettings {
         RuleSettings(configuration, machineID: configuration.monitor.udid == nil ? machineID() : nil)
     }
 

@@ -4,22 +4,22 @@ import Rules
 
 /// What one device's engine knows now, read for a person (the web view and its API, docs/behaviour.md §16):
 /// the monitor's reading, alerts, rule counts, pending latches, the day's notifications, dwell.
-public struct DeviceReading: Sendable, Hashable {
-    public var monitor: MonitorReading
+package struct DeviceReading: Sendable, Hashable {
+    package var monitor: MonitorReading
     /// Each alerted beacon's status, by Location ID.
-    public var alerts: [String: AlertStatus]
+    package var alerts: [String: AlertStatus]
     /// Accepted events per rule (docs/behaviour.md §7.3), by region and rule id.
-    public var ruleCounts: [RuleKey: Int]
-    public var latches: [PendingLatch]
+    package var ruleCounts: [RuleKey: Int]
+    package var latches: [PendingLatch]
     /// Notifications sent on the engine's local day (the `Rules.maxNotificationsPerDay` count).
-    public var notificationsToday: Int
+    package var notificationsToday: Int
     /// Seconds inside today per canonical region: finished visits plus the current one.
-    public var dwellToday: [String: Double]
+    package var dwellToday: [String: Double]
     /// The labels (name, else id) of the geofences inside, in document order; `nil` without
     /// geofences (docs/behaviour.md §17).
-    public var geofences: [String]?
+    package var geofences: [String]?
 
-    public init(
+    package init(
         monitor: MonitorReading, alerts: [String: AlertStatus] = [:], ruleCounts: [RuleKey: Int] = [:],
         latches: [PendingLatch] = [], notificationsToday: Int = 0, dwellToday: [String: Double] = [:],
         geofences: [String]? = nil
@@ -36,7 +36,7 @@ public struct DeviceReading: Sendable, Hashable {
 
 extension Engine {
     /// The engine now, read without changing it.
-    public var reading: DeviceReading {
+    package var reading: DeviceReading {
         let monitor = monitor.reading
         let now = monitor.time
         var dwellToday: [String: Double] = [:]

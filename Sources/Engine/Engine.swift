@@ -17,21 +17,21 @@ import Rules
 /// fired by ``fire(_:into:)``, the one place that orders an instant: latches and alert resets
 /// before the monitor's deadlines, each instant its own step, every instant before an input's
 /// before it.
-public struct Engine: Sendable {
-    public private(set) var monitor: Monitor
+package struct Engine: Sendable {
+    package private(set) var monitor: Monitor
     /// The Ubudu rules on the monitor's and the geofences' transitions; `nil` without
     /// `Rules.source` and `Rules.geofences`.
-    public private(set) var rules: RuleEngine?
+    package private(set) var rules: RuleEngine?
     /// Presence in the geofences of `Rules.geofences` (docs/behaviour.md §17); `nil` without it.
-    public private(set) var geofences: GeofenceMonitor?
+    package private(set) var geofences: GeofenceMonitor?
     /// The regions of each rules document, as the rule engine was built from them: a refresh of
     /// one keeps the other.
     private var beaconRegions: [RuleRegion]?
     private var fenceRegions: [RuleRegion]?
     /// The `LocationAlert.*` alerts (docs/behaviour.md §9.1); `nil` without any.
-    public private(set) var alerts: AlertConsumer?
+    package private(set) var alerts: AlertConsumer?
     /// Time inside each Area and Zone per local day (docs/behaviour.md §9.3).
-    public private(set) var dwell: DwellLedger
+    package private(set) var dwell: DwellLedger
     /// The earliest latch or alert reset, and the earliest latch: kept, as every input asks (and
     /// reading through the optionals would copy the rule engine each time).
     private var latchDeadline: Timestamp?
@@ -43,20 +43,20 @@ public struct Engine: Sendable {
     /// The rule counts a start began from: what a reload that brings rules in starts from.
     private var keptRules: RuleState
     /// The latest instant of the kept presence this engine goes on from (``MonitorPresence/latest``).
-    public let keptLatest: Int64?
+    package let keptLatest: Int64?
     /// Outputs of the step being made, emptied (its storage kept) when the step closes.
     private var pending: [MonitorOutput] = []
     /// Trace commands that nothing takes (an alert command for an alert not in progress, an
     /// unknown command), counted.
-    public private(set) var ignoredCommands = 0
+    package private(set) var ignoredCommands = 0
     /// Advertisements of beacons that are not configured: decoded, counted, moving nothing.
-    public private(set) var unconfiguredSightings = 0
-    public private(set) var sightings = 0
+    package private(set) var unconfiguredSightings = 0
+    package private(set) var sightings = 0
 
     /// An engine for `configuration`, reporting for `identity`, going on from a `kept` state; with
     /// `rules` (the regions of `Rules.source`, and the geofences of `Rules.geofences`), the rule
     /// engine runs by `ruleSettings`.
-    public init(
+    package init(
         configuration: Configuration, identity: MonitorIdentity, kept: KeptState = KeptState(),
         rules: [RuleRegion]? = nil, ruleSettings: RuleSettings = RuleSettings()
     ) {
@@ -110,24 +110,24 @@ public struct Engine: Sendable {
     // MARK: - Time
 
     /// The engine's clock: the latest instant it has seen.
-    public var now: Timestamp { monitor.clock }
+    package var now: Timestamp { monitor.clock }
 
     /// The earliest pending timer: an exit, a beacon going `off`, a latch, an alert reset. A
     /// replay runs its clock on until there is none.
-    public var nextDeadline: Timestamp? {
+    package var nextDeadline: Timestamp? {
         Self.earliest(monitor.nextDeadline, latchDeadline)
     }
 
     /// When a live shell must wake even with no input: ``nextDeadline``, or the next local
     /// midnight, when `B/dwell` shows a new day.
-    public var nextWake: Timestamp? { Self.earliest(nextDeadline, dwell.nextMidnight) }
+    package var nextWake: Timestamp? { Self.earliest(nextDeadline, dwell.nextMidnight) }
 
     /// The wall clock the engine runs on was stepped by `delta` microseconds (an administrator, a
     /// first NTP sync, a virtual machine resumed): every instant held is re-expressed on the new
     /// clock and no time passes, so nothing exits or fires because of the step, visits and
     /// latches keep their lengths, and what is read from the calendar (schedules, dwell days,
     /// outputs' `t`) follows the new time. The shell detects steps (``LiveRun``).
-    public mutating func shiftClock(by delta: Int64) {
+    package mutating func shiftClock(by delta: Int64) {
         guard delta != 0 else { return }
         monitor.shiftClock(by: delta)
         geofences?.shiftClock(by: delta)
@@ -141,7 +141,7 @@ public struct Engine: Sendable {
 
     /// Starts the clock: the first `monitoring` output (and, after a reload, what the new
     /// configuration's sightings call for), as one step.
-    public mutating func start(at time: Timestamp, into actions: inout [EngineAction]) {
+    package mutating func start(at time: Timestamp, into actions: inout [EngineAction]) {
         let start = pending.count
         monitor.start(at: time, into: &pending)
         observe(from: start)
@@ -150,7 +150,7 @@ public struct Engine: Sendable {
 
     /// Fires every timer due at or before `time`, instant by instant, each instant a step; then
     /// the clock stands at `time` (a local midnight passed on the way closes a step of its own).
-    public mutating func advance(to time: Timestamp, into actions: inout [EngineAction]) {
+    package mutating func advance(to time: Timestamp, into actions: inout [EngineAction]) {
         while let due = nextDeadline, due <= time { fire(due, into: &actions) }
         if monitor.clock < time {
             monitor.advance(to: time, into: &pending)
@@ -161,14 +161,15 @@ public struct Engine: Sendable {
     /// The earliest timer that can cause an output: an exit, a beacon going `off`, a latch. An
     /// alert's reset only changes a status (the beacon's condition does not hold then, so nothing
     /// can be offered), and midnight only what is shown.
-    public var nextOutputDeadline: Timestamp? { Self.earliest(monitor.nextDeadline, ruleDeadline) }
+    package var nextOutputDeadline: Timestamp? { Self.earliest(monitor.nextDeadline, ruleDeadline) }
 
     /// Fires the earliest instant with a timer that can cause an output, if it falls at or before
     /// `limit` (any, when `limit` is `nil`); returns whether one fired. A replay drains its clock
     /// with this at the end of input: it runs on until no exit, `off` or latch is pending, and
     /// what it keeps (a `done` alert waiting for its reset) is what a restart goes on from.
     @discardableResult
-    public mutating func advanceToNextDeadline(notAfter limit: Timestamp?, into actions: inout [EngineAction]) -> Bool {
+    package mutating func advanceToNextDeadline(notAfter limit: Timestamp?, into actions: inout [EngineAction]) -> Bool
+    {
         guard let due = nextOutputDeadline, limit.map({ due <= $0 }) ?? true else { return false }
         while let earlier = nextDeadline, earlier < due { fire(earlier, into: &actions) }
         fire(due, into: &actions)
@@ -201,7 +202,7 @@ public struct Engine: Sendable {
     /// The timers of earlier instants fire first, each its own step. At `time` itself, latches
     /// and alert resets come before the input; the monitor's deadlines come after a sighting
     /// (which may renew them: docs/behaviour.md §5.1) and before anything else.
-    public mutating func handle(_ input: EngineInput, at time: Timestamp, into actions: inout [EngineAction]) {
+    package mutating func handle(_ input: EngineInput, at time: Timestamp, into actions: inout [EngineAction]) {
         if case .advertisement(let advertisement) = input { return sighting(advertisement, at: time, into: &actions) }
         if case .phoneSighting(let advertisement, let proximity) = input {
             monitor.notePhoneProximity(proximity, of: advertisement.beacon)
@@ -267,7 +268,7 @@ public struct Engine: Sendable {
     }
 
     /// A source event at its own time.
-    public mutating func handle(_ event: SourceEvent, into actions: inout [EngineAction]) {
+    package mutating func handle(_ event: SourceEvent, into actions: inout [EngineAction]) {
         if case .advertisement(let time, let advertisement) = event {
             sighting(advertisement, at: time, into: &actions)
         } else if let input = EngineInput(event) {
@@ -293,14 +294,14 @@ public struct Engine: Sendable {
     }
 
     /// The actions of one input, returned: for tests and one-off callers.
-    public mutating func handle(_ input: EngineInput, at time: Timestamp) -> [EngineAction] {
+    package mutating func handle(_ input: EngineInput, at time: Timestamp) -> [EngineAction] {
         var actions: [EngineAction] = []
         handle(input, at: time, into: &actions)
         return actions
     }
 
     /// The actions of advancing to `time`, returned.
-    public mutating func advance(to time: Timestamp) -> [EngineAction] {
+    package mutating func advance(to time: Timestamp) -> [EngineAction] {
         var actions: [EngineAction] = []
         advance(to: time, into: &actions)
         return actions
@@ -427,7 +428,7 @@ public struct Engine: Sendable {
     }
 
     /// Where the user is now, with `dwell` to show.
-    public func whereabouts(dwell: [String: Double] = [:]) -> Whereabouts {
+    package func whereabouts(dwell: [String: Double] = [:]) -> Whereabouts {
         Whereabouts(
             area: monitor.currentAreaName, zone: monitor.currentZoneName, nearest: monitor.nearestLocationID,
             dwell: dwell, geofences: geofences?.insideLabels)
@@ -437,7 +438,7 @@ public struct Engine: Sendable {
 extension Engine {
     /// The building's radio as its scanners learned it (docs/behaviour.md §20): what the tag's
     /// position is read with from its next report on.
-    public mutating func setRadio(_ radio: RadioModel) {
+    package mutating func setRadio(_ radio: RadioModel) {
         guard monitor.radio != radio else { return }
         monitor.radio = radio
     }

@@ -5,7 +5,7 @@ import Rules
 
 /// What the shell hands a running engine besides the clock: a source's events, the app's
 /// commands, the answers to the engine's requests, and a new configuration or rules document.
-public enum EngineInput: Sendable {
+package enum EngineInput: Sendable {
     /// One received advertisement.
     case advertisement(Advertisement)
     /// Switch between foreground and background ranging (a trace line, `B/cmd/mode`).
@@ -32,7 +32,7 @@ public enum EngineInput: Sendable {
 
     /// The input a source event stands for, and its time; `nil` for a scanner's report, which
     /// is its tag's, not the own radio's (docs/behaviour.md §19: the table of devices takes it).
-    public init?(_ event: SourceEvent) {
+    package init?(_ event: SourceEvent) {
         switch event {
         case .advertisement(_, let advertisement): self = .advertisement(advertisement)
         case .mode(_, let mode): self = .mode(mode)
@@ -46,7 +46,7 @@ public enum EngineInput: Sendable {
 /// What the engine asks of its shell, in order: outputs, then the step they belong to (kept in
 /// one transaction with them before anyone sees them), then requests that need the outside
 /// world. The shell performs them in this order.
-public enum EngineAction: Sendable {
+package enum EngineAction: Sendable {
     /// An output of docs/behaviour.md §10, in causal order.
     case output(MonitorOutput)
     /// Closes a step: keep its state changes with the outputs since the previous step, then
@@ -57,13 +57,13 @@ public enum EngineAction: Sendable {
 }
 
 /// One step of the engine: an instant's outputs belong together, and the state after them.
-public struct EngineStep: Sendable, Hashable {
+package struct EngineStep: Sendable, Hashable {
     /// What the step changed beyond the last reported classes: rule counts, alert statuses, dwell.
-    public var changes: StateChanges
+    package var changes: StateChanges
     /// Where the user is after the step.
-    public var whereabouts: Whereabouts
+    package var whereabouts: Whereabouts
 
-    public init(changes: StateChanges = StateChanges(), whereabouts: Whereabouts) {
+    package init(changes: StateChanges = StateChanges(), whereabouts: Whereabouts) {
         self.changes = changes
         self.whereabouts = whereabouts
     }
@@ -73,17 +73,17 @@ public struct EngineStep: Sendable, Hashable {
 /// the nearest beacon, and the seconds inside today that `B/dwell/<region>` shows where the step
 /// changes them other than by an exit (every kept region's at the start, the new day's after a
 /// local midnight).
-public struct Whereabouts: Sendable, Hashable {
-    public var area: String?
-    public var zone: String?
+package struct Whereabouts: Sendable, Hashable {
+    package var area: String?
+    package var zone: String?
     /// The nearest beacon's Location ID; `nil` for none.
-    public var nearest: String?
+    package var nearest: String?
     /// Seconds inside today, by canonical region.
-    public var dwell: [String: Double]
+    package var dwell: [String: Double]
     /// The labels of the geofences inside (`B/geofence`, docs/behaviour.md §17); `nil` without geofences.
-    public var geofences: [String]?
+    package var geofences: [String]?
 
-    public init(
+    package init(
         area: String?, zone: String?, nearest: String? = nil, dwell: [String: Double] = [:],
         geofences: [String]? = nil
     ) {
@@ -97,7 +97,7 @@ public struct Whereabouts: Sendable, Hashable {
 
 extension Array where Element == EngineAction {
     /// The outputs among the actions, in order.
-    public var outputs: [MonitorOutput] {
+    package var outputs: [MonitorOutput] {
         compactMap { if case .output(let output) = $0 { output } else { nil } }
     }
 }

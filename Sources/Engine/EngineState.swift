@@ -3,22 +3,22 @@ import Rules
 
 /// What one step changed beyond the last reported classes (which its `location` outputs say):
 /// written in the transaction of the step's outputs.
-public struct StateChanges: Sendable, Hashable {
-    public var rules: RuleState
-    public var alerts: [String: AlertRecord]
+package struct StateChanges: Sendable, Hashable {
+    package var rules: RuleState
+    package var alerts: [String: AlertRecord]
     /// Seconds of dwell added, per region and day.
-    public var dwell: [DwellKey: Double]
+    package var dwell: [DwellKey: Double]
 
-    public init(rules: RuleState = RuleState(), alerts: [String: AlertRecord] = [:], dwell: [DwellKey: Double] = [:]) {
+    package init(rules: RuleState = RuleState(), alerts: [String: AlertRecord] = [:], dwell: [DwellKey: Double] = [:]) {
         self.rules = rules
         self.alerts = alerts
         self.dwell = dwell
     }
 
-    public var isEmpty: Bool { rules.isEmpty && alerts.isEmpty && dwell.isEmpty }
+    package var isEmpty: Bool { rules.isEmpty && alerts.isEmpty && dwell.isEmpty }
 
     /// Takes `other`'s entries over this one's (the later change wins); dwell additions add up.
-    public mutating func merge(_ other: StateChanges) {
+    package mutating func merge(_ other: StateChanges) {
         rules.merge(other.rules)
         alerts.merge(other.alerts) { $1 }
         dwell.merge(other.dwell, uniquingKeysWith: +)
@@ -26,25 +26,25 @@ public struct StateChanges: Sendable, Hashable {
 }
 
 /// The kept state a restart starts from.
-public struct KeptState: Sendable, Hashable {
-    public var classes: [String: Proximity] = [:]
-    public var rules = RuleState()
-    public var alerts: [String: AlertRecord] = [:]
+package struct KeptState: Sendable, Hashable {
+    package var classes: [String: Proximity] = [:]
+    package var rules = RuleState()
+    package var alerts: [String: AlertRecord] = [:]
     /// The latest kept day's dwell totals.
-    public var dwell: [DwellKey: Double] = [:]
+    package var dwell: [DwellKey: Double] = [:]
     /// Every region with kept dwell, on any day.
-    public var dwellRegions: Set<String> = []
+    package var dwellRegions: Set<String> = []
     /// The Location ID of the last reported nearest beacon; `nil` for none.
-    public var nearest: String?
+    package var nearest: String?
     /// Where the device was (a fleet device's presence and its phone's held regions, docs/behaviour.md §15):
     /// a restart goes on from it without a repeated `enter`. `nil`: start outside.
-    public var presence: MonitorPresence?
+    package var presence: MonitorPresence?
 
-    public init() {}
+    package init() {}
 
     /// Every instant re-expressed `delta` microseconds later (the wall clock was stepped while
     /// the daemon was stopped): presence, and when each alert resets.
-    public mutating func shiftClock(by delta: Int64) {
+    package mutating func shiftClock(by delta: Int64) {
         presence?.shiftClock(by: delta)
         for (id, record) in alerts { alerts[id]?.resetAt = record.resetAt?.adding(microseconds: delta) }
     }

@@ -5,7 +5,7 @@ extension RuleSettings {
     /// The rule engine's settings from `configuration`: `Rules.*`, `Monitor.timezone` (the
     /// system's zone when unset), and the template values, with `Monitor.udid` defaulting to
     /// `machineID` (empty when `nil`). The shell reads /etc/machine-id; this stays pure.
-    public init(_ configuration: Configuration, machineID: String?) {
+    package init(_ configuration: Configuration, machineID: String?) {
         self.init()
         let rules = configuration.rules
         maxNotificationsPerDay = rules.maxNotificationsPerDay

@@ -62,7 +62,7 @@ extension Devices {
     }
 
     /// The cap the daemon manages on device `id`'s phone.
-    public func cap(of id: String) -> Int {
+    package func cap(of id: String) -> Int {
         deviceConfiguration(id)?.monitor.maxRegions ?? own.monitor.settings.maxRegions
     }
 

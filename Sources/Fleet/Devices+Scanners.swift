@@ -119,7 +119,7 @@ extension Devices {
 
     /// Goes on with the calibration's levels an earlier run kept (a restart, or a cluster's new
     /// active: docs/behaviour.md §21); the floors' radio is learned again from them.
-    public mutating func resumeCalibration(from levels: [ScannerLevel]) {
+    package mutating func resumeCalibration(from levels: [ScannerLevel]) {
         guard !levels.isEmpty, let configuration, calibration != nil else { return }
         calibration?.resume(from: levels)
         if !configuration.floors.isEmpty { learnRadio(configuration) }

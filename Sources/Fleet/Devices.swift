@@ -20,9 +20,9 @@ import Rules
 /// What sets the own radio apart is its source's: its engine's clock is the daemon's
 /// (``clock``: every call moves it); every other device wakes only when its next timer is due,
 /// from one ``DeadlineQueue`` of wake-ups.
-public struct Devices {
+package struct Devices {
     /// One input for the table, at an instant (the daemon's clock).
-    public enum Input: Sendable {
+    package enum Input: Sendable {
         /// For the daemon as a whole: the own radio's (a sighting, `B/cmd/mode`, a position fix);
         /// a reload or a rules document reaches every device, the own radio first.
         case daemon(EngineInput)
@@ -38,7 +38,7 @@ public struct Devices {
         case device(String, EngineInput)
 
         /// The device a refusal is about: the message's or the report's tag.
-        public var device: String? {
+        package var device: String? {
             switch self {
             case .message(let message): message.device
             case .report(let report): report.tag
@@ -48,7 +48,7 @@ public struct Devices {
         }
 
         /// A message or a report: what a full queue may drop (an answer or a command never).
-        public var isObservation: Bool {
+        package var isObservation: Bool {
             switch self {
             case .message, .report: true
             default: false
@@ -57,7 +57,7 @@ public struct Devices {
     }
 
     /// What the shell does for a device.
-    public enum Action: Sendable {
+    package enum Action: Sendable {
         /// One of the device's engine actions, in order (outputs, steps to persist, requests).
         case engine(device: String, EngineAction)
         /// Publish `payload` to the OwnTracks phone `device` on `topic` (QoS 1, through the
@@ -75,22 +75,22 @@ public struct Devices {
 
     /// What the daemon knows of a device beyond its engine's state (kept per device, the own
     /// radio's too).
-    public struct Record: Sendable, Hashable {
-        public var source: FleetSource
+    package struct Record: Sendable, Hashable {
+        package var source: FleetSource
         /// Where its commands go (OwnTracks).
-        public var commandTopic: String?
+        package var commandTopic: String?
         /// The regions its phone holds as beaconwatch's waypoints (OwnTracks).
-        public var waypoints: [Region]
+        package var waypoints: [Region]
         /// Regions its phone may still hold as waypoints of the form before docs/behaviour.md §15.1's
         /// (`desc` `bw:<region>`): deleted by the next command.
-        public var legacy: [Region]
+        package var legacy: [Region]
         /// How many of the phone's own waypoints iOS monitors (its user's regions), from its
         /// latest answer to `action: waypoints`; `nil` before any.
-        public var ownWaypoints: Int?
+        package var ownWaypoints: Int?
         /// Where the device is, when it changed.
-        public var presence: MonitorPresence?
+        package var presence: MonitorPresence?
 
-        public init(
+        package init(
             source: FleetSource, commandTopic: String?, waypoints: [Region], legacy: [Region] = [],
             ownWaypoints: Int? = nil, presence: MonitorPresence? = nil
         ) {
@@ -104,7 +104,7 @@ public struct Devices {
     }
 
     /// Why a message changed nothing.
-    public enum Refusal: Sendable, Hashable {
+    package enum Refusal: Sendable, Hashable {
         /// Another daemon's device (`Fleet.shard`): ignored without a word.
         case otherShard
         /// Not declared, and `Fleet.autoAdd` is off.
@@ -121,22 +121,22 @@ public struct Devices {
 
     /// What the daemon knows of one device (its engine is kept apart: reading this copies no
     /// engine state).
-    public struct Device: Sendable {
-        public var declaration: DeviceDeclaration?
+    package struct Device: Sendable {
+        package var declaration: DeviceDeclaration?
         /// The source it reports through (the first message's; the own radio's is ``FleetSource/radio``).
-        public var source: FleetSource
+        package var source: FleetSource
         /// Where its commands go (OwnTracks), from its latest message.
-        public var commandTopic: String?
+        package var commandTopic: String?
         /// The regions its phone was last told to monitor (OwnTracks).
-        public var waypoints: [Region] = []
+        package var waypoints: [Region] = []
         /// Waypoints of the earlier form its phone may hold, to delete with the next command.
-        public var legacy: [Region] = []
+        package var legacy: [Region] = []
         /// The phone's own monitored waypoints (OwnTracks), from its latest answer.
-        public var ownWaypoints: Int?
+        package var ownWaypoints: Int?
         /// Its last `lwt`, until it reports again.
-        public var offline = false
+        package var offline = false
         /// Observations dropped as older than `Fleet.maxAge`.
-        public var stale = 0
+        package var stale = 0
         /// The phone was asked for its waypoints since it was added or came back (OwnTracks).
         var asked = false
         /// What the phone had been sent when it was asked: its answer should hold all of it.
@@ -150,27 +150,27 @@ public struct Devices {
 
     /// The own radio's id in the table: its outputs carry no `"device"`, its topics are the
     /// daemon's own (`MQTT.topic/<Monitor.userid>`), and the store keeps it under this id.
-    public static let ownID = ""
+    package static let ownID = ""
 
     /// The own radio's place in the table: its engine's clock is the daemon's, moved on every
     /// call, so it is never on the wake-up queue.
     static let clock = 0
 
     /// The configuration fleet devices run under; `nil` when the daemon has no fleet (a file run).
-    public private(set) var configuration: Configuration? {
+    package private(set) var configuration: Configuration? {
         didSet { positionSettings = Self.positionSettings(for: configuration) }
     }
     /// The position estimator's settings every tag on a floor plan shares (docs/behaviour.md §20):
     /// made once a configuration, not once a tag (its likelihood tables are 15 KiB).
     var positionSettings: PositionSettings?
-    public private(set) var settings: FleetSettings
+    package private(set) var settings: FleetSettings
     let identity: MonitorIdentity
     private(set) var rules: [RuleRegion]?
     private(set) var ruleSettings: RuleSettings
     /// Each region's waypoint name and `rid` (docs/owntracks-app.md).
-    public private(set) var names: WaypointNames
+    package private(set) var names: WaypointNames
     /// Every device's id, in the order it was added (the own radio first).
-    public internal(set) var ids: [String]
+    package internal(set) var ids: [String]
     var index: [String: Int]
     /// What the daemon knows of each device, by position in ``ids``.
     var known: [Device]
@@ -181,14 +181,14 @@ public struct Devices {
     /// Which tag a scanner's report is of; `nil` without scanners (docs/behaviour.md §19).
     var tags: TagDirectory?
     /// Each placed scanner's reports and what it said of itself, by id (docs/behaviour.md §19).
-    public internal(set) var scanners: [String: ScannerHealth] = [:]
+    package internal(set) var scanners: [String: ScannerHealth] = [:]
     /// `Monitor.scanner`: the scanner the own radio is.
     let ownScanner: String?
     /// `Scanners.calibrate = auto`: the receivers' offsets learned from what the scanners hear of
     /// each other; `nil` when off or with fewer than two scanners.
-    public internal(set) var calibration: ScannerCalibration?
+    package internal(set) var calibration: ScannerCalibration?
     /// The building's radio, learned from its scanners on floor plans (docs/behaviour.md §20).
-    public internal(set) var radio = RadioModel()
+    package internal(set) var radio = RadioModel()
     /// The scanners by their `Scanner.<id>.address`.
     var scannerAddresses: [BluetoothAddress: String] = [:]
     /// Each fleet device's next wake-up, earliest first; an entry is stale when the device's own
@@ -202,7 +202,7 @@ public struct Devices {
     /// fleet when `configuration` has one: fleet devices get their own engines on it, with the
     /// own radio's identity (each event carries its device's userid), `rules` and
     /// `ruleSettings`, and the devices of an earlier run (`kept`) resume at the start.
-    public init(
+    package init(
         own: Engine, configuration: Configuration? = nil, rules: [RuleRegion]? = nil,
         ruleSettings: RuleSettings = RuleSettings(), kept: [String: Kept] = [:]
     ) {
@@ -231,7 +231,7 @@ public struct Devices {
 
     /// A table for `configuration` (whose ``Configuration/fleet`` is set), its own radio an engine
     /// for it with `identity`.
-    public init(
+    package init(
         configuration: Configuration, identity: MonitorIdentity, rules: [RuleRegion]? = nil,
         ruleSettings: RuleSettings = RuleSettings(), kept: [String: Kept] = [:]
     ) {
@@ -241,29 +241,29 @@ public struct Devices {
     }
 
     /// The own radio's engine.
-    public var own: Engine { engines[Self.clock] }
+    package var own: Engine { engines[Self.clock] }
 
     /// The daemon's clock: the own radio's.
-    public var now: Timestamp { engines[Self.clock].now }
+    package var now: Timestamp { engines[Self.clock].now }
 
     /// What the daemon knows of device `id`.
-    public subscript(id: String) -> Device? { index[id].map { known[$0] } }
+    package subscript(id: String) -> Device? { index[id].map { known[$0] } }
 
     /// Device `id`'s engine.
-    public func engine(_ id: String) -> Engine? { index[id].map { engines[$0] } }
+    package func engine(_ id: String) -> Engine? { index[id].map { engines[$0] } }
 
     /// Every fleet device, by id (the own radio is not one).
-    public var fleet: [String: Device] {
+    package var fleet: [String: Device] {
         var devices: [String: Device] = [:]
         for (position, id) in ids.enumerated() where known[position].source != .radio { devices[id] = known[position] }
         return devices
     }
 
     /// How many devices the table holds, the own radio included.
-    public var count: Int { ids.count }
+    package var count: Int { ids.count }
 
     /// Sightings handed to every device's engine.
-    public var sightings: Int { engines.reduce(0) { $0 + $1.sightings } }
+    package var sightings: Int { engines.reduce(0) { $0 + $1.sightings } }
 
     /// The fleet devices' ids, sorted: the order a change for all of them goes in.
     private var fleetIDs: [String] { ids.filter { $0 != Self.ownID }.sorted() }
@@ -279,15 +279,15 @@ public struct Devices {
 
     /// What a restart goes on from for one device: its engine's kept state (with its presence),
     /// and what the daemon knew of it.
-    public struct Kept: Sendable {
-        public var state: KeptState
-        public var source: FleetSource
-        public var commandTopic: String?
-        public var waypoints: [Region]
-        public var legacy: [Region]
-        public var ownWaypoints: Int?
+    package struct Kept: Sendable {
+        package var state: KeptState
+        package var source: FleetSource
+        package var commandTopic: String?
+        package var waypoints: [Region]
+        package var legacy: [Region]
+        package var ownWaypoints: Int?
 
-        public init(
+        package init(
             state: KeptState, source: FleetSource, commandTopic: String?, waypoints: [Region], legacy: [Region] = [],
             ownWaypoints: Int? = nil
         ) {
@@ -304,7 +304,7 @@ public struct Devices {
     private var kept: [String: Kept]
     /// Microseconds the kept state was moved at ``start(at:)`` because it was later than the
     /// clock (negative); `nil` when it was not.
-    public private(set) var keptShift: Int64?
+    package private(set) var keptShift: Int64?
 
     /// Starts the own radio's engine, then resumes every fleet device of an earlier run
     /// (docs/fleet.md, "Restarts"): its engine goes on from its kept
@@ -316,7 +316,7 @@ public struct Devices {
     /// (nothing else puts a sighting after the clock): every device's kept instants move back by
     /// the difference, as if it had stopped just now, so that its silences and timers keep their
     /// lengths instead of waiting for the clock to catch up (``keptShift``).
-    public mutating func start(at time: Timestamp, into actions: inout [Action]) {
+    package mutating func start(at time: Timestamp, into actions: inout [Action]) {
         let latest = ([engines[Self.clock].keptLatest] + kept.values.map { $0.state.presence?.latest }).compactMap {
             $0
         }.max()
@@ -343,7 +343,7 @@ public struct Devices {
     }
 
     /// The earliest instant a device's timer is due (an exit, an `off`, a latch, a local midnight).
-    public var nextWake: Timestamp? {
+    package var nextWake: Timestamp? {
         guard let fleetWake = wakeups.nextDue else { return engines[Self.clock].nextWake }
         let wake = engines[Self.clock].nextWake?.microseconds ?? fleetWake
         return Timestamp(microseconds: min(wake, fleetWake))
@@ -352,7 +352,7 @@ public struct Devices {
     /// One input at `time` (the daemon's clock). Returns why it changed nothing, if so (a
     /// message or report the table refused).
     @discardableResult
-    public mutating func handle(_ input: Input, at time: Timestamp, into actions: inout [Action]) -> Refusal? {
+    package mutating func handle(_ input: Input, at time: Timestamp, into actions: inout [Action]) -> Refusal? {
         switch input {
         case .daemon(let input): handle(input, at: time, into: &actions)
         case .message(let message): return handle(message, at: time, into: &actions)
@@ -434,7 +434,7 @@ public struct Devices {
     }
 
     /// A source event of the own radio's file at its own time; a scanner's report goes to its tag.
-    public mutating func handle(_ event: SourceEvent, into actions: inout [Action]) {
+    package mutating func handle(_ event: SourceEvent, into actions: inout [Action]) {
         switch event {
         case .report(let time, let report):
             tick(to: time, into: &actions)
@@ -494,7 +494,7 @@ public struct Devices {
 
     /// Moves the own radio's clock to `time`, firing its timers on the way, then fires every fleet
     /// device's timers up to `time`, earliest first.
-    public mutating func advance(to time: Timestamp, into actions: inout [Action]) {
+    package mutating func advance(to time: Timestamp, into actions: inout [Action]) {
         tick(to: time, into: &actions)
         wake(upTo: time.microseconds, into: &actions)
     }
@@ -512,7 +512,7 @@ public struct Devices {
     /// `limit` (any, when `nil`); returns whether one fired. A replay drains its clock with this
     /// at the end of its input (``Engine/advanceToNextDeadline(notAfter:into:)``): the own radio's
     /// first at an instant, then its tags' in the order they came (docs/behaviour.md §19).
-    public mutating func drain(notAfter limit: Timestamp?, into actions: inout [Action]) -> Bool {
+    package mutating func drain(notAfter limit: Timestamp?, into actions: inout [Action]) -> Bool {
         var earliest: (due: Timestamp, position: Int)?
         for position in engines.indices {
             guard let due = engines[position].nextOutputDeadline, earliest.map({ due < $0.due }) ?? true else {
@@ -532,7 +532,7 @@ public struct Devices {
 
     /// The wall clock was stepped by `delta` microseconds: every device's instants move with it
     /// (``Engine/shiftClock(by:)``), so nothing fires or waits because of the step.
-    public mutating func shiftClock(by delta: Int64) {
+    package mutating func shiftClock(by delta: Int64) {
         guard delta != 0 else { return }
         for position in engines.indices { engines[position].shiftClock(by: delta) }
         wakeups.shiftClock(by: delta)
@@ -543,7 +543,7 @@ public struct Devices {
     /// The end of a run: each device whose beacons were sighted since its presence was last kept
     /// has it kept now (the own radio first), so that the next start resumes every exit deadline
     /// (docs/behaviour.md §15, §12).
-    public mutating func close(into actions: inout [Action]) {
+    package mutating func close(into actions: inout [Action]) {
         for id in [Self.ownID] + fleetIDs where self[known: id]?.sightedSinceRecord == true {
             record(id, presence: true, into: &actions)
             flush(id, into: &actions)

@@ -5,7 +5,7 @@ import RegionMonitor
 /// Where a device's sightings come from: which `Fleet.*` filter its messages matched
 /// (docs/behaviour.md §15); fixed scanners, for a tag whatever reported it (docs/behaviour.md §19);
 /// or the daemon's own radio (`Monitor.source`), which runs on the daemon's clock.
-public enum FleetSource: String, Sendable, Hashable, CaseIterable {
+package enum FleetSource: String, Sendable, Hashable, CaseIterable {
     case owntracks, theengs, forward
     case scanners
     /// The daemon's own radio or file (``Devices/ownID``): no message names it.
@@ -13,8 +13,8 @@ public enum FleetSource: String, Sendable, Hashable, CaseIterable {
 }
 
 /// One thing a device reported, as the engine of that device takes it.
-public struct FleetObservation: Sendable, Hashable {
-    public enum Kind: Sendable, Hashable {
+package struct FleetObservation: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable {
         /// A beacon heard (Theengs, `forward`, OwnTracks ranging with the phone's own class).
         case sighting(Advertisement, phoneProximity: Proximity?)
         /// An HCI event of a `forward` node, decoded by the device's engine.
@@ -34,24 +34,24 @@ public struct FleetObservation: Sendable, Hashable {
 
     /// When the device made it (OwnTracks `created_at`, else `tst` of a location or transition; a
     /// trace line's `t`), when it says: the age check (`Fleet.maxAge`).
-    public var time: Timestamp?
-    public var kind: Kind
+    package var time: Timestamp?
+    package var kind: Kind
 
-    public init(time: Timestamp?, kind: Kind) {
+    package init(time: Timestamp?, kind: Kind) {
         self.time = time
         self.kind = kind
     }
 }
 
 /// A fleet message, parsed: whose it is and what it says.
-public struct FleetMessage: Sendable, Hashable {
-    public var source: FleetSource
-    public var device: String
-    public var observations: [FleetObservation]
+package struct FleetMessage: Sendable, Hashable {
+    package var source: FleetSource
+    package var device: String
+    package var observations: [FleetObservation]
     /// Where commands for the device go (an OwnTracks phone's `owntracks/<user>/<device>/cmd`).
-    public var commandTopic: String?
+    package var commandTopic: String?
 
-    public init(source: FleetSource, device: String, observations: [FleetObservation], commandTopic: String? = nil) {
+    package init(source: FleetSource, device: String, observations: [FleetObservation], commandTopic: String? = nil) {
         self.source = source
         self.device = device
         self.observations = observations
@@ -59,12 +59,12 @@ public struct FleetMessage: Sendable, Hashable {
     }
 
     /// The largest payload read; anything longer is refused unread.
-    public static let payloadLimit = 64 << 10
+    package static let payloadLimit = 64 << 10
 
     /// Parses a message on `topic` that matched `filter` of `source`. `nil`: a message that is not
     /// for beaconwatch (an OwnTracks card, a Theengs report of another kind of device, our own
     /// `setWaypoints` command), ignored without a word. A failure names what was wrong.
-    public static func parse(
+    package static func parse(
         source: FleetSource, filter: TopicFilter, topic: String, payload: some Collection<UInt8>
     ) -> Result<FleetMessage?, FleetError> {
         guard let (wildcards, rest) = filter.match(topic) else { return .success(nil) }
@@ -109,14 +109,14 @@ public struct FleetMessage: Sendable, Hashable {
 }
 
 /// Why a fleet message was ignored: one line naming the topic and the reason.
-public struct FleetError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var topic: String
-    public var reason: String
+package struct FleetError: Error, Sendable, Hashable, CustomStringConvertible {
+    package var topic: String
+    package var reason: String
 
-    public init(topic: String, _ reason: String) {
+    package init(topic: String, _ reason: String) {
         self.topic = topic
         self.reason = reason
     }
 
-    public var description: String { "ignored a message on \(topic.excerpt): \(reason.printable)" }
+    package var description: String { "ignored a message on \(topic.excerpt): \(reason.printable)" }
 }

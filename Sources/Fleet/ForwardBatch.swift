@@ -3,26 +3,26 @@ import BeaconCore
 /// The lines a `beaconwatch forward` node has not yet published (docs/behaviour.md §15): sightings as trace
 /// lines, sent together at most ``delay`` after the first of them, and always under the 64 KiB a
 /// fleet daemon reads. Pure: instants in, payloads out.
-public struct ForwardBatch: Sendable {
+package struct ForwardBatch: Sendable {
     /// How late a line may be published, at most, in microseconds.
-    public static let delay: Int64 = 50_000
+    package static let delay: Int64 = 50_000
     /// The largest payload: well under ``FleetMessage/payloadLimit``.
-    public static let sizeLimit = 60 << 10
+    package static let sizeLimit = 60 << 10
 
     private var lines: [UInt8] = []
     /// When the first waiting line was added.
-    public private(set) var firstAt: Int64?
+    package private(set) var firstAt: Int64?
     /// Lines waiting.
-    public private(set) var count = 0
+    package private(set) var count = 0
 
-    public init() {}
+    package init() {}
 
     /// When the waiting lines are due, if any.
-    public var due: Int64? { firstAt.map { $0 + Self.delay } }
+    package var due: Int64? { firstAt.map { $0 + Self.delay } }
 
     /// Adds `line` at `time` (microseconds); returns the payload to publish first when the line
     /// would not fit beside the waiting ones.
-    public mutating func add(_ line: String, at time: Int64) -> String? {
+    package mutating func add(_ line: String, at time: Int64) -> String? {
         var full: String?
         if !lines.isEmpty, lines.count + line.utf8.count + 1 > Self.sizeLimit { full = take() }
         if firstAt == nil { firstAt = time }
@@ -33,7 +33,7 @@ public struct ForwardBatch: Sendable {
     }
 
     /// The waiting lines as one payload, if they are due at `time` (or `force`).
-    public mutating func take(at time: Int64, force: Bool = false) -> String? {
+    package mutating func take(at time: Int64, force: Bool = false) -> String? {
         guard let due, force || time >= due else { return nil }
         return take()
     }

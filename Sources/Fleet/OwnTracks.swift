@@ -123,12 +123,12 @@ enum OwnTracks {
 
 /// An OwnTracks `transition` of a beacon region (`t: "b"`): the phone's iOS entered or left the
 /// region it holds under `rid` (named `desc`).
-public struct PhoneTransition: Sendable, Hashable {
-    public var rid: String?
-    public var desc: String?
-    public var entered: Bool
+package struct PhoneTransition: Sendable, Hashable {
+    package var rid: String?
+    package var desc: String?
+    package var entered: Bool
 
-    public init(rid: String?, desc: String?, entered: Bool) {
+    package init(rid: String?, desc: String?, entered: Bool) {
         self.rid = rid
         self.desc = desc
         self.entered = entered
@@ -137,14 +137,14 @@ public struct PhoneTransition: Sendable, Hashable {
 
 /// One waypoint of an OwnTracks phone's list (its answer to `action: waypoints`), as the app
 /// writes it (`regionAsJSON`): what matters is whether iOS monitors it, and whose it is.
-public struct PhoneWaypoint: Sendable, Hashable {
-    public var rid: String?
-    public var name: String
+package struct PhoneWaypoint: Sendable, Hashable {
+    package var rid: String?
+    package var name: String
     /// iOS monitors it: a circle (`rad` > 0) or a beacon region (a UUID in `desc`), with a name
     /// (the app's `Region.CLregion`).
-    public var monitored: Bool
+    package var monitored: Bool
 
-    public init(rid: String?, name: String, monitored: Bool) {
+    package init(rid: String?, name: String, monitored: Bool) {
         self.rid = rid
         self.name = name
         self.monitored = monitored

@@ -17,19 +17,19 @@ import BeaconCore
 ///
 /// Pure: no clock; the fit is redone after every ``refit`` readings of scanners, and when a
 /// direction first has ``minimum`` readings.
-public struct ScannerCalibration: Sendable, Hashable {
+package struct ScannerCalibration: Sendable, Hashable {
     /// How many readings of each direction make its level (their median).
-    public static let window = 31
+    package static let window = 31
     /// Readings each direction needs before its pair counts.
-    public static let minimum = 5
+    package static let minimum = 5
     /// Readings between two fits.
-    public static let refit = 16
+    package static let refit = 16
     /// The largest correction learned, dB either way.
-    public static let limit = 20.0
+    package static let limit = 20.0
     /// A pair heard weaker than this, either way (dB above the transmitter's power: -89 dBm for a
     /// node sending -59 at 1 m), does not count: near a receiver's sensitivity only the readings
     /// that happen to be strong are heard, and the weaker receiver's level reads too high.
-    public static let weakest = -30.0
+    package static let weakest = -30.0
 
     /// One direction's level: the median of its last ``window`` readings at first, then each time
     /// ``window`` more have come, a quarter of the way towards their median (about the last five
@@ -76,12 +76,12 @@ public struct ScannerCalibration: Sendable, Hashable {
     /// dB added to each scanner's readings, by its index.
     private var learned: [Double]
     /// How many fits were made: a change here means ``pairs`` may have changed.
-    public private(set) var fits = 0
+    package private(set) var fits = 0
     /// How many times a direction's level settled (``settledLevels`` changed).
-    public private(set) var settles = 0
+    package private(set) var settles = 0
 
     /// For scanners `ids`, those in `anchored` keeping the offset they were given.
-    public init(scanners ids: [String], anchored: Set<String> = []) {
+    package init(scanners ids: [String], anchored: Set<String> = []) {
         self.ids = ids
         self.anchored = ids.map { anchored.contains($0) }
         position = Dictionary(ids.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
@@ -91,7 +91,7 @@ public struct ScannerCalibration: Sendable, Hashable {
 
     /// The same calibration for another set of scanners (a reload): what was heard between scanners
     /// still placed is kept.
-    public func reconfigured(scanners ids: [String], anchored: Set<String>) -> ScannerCalibration {
+    package func reconfigured(scanners ids: [String], anchored: Set<String>) -> ScannerCalibration {
         var next = ScannerCalibration(scanners: ids, anchored: anchored)
         for (receiver, a) in ids.enumerated() {
             for (transmitter, b) in ids.enumerated() {
@@ -105,7 +105,7 @@ public struct ScannerCalibration: Sendable, Hashable {
 
     /// Each direction's settled level (what a restart, or a cluster's next active, starts from:
     /// docs/behaviour.md §21), in scanner order.
-    public var settledLevels: [ScannerLevel] {
+    package var settledLevels: [ScannerLevel] {
         var levels: [ScannerLevel] = []
         for (a, receiver) in ids.enumerated() {
             for (b, transmitter) in ids.enumerated() {
@@ -119,7 +119,7 @@ public struct ScannerCalibration: Sendable, Hashable {
     /// Goes on from `levels` kept by an earlier run: each direction of two scanners still placed
     /// that has settled on nothing yet starts from its kept level, and the corrections are fitted
     /// at once. Levels out of range, or of a scanner with itself, are ignored.
-    public mutating func resume(from levels: [ScannerLevel]) {
+    package mutating func resume(from levels: [ScannerLevel]) {
         var resumed = false
         for kept in levels {
             guard let a = position[kept.receiver], let b = position[kept.transmitter], a != b,
@@ -132,13 +132,13 @@ public struct ScannerCalibration: Sendable, Hashable {
     }
 
     /// The correction learned for scanner `id`, dB added to its readings (0 when none).
-    public func correction(_ id: String) -> Double {
+    package func correction(_ id: String) -> Double {
         position[id].map { learned[$0] } ?? 0
     }
 
     /// Every scanner's learned correction, with how many other scanners it was compared with; a
     /// scanner compared with none is left out.
-    public var corrections: [(id: String, offset: Double, pairs: Int)] {
+    package var corrections: [(id: String, offset: Double, pairs: Int)] {
         ids.indices.compactMap { index in
             let pairs = ids.indices.filter { pairLevels(index, $0) != nil }.count
             return pairs > 0 && !anchored[index] ? (ids[index], learned[index], pairs) : nil
@@ -148,7 +148,7 @@ public struct ScannerCalibration: Sendable, Hashable {
     /// Every pair heard both ways: the mean of the two directions' levels, each with its receiver's
     /// learned correction: how much the path between them loses, whatever the receivers (what a
     /// floor plan's radio is fitted to, docs/behaviour.md §20).
-    public var pairs: [(a: String, b: String, level: Double)] {
+    package var pairs: [(a: String, b: String, level: Double)] {
         var pairs: [(a: String, b: String, level: Double)] = []
         for a in ids.indices {
             for b in ids.indices where b > a {
@@ -162,7 +162,7 @@ public struct ScannerCalibration: Sendable, Hashable {
     /// Scanner `receiver` read `level` dB above the measured power of scanner `transmitter`'s
     /// advertisement (its own offset already added). Ignored unless both are known and differ, or
     /// when the level is not a number from -200 to 200 dB.
-    public mutating func heard(receiver: String, transmitter: String, level: Double) {
+    package mutating func heard(receiver: String, transmitter: String, level: Double) {
         guard let a = position[receiver], let b = position[transmitter], a != b, (-200...200).contains(level) else {
             return
         }

@@ -4,14 +4,14 @@ import JSONText
 
 /// Fixed scanners' MQTT messages to ``ScannerReport``s (docs/behaviour.md §19; docs/espresense.md says
 /// what ESPresense publishes and where its code decides it).
-public enum ScannerReports {
+package enum ScannerReports {
     /// The largest payload read, as for the fleet's (``FleetMessage/payloadLimit``).
-    public static let payloadLimit = FleetMessage.payloadLimit
+    package static let payloadLimit = FleetMessage.payloadLimit
 
     /// The reports of a message on `topic` that matched `filter` of `source`. `nil`: not a report
     /// (an ESPresense query answer one level deeper, a gateway's report of a device with neither
     /// an iBeacon nor an address); a failure names what was wrong.
-    public static func parse(
+    package static func parse(
         source: ScannerSource, filter: TopicFilter, topic: String, payload: some Collection<UInt8>
     ) -> Result<[ScannerReport]?, FleetError> {
         guard let (wildcards, rest) = filter.match(topic) else { return .success(nil) }
@@ -33,7 +33,7 @@ public enum ScannerReports {
     }
 
     /// `scanner`'s report of an iBeacon it heard: the tag named by its identity.
-    public static func report(_ advertisement: Advertisement, scanner: String) -> ScannerReport {
+    package static func report(_ advertisement: Advertisement, scanner: String) -> ScannerReport {
         ScannerReport(
             scanner: scanner, tag: TagIdentity.ibeacon(advertisement.beacon).description,
             rssi: Double(advertisement.rssi), power: advertisement.power, address: advertisement.address)

@@ -9,12 +9,12 @@ import RegionMonitor
 /// iBeacon, an address, an ESPresense id), by a private address its IRK resolves, or, with
 /// `Tags.autoAdd = ibeacon`, any iBeacon that is not a hierarchy beacon (named by its identity).
 /// A hierarchy beacon is never a tag.
-public struct TagDirectory: Sendable {
+package struct TagDirectory: Sendable {
     /// A tag a report resolved to: its device id, and its declaration when it has one.
-    public struct Tag: Sendable, Hashable {
-        public var id: String
-        public var declaration: TagDeclaration?
-        public var identity: TagIdentity
+    package struct Tag: Sendable, Hashable {
+        package var id: String
+        package var declaration: TagDeclaration?
+        package var identity: TagIdentity
     }
 
     private let byID: [String: TagDeclaration]
@@ -23,7 +23,7 @@ public struct TagDirectory: Sendable {
     private let hierarchy: Hierarchy
     private let autoAdd: ScannerSettings.AutoAdd
 
-    public init(_ settings: ScannerSettings, hierarchy: Hierarchy) {
+    package init(_ settings: ScannerSettings, hierarchy: Hierarchy) {
         byID = Dictionary(settings.tags.map { ($0.id, $0) }) { first, _ in first }
         byIdentity = Dictionary(settings.tags.map { ($0.identity, $0) }) { first, _ in first }
         keys = settings.tags.compactMap { tag in
@@ -35,10 +35,10 @@ public struct TagDirectory: Sendable {
     }
 
     /// The declaration of tag `id`, if it was declared.
-    public func declaration(_ id: String) -> TagDeclaration? { byID[id] }
+    package func declaration(_ id: String) -> TagDeclaration? { byID[id] }
 
     /// The tag `report` is of; `nil` when it is none of ours.
-    public func resolve(_ report: ScannerReport) -> Tag? {
+    package func resolve(_ report: ScannerReport) -> Tag? {
         if let declared = byID[report.tag] {
             return Tag(id: declared.id, declaration: declared, identity: declared.identity)
         }
@@ -67,7 +67,7 @@ public struct TagDirectory: Sendable {
     /// The identity a source names a tag by: a `Tag.<id>` identity as written, else ESPresense's
     /// forms (docs/espresense.md): `iBeacon:<uuid>-<major>-<minor>`, `irk:<hex>`, a bare or
     /// `known:` address of 12 hex digits; any other text is an ESPresense id.
-    public static func identity(_ text: String) -> TagIdentity {
+    package static func identity(_ text: String) -> TagIdentity {
         if let parsed = TagIdentity(text) { return parsed }
         let lower = text.lowercased()
         if lower.hasPrefix("ibeacon:") {
@@ -100,12 +100,12 @@ public struct TagDirectory: Sendable {
 /// Part H, 2.2.2): the address's top 24 bits are `prand` (its two top bits 01), its low 24 bits
 /// `hash = ah(IRK, prand)`, where `ah(k, r)` is the low 24 bits of AES-128 of `r` padded to 128 bits
 /// with zeros, under key `k`. Keys and blocks are most significant byte first, as written.
-public enum IRK {
+package enum IRK {
     /// Whether `address` is a resolvable private address (its two top bits 01).
-    public static func isResolvable(_ address: BluetoothAddress) -> Bool { address.value >> 46 == 0b01 }
+    package static func isResolvable(_ address: BluetoothAddress) -> Bool { address.value >> 46 == 0b01 }
 
     /// `ah(key, prand)`: 24 bits.
-    public static func hash(_ key: SymmetricKey, prand: UInt32) -> UInt32? {
+    package static func hash(_ key: SymmetricKey, prand: UInt32) -> UInt32? {
         var block = [UInt8](repeating: 0, count: 16)
         block[13] = UInt8(truncatingIfNeeded: prand >> 16)
         block[14] = UInt8(truncatingIfNeeded: prand >> 8)
@@ -115,14 +115,14 @@ public enum IRK {
     }
 
     /// Whether `key` made `address`.
-    public static func resolves(_ address: BluetoothAddress, key: SymmetricKey) -> Bool {
+    package static func resolves(_ address: BluetoothAddress, key: SymmetricKey) -> Bool {
         let prand = UInt32(truncatingIfNeeded: address.value >> 24) & 0xFF_FFFF
         let hash = UInt32(truncatingIfNeeded: address.value) & 0xFF_FFFF
         return Self.hash(key, prand: prand) == hash
     }
 
     /// A resolvable private address of `key` for `prand` (its two top bits forced to 01).
-    public static func address(key: SymmetricKey, prand: UInt32) -> BluetoothAddress? {
+    package static func address(key: SymmetricKey, prand: UInt32) -> BluetoothAddress? {
         let random = prand & 0x3F_FFFF | 0x40_0000
         guard let hash = hash(key, prand: random) else { return nil }
         return BluetoothAddress(value: UInt64(random) << 24 | UInt64(hash))
@@ -131,13 +131,13 @@ public enum IRK {
 
 /// What the daemon knows of a placed scanner's health (docs/behaviour.md §19): when it last reported
 /// anything, how many reports, and whether it said it is offline.
-public struct ScannerHealth: Sendable, Hashable {
-    public var lastReport: Timestamp?
-    public var reports = 0
+package struct ScannerHealth: Sendable, Hashable {
+    package var lastReport: Timestamp?
+    package var reports = 0
     /// Its own last word (ESPresense's `offline` on `rooms/<id>/status`); a report clears it.
-    public var saysOffline = false
+    package var saysOffline = false
 
-    public init() {}
+    package init() {}
 
     mutating func heard(at time: Timestamp) {
         lastReport = time
@@ -152,7 +152,7 @@ public struct ScannerHealth: Sendable, Hashable {
 
     /// Online at `now`: it did not say it is offline, and reported within `silence` seconds (a
     /// scanner that never reported is offline).
-    public func isOnline(at now: Timestamp, silence: Double) -> Bool {
+    package func isOnline(at now: Timestamp, silence: Double) -> Bool {
         guard !saysOffline, let lastReport else { return false }
         return Double(now.microseconds &- lastReport.microseconds) / 1_000_000 <= silence
     }

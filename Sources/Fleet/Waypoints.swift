@@ -12,17 +12,17 @@ import RegionMonitor
 /// `name:UUID[:major[:minor]]`, and uses `name` as the iOS region identifier (docs/owntracks-app.md
 /// says where its source decides this). So each region gets a name of its own (``WaypointNames``),
 /// a `rid` the app deletes it by, and a `tst` fixed by the region.
-public enum Waypoints {
+package enum Waypoints {
     /// The latitude OwnTracks reads as "not a coordinate": the app removes the waypoint with the
     /// same `rid` and adds nothing.
-    public static let deleteLatitude = -1_000_000
+    package static let deleteLatitude = -1_000_000
 
     /// The `setWaypoints` command taking a phone from `current` to `next` (in `next`'s order):
     /// deletions first, then additions, so the phone never holds more than the cap; `nil` when
     /// there is nothing to change. `legacy` are regions the phone holds as waypoints of the form
     /// before this one (`desc` `bw:<region>`, no `rid`): deleted by the `rid` the app derived for
     /// them (``legacyRID(of:)``).
-    public static func command(
+    package static func command(
         from current: Set<Region>, to next: [Region], names: WaypointNames, legacy: [Region] = []
     ) -> String? {
         let wanted = Set(next)
@@ -48,7 +48,7 @@ public enum Waypoints {
     }
 
     /// The command asking the phone for its waypoints (its answer is a `_type: waypoints`).
-    public static let request = #"{"_type":"cmd","action":"waypoints"}"#
+    package static let request = #"{"_type":"cmd","action":"waypoints"}"#
 
     /// One waypoint object: `desc` = `name:UUID[:major[:minor]]`, `rid`, a `tst` fixed by the
     /// region, and the coordinate 0, 0 (or the delete latitude) with `rad` 0.
@@ -65,7 +65,7 @@ public enum Waypoints {
     }
 
     /// `name:UUID`, `name:UUID:major` or `name:UUID:major:minor`, as the app splits it.
-    public static func desc(_ region: Region, name: String) -> String {
+    package static func desc(_ region: Region, name: String) -> String {
         switch region {
         case .area(let uuid): "\(name):\(uuid.uuidString)"
         case .zone(let uuid, let major): "\(name):\(uuid.uuidString):\(major)"
@@ -89,22 +89,22 @@ public enum Waypoints {
     /// The waypoint's `tst`: a second from 2001-09-09 on, fixed by the region (FNV-1a-64 of
     /// `bw:<region>`), the same in every version, so that it names the same waypoint on the phone
     /// across restarts and upgrades.
-    public static func tst(of region: Region) -> Int64 {
+    package static func tst(of region: Region) -> Int64 {
         1_000_000_000 + Int64(FNV1a64.hash("bw:\(region)") % 1_000_000_000)
     }
 
     /// The name the app read from the earlier form's `desc` (`bw:<region>` split on `:`).
-    public static let legacyName = "bw"
+    package static let legacyName = "bw"
 
     /// The `rid` the app derived for a waypoint sent without one (`Region ridFromTst:andName:` in
     /// its source): the first 6 hex digits of SHA-1 of `<name>-<tst>`.
-    public static func legacyRID(of region: Region) -> String {
+    package static func legacyRID(of region: Region) -> String {
         derivedRID(name: legacyName, tst: tst(of: region))
     }
 
     /// The app's `rid` for a waypoint without one: SHA-1 of `<name>-<tst>` (tst in whole seconds),
     /// its first 6 hex digits.
-    public static func derivedRID(name: String, tst: Int64) -> String {
+    package static func derivedRID(name: String, tst: Int64) -> String {
         let digest = Insecure.SHA1.hash(data: Array("\(name)-\(tst)".utf8))
         return digest.prefix(3).map { String(format: "%02x", $0) }.joined()
     }
@@ -117,12 +117,12 @@ public enum Waypoints {
 /// The `rid` is `bw` and 12 hex digits of FNV-1a-64 of the canonical region: it depends on the
 /// region alone. The name is `bw` and the Location ID for a Beacon whose Location ID is 1 to 32
 /// letters and digits, else the `rid` (Areas, Zones, and Beacons with other IDs).
-public struct WaypointNames: Sendable {
+package struct WaypointNames: Sendable {
     private var names: [Region: String] = [:]
     private var byName: [String: Region] = [:]
     private var byRID: [String: Region] = [:]
 
-    public init(_ hierarchy: Hierarchy) {
+    package init(_ hierarchy: Hierarchy) {
         var regions: [Region] = hierarchy.areas.map(\.region) + hierarchy.zones.map(\.region)
         regions += hierarchy.beacons.map { .beacon($0.id) }
         for region in regions {
@@ -142,26 +142,26 @@ public struct WaypointNames: Sendable {
     }
 
     /// Whether `text` is 1 to 32 ASCII letters and digits.
-    public static func isPlain(_ text: String) -> Bool {
+    package static func isPlain(_ text: String) -> Bool {
         (1...32).contains(text.utf8.count)
             && text.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }
     }
 
     /// `bw` and 12 hex digits of FNV-1a-64 of the canonical region.
-    public static func rid(of region: Region) -> String {
+    package static func rid(of region: Region) -> String {
         let hash = FNV1a64.hash("bw:\(region)") & 0xffff_ffff_ffff
         let hex = String(hash, radix: 16)
         return "bw" + String(repeating: "0", count: 12 - hex.count) + hex
     }
 
-    public func rid(of region: Region) -> String { Self.rid(of: region) }
+    package func rid(of region: Region) -> String { Self.rid(of: region) }
 
     /// The region's name on the phone (its iOS region identifier).
-    public func name(of region: Region) -> String { names[region] ?? Self.rid(of: region) }
+    package func name(of region: Region) -> String { names[region] ?? Self.rid(of: region) }
 
     /// The region a transition names: by its `rid`, else by its `desc` (the name; the app cuts
     /// it at `|`); `nil` for a region that is not one of this hierarchy's (the user's own).
-    public func region(rid: String?, desc: String?) -> Region? {
+    package func region(rid: String?, desc: String?) -> Region? {
         if let rid, let region = byRID[rid] { return region }
         guard let desc else { return nil }
         let name = desc.split(separator: "|", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
@@ -169,5 +169,5 @@ public struct WaypointNames: Sendable {
     }
 
     /// Whether `rid` is one beaconwatch gives a region of this hierarchy.
-    public func isOurs(rid: String) -> Bool { byRID[rid] != nil }
+    package func isOurs(rid: String) -> Bool { byRID[rid] != nil }
 }

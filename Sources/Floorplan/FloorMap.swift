@@ -4,41 +4,41 @@ import Foundation
 /// of cells, each with its room, which neighbours a person can step to (through doors where doors
 /// are given), and for each scanner the distance and the walls between it and the cell. Built once
 /// per configuration and shared, read-only, by every tag on the floor.
-public final class FloorMap: Sendable, Hashable {
-    public let plan: FloorPlan
+package final class FloorMap: Sendable, Hashable {
+    package let plan: FloorPlan
     /// The cell's side, metres, and the grid's origin (the low corner of cell 0).
-    public let cell: Double
-    public let originX: Double
-    public let originY: Double
-    public let columns: Int
-    public let rows: Int
+    package let cell: Double
+    package let originX: Double
+    package let originY: Double
+    package let columns: Int
+    package let rows: Int
     /// The rooms, by slot: each one's Zone index.
-    public let zones: [Int32]
+    package let zones: [Int32]
     /// Each cell's room slot, -1 for none (a corridor or hall not drawn as a room).
-    public let cellRoom: [Int32]
+    package let cellRoom: [Int32]
     /// How many cells each room has.
-    public let roomCells: [Int]
+    package let roomCells: [Int]
     /// Whether a person cannot step from cell `c` to `c + 1` (`blockedX`) or to `c + columns`
     /// (`blockedY`): a wall without a door between their centres. All open without doors.
     let blockedX: [Bool]
     let blockedY: [Bool]
     /// Scanner slot by location index.
-    public let scannerSlot: [Int32: Int]
+    package let scannerSlot: [Int32: Int]
     /// `10 · log10(distance)` and the walls crossed, from scanner slot `s` to cell `c`, at
     /// `s * cellCount + c`.
     let logDistance: [Float]
     let wallsCrossed: [Float]
     /// The walls: every room edge once, with the doors cut out where a signal or a step crosses.
-    public let walls: [PlanSegment]
+    package let walls: [PlanSegment]
 
     /// The most cells a floor is cut into: a coarser grid beyond (16 KiB of state per tag).
-    public static let maximumCells = 4096
+    package static let maximumCells = 4096
     /// The finest cell, metres.
-    public static let finestCell = 0.5
+    package static let finestCell = 0.5
 
-    public var cellCount: Int { columns * rows }
+    package var cellCount: Int { columns * rows }
 
-    public init(_ plan: FloorPlan) {
+    package init(_ plan: FloorPlan) {
         self.plan = plan
         var box = plan.bounds ?? Box(plan.rooms.flatMap(\.polygon)) ?? Box(x0: 0, y0: 0, x1: 1, y1: 1)
         if box.width <= 0 { box.x1 = box.x0 + 1 }
@@ -112,12 +112,12 @@ public final class FloorMap: Sendable, Hashable {
     }
 
     /// The centre of cell `index`.
-    public func center(_ index: Int) -> PlanPoint {
+    package func center(_ index: Int) -> PlanPoint {
         PlanPoint(originX + (Double(index % columns) + 0.5) * cell, originY + (Double(index / columns) + 0.5) * cell)
     }
 
     /// The cell holding `point`, `nil` outside the grid.
-    public func cell(at point: PlanPoint) -> Int? {
+    package func cell(at point: PlanPoint) -> Int? {
         let column = Int(((point.x - originX) / cell).rounded(.down))
         let row = Int(((point.y - originY) / cell).rounded(.down))
         guard (0..<columns).contains(column), (0..<rows).contains(row) else { return nil }
@@ -125,11 +125,11 @@ public final class FloorMap: Sendable, Hashable {
     }
 
     /// The room slot of `zone`, `nil` when it has no polygon here.
-    public func roomSlot(ofZone zone: Int32) -> Int? { zones.firstIndex(of: zone) }
+    package func roomSlot(ofZone zone: Int32) -> Int? { zones.firstIndex(of: zone) }
 
     /// The walls between two points (outside doors): what the scanners hearing each other are
     /// fitted with (``RadioModel/fit(_:defaults:)``).
-    public func walls(from p: PlanPoint, to q: PlanPoint) -> Int {
+    package func walls(from p: PlanPoint, to q: PlanPoint) -> Int {
         Self.crossings(from: p, to: q, walls: walls, doors: plan.doors, tolerance: 0.05)
     }
 
@@ -155,6 +155,6 @@ public final class FloorMap: Sendable, Hashable {
         return points.count
     }
 
-    public static func == (lhs: FloorMap, rhs: FloorMap) -> Bool { lhs === rhs || lhs.plan == rhs.plan }
-    public func hash(into hasher: inout Hasher) { hasher.combine(plan) }
+    package static func == (lhs: FloorMap, rhs: FloorMap) -> Bool { lhs === rhs || lhs.plan == rhs.plan }
+    package func hash(into hasher: inout Hasher) { hasher.combine(plan) }
 }

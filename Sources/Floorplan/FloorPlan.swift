@@ -4,26 +4,26 @@ import Foundation
 /// index in the hierarchy) as polygons, its scanners (by the index of the location each sits at)
 /// as points, its doors, bounds and level. Compiled once into a ``FloorMap`` that every tag on
 /// the floor shares.
-public struct FloorPlan: Sendable, Hashable {
-    public struct Room: Sendable, Hashable {
+package struct FloorPlan: Sendable, Hashable {
+    package struct Room: Sendable, Hashable {
         /// The Zone's index in the hierarchy.
-        public var zone: Int32
-        public var polygon: [PlanPoint]
+        package var zone: Int32
+        package var polygon: [PlanPoint]
 
-        public init(zone: Int32, polygon: [PlanPoint]) {
+        package init(zone: Int32, polygon: [PlanPoint]) {
             self.zone = zone
             self.polygon = polygon
         }
     }
 
-    public struct Scanner: Sendable, Hashable {
+    package struct Scanner: Sendable, Hashable {
         /// The index, in the hierarchy, of the location the scanner sits at.
-        public var location: Int32
-        public var point: PlanPoint
+        package var location: Int32
+        package var point: PlanPoint
         /// Height above the ground, metres.
-        public var z: Double
+        package var z: Double
 
-        public init(location: Int32, point: PlanPoint, z: Double) {
+        package init(location: Int32, point: PlanPoint, z: Double) {
             self.location = location
             self.point = point
             self.z = z
@@ -31,18 +31,18 @@ public struct FloorPlan: Sendable, Hashable {
     }
 
     /// The Area's index in the hierarchy.
-    public var area: Int32
-    public var rooms: [Room]
-    public var scanners: [Scanner]
+    package var area: Int32
+    package var rooms: [Room]
+    package var scanners: [Scanner]
     /// Gaps in the walls. With none, rooms that share an edge connect all along it.
-    public var doors: [PlanSegment]
+    package var doors: [PlanSegment]
     /// The floor's extent (`nil`: the box around the rooms).
-    public var bounds: Box?
+    package var bounds: Box?
     /// The heights the floor spans, metres: a tag is taken to be a metre above its bottom.
-    public var bottom: Double
-    public var top: Double
+    package var bottom: Double
+    package var top: Double
 
-    public init(
+    package init(
         area: Int32, rooms: [Room], scanners: [Scanner], doors: [PlanSegment] = [], bounds: Box? = nil,
         bottom: Double = 0, top: Double = 3
     ) {
@@ -56,10 +56,10 @@ public struct FloorPlan: Sendable, Hashable {
     }
 
     /// The height a carried tag is taken to be at above the floor, metres.
-    public static let tagHeight = 1.0
+    package static let tagHeight = 1.0
 
     /// The walls: every room's edges, each piece once (two rooms sharing an edge share its wall).
-    public var walls: [PlanSegment] {
+    package var walls: [PlanSegment] {
         var walls: [PlanSegment] = []
         for room in rooms {
             for edge in PlanPolygon.edges(room.polygon)

@@ -1,40 +1,40 @@
 import Foundation
 
 /// A point on a floor, metres, in the frame of its Area (docs/behaviour.md §20).
-public struct PlanPoint: Sendable, Hashable, CustomStringConvertible {
-    public var x: Double
-    public var y: Double
+package struct PlanPoint: Sendable, Hashable, CustomStringConvertible {
+    package var x: Double
+    package var y: Double
 
-    public init(_ x: Double, _ y: Double) {
+    package init(_ x: Double, _ y: Double) {
         self.x = x
         self.y = y
     }
 
-    public func distance(to other: PlanPoint) -> Double {
+    package func distance(to other: PlanPoint) -> Double {
         ((x - other.x) * (x - other.x) + (y - other.y) * (y - other.y)).squareRoot()
     }
 
-    public var description: String { "\(Self.text(x)),\(Self.text(y))" }
+    package var description: String { "\(Self.text(x)),\(Self.text(y))" }
 
     /// A coordinate as the ini writes it: no trailing `.0`.
-    public static func text(_ value: Double) -> String {
+    package static func text(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 }
 
 /// A straight piece of wall or a door, from `a` to `b`.
-public struct PlanSegment: Sendable, Hashable {
-    public var a: PlanPoint
-    public var b: PlanPoint
+package struct PlanSegment: Sendable, Hashable {
+    package var a: PlanPoint
+    package var b: PlanPoint
 
-    public init(_ a: PlanPoint, _ b: PlanPoint) {
+    package init(_ a: PlanPoint, _ b: PlanPoint) {
         self.a = a
         self.b = b
     }
 
     /// Where the segment from `p` to `q` crosses this one, as the share of the way from `p`
     /// (0…1); `nil` when they do not cross (parallel segments never do).
-    public func crossing(from p: PlanPoint, to q: PlanPoint) -> Double? {
+    package func crossing(from p: PlanPoint, to q: PlanPoint) -> Double? {
         let r = (x: q.x - p.x, y: q.y - p.y)
         let s = (x: b.x - a.x, y: b.y - a.y)
         let denominator = r.x * s.y - r.y * s.x
@@ -48,7 +48,7 @@ public struct PlanSegment: Sendable, Hashable {
     }
 
     /// The distance from `point` to the nearest point of the segment.
-    public func distance(to point: PlanPoint) -> Double {
+    package func distance(to point: PlanPoint) -> Double {
         let d = (x: b.x - a.x, y: b.y - a.y)
         let length = d.x * d.x + d.y * d.y
         guard length > 0 else { return point.distance(to: a) }
@@ -58,9 +58,9 @@ public struct PlanSegment: Sendable, Hashable {
 }
 
 /// Polygons: rooms' shapes.
-public enum PlanPolygon {
+package enum PlanPolygon {
     /// Whether `point` is inside `polygon` (even-odd rule; a point on an edge may go either way).
-    public static func contains(_ polygon: [PlanPoint], _ point: PlanPoint) -> Bool {
+    package static func contains(_ polygon: [PlanPoint], _ point: PlanPoint) -> Bool {
         var inside = false
         var j = polygon.count - 1
         for i in polygon.indices {
@@ -75,7 +75,7 @@ public enum PlanPolygon {
     }
 
     /// The polygon's area, m² (whichever way round its corners go).
-    public static func area(_ polygon: [PlanPoint]) -> Double {
+    package static func area(_ polygon: [PlanPoint]) -> Double {
         var sum = 0.0
         var j = polygon.count - 1
         for i in polygon.indices {
@@ -86,7 +86,7 @@ public enum PlanPolygon {
     }
 
     /// The polygon's edges, closing it; an edge of no length is left out.
-    public static func edges(_ polygon: [PlanPoint]) -> [PlanSegment] {
+    package static func edges(_ polygon: [PlanPoint]) -> [PlanSegment] {
         guard polygon.count >= 2 else { return [] }
         return polygon.indices.compactMap { index in
             let (a, b) = (polygon[index], polygon[(index + 1) % polygon.count])
@@ -97,7 +97,7 @@ public enum PlanPolygon {
     /// Whether `points` is a simple polygon: no two edges cross or touch but neighbours at their
     /// shared corner. A closing corner repeated at the end (as the ESPresense companion's files
     /// often have it) is taken as the first.
-    public static func isSimple(_ points: [PlanPoint]) -> Bool {
+    package static func isSimple(_ points: [PlanPoint]) -> Bool {
         var points = points
         if points.count > 3, points.first == points.last { points.removeLast() }
         let count = points.count
@@ -139,7 +139,7 @@ public enum PlanPolygon {
 
     /// The share of a `step`-metre grid's points inside both polygons, as m²: how much two rooms
     /// overlap (0 for rooms that only share an edge).
-    public static func overlap(_ first: [PlanPoint], _ second: [PlanPoint], step: Double = 0.1) -> Double {
+    package static func overlap(_ first: [PlanPoint], _ second: [PlanPoint], step: Double = 0.1) -> Double {
         guard let box = Box(first)?.intersection(Box(second)) else { return 0 }
         var inside = 0
         var y = box.y0 + step / 2
@@ -157,33 +157,33 @@ public enum PlanPolygon {
 }
 
 /// An axis-aligned box, metres.
-public struct Box: Sendable, Hashable {
-    public var x0: Double
-    public var y0: Double
-    public var x1: Double
-    public var y1: Double
+package struct Box: Sendable, Hashable {
+    package var x0: Double
+    package var y0: Double
+    package var x1: Double
+    package var y1: Double
 
-    public init(x0: Double, y0: Double, x1: Double, y1: Double) {
+    package init(x0: Double, y0: Double, x1: Double, y1: Double) {
         (self.x0, self.y0, self.x1, self.y1) = (x0, y0, x1, y1)
     }
 
     /// The box around `points`; `nil` for none.
-    public init?(_ points: [PlanPoint]) {
+    package init?(_ points: [PlanPoint]) {
         guard let first = points.first else { return nil }
         (x0, y0, x1, y1) = (first.x, first.y, first.x, first.y)
         for point in points { include(point) }
     }
 
-    public mutating func include(_ point: PlanPoint) {
+    package mutating func include(_ point: PlanPoint) {
         (x0, y0, x1, y1) = (min(x0, point.x), min(y0, point.y), max(x1, point.x), max(y1, point.y))
     }
 
-    public func intersection(_ other: Box?) -> Box? {
+    package func intersection(_ other: Box?) -> Box? {
         guard let other else { return nil }
         let box = Box(x0: max(x0, other.x0), y0: max(y0, other.y0), x1: min(x1, other.x1), y1: min(y1, other.y1))
         return box.x0 < box.x1 && box.y0 < box.y1 ? box : nil
     }
 
-    public var width: Double { x1 - x0 }
-    public var height: Double { y1 - y0 }
+    package var width: Double { x1 - x0 }
+    package var height: Double { y1 - y0 }
 }

@@ -6,17 +6,17 @@ import Foundation
 /// wall where the floor has doors; each reading weighs every cell by how likely that reading is
 /// from there (the radio model: distance and walls to the scanner). Deterministic: the same
 /// readings at the same instants give the same figures, bit for bit.
-public struct PositionFilter: Sendable {
+package struct PositionFilter: Sendable {
     /// Per cell, summing to 1.
-    public internal(set) var probability: [Float]
+    package internal(set) var probability: [Float]
     /// Per room slot of the floor, and outside every room.
-    public private(set) var rooms: [Float]
-    public private(set) var unroomed: Float = 0
+    package private(set) var rooms: [Float]
+    package private(set) var unroomed: Float = 0
     /// The instant (µs) the spread was last brought up to, and the seconds of it not yet applied.
     var at: Int64 = .min
     var pending = 0.0
     /// How many readings it has taken.
-    public private(set) var readings = 0
+    package private(set) var readings = 0
     /// Each scanner slot's last reading (µs), `.min` for none.
     var heardAt: [Int64] = []
 
@@ -27,7 +27,7 @@ public struct PositionFilter: Sendable {
     static let floorShare: Float = 1e-4
 
     /// Uniform over `map`.
-    public init(map: FloorMap) {
+    package init(map: FloorMap) {
         let cells = map.cellCount
         probability = Array(repeating: 1 / Float(cells), count: cells)
         rooms = map.roomCells.map { Float($0) / Float(cells) }
@@ -43,7 +43,7 @@ public struct PositionFilter: Sendable {
     /// A reading of scanner slot `slot` at `time` (µs): `level` dB above the tag's measured power
     /// (the receiver's offset added). It counts for the share of ``PositionSettings/correlation``
     /// since that scanner's previous reading.
-    public mutating func observe(
+    package mutating func observe(
         slot: Int, level: Double, at time: Int64, map: FloorMap, radio: RadioModel, settings: PositionSettings
     ) {
         guard level.isFinite, slot >= 0, slot < map.scannerSlot.count else { return }
@@ -86,7 +86,7 @@ public struct PositionFilter: Sendable {
     }
 
     /// How many scanners have heard the tag in the `seconds` up to `time`.
-    public func scannersHeard(within seconds: Double, of time: Int64) -> Int {
+    package func scannersHeard(within seconds: Double, of time: Int64) -> Int {
         let window = Int64(max(0, min(seconds, 86_400)) * 1_000_000)
         var count = 0
         for at in heardAt where at != .min {
@@ -100,7 +100,7 @@ public struct PositionFilter: Sendable {
     /// `time` while another heard it, though over most of the probability it would hear the tag
     /// at `audible` dB above its measured power or more: a silence the position does not explain
     /// (the scanner died, or the position is wrong; docs/behaviour.md §20).
-    public func silenceUnexplained(
+    package func silenceUnexplained(
         within window: Double, of time: Int64, map: FloorMap, radio: RadioModel, audible: Double
     ) -> Bool {
         guard heardAt.count == map.scannerSlot.count else { return false }
@@ -222,7 +222,7 @@ public struct PositionFilter: Sendable {
 
     /// The probability's mean and its spread: the tag's position and one standard deviation of
     /// its distance from there, metres.
-    public func estimate(map: FloorMap) -> (point: PlanPoint, error: Double) {
+    package func estimate(map: FloorMap) -> (point: PlanPoint, error: Double) {
         var (sx, sy, sxx, syy, total) = (0.0, 0.0, 0.0, 0.0, 0.0)
         for c in probability.indices {
             let weight = Double(probability[c])

@@ -2,44 +2,44 @@ import Foundation
 
 /// How the position estimator weighs readings and motion (docs/behaviour.md §20), and the floors
 /// it runs on. The figures were chosen by `scripts/bench rooms` (docs/performance.md).
-public struct PositionSettings: Sendable, Hashable {
+package struct PositionSettings: Sendable, Hashable {
     /// The floors, by Area index.
-    public var floors: [Int32: FloorMap]
+    package var floors: [Int32: FloorMap]
     /// `Rooms.minConfidence`: a tag is put in a room only at this probability or more.
-    public var minConfidence: Double
+    package var minConfidence: Double
     /// A tag keeps its room while the room's probability stays at this share of
     /// ``minConfidence`` or more (a room is entered clearly and left clearly: no flapping at
     /// the threshold).
-    public var holdShare: Double
+    package var holdShare: Double
     /// How far a person is taken to wander, m² a second along each axis.
-    public var spread: Double
+    package var spread: Double
     /// The spread of a reading about its expected level, dB: above it and below it (a body or
     /// multipath weakens a signal more often than anything strengthens it).
-    public var sigmaAbove: Double
-    public var sigmaBelow: Double
+    package var sigmaAbove: Double
+    package var sigmaBelow: Double
     /// The share of readings that are taken to say nothing of where the tag is (multipath bursts).
-    public var outlier: Double
+    package var outlier: Double
     /// Seconds over which one path's readings err alike (shadowing by people and furniture): a
     /// reading counts for the share of this time since that scanner's previous one, so a tag
     /// advertising ten times a second is not ten times as sure as one advertising once.
-    public var correlation: Double
+    package var correlation: Double
     /// The contest for another room: its probability's lead over the present room's, less
     /// ``drift``, summed over seconds, must reach ``threshold`` (a walker's clear lead wins in a
     /// second or two, a still tag's doorway wobble never adds up); the same time below the hold
     /// puts it in no room.
-    public var drift: Double
-    public var threshold: Double
+    package var drift: Double
+    package var threshold: Double
     /// Seconds within which two scanners must have heard a tag for its room to change: one
     /// scanner alone places a tag on a ring around itself, which may cross a wall (the tag whose
     /// room's scanner died is put in no room, not in the room next door).
-    public var corroboration: Double
+    package var corroboration: Double
     /// The level (dB above the tag's measured power) a scanner surely hears a tag at: a scanner
     /// that heard the tag before and has been silent for ``corroboration`` while another heard
     /// it, where it would hear the tag at this level or more, holds every room change (a silence
     /// the position does not explain: the scanner died, or the position is wrong).
-    public var audible: Double
+    package var audible: Double
 
-    public init(
+    package init(
         floors: [Int32: FloorMap] = [:], minConfidence: Double = 0.6, holdShare: Double = 2.0 / 3.0,
         spread: Double = 0.5, sigmaAbove: Double = 5, sigmaBelow: Double = 7, outlier: Double = 0.05,
         correlation: Double = 2, drift: Double = 0.2, threshold: Double = 1.5, corroboration: Double = 10,
@@ -62,7 +62,7 @@ public struct PositionSettings: Sendable, Hashable {
 
     /// For ESPresense nodes' reports, each a median of 15 s of advertisements: closer to the
     /// truth than one advertisement.
-    public static func filteredReports(floors: [Int32: FloorMap], minConfidence: Double = 0.6) -> PositionSettings {
+    package static func filteredReports(floors: [Int32: FloorMap], minConfidence: Double = 0.6) -> PositionSettings {
         // Measured on the firmware's cadence (scripts/bench rooms --feeds firmware, docs/performance.md):
         // walkers 21.5 % wrong against 28.9 % with the raw figures, still tags alike.
         PositionSettings(
@@ -73,14 +73,14 @@ public struct PositionSettings: Sendable, Hashable {
     /// The likelihood of a reading's departure from its expected level, tabled.
     let likelihood: Likelihood
 
-    public static func == (lhs: PositionSettings, rhs: PositionSettings) -> Bool {
+    package static func == (lhs: PositionSettings, rhs: PositionSettings) -> Bool {
         lhs.floors == rhs.floors && lhs.minConfidence == rhs.minConfidence && lhs.holdShare == rhs.holdShare
             && lhs.spread == rhs.spread && lhs.sigmaAbove == rhs.sigmaAbove && lhs.sigmaBelow == rhs.sigmaBelow
             && lhs.outlier == rhs.outlier && lhs.correlation == rhs.correlation && lhs.drift == rhs.drift
             && lhs.threshold == rhs.threshold && lhs.corroboration == rhs.corroboration && lhs.audible == rhs.audible
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(floors)
         hasher.combine(minConfidence)
         hasher.combine(spread)

@@ -5,16 +5,16 @@ import Foundation
 /// `bias - 10 · exponent · log10(distance) - wallLoss · walls crossed`. Learned from what the
 /// scanners hear of each other at known distances through known walls (``fit(_:)``), else these
 /// defaults.
-public struct RadioModel: Sendable, Hashable, CustomStringConvertible {
+package struct RadioModel: Sendable, Hashable, CustomStringConvertible {
     /// dB at 1 m above the measured power (0 when the tags' measured power is right).
-    public var bias: Double
-    public var exponent: Double
+    package var bias: Double
+    package var exponent: Double
     /// dB lost through a wall.
-    public var wallLoss: Double
+    package var wallLoss: Double
     /// How many scanner pairs the figures were learned from (0: defaults).
-    public var pairs: Int
+    package var pairs: Int
 
-    public init(bias: Double = 0, exponent: Double = 2.5, wallLoss: Double = 3, pairs: Int = 0) {
+    package init(bias: Double = 0, exponent: Double = 2.5, wallLoss: Double = 3, pairs: Int = 0) {
         self.bias = bias
         self.exponent = exponent
         self.wallLoss = wallLoss
@@ -22,23 +22,23 @@ public struct RadioModel: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The limits a fit is held to: any building's radio lies within them.
-    public static let exponents = 1.5...4.5
-    public static let wallLosses = 0.0...15.0
-    public static let biases = -15.0...15.0
+    package static let exponents = 1.5...4.5
+    package static let wallLosses = 0.0...15.0
+    package static let biases = -15.0...15.0
 
     /// The level expected at `distance` metres through `walls` walls.
-    public func level(distance: Double, walls: Double) -> Double {
+    package func level(distance: Double, walls: Double) -> Double {
         bias - 10 * exponent * log10(max(distance, 0.25)) - wallLoss * walls
     }
 
     /// One pair of scanners that hear each other: their distance, the walls between, and the level
     /// (the mean of both directions, each above the transmitter's power, offsets removed).
-    public struct Pair: Sendable, Hashable {
-        public var distance: Double
-        public var walls: Double
-        public var level: Double
+    package struct Pair: Sendable, Hashable {
+        package var distance: Double
+        package var walls: Double
+        package var level: Double
 
-        public init(distance: Double, walls: Double, level: Double) {
+        package init(distance: Double, walls: Double, level: Double) {
             self.distance = distance
             self.walls = walls
             self.level = level
@@ -48,7 +48,7 @@ public struct RadioModel: Sendable, Hashable, CustomStringConvertible {
     /// The least-squares fit of bias, exponent and wall loss to `pairs`, each within its limits:
     /// all three when the pairs span distances and walls, the exponent and wall loss with the
     /// bias at 0 when they do not; `nil` for fewer than three pairs (the defaults stand).
-    public static func fit(_ pairs: [Pair], defaults: RadioModel = RadioModel()) -> RadioModel? {
+    package static func fit(_ pairs: [Pair], defaults: RadioModel = RadioModel()) -> RadioModel? {
         guard pairs.count >= 3 else { return nil }
         // Columns: 1, -10 log10 d, -walls.
         let rows = pairs.map { [1, -10 * log10(max($0.distance, 0.25)), -$0.walls] }
@@ -105,7 +105,7 @@ public struct RadioModel: Sendable, Hashable, CustomStringConvertible {
         return solution.allSatisfy(\.isFinite) ? solution : nil
     }
 
-    public var description: String {
+    package var description: String {
         func text(_ value: Double) -> String { String(format: "%.1f", value) }
         let source = pairs == 0 ? "defaults" : "learned from \(pairs) scanner pair\(pairs == 1 ? "" : "s")"
         return "power at 1 m \(text(bias)) dB, exponent \(text(exponent)), wall \(text(wallLoss)) dB (\(source))"

@@ -64,11 +64,11 @@ enum DocumentTargets {
 
 /// What every message about input promises (docs/behaviour.md §13): one line, no control character that could
 /// rewrite a terminal, and input quoted in short excerpts, so a 70 KB value makes a short line.
-public enum Message {
+package enum Message {
     /// The longest message: a sentence with a few quoted excerpts.
-    public static let lengthLimit = 480
+    package static let lengthLimit = 480
 
-    public static func check(_ message: String) {
+    package static func check(_ message: String) {
         precondition(message.unicodeScalars.count <= lengthLimit, "a message of \(message.utf8.count) bytes")
         precondition(
             !message.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) },

@@ -5,7 +5,7 @@ import BeaconCore
 ///
 /// Each target takes any bytes without crashing, and checks what its code promises with
 /// `precondition`: a broken promise is a crash, which is what the fuzzer looks for.
-public enum FuzzTarget: String, CaseIterable, Sendable {
+package enum FuzzTarget: String, CaseIterable, Sendable {
     /// One HCI event through ``AdvertisingReportDecoder``.
     case hci
     /// A whole btsnoop capture: header, records, their times, the events they carry.
@@ -34,7 +34,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case h4
 
     /// Runs the target on `bytes`.
-    public func run(_ bytes: UnsafeRawBufferPointer) {
+    package func run(_ bytes: UnsafeRawBufferPointer) {
         switch self {
         case .hci: ParserTargets.hci(bytes)
         case .btsnoop: ParserTargets.btsnoop(Array(bytes))
@@ -52,7 +52,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     }
 
     /// Runs the target on `bytes`.
-    public func run(_ bytes: [UInt8]) {
+    package func run(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { run($0) }
     }
 }

@@ -3,15 +3,15 @@ import JSONText
 
 /// gpsd's JSON protocol, the part beaconwatch speaks (docs/behaviour.md §17): the `?WATCH` that asks for
 /// reports, and the TPV reports that carry fixes. Pure: the shell owns the socket.
-public enum GPSD {
+package enum GPSD {
     /// Sent once connected: every report, as JSON.
-    public static let watch = #"?WATCH={"enable":true,"json":true};"# + "\n"
+    package static let watch = #"?WATCH={"enable":true,"json":true};"# + "\n"
 
     /// The longest report line read; a longer one is garbage.
-    public static let maximumLineLength = 1 << 16
+    package static let maximumLineLength = 1 << 16
 
     /// What one line from gpsd says.
-    public enum Report: Sendable, Hashable {
+    package enum Report: Sendable, Hashable {
         /// A TPV with a 2D or 3D fix (`mode` ≥ 2): `acc` is `eph`, else the larger of `epx`/`epy`.
         case fix(Position)
         /// A TPV without a fix (`mode` 0 or 1): nothing to do.
@@ -21,7 +21,7 @@ public enum GPSD {
     }
 
     /// Parses one line; a malformed one gives a message for one log line.
-    public static func parse(_ line: some Collection<UInt8>) -> Result<Report, TraceLineError> {
+    package static func parse(_ line: some Collection<UInt8>) -> Result<Report, TraceLineError> {
         guard line.count <= maximumLineLength else { return .failure(TraceLineError("a report over 64 KiB")) }
         guard case .object(let fields)? = JSONValue.parse(line) else {
             return .failure(TraceLineError("not a JSON object; gpsd sends {\"class\": …}"))
@@ -56,15 +56,15 @@ public enum GPSD {
 extension GPSD {
     /// Splits what arrives from gpsd into lines: bytes in, complete lines out, a line longer than
     /// ``GPSD/maximumLineLength`` given as `nil` (skipped up to its end).
-    public struct LineBuffer: Sendable {
+    package struct LineBuffer: Sendable {
         private var pending: [UInt8] = []
         private var overlong = false
 
-        public init() {}
+        package init() {}
 
         /// Appends `bytes` and calls `body` with each line they complete (without `\n` or `\r`);
         /// `nil` for one too long.
-        public mutating func append(_ bytes: some Collection<UInt8>, _ body: ([UInt8]?) -> Void) {
+        package mutating func append(_ bytes: some Collection<UInt8>, _ body: ([UInt8]?) -> Void) {
             for byte in bytes {
                 if byte == 0x0A {
                     if overlong {

@@ -3,40 +3,40 @@
 /// Outputs promise a field order (LocationBeaconEvent's six HSYCO fields first, `t` and `type`
 /// leading every output), which `JSONEncoder` does not; this writer also skips its reflection cost
 /// on the event path.
-public struct JSONObjectWriter: Sendable {
+package struct JSONObjectWriter: Sendable {
     private var bytes: [UInt8] = [UInt8(ascii: "{")]
     private var empty = true
 
-    public init() {}
+    package init() {}
 
-    public mutating func add(_ key: String, _ value: String?) {
+    package mutating func add(_ key: String, _ value: String?) {
         self.key(key)
         if let value { Self.appendString(value, to: &bytes) } else { bytes += Self.null }
     }
 
-    public mutating func add(_ key: String, _ value: Int?) {
+    package mutating func add(_ key: String, _ value: Int?) {
         self.key(key)
         if let value { bytes += Array(String(value).utf8) } else { bytes += Self.null }
     }
 
-    public mutating func add(_ key: String, _ value: Double?) {
+    package mutating func add(_ key: String, _ value: Double?) {
         self.key(key)
         if let value, value.isFinite { bytes += Array(value.description.utf8) } else { bytes += Self.null }
     }
 
-    public mutating func add(_ key: String, _ value: Bool?) {
+    package mutating func add(_ key: String, _ value: Bool?) {
         self.key(key)
         if let value { bytes += Array((value ? "true" : "false").utf8) } else { bytes += Self.null }
     }
 
     /// Adds a value that is already JSON text (a nested object or array written elsewhere).
-    public mutating func add(_ key: String, rawJSON: String) {
+    package mutating func add(_ key: String, rawJSON: String) {
         self.key(key)
         bytes += Array(rawJSON.utf8)
     }
 
     /// The object's text.
-    public var text: String {
+    package var text: String {
         var out = bytes
         out.append(UInt8(ascii: "}"))
         return String(decoding: out, as: UTF8.self)
@@ -52,7 +52,7 @@ public struct JSONObjectWriter: Sendable {
     }
 
     /// A JSON string literal: quotes, backslashes and control characters escaped.
-    public static func appendString(_ string: String, to out: inout [UInt8]) {
+    package static func appendString(_ string: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         // Most strings need no escape: copied in one go.
         if string.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {

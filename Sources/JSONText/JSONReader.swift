@@ -22,12 +22,12 @@
 ///   compare the two).
 /// - `JSONDecoder` refuses some zeros written with an exponent (`0e1`, `-0.0e1`, while it reads
 ///   `0e0` and `0e+5`); this reader reads every one as 0, as the grammar says.
-public enum JSONReader {
+package enum JSONReader {
     /// The deepest nesting of arrays and objects read.
-    public static let maximumDepth = 512
+    package static let maximumDepth = 512
 
     /// The document's value, or `nil` when it is not one JSON document.
-    public static func parse(_ bytes: some Sequence<UInt8>) -> JSONValue? {
+    package static func parse(_ bytes: some Sequence<UInt8>) -> JSONValue? {
         if let value = bytes.withContiguousStorageIfAvailable({ parse(buffer: $0) }) { return value }
         return Array(bytes).withUnsafeBufferPointer { parse(buffer: $0) }
     }
@@ -35,12 +35,12 @@ public enum JSONReader {
     /// The document as `JSONDecoder` reads it: the value of a key given a second time is skipped
     /// as its scanner skips it (to the end of the string, the brackets, or the run of other
     /// bytes), unchecked. Only for comparing the two readers (the third difference).
-    public static func parse(_ bytes: [UInt8], skippingRepeatedValues: Bool) -> JSONValue? {
+    package static func parse(_ bytes: [UInt8], skippingRepeatedValues: Bool) -> JSONValue? {
         bytes.withUnsafeBufferPointer { parse(buffer: $0, skippingRepeatedValues: skippingRepeatedValues) }
     }
 
     /// The document's fields when it is an object; `nil` for anything else.
-    public static func object(_ bytes: some Sequence<UInt8>) -> [String: JSONValue]? {
+    package static func object(_ bytes: some Sequence<UInt8>) -> [String: JSONValue]? {
         guard case .object(let fields)? = parse(bytes) else { return nil }
         return fields
     }
@@ -380,7 +380,7 @@ public enum JSONReader {
 extension JSONReader {
     /// Whether `value`, read from `bytes`, holds a zero and `bytes` an exponent: where `JSONDecoder`
     /// may refuse what this reader reads (the type's second difference).
-    public static func mayBeZeroWithExponent(_ value: JSONValue, _ bytes: [UInt8]) -> Bool {
+    package static func mayBeZeroWithExponent(_ value: JSONValue, _ bytes: [UInt8]) -> Bool {
         func zero(_ value: JSONValue) -> Bool {
             switch value {
             case .number(let number): number == 0
@@ -396,7 +396,7 @@ extension JSONReader {
 extension JSONValue {
     /// Equal, and written alike: numbers bit for bit (`-0` is not `0`), strings and keys byte for
     /// byte (`==` on strings compares canonical equivalents equal).
-    public static func identical(_ a: JSONValue?, _ b: JSONValue?) -> Bool {
+    package static func identical(_ a: JSONValue?, _ b: JSONValue?) -> Bool {
         switch (a, b) {
         case (nil, nil): return true
         case (.number(let x)?, .number(let y)?): return x.bitPattern == y.bitPattern
@@ -417,7 +417,7 @@ extension JSONValue {
 
 extension JSONReader {
     /// A scalar member's value in ``flatObject(_:_:)``.
-    public enum FlatValue {
+    package enum FlatValue {
         case number(Double)
         /// A string of printable ASCII without escapes: its bytes' positions, quotes excluded.
         case text(Range<Int>)
@@ -431,7 +431,7 @@ extension JSONReader {
     /// A quick path for readers of small known documents (trace lines): what it takes it reads
     /// as ``parse(_:)`` does, number for number; what it refuses (escapes, non-ASCII text, `true`,
     /// nested values, a trailing comma, a byte order mark), ``parse(_:)`` then judges.
-    public static func flatObject(
+    package static func flatObject(
         _ buffer: UnsafeBufferPointer<UInt8>, _ member: (_ key: Range<Int>, _ value: FlatValue) -> Bool
     ) -> Bool {
         var cursor = Cursor(buffer)

@@ -2,7 +2,7 @@ import Foundation
 
 /// A JSON value, as trace lines, command payloads and rules documents hold it; `true` and `1`
 /// are kept apart. Read by ``JSONReader``; `Decodable` too, for documents read with `JSONDecoder`.
-public enum JSONValue: Sendable, Hashable, Decodable {
+package enum JSONValue: Sendable, Hashable, Decodable {
     case null
     case bool(Bool)
     case number(Double)
@@ -10,7 +10,7 @@ public enum JSONValue: Sendable, Hashable, Decodable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    public init(from decoder: Decoder) throws {
+    package init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -28,23 +28,23 @@ public enum JSONValue: Sendable, Hashable, Decodable {
     }
 
     /// Parses a whole document (``JSONReader``).
-    public static func parse(_ bytes: some Sequence<UInt8>) -> JSONValue? { JSONReader.parse(bytes) }
+    package static func parse(_ bytes: some Sequence<UInt8>) -> JSONValue? { JSONReader.parse(bytes) }
 
     /// Parses a document that must be an object, straight into its fields (``JSONReader``).
-    public static func object(_ bytes: some Sequence<UInt8>) -> [String: JSONValue]? { JSONReader.object(bytes) }
+    package static func object(_ bytes: some Sequence<UInt8>) -> [String: JSONValue]? { JSONReader.object(bytes) }
 
     /// The document as `JSONDecoder` reads it: the reference ``JSONReader`` is held equal to
     /// (tests and the `json` fuzz target).
-    public static func decodedByFoundation(_ bytes: some Sequence<UInt8>) -> JSONValue? {
+    package static func decodedByFoundation(_ bytes: some Sequence<UInt8>) -> JSONValue? {
         try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
     }
 
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         if case .object(let object) = self { object[key] } else { nil }
     }
 
     /// A whole number within `range`; `nil` for anything else (a string of digits included).
-    public func integer(in range: ClosedRange<Int>) -> Int? {
+    package func integer(in range: ClosedRange<Int>) -> Int? {
         guard case .number(let value) = self, value.rounded() == value, value >= Double(range.lowerBound),
             value <= Double(range.upperBound)
         else { return nil }
@@ -52,25 +52,25 @@ public enum JSONValue: Sendable, Hashable, Decodable {
     }
 
     /// A finite number within `range`.
-    public func number(in range: ClosedRange<Double>) -> Double? {
+    package func number(in range: ClosedRange<Double>) -> Double? {
         guard case .number(let value) = self, value.isFinite, range.contains(value) else { return nil }
         return value
     }
 
     /// The string, or `nil` for any other kind of value.
-    public var string: String? {
+    package var string: String? {
         guard case .string(let text) = self else { return nil }
         return text
     }
 
     /// A number without a needless `.0`.
-    public static func numberText(_ value: Double) -> String {
+    package static func numberText(_ value: Double) -> String {
         value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 
     /// The value as a command argument: strings as they are, booleans as `true`/`false`,
     /// numbers without a needless `.0`; `nil` for null, lists and objects.
-    public var argument: String? {
+    package var argument: String? {
         switch self {
         case .string(let text): text
         case .bool(let value): value ? "true" : "false"
@@ -82,7 +82,7 @@ public enum JSONValue: Sendable, Hashable, Decodable {
 
 extension JSONValue {
     /// The value as JSON text, object keys sorted (so the same value always reads the same).
-    public var jsonText: String {
+    package var jsonText: String {
         var out: [UInt8] = []
         write(to: &out)
         return String(decoding: out, as: UTF8.self)

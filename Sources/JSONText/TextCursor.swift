@@ -1,16 +1,16 @@
 /// Writes text into memory set aside beforehand, a byte at a time with no check per byte: the
 /// fixed-shape lines `decode` writes hundreds of thousands a second (``Advertisement/appendJSONLine(at:to:)``).
 /// Whoever sets the memory aside bounds what is written (``appending(to:atMost:_:)``).
-public struct TextCursor {
+package struct TextCursor {
     private let base: UnsafeMutablePointer<UInt8>
     private let capacity: Int
     /// Bytes written so far.
-    public private(set) var count = 0
+    package private(set) var count = 0
 
     /// Runs `body` on a cursor over `capacity` bytes, then appends what it wrote to `out`. `body`
     /// must write at most `capacity` bytes (a shape known beforehand); more stops the program (a
     /// programming error, never a memory overrun).
-    public static func appending(to out: inout [UInt8], atMost capacity: Int, _ body: (inout TextCursor) -> Void) {
+    package static func appending(to out: inout [UInt8], atMost capacity: Int, _ body: (inout TextCursor) -> Void) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
             guard let base = buffer.baseAddress else { return }
             var cursor = TextCursor(base: base, capacity: capacity)
@@ -25,7 +25,7 @@ public struct TextCursor {
     }
 
     @inline(__always)
-    public mutating func put(_ byte: UInt8) {
+    package mutating func put(_ byte: UInt8) {
         precondition(count < capacity, "a TextCursor was given less room than its text")
         base[count] = byte
         count += 1
@@ -33,7 +33,7 @@ public struct TextCursor {
 
     /// Literal text.
     @inline(__always)
-    public mutating func put(_ text: StaticString) {
+    package mutating func put(_ text: StaticString) {
         let length = text.utf8CodeUnitCount
         precondition(count + length <= capacity, "a TextCursor was given less room than its text")
         (base + count).update(from: text.utf8Start, count: length)
@@ -41,7 +41,7 @@ public struct TextCursor {
     }
 
     /// A whole number in decimal, as `String(value)` writes it (at most 20 bytes).
-    public mutating func put(_ value: Int) {
+    package mutating func put(_ value: Int) {
         if value < 0 { put(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
         var digits = 0
@@ -61,7 +61,7 @@ public struct TextCursor {
     }
 
     /// `value` (not negative) in exactly `width` decimal digits, zeros first.
-    public mutating func put(_ value: Int64, width: Int) {
+    package mutating func put(_ value: Int64, width: Int) {
         precondition(count + width <= capacity, "a TextCursor was given less room than its text")
         var rest = value
         for index in stride(from: count + width - 1, through: count, by: -1) {
@@ -73,7 +73,7 @@ public struct TextCursor {
 
     /// The upper-case hex digits of `byte`.
     @inline(__always)
-    public mutating func putHex(_ byte: UInt8) {
+    package mutating func putHex(_ byte: UInt8) {
         put(HexDigits.upper[Int(byte >> 4)])
         put(HexDigits.upper[Int(byte & 0xF)])
     }

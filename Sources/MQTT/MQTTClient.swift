@@ -4,18 +4,18 @@ import Foundation
 import Synchronization
 
 /// How to reach the broker (docs/behaviour.md §2.3), and the will it should publish for us.
-public struct MQTTConnection: Sendable, Hashable {
-    public enum Version: Sendable, Hashable {
+package struct MQTTConnection: Sendable, Hashable {
+    package enum Version: Sendable, Hashable {
         case v311, v5
     }
 
-    public struct Will: Sendable, Hashable {
-        public var topic: String
-        public var payload: [UInt8]
-        public var qos: Int32
-        public var retain: Bool
+    package struct Will: Sendable, Hashable {
+        package var topic: String
+        package var payload: [UInt8]
+        package var qos: Int32
+        package var retain: Bool
 
-        public init(topic: String, payload: [UInt8], qos: Int32, retain: Bool) {
+        package init(topic: String, payload: [UInt8], qos: Int32, retain: Bool) {
             self.topic = topic
             self.payload = payload
             self.qos = qos
@@ -23,23 +23,23 @@ public struct MQTTConnection: Sendable, Hashable {
         }
     }
 
-    public var host: String
-    public var port: Int32
-    public var clientID: String
-    public var username: String?
-    public var password: String?
-    public var tlsCA: String?
-    public var tlsCert: String?
-    public var tlsKey: String?
-    public var version: Version = .v311
-    public var keepalive: Int32 = 30
+    package var host: String
+    package var port: Int32
+    package var clientID: String
+    package var username: String?
+    package var password: String?
+    package var tlsCA: String?
+    package var tlsCert: String?
+    package var tlsKey: String?
+    package var version: Version = .v311
+    package var keepalive: Int32 = 30
     /// A persistent session keeps subscriptions and queued QoS 1 messages across reconnects.
-    public var cleanSession = true
+    package var cleanSession = true
     /// QoS 1 messages sent but not yet acknowledged, at most (MQTT 5 Receive Maximum's limit).
-    public var maximumInflight = 100
-    public var will: Will?
+    package var maximumInflight = 100
+    package var will: Will?
 
-    public init(host: String, port: Int32, clientID: String) {
+    package init(host: String, port: Int32, clientID: String) {
         self.host = host
         self.port = port
         self.clientID = clientID
@@ -47,7 +47,7 @@ public struct MQTTConnection: Sendable, Hashable {
 }
 
 /// What the network thread reports: handed to Swift as values on an `AsyncStream`.
-public enum MQTTEvent: Sendable, Hashable {
+package enum MQTTEvent: Sendable, Hashable {
     /// CONNACK: code 0 is accepted; others are the broker's refusal.
     case connected(code: Int32)
     /// The connection ended: code 0 when we asked for it.
@@ -59,11 +59,11 @@ public enum MQTTEvent: Sendable, Hashable {
 }
 
 /// A libmosquitto failure, in words.
-public struct MQTTError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var operation: String
-    public var code: Int32
+package struct MQTTError: Error, Sendable, Hashable, CustomStringConvertible {
+    package var operation: String
+    package var code: Int32
 
-    public var description: String {
+    package var description: String {
         let text = String(cString: mosquitto_strerror(code))
         return "MQTT \(operation) failed: \(text)"
     }
@@ -76,8 +76,8 @@ public struct MQTTError: Error, Sendable, Hashable, CustomStringConvertible {
 /// (``Relay``, retained by the client) and only yield an ``MQTTEvent`` to ``events``. Publishing is
 /// safe from any thread while the loop runs (libmosquitto locks internally). ``shutdown()``
 /// disconnects, stops the loop, destroys the handle and finishes the stream, once.
-public final class MQTTClient: Sendable {
-    public let events: AsyncStream<MQTTEvent>
+package final class MQTTClient: Sendable {
+    package let events: AsyncStream<MQTTEvent>
     /// The libmosquitto handle, the relay its callbacks find us through and the thread that
     /// drives it (one of each per generation; no thread before ``start()``).
     private let handle: Mutex<(mosq: OpaquePointer?, relay: Relay, loop: NetworkLoop?)>
@@ -123,7 +123,7 @@ public final class MQTTClient: Sendable {
     }
 
     /// The handle's generation: 0 at first, one more at every ``reset()``.
-    public var generation: UInt64 { handle.withLock { $0.relay.generation } }
+    package var generation: UInt64 { handle.withLock { $0.relay.generation } }
 
     private static let initialised: Bool = {
         mosquitto_lib_init()
@@ -143,7 +143,7 @@ public final class MQTTClient: Sendable {
     /// elsewhere: a first attempt that fails is said by ``start()`` or ``reset()`` on the caller's
     /// thread, before the network thread starts, with this client's lock held; `connectionEvents`
     /// must then not call the client (the cluster link only notes the state).
-    public init(
+    package init(
         _ connection: MQTTConnection, published: (@Sendable (Int32, UInt64) -> Void)? = nil,
         received: (@Sendable (String, [UInt8], Bool) -> Void)? = nil,
         connectionEvents said: (@Sendable (MQTTEvent) -> Void)? = nil, clock: DaemonClock = .system
@@ -239,7 +239,7 @@ public final class MQTTClient: Sendable {
     }
 
     /// Starts the network thread and connects in the background; it reconnects by itself.
-    public func start() throws {
+    package func start() throws {
         try handle.withLock { current in
             guard let mosq = current.mosq, current.loop == nil else {
                 throw MQTTError(operation: "start", code: MOSQ_ERR_INVAL.rawValue)
@@ -312,7 +312,7 @@ public final class MQTTClient: Sendable {
     /// A client shut down stays down: a reset after ``shutdown()``, or one under way when it
     /// comes, does nothing more (a daemon stepping down shuts its client while the connection's
     /// end asks for a reset: the chaos run found both).
-    public func reset() throws {
+    package func reset() throws {
         guard !ended.load(ordering: .acquiring), let taken = takeHandle() else { return }
         let relay = taken.relay
         taken.end()
@@ -345,14 +345,14 @@ public final class MQTTClient: Sendable {
     /// Publishes a message; returns its message ID (matched by ``MQTTEvent/published(messageID:)``).
     /// QoS 1 messages published while disconnected are queued by libmosquitto and sent on reconnect.
     @discardableResult
-    public func publish(topic: String, payload: some Collection<UInt8>, qos: Int32, retain: Bool) throws -> Int32 {
+    package func publish(topic: String, payload: some Collection<UInt8>, qos: Int32, retain: Bool) throws -> Int32 {
         try publishTagged(topic: topic, payload: payload, qos: qos, retain: retain).messageID
     }
 
     /// Publishes a message; returns its message ID and the ``generation`` it went to, read together.
     /// With `expecting`, only to that generation: after a ``reset()`` to another one the message is
     /// refused (`MOSQ_ERR_NO_CONN`) before libmosquitto has it.
-    public func publishTagged(
+    package func publishTagged(
         topic: String, payload: some Collection<UInt8>, qos: Int32, retain: Bool, expecting: UInt64? = nil
     ) throws -> (messageID: Int32, generation: UInt64) {
         try handle.withLock { current in
@@ -374,7 +374,7 @@ public final class MQTTClient: Sendable {
     }
 
     @discardableResult
-    public func subscribe(_ pattern: String, qos: Int32) throws -> Int32 {
+    package func subscribe(_ pattern: String, qos: Int32) throws -> Int32 {
         try handle.withLock { current in
             guard let mosq = current.mosq else {
                 throw MQTTError(operation: "subscribe", code: MOSQ_ERR_INVAL.rawValue)
@@ -391,7 +391,7 @@ public final class MQTTClient: Sendable {
 
     /// Disconnects cleanly (no will), stops the network thread, destroys the handle, and ends
     /// ``events``. Safe to call more than once.
-    public func shutdown() {
+    package func shutdown() {
         ended.store(true, ordering: .releasing)
         // No handle: shut down already, or a reset has it and ends the stream itself.
         guard let taken = takeHandle() else { return }

@@ -1,9 +1,9 @@
 import CMosquitto
 
 /// libmosquitto, as linked into this build.
-public enum Mosquitto {
+package enum Mosquitto {
     /// The library's version, `major.minor.revision`.
-    public static var libraryVersion: String {
+    package static var libraryVersion: String {
         var major: Int32 = 0
         var minor: Int32 = 0
         var revision: Int32 = 0

@@ -7,7 +7,7 @@ extension TopicTree {
     /// for the user whose state is the current Area's name (`not_home` for `none`), sensors for the
     /// current Zone, the nearest beacon and each beacon's class, all available while `B/status`
     /// says `online`.
-    public func homeAssistantDiscovery(prefix: String, userid: String, hierarchy: Hierarchy) -> [MQTTMessage] {
+    package func homeAssistantDiscovery(prefix: String, userid: String, hierarchy: Hierarchy) -> [MQTTMessage] {
         let node = Self.objectID(base)
         let device =
             #"{"identifiers":["beaconwatch_\#(node)"],"name":"beaconwatch \#(Self.escape(userid))","manufacturer":"beaconwatch","model":"iBeacon presence"}"#
@@ -54,7 +54,7 @@ extension TopicTree {
     /// sensor named "Room" and its model "tag"; the object IDs are the same either way. A tag on a
     /// floor plan (`positioned`, docs/behaviour.md §20) has its tracker carry `x`, `y` and
     /// `confidence` as attributes, from `B/position`.
-    public func homeAssistantDevice(
+    package func homeAssistantDevice(
         prefix: String, name: String, daemon: TopicTree, tag: Bool = false, positioned: Bool = false
     ) -> [MQTTMessage] {
         let node = Self.objectID(base)

@@ -2,13 +2,13 @@ import BeaconCore
 import RegionMonitor
 
 /// One message to publish.
-public struct MQTTMessage: Sendable, Hashable {
-    public var topic: String
-    public var payload: String
-    public var qos: Int32
-    public var retain: Bool
+package struct MQTTMessage: Sendable, Hashable {
+    package var topic: String
+    package var payload: String
+    package var qos: Int32
+    package var retain: Bool
 
-    public init(topic: String, payload: String, qos: Int32, retain: Bool) {
+    package init(topic: String, payload: String, qos: Int32, retain: Bool) {
         self.topic = topic
         self.payload = payload
         self.qos = qos
@@ -18,45 +18,45 @@ public struct MQTTMessage: Sendable, Hashable {
 
 /// The topics and payloads of docs/behaviour.md §10.1 under `B = MQTT.topic/userid`: pure, so that the mapping
 /// of every output to its messages is tested without a broker.
-public struct TopicTree: Sendable, Hashable {
+package struct TopicTree: Sendable, Hashable {
     /// `MQTT.topic/userid`.
-    public let base: String
+    package let base: String
     /// `MQTT.qos`, for events.
-    public let qos: Int32
+    package let qos: Int32
     /// The fleet device whose topics these are (docs/behaviour.md §15): its events' payloads carry `"device"`.
-    public let device: String?
+    package let device: String?
 
-    public init(topic: String, userid: String, qos: Int32, device: String? = nil) {
+    package init(topic: String, userid: String, qos: Int32, device: String? = nil) {
         base = "\(topic)/\(userid)"
         self.qos = qos
         self.device = device
     }
 
-    public var statusTopic: String { "\(base)/status" }
+    package var statusTopic: String { "\(base)/status" }
 
     /// `B/cmd/+`: the commands the daemon takes.
-    public var commandFilter: String { "\(base)/cmd/+" }
+    package var commandFilter: String { "\(base)/cmd/+" }
 
     /// The command name of a message on `B/cmd/<name>`; `nil` for any other topic.
-    public func commandName(topic: String) -> String? {
+    package func commandName(topic: String) -> String? {
         let prefix = "\(base)/cmd/"
         guard topic.hasPrefix(prefix) else { return nil }
         return String(topic.dropFirst(prefix.count))
     }
 
     /// `B/status`: `online`, or `offline` (also the will).
-    public func status(online: Bool) -> MQTTMessage {
+    package func status(online: Bool) -> MQTTMessage {
         MQTTMessage(topic: statusTopic, payload: online ? "online" : "offline", qos: 1, retain: true)
     }
 
     /// The messages one output makes: its event (not retained) and the retained state it changes.
-    public func messages(for output: MonitorOutput) -> [MQTTMessage] {
+    package func messages(for output: MonitorOutput) -> [MQTTMessage] {
         (event(for: output).map { [$0] } ?? []) + retained(for: output)
     }
 
     /// The event an output publishes (`B/event`, `B/transition`, `B/rule`, `B/server`,
     /// `B/notification`, `B/alert`), if any: what goes through the outbox.
-    public func event(for output: MonitorOutput) -> MQTTMessage? {
+    package func event(for output: MonitorOutput) -> MQTTMessage? {
         let topic: String
         switch output {
         case .location: topic = "event"
@@ -70,7 +70,7 @@ public struct TopicTree: Sendable, Hashable {
     /// The retained state an output changes (`B/beacon/<id>`, `B/monitoring`, `B/dwell/<region>`,
     /// `B/position`);
     /// `B/area`, `B/zone` and `B/nearest` follow the state after each step (``current(area:zone:nearest:)``).
-    public func retained(for output: MonitorOutput) -> [MQTTMessage] {
+    package func retained(for output: MonitorOutput) -> [MQTTMessage] {
         switch output {
         case .location(_, let event): [beacon(event.zone, event.distance)]
         case .transition(_, let transition):
@@ -96,19 +96,19 @@ public struct TopicTree: Sendable, Hashable {
 
     /// `B/geofence`: the labels (name, else id) of the geofences inside, comma-separated in
     /// document order, or `none` (docs/behaviour.md §17).
-    public func geofences(_ labels: [String]) -> MQTTMessage {
+    package func geofences(_ labels: [String]) -> MQTTMessage {
         MQTTMessage(
             topic: "\(base)/geofence", payload: labels.isEmpty ? "none" : labels.joined(separator: ","), qos: 1,
             retain: true)
     }
 
     /// `B/beacon/<id>`: the class last reported for the beacon with that Location ID.
-    public func beacon(_ locationID: String, _ proximity: Proximity) -> MQTTMessage {
+    package func beacon(_ locationID: String, _ proximity: Proximity) -> MQTTMessage {
         MQTTMessage(topic: "\(base)/beacon/\(locationID)", payload: proximity.rawValue, qos: 1, retain: true)
     }
 
     /// `B/dwell/<region>`: the seconds inside `region` (canonical) today.
-    public func dwell(region: String, seconds: Double) -> MQTTMessage {
+    package func dwell(region: String, seconds: Double) -> MQTTMessage {
         MQTTMessage(topic: "\(base)/dwell/\(region)", payload: Self.seconds(seconds), qos: 1, retain: true)
     }
 
@@ -120,7 +120,7 @@ public struct TopicTree: Sendable, Hashable {
 
     /// `B/area`, `B/zone` and `B/nearest`: the current Area's and Zone's name (else canonical
     /// region) and the nearest beacon's Location ID, or `none`.
-    public func current(area: String?, zone: String?, nearest: String?) -> [MQTTMessage] {
+    package func current(area: String?, zone: String?, nearest: String?) -> [MQTTMessage] {
         [
             MQTTMessage(topic: "\(base)/area", payload: area ?? "none", qos: 1, retain: true),
             MQTTMessage(topic: "\(base)/zone", payload: zone ?? "none", qos: 1, retain: true),

@@ -3,12 +3,12 @@ import Engine
 import RegionMonitor
 
 /// The state database cannot be used; says which file and what to do.
-public struct StateStoreError: Error, Sendable, CustomStringConvertible {
-    public var path: String
-    public var problem: String
-    public var description: String { "state database \(path): \(problem)" }
+package struct StateStoreError: Error, Sendable, CustomStringConvertible {
+    package var path: String
+    package var problem: String
+    package var description: String { "state database \(path): \(problem)" }
 
-    public init(path: String, problem: String) {
+    package init(path: String, problem: String) {
         self.path = path
         self.problem = problem
     }
@@ -16,13 +16,13 @@ public struct StateStoreError: Error, Sendable, CustomStringConvertible {
 
 /// A device's share of a transaction (docs/behaviour.md §15): the state its steps change, each
 /// device's apart (the daemon's own radio is device `""`), and what the daemon knows of it.
-public struct DeviceChanges: Sendable {
-    public var device: String
-    public var outputs: [MonitorOutput]
-    public var changes: StateChanges
-    public var record: DeviceRow?
+package struct DeviceChanges: Sendable {
+    package var device: String
+    package var outputs: [MonitorOutput]
+    package var changes: StateChanges
+    package var record: DeviceRow?
 
-    public init(device: String, outputs: [MonitorOutput], changes: StateChanges, record: DeviceRow? = nil) {
+    package init(device: String, outputs: [MonitorOutput], changes: StateChanges, record: DeviceRow? = nil) {
         self.device = device
         self.outputs = outputs
         self.changes = changes
@@ -46,16 +46,16 @@ public struct DeviceChanges: Sendable {
 /// go, the regions its phone was last told to monitor (canonical), those it may hold in the form
 /// before docs/behaviour.md §15.1's (to delete), how many waypoints of its own it has, and where
 /// the device is (``MonitorPresence/text``; `nil`: unchanged).
-public struct DeviceRow: Sendable, Hashable {
+package struct DeviceRow: Sendable, Hashable {
     /// Where its sightings come from: a `FleetSource`'s name (`radio` for the own radio).
-    public var source: String
-    public var commandTopic: String?
-    public var waypoints: [Region]
-    public var legacy: [Region]
-    public var ownWaypoints: Int?
-    public var presence: MonitorPresence?
+    package var source: String
+    package var commandTopic: String?
+    package var waypoints: [Region]
+    package var legacy: [Region]
+    package var ownWaypoints: Int?
+    package var presence: MonitorPresence?
 
-    public init(
+    package init(
         source: String, commandTopic: String? = nil, waypoints: [Region] = [], legacy: [Region] = [],
         ownWaypoints: Int? = nil, presence: MonitorPresence? = nil
     ) {
@@ -70,11 +70,11 @@ public struct DeviceRow: Sendable, Hashable {
 
 /// A device of an earlier run, as the store kept it: its engine's state (with its presence) and
 /// its row; a device with state but no row yet has `row` `nil`.
-public struct KeptDevice: Sendable {
-    public var state: KeptState
-    public var row: DeviceRow?
+package struct KeptDevice: Sendable {
+    package var state: KeptState
+    package var row: DeviceRow?
 
-    public init(state: KeptState, row: DeviceRow?) {
+    package init(state: KeptState, row: DeviceRow?) {
         self.state = state
         self.row = row
     }
@@ -82,12 +82,12 @@ public struct KeptDevice: Sendable {
 
 /// A line of the `--events` file, kept in the transaction of the step that made it: where in
 /// the file it goes (`offset`, in bytes) and its text (without the newline).
-public struct JournalLine: Sendable, Hashable {
-    public var file: String
-    public var offset: Int64
-    public var text: String
+package struct JournalLine: Sendable, Hashable {
+    package var file: String
+    package var offset: Int64
+    package var text: String
 
-    public init(file: String, offset: Int64, text: String) {
+    package init(file: String, offset: Int64, text: String) {
         self.file = file
         self.offset = offset
         self.text = text
@@ -95,7 +95,7 @@ public struct JournalLine: Sendable, Hashable {
 
     /// Where the line ends in the file, its newline included.
     /// Saturating: a damaged database's offsets never trap.
-    public var end: Int64 {
+    package var end: Int64 {
         let (sum, overflow) = offset.addingReportingOverflow(Int64(text.utf8.count) + 1)
         return overflow ? .max : sum
     }
@@ -103,12 +103,12 @@ public struct JournalLine: Sendable, Hashable {
 
 /// A message that must reach the broker (an event, not retained state): written to the outbox
 /// in the transaction of the step that made it.
-public struct OutboxMessage: Sendable, Hashable {
-    public var topic: String
-    public var payload: String
-    public var qos: Int32
+package struct OutboxMessage: Sendable, Hashable {
+    package var topic: String
+    package var payload: String
+    package var qos: Int32
 
-    public init(topic: String, payload: String, qos: Int32) {
+    package init(topic: String, payload: String, qos: Int32) {
         self.topic = topic
         self.payload = payload
         self.qos = qos
@@ -116,12 +116,12 @@ public struct OutboxMessage: Sendable, Hashable {
 }
 
 /// An outbox message as kept, with its place in the delivery order.
-public struct OutboxEntry: Sendable, Hashable {
+package struct OutboxEntry: Sendable, Hashable {
     /// Increasing in the order the messages were made.
-    public var sequence: Int64
-    public var message: OutboxMessage
+    package var sequence: Int64
+    package var message: OutboxMessage
 
-    public init(sequence: Int64, message: OutboxMessage) {
+    package init(sequence: Int64, message: OutboxMessage) {
         self.sequence = sequence
         self.message = message
     }

@@ -1,29 +1,29 @@
 /// Where a state stands in its cluster's stream of committed steps (docs/behaviour.md §21): the
 /// epoch of the active that made the last step applied, and that step's number. Numbers go on
 /// across epochs: a new active's first step follows the last one it applied as a standby.
-public struct StepPosition: Sendable, Hashable, CustomStringConvertible {
-    public var epoch: Int64
-    public var step: Int64
+package struct StepPosition: Sendable, Hashable, CustomStringConvertible {
+    package var epoch: Int64
+    package var step: Int64
 
-    public init(epoch: Int64, step: Int64) {
+    package init(epoch: Int64, step: Int64) {
         self.epoch = epoch
         self.step = step
     }
 
     /// A state never shipped.
-    public static let start = StepPosition(epoch: 0, step: 0)
+    package static let start = StepPosition(epoch: 0, step: 0)
 
-    public var description: String { "epoch \(epoch) step \(step)" }
+    package var description: String { "epoch \(epoch) step \(step)" }
 }
 
 /// One committed step of the active, as it travels to the standbys: the position it was made on
 /// (`base`), the one it leads to, and the rows it changed (an SQLite changeset, docs/failover.md).
-public struct ShippedStep: Sendable, Hashable {
-    public var base: StepPosition
-    public var position: StepPosition
-    public var changeset: [UInt8]
+package struct ShippedStep: Sendable, Hashable {
+    package var base: StepPosition
+    package var position: StepPosition
+    package var changeset: [UInt8]
 
-    public init(base: StepPosition, position: StepPosition, changeset: [UInt8]) {
+    package init(base: StepPosition, position: StepPosition, changeset: [UInt8]) {
         self.base = base
         self.position = position
         self.changeset = changeset
@@ -32,7 +32,7 @@ public struct ShippedStep: Sendable, Hashable {
     static let magic = Array("bws1".utf8)
 
     /// The payload: `bws1`, the four numbers (8 bytes each, big-endian), the changeset.
-    public var payload: [UInt8] {
+    package var payload: [UInt8] {
         var bytes = Self.magic
         bytes.reserveCapacity(36 + changeset.count)
         for number in [base.epoch, base.step, position.epoch, position.step] { bytes.append(bigEndian: number) }
@@ -40,7 +40,7 @@ public struct ShippedStep: Sendable, Hashable {
     }
 
     /// Reads a payload; `nil` for one that is not a step.
-    public init?(payload: some Collection<UInt8>) {
+    package init?(payload: some Collection<UInt8>) {
         let bytes = Array(payload)
         guard bytes.count >= 36, Array(bytes[0..<4]) == Self.magic else { return nil }
         let numbers = (0..<4).map { Int64(bigEndian: bytes, at: 4 + $0 * 8) }
@@ -52,12 +52,12 @@ public struct ShippedStep: Sendable, Hashable {
 
 /// The whole shipped state of an active at one position: a copy of its database (`VACUUM INTO`),
 /// for a standby that missed steps or holds a state of its own (an old active back).
-public struct StateSnapshot: Sendable, Hashable {
-    public var position: StepPosition
+package struct StateSnapshot: Sendable, Hashable {
+    package var position: StepPosition
     /// An SQLite database file.
-    public var image: [UInt8]
+    package var image: [UInt8]
 
-    public init(position: StepPosition, image: [UInt8]) {
+    package init(position: StepPosition, image: [UInt8]) {
         self.position = position
         self.image = image
     }
@@ -65,7 +65,7 @@ public struct StateSnapshot: Sendable, Hashable {
     static let magic = Array("bwn1".utf8)
 
     /// The payload: `bwn1`, the position (8 bytes each, big-endian), the database file.
-    public var payload: [UInt8] {
+    package var payload: [UInt8] {
         var bytes = Self.magic
         bytes.append(bigEndian: position.epoch)
         bytes.append(bigEndian: position.step)
@@ -73,7 +73,7 @@ public struct StateSnapshot: Sendable, Hashable {
     }
 
     /// Reads a payload; `nil` for one that is not a snapshot.
-    public init?(payload: some Collection<UInt8>) {
+    package init?(payload: some Collection<UInt8>) {
         let bytes = Array(payload)
         guard bytes.count >= 20, Array(bytes[0..<4]) == Self.magic else { return nil }
         position = StepPosition(epoch: Int64(bigEndian: bytes, at: 4), step: Int64(bigEndian: bytes, at: 12))
@@ -82,7 +82,7 @@ public struct StateSnapshot: Sendable, Hashable {
 }
 
 /// What a standby did with a shipped step.
-public enum StepVerdict: Sendable, Hashable {
+package enum StepVerdict: Sendable, Hashable {
     /// Applied: its state is at the step's position now. `replaced` rows differed from what the
     /// step expected (the newer won), `omitted` changes found no row (both 0 in a cluster in step).
     case applied(replaced: Int, omitted: Int)
@@ -190,7 +190,7 @@ enum ChangesetLayout {
 
 /// Whether the outputs of a commit in a cluster may go out (docs/behaviour.md §21,
 /// docs/failover.md, "Outputs wait for the broker").
-public enum ShippedVerdict: Sendable, Hashable {
+package enum ShippedVerdict: Sendable, Hashable {
     /// The broker holds every step up to the commit's: the next active has them.
     case acknowledged
     /// Not yet: the outputs wait.
@@ -201,7 +201,7 @@ public enum ShippedVerdict: Sendable, Hashable {
 }
 
 /// Says when the broker holds the steps shipped: the cluster connection (docs/behaviour.md §21).
-public protocol StepAcknowledger: Sendable {
+package protocol StepAcknowledger: Sendable {
     /// Whether the outputs of the steps shipped up to number `step` may go out now.
     func verdict(through step: Int64) -> ShippedVerdict
     /// The same, once it is no longer `.waiting`, or after `limit`.

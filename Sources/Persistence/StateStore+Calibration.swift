@@ -15,7 +15,7 @@ extension StateStore {
     }
 
     /// The levels kept, in scanner order.
-    public func keptCalibration() throws -> [ScannerLevel] {
+    package func keptCalibration() throws -> [ScannerLevel] {
         try reading { db in
             try Row.fetchAll(
                 db, sql: "SELECT receiver, transmitter, level FROM scannerLevel ORDER BY receiver, transmitter"

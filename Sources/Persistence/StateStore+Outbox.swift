@@ -6,7 +6,7 @@ import GRDB
 extension StateStore {
     /// The lines of the `--events` journal kept at most: far more than a crash can leave
     /// unwritten (one commit), so a restart can always append what is missing.
-    public static let journalLimit: Int64 = 10_000
+    package static let journalLimit: Int64 = 10_000
 
     static func write(_ journal: [JournalLine], in db: Database) throws {
         guard !journal.isEmpty else { return }
@@ -18,7 +18,7 @@ extension StateStore {
 
     /// The journal of the `--events` file at `path`, oldest first: the last
     /// ``journalLimit`` lines committed for it, each with the offset it goes at.
-    public func journal(file path: String) throws -> [JournalLine] {
+    package func journal(file path: String) throws -> [JournalLine] {
         try reading { db in
             try Row.fetchAll(
                 db, sql: "SELECT offset, line FROM eventsJournal WHERE file = ? ORDER BY sequence", arguments: [path]
@@ -27,7 +27,7 @@ extension StateStore {
     }
 
     /// Forgets the journal (of every file): the file it describes is another now.
-    public func clearJournal() throws {
+    package func clearJournal() throws {
         do {
             try database.write { try $0.execute(sql: "DELETE FROM eventsJournal") }
         } catch {
@@ -36,7 +36,7 @@ extension StateStore {
     }
 
     /// Removes delivered outbox entries.
-    public func settle(_ sequences: [Int64]) throws {
+    package func settle(_ sequences: [Int64]) throws {
         guard !sequences.isEmpty else { return }
         do {
             try commit { try Self.remove(sequences, in: $0) }
@@ -52,7 +52,7 @@ extension StateStore {
     }
 
     /// How many outbox entries are not yet delivered, and the newest one's sequence (0 for none).
-    public func outboxSummary() throws -> (count: Int, newest: Int64) {
+    package func outboxSummary() throws -> (count: Int, newest: Int64) {
         do {
             return try database.read { db in
                 let row = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS count, MAX(sequence) AS newest FROM outbox")
@@ -65,7 +65,7 @@ extension StateStore {
 
     /// The outbox entries not yet delivered after sequence `after`, oldest first, at most
     /// `limit`: what a restart sends before anything new, read a window at a time.
-    public func pendingOutbox(after: Int64 = 0, limit: Int = .max) throws -> [OutboxEntry] {
+    package func pendingOutbox(after: Int64 = 0, limit: Int = .max) throws -> [OutboxEntry] {
         do {
             return try database.read { db in
                 try Row.fetchAll(

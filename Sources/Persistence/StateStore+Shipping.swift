@@ -12,14 +12,14 @@ extension StateStore {
     /// and the position. Not the
     /// `--events` journal (of a file on the active's machine) nor the rules cache (each daemon
     /// fetches its own rules).
-    public static let shippedTables = [
+    package static let shippedTables = [
         "beaconReport", "ruleCounter", "groupCounter", "notificationDay", "alertRecord", "dwell", "nearestBeacon",
         "deviceRecord", "outbox", "scannerLevel", "clusterPosition",
     ]
     static let shippedTableSet = Set(shippedTables)
 
     /// The position of this state in its cluster's steps.
-    public func position() throws -> StepPosition {
+    package func position() throws -> StepPosition {
         try reading { db in try Self.position(in: db) }
     }
 
@@ -34,7 +34,7 @@ extension StateStore {
     /// order (called on the writer's queue, right after the commit: it must not block), as a
     /// step of the active of `epoch`; `acknowledger` says whether the outputs of the steps
     /// shipped up to a step number may go out (always, without one).
-    public func startShipping(
+    package func startShipping(
         epoch: Int64, ship: @escaping @Sendable (ShippedStep) -> Void, acknowledger: (any StepAcknowledger)? = nil
     ) throws {
         do {
@@ -58,26 +58,26 @@ extension StateStore {
 
     /// The number of the last step shipped (`nil` when the state does not ship): a commit's
     /// outputs may go out once ``verdict(through:)`` of it says so.
-    public var shippedThrough: Int64? { shipping.withLock { $0?.sent } }
+    package var shippedThrough: Int64? { shipping.withLock { $0?.sent } }
 
     /// Whether the outputs of the steps shipped up to step `step` may go out (always, for `nil`
     /// or a state that does not ship). In a cluster, only once the broker holds those steps, so
     /// the next active has them: a step in no one's state but this one's has outputs no one may
     /// publish (docs/failover.md, "Outputs wait for the broker").
-    public func verdict(through step: Int64?) -> ShippedVerdict {
+    package func verdict(through step: Int64?) -> ShippedVerdict {
         guard let step, let acknowledger = shipping.withLock({ $0?.acknowledger }) else { return .acknowledged }
         return acknowledger.verdict(through: step)
     }
 
     /// ``verdict(through:)`` once it no longer waits, or after `limit` (then `.waiting`): the
     /// last commit of a run, whose outputs cannot wait for a later turn.
-    public func awaitVerdict(through step: Int64?, within limit: Duration) -> ShippedVerdict {
+    package func awaitVerdict(through step: Int64?, within limit: Duration) -> ShippedVerdict {
         guard let step, let acknowledger = shipping.withLock({ $0?.acknowledger }) else { return .acknowledged }
         return acknowledger.awaitVerdict(through: step, within: limit)
     }
 
     /// Ships no more steps.
-    public func stopShipping() {
+    package func stopShipping() {
         database.writeWithoutTransaction { _ in
             let previous = shipping.withLock { state -> OpaquePointer? in
                 defer { state = nil }
@@ -172,7 +172,7 @@ extension StateStore {
 
     /// Applies a step the active shipped, when it was made on this state (its base is this
     /// state's position); says what it did.
-    public func apply(_ step: ShippedStep) throws -> StepVerdict {
+    package func apply(_ step: ShippedStep) throws -> StepVerdict {
         do {
             return try database.writeWithoutTransaction { db in
                 let have = try Self.position(in: db)
@@ -213,7 +213,7 @@ extension StateStore {
     }
 
     /// A copy of the shipped state as it is now, at its position (taken between two commits).
-    public func snapshot() throws -> StateSnapshot {
+    package func snapshot() throws -> StateSnapshot {
         let file = scratchFile("snapshot")
         defer { try? FileManager.default.removeItem(atPath: file) }
         do {
@@ -235,7 +235,7 @@ extension StateStore {
     /// The `--events` journal (not shipped) is emptied with it: what it held beyond the file's end
     /// is of steps no other daemon has (their outputs were withheld), replaced now by the
     /// active's; a start as the active must not append them to the file.
-    public func restore(_ snapshot: StateSnapshot) throws {
+    package func restore(_ snapshot: StateSnapshot) throws {
         let file = scratchFile("restore")
         defer { try? FileManager.default.removeItem(atPath: file) }
         do {
@@ -272,7 +272,7 @@ extension StateStore {
 
     /// Every shipped row, a line each (`table: values`), in table order, sorted within a table: two states
     /// that print the same hold the same.
-    public func shippedRows() throws -> [String] {
+    package func shippedRows() throws -> [String] {
         try reading { db in
             var lines: [String] = []
             for table in Self.shippedTables {

@@ -16,13 +16,13 @@ import Syscalls
 /// (``record(_:outbox:settled:)``), so a crash loses neither nor writes one without the other.
 /// `synchronous = NORMAL` under WAL: a commit survives the process being killed at any instant;
 /// only a power cut may lose the last commits.
-public final class StateStore: Sendable {
+package final class StateStore: Sendable {
     /// Where the state lives, for messages (`:memory:` for a temporary one).
-    public let path: String
+    package let path: String
     let database: DatabaseQueue
     private let checkpointer: Checkpointer?
     /// Days of dwell history kept (`State.keepDays`); a newer day prunes what falls out.
-    public let keepDays: Int
+    package let keepDays: Int
     /// The newest dwell day written, whose arrival pruned the history last.
     private let prunedFor = Mutex<String?>(nil)
     /// Set while the state ships its steps to a cluster's standbys (StateStore+Shipping).
@@ -32,7 +32,7 @@ public final class StateStore: Sendable {
     ///
     /// Throws ``StateStoreError`` for a file that is not a database, cannot be written, or was
     /// written by a newer beaconwatch.
-    public init(path: String, keepDays: Int = 400) throws {
+    package init(path: String, keepDays: Int = 400) throws {
         self.path = path
         self.keepDays = keepDays
         var configuration = GRDB.Configuration()
@@ -74,7 +74,7 @@ public final class StateStore: Sendable {
     /// `-shm` files (a crash leaves them, and the next open recovers from them). Nothing may use the
     /// store after this; a failure is returned, not thrown, for the stop to log.
     @discardableResult
-    public func close() -> String? {
+    package func close() -> String? {
         stopShipping()
         checkpointer?.stopAndWait()
         do {
@@ -87,7 +87,7 @@ public final class StateStore: Sendable {
     }
 
     /// A state that lives in memory for one run: `replay` without `--state`.
-    public init(keepDays: Int = 400) throws {
+    package init(keepDays: Int = 400) throws {
         path = ":memory:"
         self.keepDays = keepDays
         database = try DatabaseQueue()
@@ -136,7 +136,7 @@ public final class StateStore: Sendable {
     }
 
     /// The last reported class of each beacon that was reported, by Location ID.
-    public func lastReported(device: String = "") throws -> [String: Proximity] {
+    package func lastReported(device: String = "") throws -> [String: Proximity] {
         try reading { db in try Self.classes(in: db, device: device) }
     }
 
@@ -162,7 +162,7 @@ public final class StateStore: Sendable {
     /// Writes what the own radio's outputs change in its state (device `''`) with `outbox`,
     /// `settled` and `journal`, as ``record(devices:outbox:settled:journal:)`` does.
     @discardableResult
-    public func record(
+    package func record(
         _ outputs: some Collection<MonitorOutput>, outbox: [OutboxMessage] = [], settled: [Int64] = [],
         changes: StateChanges = StateChanges(), journal: [JournalLine] = []
     ) throws -> [OutboxEntry] {
@@ -177,7 +177,7 @@ public final class StateStore: Sendable {
     /// `calibration` when it changed (every level, replacing those kept), in one transaction;
     /// none when there is nothing to write. Returns the outbox entries as written, in order.
     @discardableResult
-    public func record(
+    package func record(
         devices: [DeviceChanges], outbox: [OutboxMessage] = [], settled: [Int64] = [], journal: [JournalLine] = [],
         calibration: [ScannerLevel]? = nil
     ) throws -> [OutboxEntry] {
@@ -295,7 +295,7 @@ public final class StateStore: Sendable {
     }
 
     /// The date `days` days before `date` (`YYYY-MM-DD`), or `nil` for a date that is none.
-    public static func day(_ days: Int, before date: String) -> String? {
+    package static func day(_ days: Int, before date: String) -> String? {
         guard let local = LocalDate(date) else { return nil }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
@@ -328,7 +328,7 @@ public final class StateStore: Sendable {
 
     /// Everything a restart starts from: the last reported classes, the rule state, the alert
     /// records, the dwell totals and the nearest beacon.
-    public func kept(device: String = "") throws -> KeptState {
+    package func kept(device: String = "") throws -> KeptState {
         try reading { db in try Self.kept(in: db, device: device) }
     }
 
@@ -359,7 +359,7 @@ public final class StateStore: Sendable {
     }
 
     /// Every kept dwell total, per region and day: the history that restarts do not load.
-    public func dwellHistory(device: String = "") throws -> [DwellKey: Double] {
+    package func dwellHistory(device: String = "") throws -> [DwellKey: Double] {
         try reading { db in try Self.dwell(in: db, device: device) }
     }
 
@@ -378,7 +378,7 @@ public final class StateStore: Sendable {
 
     /// Every fleet device with kept state (docs/behaviour.md §15): its state, and its row (with
     /// its presence) when one was written. The own radio (device `""`) is ``kept(device:)``'s.
-    public func keptDevices() throws -> [String: KeptDevice] {
+    package func keptDevices() throws -> [String: KeptDevice] {
         // One transaction for them all: a fleet of thousands starts without thousands of reads.
         try reading { db in
             var rows: [String: DeviceRow] = [:]
@@ -407,7 +407,7 @@ public final class StateStore: Sendable {
     }
 
     /// The kept rule and group counters and the day's notification count.
-    public func ruleState(device: String = "") throws -> RuleState {
+    package func ruleState(device: String = "") throws -> RuleState {
         try reading { db in try Self.ruleState(in: db, device: device) }
     }
 
@@ -435,7 +435,7 @@ public final class StateStore: Sendable {
     }
 
     /// The last good rules document fetched from `source` (a URL), and when.
-    public func cachedRules(source: String) throws -> (document: [UInt8], fetchedAt: Timestamp)? {
+    package func cachedRules(source: String) throws -> (document: [UInt8], fetchedAt: Timestamp)? {
         do {
             return try database.read { db in
                 guard
@@ -451,7 +451,7 @@ public final class StateStore: Sendable {
     }
 
     /// Keeps a good rules document fetched from `source`, replacing the one before.
-    public func cacheRules(source: String, document: [UInt8], fetchedAt: Timestamp) throws {
+    package func cacheRules(source: String, document: [UInt8], fetchedAt: Timestamp) throws {
         do {
             try database.write { db in
                 try db.execute(
@@ -466,12 +466,12 @@ public final class StateStore: Sendable {
     }
 
     /// The names of the applied migrations, oldest first.
-    public func appliedMigrations() throws -> [String] {
+    package func appliedMigrations() throws -> [String] {
         try database.read { try Self.migrator.appliedMigrations($0) }
     }
 
     /// The journal mode SQLite reports (`wal` for a file).
-    public func journalMode() throws -> String {
+    package func journalMode() throws -> String {
         try database.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") ?? "" }
     }
 

@@ -6,13 +6,13 @@ import RegionMonitor
 /// A u_geofences.json document (docs/behaviour.md §17): `{"u_geofences": [geofence…], "valid_until": …}`, each
 /// geofence an Ubudu area with `id`, `name`, `lat`, `lng`, `radius` and the rules, schedules and
 /// group counts of a beacon region (docs/behaviour.md §7.1), read as untidily as real exports are written.
-public enum GeofencesDocument {
+package enum GeofencesDocument {
     /// Below this many metres, a radius read in metres is probably kilometres (`check` warns).
-    public static let smallRadius = 10.0
+    package static let smallRadius = 10.0
 
     /// Parses a document, its radii in `unit`; `name` says where it came from in messages.
     /// Garbage is refused with one line naming the geofence and field.
-    public static func load(_ bytes: some Sequence<UInt8>, name: String, unit: GeofenceRadiusUnit) -> Result<
+    package static func load(_ bytes: some Sequence<UInt8>, name: String, unit: GeofenceRadiusUnit) -> Result<
         RulesDocument, RulesError
     > {
         guard let document = JSONValue.parse(bytes) else {

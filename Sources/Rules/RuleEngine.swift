@@ -4,20 +4,20 @@ import RegionMonitor
 
 /// The `Rules.*` settings the engine works by (docs/behaviour.md §2.4), with `Monitor.timezone` and the
 /// template values.
-public struct RuleSettings: Sendable, Hashable {
+package struct RuleSettings: Sendable, Hashable {
     /// 0 = unlimited.
-    public var maxNotificationsPerDay = 0
-    public var autoServerNotify = true
-    public var autoUserNotify = true
+    package var maxNotificationsPerDay = 0
+    package var autoServerNotify = true
+    package var autoUserNotify = true
     /// Seconds for a `notify_server` call.
-    public var serverTimeout: Double = 5
+    package var serverTimeout: Double = 5
     /// `Script.server` is set: with `autoServerNotify` off, its exit status decides.
-    public var serverScript = false
+    package var serverScript = false
     /// Where days begin, for the daily cap.
-    public var timeZone: TimeZone = .gmt
-    public var values = TemplateValues()
+    package var timeZone: TimeZone = .gmt
+    package var values = TemplateValues()
 
-    public init() {}
+    package init() {}
 }
 
 /// The Ubudu rule engine (docs/behaviour.md §7.2–§7.6): a state machine fed the monitor's outputs, driven by
@@ -29,9 +29,9 @@ public struct RuleSettings: Sendable, Hashable {
 /// `server` and `notification` outputs. What needs the outside world (an HTTP call, a
 /// `Script.server` run) is an ``Action`` for the shell, whose ``ServerAnswer`` comes back through
 /// ``answer(_:to:at:into:)``; evaluations after it wait, so outputs stay in order.
-public struct RuleEngine: Sendable {
+package struct RuleEngine: Sendable {
     /// Something the shell does for the engine, then answers with ``answer(_:to:at:into:)``.
-    public enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         /// GET `url` within `timeout` seconds; answer with ``ServerAnswer/reply(status:body:)``,
         /// or ``ServerAnswer/failed(_:)`` for a timeout, a refused connection, a reply too large.
         case fetch(call: Int, url: String, timeout: Double)
@@ -67,8 +67,8 @@ public struct RuleEngine: Sendable {
         var reason: RuleReason?
     }
 
-    public let regions: [RuleRegion]
-    public let settings: RuleSettings
+    package let regions: [RuleRegion]
+    package let settings: RuleSettings
     /// The rule regions attached to each configured region, in file order.
     let attached: [Region: [Int]]
     /// The rule region of each geofence, by id (docs/behaviour.md §17).
@@ -76,10 +76,10 @@ public struct RuleEngine: Sendable {
     /// Each group's limits per trigger, written down: a change restarts the group's count.
     let groupFingerprints: [GroupKey: String]
     /// Whether any rule has `maximum_proximity` (and so looks at classes).
-    public let proximityRules: Bool
+    package let proximityRules: Bool
 
     /// Counters and the day's notifications, as they are now.
-    public private(set) var state: RuleState
+    package private(set) var state: RuleState
     private var changes = RuleState()
     private var inside: Set<Region> = []
     private var classes: [BeaconID: Proximity] = [:]
@@ -96,7 +96,7 @@ public struct RuleEngine: Sendable {
     private var actions: [Action] = []
 
     /// An engine for `regions` on `hierarchy`, from a kept `state`.
-    public init(
+    package init(
         regions: [RuleRegion], hierarchy: Hierarchy, settings: RuleSettings, restored state: RuleState = .init()
     ) {
         self.regions = regions
@@ -125,11 +125,11 @@ public struct RuleEngine: Sendable {
     }
 
     /// The earliest latch to expire (kept, as every sighting asks).
-    public private(set) var nextDeadline: Timestamp?
+    package private(set) var nextDeadline: Timestamp?
 
     /// Every latch's expiry moved by `delta` microseconds: the wall clock was stepped, and no time
     /// passed (``Monitor/shiftClock(by:)``).
-    public mutating func shiftClock(by delta: Int64) {
+    package mutating func shiftClock(by delta: Int64) {
         guard delta != 0, !latches.isEmpty else { return }
         latches = latches.mapValues { latch in
             var moved = latch
@@ -156,25 +156,25 @@ public struct RuleEngine: Sendable {
     }
 
     /// Whether an evaluation waits for an ``Action``'s answer.
-    public var isWaiting: Bool { awaiting != nil }
+    package var isWaiting: Bool { awaiting != nil }
 
     /// Whether ``takeActions()`` or ``takeChanges()`` has anything: a step asks before taking.
-    public var hasPendingWork: Bool { !actions.isEmpty || !changes.isEmpty }
+    package var hasPendingWork: Bool { !actions.isEmpty || !changes.isEmpty }
 
     /// The actions asked for since the last call.
-    public mutating func takeActions() -> [Action] {
+    package mutating func takeActions() -> [Action] {
         defer { actions.removeAll() }
         return actions
     }
 
     /// What changed in ``state`` since the last call: to be kept with the outputs of the step.
-    public mutating func takeChanges() -> RuleState {
+    package mutating func takeChanges() -> RuleState {
         defer { changes = RuleState() }
         return changes
     }
 
     /// Sees one output of the monitor (its transitions), at its own time.
-    public mutating func observe(_ output: MonitorOutput, into outputs: inout [MonitorOutput]) {
+    package mutating func observe(_ output: MonitorOutput, into outputs: inout [MonitorOutput]) {
         switch output {
         case .transition(let time, let transition):
             cause += 1
@@ -207,7 +207,7 @@ public struct RuleEngine: Sendable {
 
     /// Sees a beacon's computed class change: the qualified presence of `maximum_proximity`
     /// rules follows it, in either ranging mode (docs/behaviour.md §7.2).
-    public mutating func observe(_ change: ProximityChange, into outputs: inout [MonitorOutput]) {
+    package mutating func observe(_ change: ProximityChange, into outputs: inout [MonitorOutput]) {
         guard proximityRules else { return }
         cause += 1
         let beacon = change.beacon
@@ -225,7 +225,7 @@ public struct RuleEngine: Sendable {
     }
 
     /// Expires the latches due at or before `time`, in time order, then rules in file order.
-    public mutating func advance(to time: Timestamp, into outputs: inout [MonitorOutput]) {
+    package mutating func advance(to time: Timestamp, into outputs: inout [MonitorOutput]) {
         while let (due, ref) = expiries.first, due <= time.microseconds, let latch = latches[ref] {
             setLatch(nil, for: ref)
             accept(latch.direction, for: ref, cause: latch.cause, at: latch.due)
@@ -234,7 +234,7 @@ public struct RuleEngine: Sendable {
     }
 
     /// The answer to action `call`: the waiting evaluation goes on, then those behind it.
-    public mutating func answer(
+    package mutating func answer(
         _ answer: ServerAnswer, to call: Int, at time: Timestamp, into outputs: inout [MonitorOutput]
     ) {
         guard awaiting == call, let head = queue.first else { return }
@@ -416,14 +416,14 @@ public struct RuleEngine: Sendable {
 
     /// Numbers this engine's actions after `previous`'s, so that an answer still on its way to an
     /// engine that was replaced (a reload) is not taken for one of this engine's.
-    public mutating func numberActions(after previous: RuleEngine?) {
+    package mutating func numberActions(after previous: RuleEngine?) {
         calls = max(calls, previous?.calls ?? 0)
     }
 
     /// Takes the regions inside (after a reload, carried over by the monitor without
     /// transitions) and the classes `previous` had seen, so that rules see the next transition as
     /// the monitor does; qualified presence is set quietly from them.
-    public mutating func assumePresence(inside regions: Set<Region>, classesOf previous: RuleEngine?) {
+    package mutating func assumePresence(inside regions: Set<Region>, classesOf previous: RuleEngine?) {
         inside = regions
         if let previous {
             classes = previous.classes
@@ -444,7 +444,7 @@ public struct RuleEngine: Sendable {
     /// counts, the regions the user is in and the beacons' classes carry over; events held in
     /// latches or waiting for a server are dropped. Qualified presence is taken as it is, without
     /// events.
-    public func replacingRegions(with regions: [RuleRegion], hierarchy: Hierarchy) -> RuleEngine {
+    package func replacingRegions(with regions: [RuleRegion], hierarchy: Hierarchy) -> RuleEngine {
         var next = RuleEngine(regions: regions, hierarchy: hierarchy, settings: settings, restored: state)
         next.assumePresence(inside: inside, classesOf: self)
         next.calls = calls
@@ -453,14 +453,14 @@ public struct RuleEngine: Sendable {
 }
 
 /// An event held in a rule's latch (docs/behaviour.md §7.3), read for a person.
-public struct PendingLatch: Sendable, Hashable {
-    public var region: String
-    public var rule: String
-    public var direction: Transition.Direction
+package struct PendingLatch: Sendable, Hashable {
+    package var region: String
+    package var rule: String
+    package var direction: Transition.Direction
     /// When it is accepted, unless the opposite event comes first.
-    public var due: Timestamp
+    package var due: Timestamp
 
-    public init(region: String, rule: String, direction: Transition.Direction, due: Timestamp) {
+    package init(region: String, rule: String, direction: Transition.Direction, due: Timestamp) {
         self.region = region
         self.rule = rule
         self.direction = direction
@@ -470,7 +470,7 @@ public struct PendingLatch: Sendable, Hashable {
 
 extension RuleEngine {
     /// The events held in latches now, soonest first.
-    public var pendingLatches: [PendingLatch] {
+    package var pendingLatches: [PendingLatch] {
         latches.sorted { ($0.value.due, $0.key) < ($1.value.due, $1.key) }.map { ref, latch in
             PendingLatch(
                 region: regions[ref.region].id, rule: regions[ref.region].rules[ref.rule].id,
@@ -481,5 +481,5 @@ extension RuleEngine {
 
 extension RuleEngine {
     /// Notifications sent on the local day (`Monitor.timezone`) of `time`.
-    public func notificationCount(at time: Timestamp) -> Int { notificationsToday(at: time).count }
+    package func notificationCount(at time: Timestamp) -> Int { notificationsToday(at: time).count }
 }

@@ -1,44 +1,44 @@
 /// A persistent count of accepted events (docs/behaviour.md §7.3) and the fingerprint of the limits it was
 /// counted under: when the limits change, the count starts again.
-public struct RuleCounter: Sendable, Hashable {
-    public var count: Int
-    public var fingerprint: String
+package struct RuleCounter: Sendable, Hashable {
+    package var count: Int
+    package var fingerprint: String
 
-    public init(count: Int, fingerprint: String) {
+    package init(count: Int, fingerprint: String) {
         self.count = count
         self.fingerprint = fingerprint
     }
 }
 
 /// A rule, by its region's and its own `id`.
-public struct RuleKey: Sendable, Hashable {
-    public var region: String
-    public var rule: String
+package struct RuleKey: Sendable, Hashable {
+    package var region: String
+    package var rule: String
 
-    public init(region: String, rule: String) {
+    package init(region: String, rule: String) {
         self.region = region
         self.rule = rule
     }
 }
 
 /// A group's count is per trigger.
-public struct GroupKey: Sendable, Hashable {
-    public var group: String
-    public var trigger: String
+package struct GroupKey: Sendable, Hashable {
+    package var group: String
+    package var trigger: String
 
-    public init(group: String, trigger: String) {
+    package init(group: String, trigger: String) {
         self.group = group
         self.trigger = trigger
     }
 }
 
 /// The notifications of one local day (in `Monitor.timezone`), for `Rules.maxNotificationsPerDay`.
-public struct DayCount: Sendable, Hashable {
+package struct DayCount: Sendable, Hashable {
     /// `YYYY-MM-DD`.
-    public var date: String
-    public var count: Int
+    package var date: String
+    package var count: Int
 
-    public init(date: String, count: Int) {
+    package init(date: String, count: Int) {
         self.date = date
         self.count = count
     }
@@ -46,23 +46,23 @@ public struct DayCount: Sendable, Hashable {
 
 /// What the rule engine keeps across restarts (docs/behaviour.md §12): the whole of it when restored, or what
 /// one step changed, to be written with that step's outputs.
-public struct RuleState: Sendable, Hashable {
-    public var rules: [RuleKey: RuleCounter]
-    public var groups: [GroupKey: RuleCounter]
-    public var day: DayCount?
+package struct RuleState: Sendable, Hashable {
+    package var rules: [RuleKey: RuleCounter]
+    package var groups: [GroupKey: RuleCounter]
+    package var day: DayCount?
 
-    public init(rules: [RuleKey: RuleCounter] = [:], groups: [GroupKey: RuleCounter] = [:], day: DayCount? = nil) {
+    package init(rules: [RuleKey: RuleCounter] = [:], groups: [GroupKey: RuleCounter] = [:], day: DayCount? = nil) {
         self.rules = rules
         self.groups = groups
         self.day = day
     }
 
-    public var isEmpty: Bool { rules.isEmpty && groups.isEmpty && day == nil }
+    package var isEmpty: Bool { rules.isEmpty && groups.isEmpty && day == nil }
 }
 
 extension RuleState {
     /// Takes `other`'s entries over this one's: the later change wins.
-    public mutating func merge(_ other: RuleState) {
+    package mutating func merge(_ other: RuleState) {
         rules.merge(other.rules) { $1 }
         groups.merge(other.groups) { $1 }
         if let day = other.day { self.day = day }

@@ -4,35 +4,35 @@ import JSONText
 import RegionMonitor
 
 /// One Ubudu rule (docs/behaviour.md §7.1): when it fires, and what it does.
-public struct Rule: Sendable, Hashable {
-    public var id: String
+package struct Rule: Sendable, Hashable {
+    package var id: String
     /// `on_entry`, `on_exit`; other values are kept and never fire.
-    public var trigger: String
+    package var trigger: String
     /// 0 when empty or negative.
-    public var minEvents: Int
+    package var minEvents: Int
     /// `nil` (no limit) when empty or negative.
-    public var maxEvents: Int?
-    public var minGroupEvents: Int
-    public var maxGroupEvents: Int?
+    package var maxEvents: Int?
+    package var minGroupEvents: Int
+    package var maxGroupEvents: Int?
     /// Seconds; 0 when empty or negative.
-    public var latchTime: Int
+    package var latchTime: Int
     /// The region counts as inside only while its closest beacon is at most this class.
-    public var maximumProximity: Proximity?
+    package var maximumProximity: Proximity?
     /// `notify_user`: the alert body (plain text, or `alertBody` of embedded JSON), and its payload.
-    public var alertBody: String?
-    public var payload: JSONValue?
-    public var notifyServer: String?
-    public var openURL: String?
-    public var openPBK: String?
+    package var alertBody: String?
+    package var payload: JSONValue?
+    package var notifyServer: String?
+    package var openURL: String?
+    package var openPBK: String?
 
     /// What it shows the user, unless its server hook replaces it.
-    public var action: RuleAction {
+    package var action: RuleAction {
         RuleAction(alertBody: alertBody, payload: payload, openURL: openURL, openPBK: openPBK)
     }
 }
 
 /// Where a rule region is (docs/behaviour.md §7.1, §17): a beacon pattern, or a geofence.
-public enum RulePlace: Sendable, Hashable {
+package enum RulePlace: Sendable, Hashable {
     /// `proximity_uid`, `major`, `minor` of a u_beacons.json region (`nil`: any).
     case beacons(UUID, major: UInt16?, minor: UInt16?)
     /// A circle of a u_geofences.json document.
@@ -41,28 +41,28 @@ public enum RulePlace: Sendable, Hashable {
 
 /// A region of a rules document with its rules (docs/behaviour.md §7.1): a beacon region of u_beacons.json,
 /// or a geofence of u_geofences.json (docs/behaviour.md §17), with the same rules, schedules and group counts.
-public struct RuleRegion: Sendable, Hashable {
-    public var id: String
-    public var group: String?
-    public var name: String?
-    public var place: RulePlace
-    public var start: Timestamp?
-    public var end: Timestamp?
+package struct RuleRegion: Sendable, Hashable {
+    package var id: String
+    package var group: String?
+    package var name: String?
+    package var place: RulePlace
+    package var start: Timestamp?
+    package var end: Timestamp?
     /// The zone the document names (`nil` when it names none that exists: then UTC, with a warning).
-    public var timeZone: TimeZone?
-    public var schedule: Schedule
-    public var rules: [Rule]
+    package var timeZone: TimeZone?
+    package var schedule: Schedule
+    package var rules: [Rule]
     /// What was untidy but loaded, one line each.
-    public var warnings: [String]
+    package var warnings: [String]
 
     /// The geofence, for a region of u_geofences.json.
-    public var geofence: Geofence? {
+    package var geofence: Geofence? {
         if case .geofence(let geofence) = place { geofence } else { nil }
     }
 
     /// `UUID`, `UUID:major` or `UUID:major:minor`: the configured region it attaches to; for a
     /// geofence, `geofence <id>`.
-    public var pattern: String {
+    package var pattern: String {
         switch place {
         case .beacons(let uuid, let major, let minor):
             var text = uuid.text
@@ -78,17 +78,17 @@ public struct RuleRegion: Sendable, Hashable {
 
     /// The key of its rules' counts (docs/behaviour.md §7.3): the id, and `geofence:<id>` for a geofence, so that
     /// the two documents' ids never share a count.
-    public var countKey: String { geofence == nil ? id : "geofence:\(id)" }
+    package var countKey: String { geofence == nil ? id : "geofence:\(id)" }
 }
 
 /// A u_beacons.json document (docs/behaviour.md §7.1), read the way real Ubudu servers write it.
-public struct RulesDocument: Sendable, Hashable {
-    public var regions: [RuleRegion]
-    public var validUntil: Timestamp?
+package struct RulesDocument: Sendable, Hashable {
+    package var regions: [RuleRegion]
+    package var validUntil: Timestamp?
 
     /// Parses a document; `name` says where it came from in messages. Garbage is refused with one
     /// line naming the region and field.
-    public static func load(_ bytes: some Sequence<UInt8>, name: String) -> Result<RulesDocument, RulesError> {
+    package static func load(_ bytes: some Sequence<UInt8>, name: String) -> Result<RulesDocument, RulesError> {
         guard let document = JSONValue.parse(bytes) else {
             return .failure(RulesError("\(name): not JSON; a rules source is a u_beacons.json document"))
         }
@@ -192,7 +192,7 @@ extension RuleRegion {
     /// The configured region with this region's pattern (docs/behaviour.md §7.1): an Area for `UUID`, a Zone
     /// for `UUID:major`, a Beacon for `UUID:major:minor`; `nil` when none is configured, and then
     /// its rules never fire.
-    public func attachment(in hierarchy: Hierarchy) -> Region? {
+    package func attachment(in hierarchy: Hierarchy) -> Region? {
         guard case .beacons(let uuid, let major, let minor) = place else { return nil }
         guard let major else { return hierarchy.areaIndex(of: uuid).map { _ in .area(uuid) } }
         guard let minor else {

@@ -3,16 +3,16 @@ import Foundation
 
 /// Opening hours of one day: seconds elapsed since local midnight, `open` ≤ s < `close`. Hours
 /// past 86400 run into the next day; `open == close` is closed.
-public struct Hours: Sendable, Hashable {
-    public var open: Int
-    public var close: Int
+package struct Hours: Sendable, Hashable {
+    package var open: Int
+    package var close: Int
 
-    public init(open: Int, close: Int) {
+    package init(open: Int, close: Int) {
         self.open = open
         self.close = close
     }
 
-    public var isClosed: Bool { close <= open }
+    package var isClosed: Bool { close <= open }
 
     func contains(_ seconds: Int) -> Bool { open <= seconds && seconds < close }
 }
@@ -22,20 +22,21 @@ public struct Hours: Sendable, Hashable {
 /// Pure: the time zone is given, and the answer for an instant depends on nothing else. The time
 /// of day is the *elapsed* seconds since local midnight, so on a 23- or 25-hour day the hours move
 /// with the clock change.
-public struct Schedule: Sendable, Hashable {
+package struct Schedule: Sendable, Hashable {
     /// `nil` or empty: every weekday open all day. Otherwise a missing weekday is closed.
-    public var week: [Weekday: Hours]?
-    public var breaks: [Weekday: Hours]
-    public var specificDays: [LocalDate: Hours]
+    package var week: [Weekday: Hours]?
+    package var breaks: [Weekday: Hours]
+    package var specificDays: [LocalDate: Hours]
 
-    public init(week: [Weekday: Hours]? = nil, breaks: [Weekday: Hours] = [:], specificDays: [LocalDate: Hours] = [:]) {
+    package init(week: [Weekday: Hours]? = nil, breaks: [Weekday: Hours] = [:], specificDays: [LocalDate: Hours] = [:])
+    {
         self.week = week
         self.breaks = breaks
         self.specificDays = specificDays
     }
 
     /// An absent or empty schedule: always open.
-    public var isEmpty: Bool { (week ?? [:]).isEmpty && breaks.isEmpty && specificDays.isEmpty }
+    package var isEmpty: Bool { (week ?? [:]).isEmpty && breaks.isEmpty && specificDays.isEmpty }
 
     /// The hours of local date `date` (of weekday `weekday`): its specific day, else its weekday's.
     func hours(of date: LocalDate, weekday: Weekday) -> Hours {
@@ -52,7 +53,7 @@ public struct Schedule: Sendable, Hashable {
     }
 
     /// Whether the schedule is open at `time` in `zone`.
-    public func isOpen(at time: Timestamp, in zone: TimeZone) -> Bool {
+    package func isOpen(at time: Timestamp, in zone: TimeZone) -> Bool {
         if isEmpty { return true }
         let day = LocalDay(containing: time, in: zone)
         let elapsed = day.elapsed(at: time)
@@ -65,7 +66,7 @@ public struct Schedule: Sendable, Hashable {
 
     /// The first instant after `time` at which ``isOpen(at:in:)`` changes, within `horizon`
     /// days; `nil` when it never does (an empty schedule, or one closed every day).
-    public func nextChange(after time: Timestamp, in zone: TimeZone, horizon: Int = 400) -> Timestamp? {
+    package func nextChange(after time: Timestamp, in zone: TimeZone, horizon: Int = 400) -> Timestamp? {
         if isEmpty { return nil }
         let now = isOpen(at: time, in: zone)
         var day = LocalDay(containing: time, in: zone)

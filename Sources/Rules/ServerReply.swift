@@ -2,13 +2,13 @@ import BeaconCore
 import JSONText
 
 /// What a rule shows the user: `notify_user` (its alert body and payload), `open_url`, `open_pbk`.
-public struct RuleAction: Sendable, Hashable {
-    public var alertBody: String?
-    public var payload: JSONValue?
-    public var openURL: String?
-    public var openPBK: String?
+package struct RuleAction: Sendable, Hashable {
+    package var alertBody: String?
+    package var payload: JSONValue?
+    package var openURL: String?
+    package var openPBK: String?
 
-    public init(alertBody: String? = nil, payload: JSONValue? = nil, openURL: String? = nil, openPBK: String? = nil) {
+    package init(alertBody: String? = nil, payload: JSONValue? = nil, openURL: String? = nil, openPBK: String? = nil) {
         self.alertBody = alertBody
         self.payload = payload
         self.openURL = openURL
@@ -38,7 +38,7 @@ public struct RuleAction: Sendable, Hashable {
 }
 
 /// The answer to a rule's server hook (docs/behaviour.md §7.5), from an HTTP reply or `Script.server`.
-public enum ServerAnswer: Sendable, Hashable {
+package enum ServerAnswer: Sendable, Hashable {
     /// Go on with the rule's own action.
     case enable
     /// Go on with the server's action in place of the rule's.
@@ -51,12 +51,12 @@ public enum ServerAnswer: Sendable, Hashable {
     case declined(String)
 
     /// Replies larger than this are errors.
-    public static let replyLimit = 65_536
+    package static let replyLimit = 65_536
 
     /// Reads an HTTP reply: a 2xx status, at most 64 KiB of JSON with `"version": "2"` and a
     /// `decision` of `enable`, `disable` or `notify` (with `notify_user`, `open_url`, `open_pbk`).
     /// Anything else is ``failed(_:)``, naming what was wrong.
-    public static func reply(status: Int, body: [UInt8]) -> ServerAnswer {
+    package static func reply(status: Int, body: [UInt8]) -> ServerAnswer {
         guard (200..<300).contains(status) else { return .failed("HTTP status \(status)") }
         guard body.count <= replyLimit else { return .failed("reply over 64 KiB") }
         guard let reply = JSONValue.parse(body), case .object = reply else {

@@ -1,14 +1,14 @@
 import Foundation
 
 /// The values a rule's URL templates name (docs/behaviour.md §7.7).
-public struct TemplateValues: Sendable, Hashable {
-    public var namespace: String
-    public var udid: String
+package struct TemplateValues: Sendable, Hashable {
+    package var namespace: String
+    package var udid: String
     /// `Monitor.lat`, `Monitor.lng` as written; empty when not set.
-    public var lat: String
-    public var lng: String
+    package var lat: String
+    package var lng: String
 
-    public init(namespace: String = "", udid: String = "", lat: String = "", lng: String = "") {
+    package init(namespace: String = "", udid: String = "", lat: String = "", lng: String = "") {
         self.namespace = namespace
         self.udid = udid
         self.lat = lat
@@ -18,13 +18,13 @@ public struct TemplateValues: Sendable, Hashable {
 
 /// A `notify_server` or `open_url` template: `{id}`, `{lat}`, `{lng}`, `{udid}` and `{namespace}`
 /// are replaced wherever they occur, each value percent-encoded; any other `{…}` stays as written.
-public struct URLTemplate: Sendable, Hashable {
-    public var text: String
+package struct URLTemplate: Sendable, Hashable {
+    package var text: String
 
-    public init(_ text: String) { self.text = text }
+    package init(_ text: String) { self.text = text }
 
     /// The URL for the rule region `id`.
-    public func expanded(id: String, values: TemplateValues) -> String {
+    package func expanded(id: String, values: TemplateValues) -> String {
         let replacements = [
             "id": id, "lat": values.lat, "lng": values.lng, "udid": values.udid, "namespace": values.namespace,
         ]

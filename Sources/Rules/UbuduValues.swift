@@ -3,15 +3,15 @@ import Foundation
 import JSONText
 
 /// Why part of a rules document was rejected, in one line naming where.
-public struct RulesError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
+package struct RulesError: Error, Sendable, Hashable, CustomStringConvertible {
+    package var message: String
+    package init(_ message: String) { self.message = message }
     /// The message, control characters escaped (messages quote input through `excerpt`).
-    public var description: String { message.printable }
+    package var description: String { message.printable }
 
     /// The message without the leading `name: ` that names the document: for an ``InputError``,
     /// which names the file itself.
-    public func detail(after name: String) -> String {
+    package func detail(after name: String) -> String {
         message.hasPrefix(name + ": ") ? String(message.dropFirst(name.count + 2)) : message
     }
 }
@@ -55,12 +55,12 @@ extension Schedule {
     /// The latest second of a day's hours. docs/behaviour.md §8 says 0–90000 (25 hours), but its own
     /// conformance vectors close a Friday at 93600 (Saturday 02:00); hours may run into the next
     /// day, and no further: 48 hours.
-    public static let latest = 172_800
+    package static let latest = 172_800
 
     /// Reads a u_beacons `schedule` (docs/behaviour.md §8) the way real exports write it: `null`, `""` or `{}`
     /// is the empty (always open) schedule; `specific_days` may be null; a weekday spelled `thi`
     /// is Thursday (said through `warn`). Garbage is rejected naming `path`.
-    public init(ubudu value: JSONValue?, path: String = "schedule", warn: (String) -> Void = { _ in })
+    package init(ubudu value: JSONValue?, path: String = "schedule", warn: (String) -> Void = { _ in })
         throws(RulesError)
     {
         self.init()
@@ -124,16 +124,16 @@ extension Schedule {
 
 /// A rule region's time zone (docs/behaviour.md §7.1): `zone` an Olson name or an ISO designator (`Z`,
 /// `+02:00`, `-1000`, `+03`), with `offset` seconds as the fallback.
-public enum RegionTimeZone {
+package enum RegionTimeZone {
     /// The zone a u_beacons `timezone` object names; `nil` when neither `zone` nor `offset` does.
-    public static func resolve(_ value: JSONValue?) -> TimeZone? {
+    package static func resolve(_ value: JSONValue?) -> TimeZone? {
         guard case .object(let object)? = value else { return nil }
         if let name = object["zone"]?.text, let zone = zone(named: name) { return zone }
         return object["offset"]?.integer.flatMap { TimeZone(secondsFromGMT: $0) }
     }
 
     /// An Olson name or an ISO 8601 designator.
-    public static func zone(named name: String) -> TimeZone? {
+    package static func zone(named name: String) -> TimeZone? {
         if let seconds = designator(name) { return TimeZone(secondsFromGMT: seconds) }
         guard name.contains("/") || name == "UTC" || name == "GMT" else { return nil }
         return TimeZone(identifier: name)

@@ -5,65 +5,65 @@ import Foundation
 /// A floor of rooms with fixed scanners in them: the world of the room-quality benchmark
 /// (`scripts/bench rooms`, docs/performance.md "Rooms: the right room, fast") and of its replay test.
 /// Distances are metres; signal levels dB.
-public struct Floor: Sendable {
+package struct Floor: Sendable {
     /// A point on the floor (the floor plan's point, docs/behaviour.md §20).
-    public typealias Point = PlanPoint
+    package typealias Point = PlanPoint
 
     /// An axis-aligned rectangle, its low edges inside and its high edges outside.
-    public struct Rect: Sendable, Hashable {
-        public var x0: Double
-        public var y0: Double
-        public var x1: Double
-        public var y1: Double
+    package struct Rect: Sendable, Hashable {
+        package var x0: Double
+        package var y0: Double
+        package var x1: Double
+        package var y1: Double
 
-        public init(_ x0: Double, _ y0: Double, _ x1: Double, _ y1: Double) {
+        package init(_ x0: Double, _ y0: Double, _ x1: Double, _ y1: Double) {
             (self.x0, self.y0, self.x1, self.y1) = (x0, y0, x1, y1)
         }
 
-        public func contains(_ point: Point) -> Bool { point.x >= x0 && point.x < x1 && point.y >= y0 && point.y < y1 }
+        package func contains(_ point: Point) -> Bool { point.x >= x0 && point.x < x1 && point.y >= y0 && point.y < y1 }
     }
 
-    public struct Room: Sendable {
-        public var name: String
-        public var rect: Rect
+    package struct Room: Sendable {
+        package var name: String
+        package var rect: Rect
         /// Where a walk into or out of it goes through, when the floor has a corridor.
-        public var door: Point?
+        package var door: Point?
     }
 
     /// A wall: a signal crossing it loses `loss` dB.
-    public struct Wall: Sendable {
-        public var a: Point
-        public var b: Point
-        public var loss: Double
+    package struct Wall: Sendable {
+        package var a: Point
+        package var b: Point
+        package var loss: Double
     }
 
-    public struct Scanner: Sendable {
-        public var id: String
-        public var room: Int
-        public var at: Point
+    package struct Scanner: Sendable {
+        package var id: String
+        package var room: Int
+        package var at: Point
         /// What the receiver reads above the truth (an uncalibrated receiver), dB.
-        public var offset: Double
+        package var offset: Double
     }
 
-    public var name: String
-    public var rooms: [Room]
-    public var walls: [Wall]
-    public var scanners: [Scanner]
+    package var name: String
+    package var rooms: [Room]
+    package var walls: [Wall]
+    package var scanners: [Scanner]
     /// The path loss exponent.
-    public var exponent = 2.5
+    package var exponent = 2.5
     /// The room walks between two other rooms go through (by its doors), if any.
-    public var corridor: Int?
+    package var corridor: Int?
     /// Where along the corridor people walk (its middle line's y).
-    public var lane: Double?
+    package var lane: Double?
     /// Where people leave the building and come back in.
-    public var exit: Point
+    package var exit: Point
 
     /// The room `point` is in, if any.
-    public func room(at point: Point) -> Int? { rooms.firstIndex { $0.rect.contains(point) } }
+    package func room(at point: Point) -> Int? { rooms.firstIndex { $0.rect.contains(point) } }
 
     /// The mean level scanner `index` receives from a tag at `point` sending `power` (its level at
     /// 1 m): path loss and walls, without the receiver's offset or any noise.
-    public func level(_ power: Double, from point: Point, at index: Int) -> Double {
+    package func level(_ power: Double, from point: Point, at index: Int) -> Double {
         let scanner = scanners[index].at
         var level = power - 10 * exponent * log10(max(0.25, point.distance(to: scanner)))
         for wall in walls where Self.crosses(point, scanner, wall.a, wall.b) { level -= wall.loss }
@@ -72,7 +72,7 @@ public struct Floor: Sendable {
 
     /// The room of the scanner that receives `point` best without noise or offsets: the nearest
     /// rule's answer on a perfect radio, the floor's own limit.
-    public func nearestRoom(to point: Point) -> Int {
+    package func nearestRoom(to point: Point) -> Int {
         var best = (room: scanners[0].room, level: -Double.infinity)
         for index in scanners.indices {
             let level = level(0, from: point, at: index)
@@ -83,7 +83,7 @@ public struct Floor: Sendable {
 
     /// The way from `start` (in room `from`) to `end` (in room `to`): straight on an open floor,
     /// through the doors and along the corridor on a floor that has one.
-    public func route(from start: Point, in from: Int?, to end: Point, in to: Int?) -> [Point] {
+    package func route(from start: Point, in from: Int?, to end: Point, in to: Int?) -> [Point] {
         guard let corridor, from != to else { return [start, end] }
         var points = [start]
         if let from, from != corridor, let door = rooms[from].door {
@@ -119,7 +119,7 @@ public struct Floor: Sendable {
     /// Five 4 × 4 m rooms side by side along a 20 × 2 m corridor; walls of 5 dB between rooms and of
     /// 4 dB (with a 1 m door) onto the corridor. A scanner anywhere in each room, two in the
     /// corridor; receivers `offsets` dB off, each its own draw in ±offsets.
-    public static func corridor(seed: UInt64, offsets: Double = 4) -> Floor {
+    package static func corridor(seed: UInt64, offsets: Double = 4) -> Floor {
         var random = SeededGenerator(seed: seed)
         var rooms = [Room(name: "Corridor", rect: Rect(0, 0, 20, 2), door: nil)]
         var walls: [Wall] = []
@@ -148,7 +148,7 @@ public struct Floor: Sendable {
 
     /// A 12 × 8 m open-plan floor of six 4 × 4 m zones, no walls between them, a scanner anywhere
     /// in each; receivers `offsets` dB off.
-    public static func openPlan(seed: UInt64, offsets: Double = 4) -> Floor {
+    package static func openPlan(seed: UInt64, offsets: Double = 4) -> Floor {
         var random = SeededGenerator(seed: seed)
         var rooms: [Room] = []
         var scanners: [Scanner] = []
@@ -168,7 +168,7 @@ public struct Floor: Sendable {
 
     /// The ESPresense companion's published simulation setting: a 6 × 4 m flat, four 3 × 2 m rooms
     /// with 3 dB walls, a node in each room's outer corner, calibrated receivers.
-    public static func flat() -> Floor {
+    package static func flat() -> Floor {
         let rooms = [
             Room(name: "Living", rect: Rect(0, 0, 3, 2), door: nil),
             Room(name: "Kitchen", rect: Rect(3, 0, 6, 2), door: nil),
@@ -193,7 +193,7 @@ public struct Floor: Sendable {
     /// `plan`: with the floor plan (docs/behaviour.md §20): each room's shape, each scanner's
     /// point (at the height of a carried tag: the simulation is flat) and, on a floor with a
     /// corridor, each room's door.
-    public func ini(tags: Int, extra: String = "", phones: Set<Int> = [], plan: Bool = false) -> String {
+    package func ini(tags: Int, extra: String = "", phones: Set<Int> = [], plan: Bool = false) -> String {
         let area = "F1002000-0000-4000-8000-000000000001"
         var text = "# \(name): \(rooms.count) rooms, \(scanners.count) scanners\n"
         var perRoom: [Int: Int] = [:]
@@ -215,7 +215,7 @@ public struct Floor: Sendable {
     }
 
     /// The floor plan's ini lines for Area `area` (docs/behaviour.md §20).
-    public func planLines(area: String) -> String {
+    package func planLines(area: String) -> String {
         func number(_ value: Double) -> String { String(format: "%g", value) }
         var text = ""
         for (index, room) in rooms.enumerated() {
@@ -237,5 +237,5 @@ public struct Floor: Sendable {
         return text
     }
 
-    public static let tagUUID = "7A6E0000-0000-4000-8000-00000000B0B0"
+    package static let tagUUID = "7A6E0000-0000-4000-8000-00000000B0B0"
 }

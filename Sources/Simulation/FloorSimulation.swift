@@ -2,37 +2,37 @@ import BeaconCore
 import Foundation
 
 /// Someone carrying a tag on a ``Floor``: where they are at each instant.
-public struct Mover: Sendable {
+package struct Mover: Sendable {
     /// From `time` on, the mover goes in a straight line towards the next keyframe's point (or
     /// stands, when the next is `nil`); a `nil` point is out of the building.
-    public struct Keyframe: Sendable {
-        public var time: Double
-        public var point: Floor.Point?
+    package struct Keyframe: Sendable {
+        package var time: Double
+        package var point: Floor.Point?
     }
 
     /// A stay in a room, from arriving in it to leaving it.
-    public struct Stop: Sendable {
-        public var room: Int
-        public var arrive: Double
-        public var leave: Double
+    package struct Stop: Sendable {
+        package var room: Int
+        package var arrive: Double
+        package var leave: Double
     }
 
-    public var keyframes: [Keyframe] = []
-    public var stops: [Stop] = []
+    package var keyframes: [Keyframe] = []
+    package var stops: [Stop] = []
     /// When it left the building and when it came back.
-    public var outings: [(leave: Double, back: Double)] = []
+    package var outings: [(leave: Double, back: Double)] = []
     /// A tag that never moves.
-    public var stationary = false
+    package var stationary = false
     /// When it advertises nothing at all though it is there (a phone's transmit outage).
-    public var quiet: [(start: Double, end: Double)] = []
+    package var quiet: [(start: Double, end: Double)] = []
 
     /// Whether it advertises at `time`.
-    public func isQuiet(at time: Double) -> Bool {
+    package func isQuiet(at time: Double) -> Bool {
         quiet.contains { $0.start <= time && time < $0.end }
     }
 
     /// Where the mover is at `time`, `nil` out of the building.
-    public func position(at time: Double) -> Floor.Point? {
+    package func position(at time: Double) -> Floor.Point? {
         var low = 0
         var high = keyframes.count
         while low < high {
@@ -59,72 +59,72 @@ public struct Mover: Sendable {
 
 /// How the radio between tags and scanners behaves: shadowing correlated in time, fast fading,
 /// multipath bursts, and independent or bursty losses (docs/performance.md, "Rooms").
-public struct Radio: Sendable {
+package struct Radio: Sendable {
     /// Log-normal shadowing of each tag–scanner path, dB, and how long it stays correlated, s.
-    public var shadowing = 3.0
-    public var shadowingTime = 10.0
+    package var shadowing = 3.0
+    package var shadowingTime = 10.0
     /// Independent noise of each reading, dB.
-    public var fading = 2.0
+    package var fading = 2.0
     /// Multipath bursts of a path: how many a minute, how deep and how long.
-    public var burstsPerMinute = 1.0
-    public var burstDepth = 6.0...12.0
-    public var burstLength = 1.0...4.0
+    package var burstsPerMinute = 1.0
+    package var burstDepth = 6.0...12.0
+    package var burstLength = 1.0...4.0
     /// Instead of bursts, each reading is `multipathDepth` dB down with this probability.
-    public var multipathShare: Double?
-    public var multipathDepth = 6.0
+    package var multipathShare: Double?
+    package var multipathDepth = 6.0
     /// Advertisements a scanner misses, 0…1, and the mean run of misses (`nil`: independent).
-    public var loss = 0.15
-    public var lossRun: Double?
+    package var loss = 0.15
+    package var lossRun: Double?
     /// Weaker than this is not heard, dBm.
-    public var sensitivity = -95.0
+    package var sensitivity = -95.0
 
-    public init() {}
+    package init() {}
 }
 
 /// People with tags walking a ``Floor`` and tags left still in it, and what its scanners hear of
 /// them: the room-quality benchmark's input (`scripts/bench rooms`). Seeded: the same settings give
 /// the same reports.
-public struct FloorSimulation: Sendable {
+package struct FloorSimulation: Sendable {
     /// One advertisement of `tag` heard by `scanner` at `rssi` (what its receiver reads, offset and
     /// noise included), `time` seconds from the start.
-    public struct Heard: Sendable {
-        public var time: Double
-        public var tag: Int
-        public var scanner: Int
-        public var rssi: Double
+    package struct Heard: Sendable {
+        package var time: Double
+        package var tag: Int
+        package var scanner: Int
+        package var rssi: Double
 
-        public init(time: Double, tag: Int, scanner: Int, rssi: Double) {
+        package init(time: Double, tag: Int, scanner: Int, rssi: Double) {
             (self.time, self.tag, self.scanner, self.rssi) = (time, tag, scanner, rssi)
         }
     }
 
-    public var floor: Floor
-    public var radio = Radio()
+    package var floor: Floor
+    package var radio = Radio()
     /// Seconds between two advertisements of a tag.
-    public var interval = 1.0
-    public var duration = 3600.0
-    public var walkers = 10
-    public var stationary = 10
-    public var seed: UInt64 = 1
+    package var interval = 1.0
+    package var duration = 3600.0
+    package var walkers = 10
+    package var stationary = 10
+    package var seed: UInt64 = 1
     /// A tag's level at 1 m, dBm.
-    public var power = -59.0
+    package var power = -59.0
     /// Walking speed, m/s.
-    public var speed = 1.2
-    public var stay = 30.0...180.0
+    package var speed = 1.2
+    package var stay = 30.0...180.0
     /// Still phones that go quiet now and then (iOS's transmit outages, Bermuda #375): every 2 to
     /// 8 minutes nothing for a length drawn from ``outage``.
-    public var quietPhones = 0
-    public var outage = 20.0...29.0
+    package var quietPhones = 0
+    package var outage = 20.0...29.0
     /// Seconds a walker walks about each room it arrives in before standing still (0: it stands at once).
-    public var wander = 0.0
+    package var wander = 0.0
     /// The chance that a walker leaves the building after a stay, and for how long.
-    public var leaving = 0.1
-    public var outside = 60.0...300.0
+    package var leaving = 0.1
+    package var outside = 60.0...300.0
 
-    public init(floor: Floor) { self.floor = floor }
+    package init(floor: Floor) { self.floor = floor }
 
     /// Every tag's mover: the walkers first, then the still tags.
-    public func movers() -> [Mover] {
+    package func movers() -> [Mover] {
         var random = SeededGenerator(seed: seed &* 7919 &+ 17)
         var movers: [Mover] = []
         for _ in 0..<walkers { movers.append(walker(random: &random)) }
@@ -210,7 +210,7 @@ public struct FloorSimulation: Sendable {
 
     /// A walker going to and fro between `a` and `b` at `speed` for the whole run (the ESPresense
     /// companion's walks).
-    public func shuttle(_ a: Floor.Point, _ b: Floor.Point, speed: Double) -> Mover {
+    package func shuttle(_ a: Floor.Point, _ b: Floor.Point, speed: Double) -> Mover {
         var mover = Mover()
         mover.keyframes.append(Mover.Keyframe(time: 0, point: a))
         var time = 0.0
@@ -271,7 +271,7 @@ public struct FloorSimulation: Sendable {
 
     /// What the scanners hear of `movers`' tags, in time order (a tag's readings of one
     /// advertisement in scanner order).
-    public func heard(_ movers: [Mover]) -> [Heard] {
+    package func heard(_ movers: [Mover]) -> [Heard] {
         var random = SeededGenerator(seed: seed &* 104_729 &+ 3)
         var heard: [Heard] = []
         heard.reserveCapacity(Int(duration / interval) * movers.count * floor.scanners.count / 2)
@@ -306,7 +306,7 @@ public struct FloorSimulation: Sendable {
     /// The path between two scanners is one both ways (the same shadowing, each direction its own
     /// noise, bursts and losses); each receiver adds its own offset. Its own random draws: the
     /// tags' readings are the same with or without it.
-    public func heardBetweenScanners(firstTag: Int, interval: Double = 1) -> [Heard] {
+    package func heardBetweenScanners(firstTag: Int, interval: Double = 1) -> [Heard] {
         var random = SeededGenerator(seed: seed &* 15_485_863 &+ 5)
         let count = floor.scanners.count
         var heard: [Heard] = []
@@ -344,7 +344,7 @@ public struct FloorSimulation: Sendable {
 
     /// `heard` as trace lines of scanner reports (docs/behaviour.md §3.3, §19), starting at
     /// `start` (seconds since 1970); tags named `t1`, `t2`… as ``Floor/ini(tags:extra:)`` declares them.
-    public func trace(_ heard: [Heard], start: Double = 1_700_000_000) -> String {
+    package func trace(_ heard: [Heard], start: Double = 1_700_000_000) -> String {
         var text = ""
         for reading in heard {
             let milliseconds = Int64(((start + reading.time) * 1000).rounded())

@@ -12,16 +12,16 @@ import RegionMonitor
 ///
 /// `where` is a Location ID (standing at that beacon), or a Zone by name or `UUID:major`
 /// (standing in the middle of it). `#` starts a comment.
-public struct WalkPlan: Sendable, Hashable {
-    public struct Stop: Sendable, Hashable {
+package struct WalkPlan: Sendable, Hashable {
+    package struct Stop: Sendable, Hashable {
         /// The Zone stood in.
-        public var zone: Int
+        package var zone: Int
         /// The beacon stood at, if the plan named one.
-        public var beacon: Int?
-        public var stay: Double
-        public var walk: Double
+        package var beacon: Int?
+        package var stay: Double
+        package var walk: Double
 
-        public init(zone: Int, beacon: Int? = nil, stay: Double, walk: Double = 0) {
+        package init(zone: Int, beacon: Int? = nil, stay: Double, walk: Double = 0) {
             self.zone = zone
             self.beacon = beacon
             self.stay = stay
@@ -29,12 +29,12 @@ public struct WalkPlan: Sendable, Hashable {
         }
     }
 
-    public var stops: [Stop]
+    package var stops: [Stop]
 
-    public init(stops: [Stop]) { self.stops = stops }
+    package init(stops: [Stop]) { self.stops = stops }
 
     /// Parses `text` against `hierarchy`; errors name `file` and the line.
-    public static func parse(_ text: String, file: String, hierarchy: Hierarchy) -> Result<WalkPlan, InputError> {
+    package static func parse(_ text: String, file: String, hierarchy: Hierarchy) -> Result<WalkPlan, InputError> {
         var stops: [Stop] = []
         for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
@@ -85,30 +85,30 @@ public struct WalkPlan: Sendable, Hashable {
 /// while walking between stops. RSSI follows the log-distance model with Gaussian shadowing of
 /// `sigma` dB; each advertisement is lost with probability `loss`, independently, or with
 /// `burst` in runs. Deterministic for a seed.
-public struct WalkSimulation: Sendable {
-    public var interval = 1.0
-    public var sigma = 4.0
+package struct WalkSimulation: Sendable {
+    package var interval = 1.0
+    package var sigma = 4.0
     /// 0…1.
-    public var loss = 0.2
+    package var loss = 0.2
     /// Losses in runs of this many advertisements on average (a Gilbert–Elliott channel per
     /// beacon: a good state that loses nothing and a bad one that loses everything, switching so
     /// that `loss` of the advertisements are lost in all); `nil`: each lost independently.
-    public var burst: Double?
-    public var pathLossExponent = 2.0
-    public var seed: UInt64 = 1
+    package var burst: Double?
+    package var pathLossExponent = 2.0
+    package var seed: UInt64 = 1
 
     /// Where the walker really was: a Zone from `arrive` to `leave`.
-    public struct Visit: Sendable, Hashable {
-        public var zone: Region
-        public var beacon: Int?
-        public var arrive: Timestamp
-        public var leave: Timestamp
+    package struct Visit: Sendable, Hashable {
+        package var zone: Region
+        package var beacon: Int?
+        package var arrive: Timestamp
+        package var leave: Timestamp
     }
 
-    public init() {}
+    package init() {}
 
     /// The sightings of `plan` from `start`, in time order, and the visits they come from.
-    public func run(_ plan: WalkPlan, through hierarchy: Hierarchy, from start: Timestamp) -> (
+    package func run(_ plan: WalkPlan, through hierarchy: Hierarchy, from start: Timestamp) -> (
         sightings: [SourceEvent], visits: [Visit]
     ) {
         var random = SeededGenerator(seed: seed)

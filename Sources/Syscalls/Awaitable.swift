@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// A waiter checks its condition, and is woken to check again at every ``changed()`` after
 /// that; a change between its check and its sleep is not lost (the generation tells).
-public final class Awaitable: Sendable {
+package final class Awaitable: Sendable {
     private struct State {
         var generation = 0
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
@@ -16,10 +16,10 @@ public final class Awaitable: Sendable {
     private let timers: ShellTimers
 
     /// An awaitable whose deadlines are read and slept on `timers`.
-    public init(timers: ShellTimers = .shared) { self.timers = timers }
+    package init(timers: ShellTimers = .shared) { self.timers = timers }
 
     /// Something the waiters' conditions read may have changed: wakes them all to look.
-    public func changed() {
+    package func changed() {
         let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.generation += 1
             defer { state.waiters.removeAll() }
@@ -29,7 +29,7 @@ public final class Awaitable: Sendable {
     }
 
     /// Waits until `condition` holds or `timeout` passes; returns whether it holds.
-    public func wait(within timeout: Duration, until condition: () -> Bool) async -> Bool {
+    package func wait(within timeout: Duration, until condition: () -> Bool) async -> Bool {
         let clock = timers.clock
         let deadline = clock.elapsed() + timeout
         // One timer for the whole wait, however often it is woken: the deadline is a change too.

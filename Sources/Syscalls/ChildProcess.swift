@@ -11,19 +11,19 @@
 /// given, and no other descriptor of the daemon's. Waiting is in two steps: ``waitUntilEnded()``
 /// leaves the ended child unreaped, so its pid and group id cannot be reused while the shell
 /// still signals it; ``reap()`` then collects its status.
-public struct ChildProcess: Sendable, Hashable {
+package struct ChildProcess: Sendable, Hashable {
     /// The child's pid, also its process group id.
-    public let pid: Int32
+    package let pid: Int32
 
     /// How a child ended.
-    public enum Termination: Sendable, Hashable {
+    package enum Termination: Sendable, Hashable {
         case exited(Int32)
         case signalled(Int32)
     }
 
     /// Starts `path` (no shell, no search of `PATH`) with only `environment`, its standard
     /// streams on `input`, `output` and `error`.
-    public static func spawn(
+    package static func spawn(
         path: String, environment: [String: String], input: Int32, output: Int32, error: Int32
     ) throws(SyscallError) -> ChildProcess {
         var actions = posix_spawn_file_actions_t()
@@ -62,18 +62,18 @@ public struct ChildProcess: Sendable, Hashable {
     }
 
     /// Blocks until the child has ended, without reaping it.
-    public func waitUntilEnded() throws(SyscallError) {
+    package func waitUntilEnded() throws(SyscallError) {
         var info = siginfo_t()
         try Syscall.retrying("waitid") { Int(waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT)) }
     }
 
     /// Sends `signal` to every process of the child's group; safe until ``reap()``.
-    public func signalGroup(_ signal: Int32) {
+    package func signalGroup(_ signal: Int32) {
         _ = kill(-pid, signal)
     }
 
     /// Collects the status of the ended child (blocking until it ends).
-    public func reap() throws(SyscallError) -> Termination {
+    package func reap() throws(SyscallError) -> Termination {
         var status: Int32 = 0
         try Syscall.retrying("waitpid") { Int(waitpid(pid, &status, 0)) }
         let low = status & 0x7F

@@ -6,15 +6,15 @@
 ///
 /// A file over the limit is refused before it is read (its size is known), a pipe or device as
 /// soon as it passes the limit: a runaway or hostile file costs neither time nor memory.
-public enum Document {
+package enum Document {
     /// Why a document was not read, in words that finish "PATH: …".
-    public enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
         case missing
         case folder
         case unreadable(reason: String)
         case tooLarge(limit: Int)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .missing: "no such file"
             case .folder: "is a folder, not a file"
@@ -25,7 +25,7 @@ public enum Document {
     }
 
     /// The bytes of the file at `path`, at most `limit` of them.
-    public static func read(_ path: String, limit: Int) -> Result<[UInt8], Failure> {
+    package static func read(_ path: String, limit: Int) -> Result<[UInt8], Failure> {
         let descriptor: Int32
         do {
             // Non-blocking: a FIFO with no writer or a terminal gives what it has (or an error)
@@ -69,7 +69,7 @@ public enum Document {
     }
 
     /// `16 MiB`, `64 KiB`, or bytes.
-    public static func describe(bytes: Int) -> String {
+    package static func describe(bytes: Int) -> String {
         if bytes >= 1 << 20, bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
         if bytes >= 1 << 10, bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
         return "\(bytes) bytes"

@@ -9,9 +9,9 @@
 /// Each question answers `nil` when all is well, else the reason in words that finish
 /// "PATH …" (`"does not exist"`, `"is a folder, not a file"`). Answers are for the effective
 /// user: root may read and write anything, but runs only what has an execute bit.
-public enum FileAccess {
+package enum FileAccess {
     /// Why the regular file at `path` cannot be read, or `nil`.
-    public static func unreadable(_ path: String) -> String? {
+    package static func unreadable(_ path: String) -> String? {
         switch kind(of: path) {
         case .missing(let reason): return reason
         case .folder: return "is a folder, not a file"
@@ -21,7 +21,7 @@ public enum FileAccess {
 
     /// Why the program at `path` cannot be started (missing, a folder, no execute bit, or a
     /// script its interpreter cannot read), or `nil`.
-    public static func notRunnable(_ path: String) -> String? {
+    package static func notRunnable(_ path: String) -> String? {
         switch kind(of: path) {
         case .missing(let reason): return reason
         case .folder: return "is a folder, not a program"
@@ -33,7 +33,7 @@ public enum FileAccess {
 
     /// Why a file at `path` (a database, with `-wal` and `-shm` files beside it) cannot be
     /// created or written, creating the folders on the way; `nil` when it can.
-    public static func unwritable(_ path: String) -> String? {
+    package static func unwritable(_ path: String) -> String? {
         let folder = parent(of: path)
         switch kind(of: path) {
         case .folder:
@@ -74,7 +74,7 @@ public enum FileAccess {
     }
 
     /// The name of the effective user, else its number.
-    public static var userName: String {
+    package static var userName: String {
         let uid = geteuid()
         guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "#\(uid)" }
         return String(cString: name)

@@ -3,19 +3,19 @@
 ///
 /// libmosquitto's own thread cannot do this: its exponential setting waits delay × n² (1, 4, 9,
 /// 16 … s), which left a restarted broker unvisited for up to a minute.
-public struct ReconnectBackoff: Sendable, Hashable {
-    public static let first = Duration.seconds(1)
-    public static let limit = Duration.seconds(60)
+package struct ReconnectBackoff: Sendable, Hashable {
+    package static let first = Duration.seconds(1)
+    package static let limit = Duration.seconds(60)
     private var delay = Self.first
 
-    public init() {}
+    package init() {}
 
     /// The wait before the next attempt; each call doubles the one after, up to ``limit``.
-    public mutating func next() -> Duration {
+    package mutating func next() -> Duration {
         defer { delay = min(delay * 2, Self.limit) }
         return delay
     }
 
     /// The broker accepted a connection: the next outage starts again from ``first``.
-    public mutating func reset() { delay = Self.first }
+    package mutating func reset() { delay = Self.first }
 }

@@ -12,12 +12,12 @@ import Synchronization
 /// sleeps through ``sleep(for:)``, a closure that resumes it. A scripted clock drives the timers
 /// in tests: after moving it, ``clockMoved()`` makes the thread look.
 /// A closure must be quick: it runs on the timers' thread.
-public final class ShellTimers: Sendable {
+package final class ShellTimers: Sendable {
     /// The timers of the machine's clock (``DaemonClock/system``).
-    public static let shared = ShellTimers(clock: .system)
+    package static let shared = ShellTimers(clock: .system)
 
     /// The clock every deadline is read on.
-    public let clock: DaemonClock
+    package let clock: DaemonClock
 
     private struct State {
         var queue = DeadlineQueue<Int>()
@@ -38,7 +38,7 @@ public final class ShellTimers: Sendable {
     private let state = Mutex(State())
     private let wakeup: Wakeup?
 
-    public init(clock: DaemonClock) {
+    package init(clock: DaemonClock) {
         self.clock = clock
         wakeup = try? Wakeup()
     }
@@ -48,14 +48,14 @@ public final class ShellTimers: Sendable {
 
     /// Runs `action` once `delay` has passed; returns a number that ``cancel(_:)`` takes.
     @discardableResult
-    public func after(_ delay: Duration, _ action: @escaping @Sendable () -> Void) -> Int {
+    package func after(_ delay: Duration, _ action: @escaping @Sendable () -> Void) -> Int {
         at(clock.elapsed() + max(.zero, delay), action)
     }
 
     /// Runs `action` once ``clock``'s elapsed time reaches `deadline`; returns a number that
     /// ``cancel(_:)`` takes.
     @discardableResult
-    public func at(_ deadline: Duration, _ action: @escaping @Sendable () -> Void) -> Int {
+    package func at(_ deadline: Duration, _ action: @escaping @Sendable () -> Void) -> Int {
         let due = deadline.microseconds
         let (id, start) = state.withLock { state -> (Int, Bool) in
             state.next += 1
@@ -74,7 +74,7 @@ public final class ShellTimers: Sendable {
     }
 
     /// Drops the action `after` returned `id` for, if it has not run.
-    public func cancel(_ id: Int) {
+    package func cancel(_ id: Int) {
         state.withLock { state in
             guard state.actions.removeValue(forKey: id) != nil else { return }
             state.compact()
@@ -82,22 +82,22 @@ public final class ShellTimers: Sendable {
     }
 
     /// Entries in the queue, cancelled ones not yet dropped included (for tests).
-    public var queued: Int { state.withLock { $0.queue.count } }
+    package var queued: Int { state.withLock { $0.queue.count } }
     /// Actions waiting to run (for tests).
-    public var pending: Int { state.withLock { $0.actions.count } }
+    package var pending: Int { state.withLock { $0.actions.count } }
 
     /// The scripted clock moved: the thread reads it again and runs what fell due.
-    public func clockMoved() { wakeup?.signal() }
+    package func clockMoved() { wakeup?.signal() }
 
     /// Suspends the calling task until `duration` has passed on ``clock``; throws
     /// `CancellationError` at once when the task is cancelled (a graceful shutdown).
-    public func sleep(for duration: Duration) async throws {
+    package func sleep(for duration: Duration) async throws {
         try await sleep(until: clock.elapsed() + max(.zero, duration))
     }
 
     /// Suspends the calling task until ``clock``'s elapsed time reaches `deadline`, as
     /// ``sleep(for:)``.
-    public func sleep(until deadline: Duration) async throws {
+    package func sleep(until deadline: Duration) async throws {
         let sleeper = Sleeper()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in

@@ -5,10 +5,10 @@
 /// The one wrapper every system call of the shells goes through: `EINTR` is retried, any other
 /// failure becomes a ``SyscallError`` naming the call and `errno`, which each shell turns into
 /// its own words (a Bluetooth failure, an input error).
-public enum Syscall {
+package enum Syscall {
     /// Runs `call` until it does not fail with `EINTR`; a negative result is a ``SyscallError``.
     @discardableResult
-    public static func retrying(_ operation: String, _ call: () -> Int) throws(SyscallError) -> Int {
+    package static func retrying(_ operation: String, _ call: () -> Int) throws(SyscallError) -> Int {
         while true {
             let result = call()
             if result >= 0 { return result }
@@ -22,7 +22,7 @@ public enum Syscall {
     /// in the background, a `bind` or `listen` is not interrupted); a negative result is a
     /// ``SyscallError``.
     @discardableResult
-    public static func once(_ operation: String, _ call: () -> Int) throws(SyscallError) -> Int {
+    package static func once(_ operation: String, _ call: () -> Int) throws(SyscallError) -> Int {
         let result = call()
         guard result < 0 else { return result }
         throw SyscallError(operation: operation, code: errno)
@@ -30,25 +30,25 @@ public enum Syscall {
 
     /// Closes `descriptor` once: Linux releases it even when `close` is interrupted, so a retry
     /// could close a descriptor another thread has just been given.
-    public static func close(_ descriptor: Int32) {
+    package static func close(_ descriptor: Int32) {
         guard descriptor >= 0 else { return }
         _ = Glibc.close(descriptor)
     }
 
     /// What `fstat` says of the file open at `descriptor`; `nil` when it fails.
-    public static func status(_ descriptor: Int32) -> stat? {
+    package static func status(_ descriptor: Int32) -> stat? {
         var status = stat()
         return (try? retrying("fstat") { Int(fstat(descriptor, &status)) }) != nil ? status : nil
     }
 
     /// Cuts the file open at `descriptor` to `length` bytes, through `EINTR`.
-    public static func truncate(_ descriptor: Int32, to length: Int64) throws(SyscallError) {
+    package static func truncate(_ descriptor: Int32, to length: Int64) throws(SyscallError) {
         try retrying("ftruncate") { Int(ftruncate(descriptor, off_t(length))) }
     }
 
     /// Waits until one of `descriptors` is readable (or in error), or `timeout` passes (`nil`:
     /// no limit); returns each descriptor's `revents` (all 0 when the time ran out).
-    public static func waitReadable(_ descriptors: [Int32], timeout: Duration?) throws(SyscallError) -> [Int16] {
+    package static func waitReadable(_ descriptors: [Int32], timeout: Duration?) throws(SyscallError) -> [Int16] {
         var pollers = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         let milliseconds: Int32 =
             timeout.map { duration in
@@ -68,7 +68,7 @@ public enum Syscall {
 
     /// Writes all of `bytes` to `descriptor`, through partial writes and `EINTR`; returns how
     /// many were written and, when it stopped short, why (a full disk, a closed pipe).
-    public static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> (
+    package static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> (
         written: Int, error: SyscallError?
     ) {
         var written = 0
@@ -87,30 +87,30 @@ public enum Syscall {
     }
 
     /// Opens `path` for appending, creating it (mode 0644) when missing; close-on-exec.
-    public static func openAppending(_ path: String) throws(SyscallError) -> Int32 {
+    package static func openAppending(_ path: String) throws(SyscallError) -> Int32 {
         Int32(try retrying("open") { Int(open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)) })
     }
 
     /// Blocks the calling thread for `duration`, resuming after signals: a ``waitReadable(_:timeout:)``
     /// on nothing, the shell's one way of waiting (``ShellTimers``).
-    public static func sleep(_ duration: Duration) {
+    package static func sleep(_ duration: Duration) {
         guard duration > .zero else { return }
         _ = try? waitReadable([], timeout: duration)
     }
 }
 
 /// A system call that failed: which, and `errno`.
-public struct SyscallError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var operation: String
-    public var code: Int32
+package struct SyscallError: Error, Sendable, Hashable, CustomStringConvertible {
+    package var operation: String
+    package var code: Int32
 
-    public init(operation: String, code: Int32) {
+    package init(operation: String, code: Int32) {
         self.operation = operation
         self.code = code
     }
 
     /// `strerror`'s words for ``code``.
-    public var reason: String { String(cString: strerror(code)) }
+    package var reason: String { String(cString: strerror(code)) }
 
-    public var description: String { "\(operation): \(reason)" }
+    package var description: String { "\(operation): \(reason)" }
 }

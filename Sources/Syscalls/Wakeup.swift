@@ -5,12 +5,12 @@
 /// A file descriptor another thread can make readable: a blocking loop waits on it beside its
 /// own input (a radio's socket, a pipe), so a command, an answer or a stop wakes it at once
 /// instead of it polling for them. (A non-blocking pipe: Glibc's module has no eventfd.)
-public final class Wakeup: Sendable {
+package final class Wakeup: Sendable {
     /// The read end, to wait on for readability.
-    public let descriptor: Int32
+    package let descriptor: Int32
     private let writer: Int32
 
-    public init() throws(SyscallError) {
+    package init() throws(SyscallError) {
         var ends: [Int32] = [0, 0]
         try Syscall.retrying("pipe") { Int(pipe(&ends)) }
         for end in ends {
@@ -28,7 +28,7 @@ public final class Wakeup: Sendable {
     }
 
     /// Makes ``descriptor`` readable until the next ``clear()`` (a full pipe is readable already).
-    public func signal() {
+    package func signal() {
         var byte: UInt8 = 1
         _ = try? Syscall.retrying("wake-up write") { write(writer, &byte, 1) }
     }
@@ -37,12 +37,12 @@ public final class Wakeup: Sendable {
     /// (`nil`: no timeout); returns whether it was signalled. A wait of the shell's one timer
     /// mechanism (``ShellTimers``): `poll(2)` on wake-ups with a timeout from the injected clock.
     @discardableResult
-    public func wait(timeout: Duration?) -> Bool {
+    package func wait(timeout: Duration?) -> Bool {
         ((try? Syscall.waitReadable([descriptor], timeout: timeout)) ?? [0]).first.map { $0 != 0 } ?? false
     }
 
     /// Makes ``descriptor`` unreadable again (what was signalled is being taken).
-    public func clear() {
+    package func clear() {
         var bytes = [UInt8](repeating: 0, count: 64)
         while (try? Syscall.retrying("wake-up read") { read(descriptor, &bytes, bytes.count) }) ?? 0 > 0 {}
     }

@@ -6,9 +6,9 @@ import Synchronization
 /// and no more. Threads start as jobs need them and stay.
 ///
 /// Workers wait the way the engine's loop does, on a ``Wakeup`` (docs/architecture.md, "Threads").
-public final class WorkerPool: Sendable {
+package final class WorkerPool: Sendable {
     /// The daemon's pool: scripts (one run of a script at a time) and the rules' server calls.
-    public static let shared = WorkerPool(width: 8, name: "beaconwatch worker")
+    package static let shared = WorkerPool(width: 8, name: "beaconwatch worker")
 
     private struct State {
         var jobs: [@Sendable () -> Void] = []
@@ -17,22 +17,22 @@ public final class WorkerPool: Sendable {
         var idle = 0
     }
 
-    public let width: Int
+    package let width: Int
     let name: String
     private let state = Mutex(State())
     private let wakeup: Wakeup?
 
-    public init(width: Int, name: String) {
+    package init(width: Int, name: String) {
         self.width = max(1, width)
         self.name = name
         wakeup = try? Wakeup()
     }
 
     /// Jobs waiting for a thread.
-    public var waiting: Int { state.withLock { $0.jobs.count - $0.start } }
+    package var waiting: Int { state.withLock { $0.jobs.count - $0.start } }
 
     /// Runs `job` on one of the pool's threads, as soon as one is free.
-    public func submit(_ job: @escaping @Sendable () -> Void) {
+    package func submit(_ job: @escaping @Sendable () -> Void) {
         let startThread = state.withLock { state -> Bool in
             state.jobs.append(job)
             // A thread more when the waiting jobs outnumber the idle threads (up to the width).

@@ -1,9 +1,9 @@
 /// The web view's only assets, served by the daemon itself (the machine may have no internet).
-public enum Assets {
+package enum Assets {
     /// `/assets/live.js`: follows `/api/v1/events` and fetches the page's main again (coalesced)
     /// when an output arrives, and every few seconds for the RSSI charts. Without it the page
     /// is still whole, only not live.
-    public static let liveJS = #"""
+    package static let liveJS = #"""
         (function () {
           "use strict";
           var main = document.getElementById("main");
@@ -40,7 +40,7 @@ public enum Assets {
         """#
 
     /// `/assets/style.css`.
-    public static let styleCSS = #"""
+    package static let styleCSS = #"""
         :root { --ink: #1d2430; --muted: #667085; --line: #d0d5dd; --bg: #f6f7f9; --card: #fff;
           --accent: #2563eb; --inside: #dcfce7; --inside-ink: #166534; }
         * { box-sizing: border-box; }

@@ -10,42 +10,42 @@ import RegionMonitor
 /// engine's thread, so always consistent), and ``record(_:device:)`` with each output as it is
 /// delivered. Rendering (``BuildingPage``, ``DevicePage``, ``StateJSON``) reads it; nothing here
 /// does I/O.
-public struct BuildingModel: Sendable {
+package struct BuildingModel: Sendable {
     /// A device as the view names it.
-    public struct Device: Sendable, Hashable {
+    package struct Device: Sendable, Hashable {
         /// Its id: the daemon's own userid, or the fleet device's id (docs/behaviour.md §15).
-        public var id: String
+        package var id: String
         /// `Device.<id> = name`, or `nil`.
-        public var name: String?
+        package var name: String?
         /// The daemon's own radio (not a fleet device).
-        public var own: Bool
+        package var own: Bool
         /// Kept in a box: a device is copied in every sort and filter of a page, and a reading
         /// holds many arrays (one retain instead of dozens).
         private var box: ReadingBox?
-        public var reading: DeviceReading? {
+        package var reading: DeviceReading? {
             get { box?.reading }
             set { box = newValue.map(ReadingBox.init) }
         }
 
-        public init(id: String, name: String? = nil, own: Bool = false, reading: DeviceReading? = nil) {
+        package init(id: String, name: String? = nil, own: Bool = false, reading: DeviceReading? = nil) {
             self.id = id
             self.name = name
             self.own = own
             self.box = reading.map(ReadingBox.init)
         }
 
-        public static func == (lhs: Device, rhs: Device) -> Bool {
+        package static func == (lhs: Device, rhs: Device) -> Bool {
             (lhs.id, lhs.name, lhs.own) == (rhs.id, rhs.name, rhs.own) && lhs.reading == rhs.reading
         }
 
-        public func hash(into hasher: inout Hasher) {
+        package func hash(into hasher: inout Hasher) {
             hasher.combine(id)
             hasher.combine(name)
             hasher.combine(own)
         }
 
         /// What a person reads: the name, else the id.
-        public var label: String { name ?? id }
+        package var label: String { name ?? id }
     }
 
     /// An immutable reading, shared by the copies of a model.
@@ -55,95 +55,95 @@ public struct BuildingModel: Sendable {
     }
 
     /// One transition of one device, for the list of the latest.
-    public struct TransitionEntry: Sendable, Hashable {
-        public var time: Timestamp
-        public var device: String
-        public var transition: Transition
+    package struct TransitionEntry: Sendable, Hashable {
+        package var time: Timestamp
+        package var device: String
+        package var transition: Transition
     }
 
     /// One RSSI reading of a beacon; `nil` while `off`.
-    public struct Sample: Sendable, Hashable {
-        public var time: Timestamp
-        public var rssi: Double?
-        public var proximity: Proximity
+    package struct Sample: Sendable, Hashable {
+        package var time: Timestamp
+        package var rssi: Double?
+        package var proximity: Proximity
 
-        public init(time: Timestamp, rssi: Double?, proximity: Proximity) {
+        package init(time: Timestamp, rssi: Double?, proximity: Proximity) {
             self.time = time
             self.rssi = rssi
             self.proximity = proximity
         }
     }
 
-    public let hierarchy: Hierarchy
-    public let maxRegions: Int
-    public private(set) var devices: [String: Device] = [:]
+    package let hierarchy: Hierarchy
+    package let maxRegions: Int
+    package private(set) var devices: [String: Device] = [:]
     /// Newest last, at most ``transitionLimit``.
-    public private(set) var transitions: [TransitionEntry] = []
+    package private(set) var transitions: [TransitionEntry] = []
     /// Per device, per Location ID: samples of the last ``historySeconds``, oldest first.
-    public private(set) var history: [String: [String: [Sample]]] = [:]
+    package private(set) var history: [String: [String: [Sample]]] = [:]
 
     /// Changes with every change of the model: a page rendered at one version is valid until
     /// the next.
-    public private(set) var version = 0
+    package private(set) var version = 0
 
-    public static let transitionLimit = 50
-    public static let historySeconds: Int64 = 300
+    package static let transitionLimit = 50
+    package static let historySeconds: Int64 = 300
     /// Samples kept per beacon at most (two a second over five minutes).
     static let sampleLimit = 600
 
-    public init(hierarchy: Hierarchy, maxRegions: Int) {
+    package init(hierarchy: Hierarchy, maxRegions: Int) {
         self.hierarchy = hierarchy
         self.maxRegions = maxRegions
     }
 
     /// A fixed scanner at a location (docs/behaviour.md §19), and its health at the last reading.
-    public struct Scanner: Sendable, Hashable {
-        public var id: String
-        public var locationID: String
+    package struct Scanner: Sendable, Hashable {
+        package var id: String
+        package var locationID: String
         /// `nil` before any reading.
-        public var online: Bool?
-        public var lastReport: Timestamp?
-        public var reports = 0
+        package var online: Bool?
+        package var lastReport: Timestamp?
+        package var reports = 0
         /// The offset `Scanners.calibrate = auto` learned for its receiver; `nil` when none.
-        public var learned: Learned?
+        package var learned: Learned?
 
         /// dB added to a scanner's readings, learned against `pairs` other scanners.
-        public struct Learned: Sendable, Hashable {
-            public var offset: Double
-            public var pairs: Int
+        package struct Learned: Sendable, Hashable {
+            package var offset: Double
+            package var pairs: Int
 
-            public init(offset: Double, pairs: Int) {
+            package init(offset: Double, pairs: Int) {
                 self.offset = offset
                 self.pairs = pairs
             }
         }
 
-        public init(id: String, locationID: String) {
+        package init(id: String, locationID: String) {
             self.id = id
             self.locationID = locationID
         }
     }
 
     /// A floor with a plan, as the floor page draws it (docs/behaviour.md §20).
-    public struct Floor: Sendable, Hashable {
-        public struct Room: Sendable, Hashable {
-            public var region: Region
-            public var polygon: [PlanPoint]
+    package struct Floor: Sendable, Hashable {
+        package struct Room: Sendable, Hashable {
+            package var region: Region
+            package var polygon: [PlanPoint]
         }
 
-        public struct Scanner: Sendable, Hashable {
-            public var locationID: String
-            public var point: PlanPoint
+        package struct Scanner: Sendable, Hashable {
+            package var locationID: String
+            package var point: PlanPoint
         }
 
-        public var area: Region
-        public var rooms: [Room]
-        public var doors: [PlanSegment]
-        public var scanners: [Scanner]
+        package var area: Region
+        package var rooms: [Room]
+        package var doors: [PlanSegment]
+        package var scanners: [Scanner]
         /// What the page shows: the rooms and scanners with a margin.
-        public var box: Box
+        package var box: Box
 
-        public init(map: FloorMap, hierarchy: Hierarchy) {
+        package init(map: FloorMap, hierarchy: Hierarchy) {
             area = hierarchy.areas[Int(map.plan.area)].region
             rooms = map.plan.rooms.map { Room(region: hierarchy.zones[Int($0.zone)].region, polygon: $0.polygon) }
             doors = map.plan.doors
@@ -160,19 +160,19 @@ public struct BuildingModel: Sendable {
     }
 
     /// The floors with a plan, in the order of their Areas.
-    public var floors: [Floor] = []
+    package var floors: [Floor] = []
     /// The floors' radio as the scanners taught it (docs/behaviour.md §20); nil with no floor plan.
-    public var radio: RadioModel? {
+    package var radio: RadioModel? {
         didSet { version &+= 1 }
     }
 
     /// The placed scanners, in the configuration's order.
-    public private(set) var scanners: [Scanner] = []
+    package private(set) var scanners: [Scanner] = []
     /// When the scanners were last read.
-    public private(set) var scannersReadAt: Timestamp?
+    package private(set) var scannersReadAt: Timestamp?
 
     /// Places the configuration's scanners (keeps what was read of those that stay).
-    public mutating func place(_ placed: [(id: String, locationID: String)]) {
+    package mutating func place(_ placed: [(id: String, locationID: String)]) {
         version &+= 1
         let old = Dictionary(scanners.map { ($0.id, $0) }) { first, _ in first }
         scanners = placed.map { id, locationID in
@@ -183,7 +183,7 @@ public struct BuildingModel: Sendable {
     }
 
     /// The scanners' health at a reading taken at `time`.
-    public mutating func updateScanners(
+    package mutating func updateScanners(
         _ states: [(id: String, online: Bool, lastReport: Timestamp?, reports: Int)], at time: Timestamp,
         learned: [String: Scanner.Learned] = [:]
     ) {
@@ -200,17 +200,17 @@ public struct BuildingModel: Sendable {
     }
 
     /// The scanner at `locationID`, if one is placed there.
-    public func scanner(at locationID: String) -> Scanner? { scanners.first { $0.locationID == locationID } }
+    package func scanner(at locationID: String) -> Scanner? { scanners.first { $0.locationID == locationID } }
 
     /// Why a tag's room last changed, in the names a person reads: rooms by name, the scanner by id.
-    public func why(_ change: RoomChange) -> String {
+    package func why(_ change: RoomChange) -> String {
         change.why(room: { name(of: $0) }) { locationID in
             scanner(at: locationID).map { "scanner \($0.id)" } ?? "the scanner at \(locationID)"
         }
     }
 
     /// Makes `device` known (its name may change with a reload); keeps its reading.
-    public mutating func declare(_ device: Device) {
+    package mutating func declare(_ device: Device) {
         version &+= 1
         var entry = devices[device.id] ?? device
         entry.name = device.name
@@ -220,12 +220,12 @@ public struct BuildingModel: Sendable {
     }
 
     /// Devices in a stable order: the own radio first, then by label.
-    public var orderedDevices: [Device] {
+    package var orderedDevices: [Device] {
         devices.values.sorted { ($0.own ? 0 : 1, $0.label, $0.id) < ($1.own ? 0 : 1, $1.label, $1.id) }
     }
 
     /// A device's newest reading: taken as its state, and its beacons' RSSI sampled.
-    public mutating func update(_ id: String, reading: DeviceReading) {
+    package mutating func update(_ id: String, reading: DeviceReading) {
         version &+= 1
         devices[id, default: Device(id: id)].reading = reading
         let now = reading.monitor.time
@@ -254,7 +254,7 @@ public struct BuildingModel: Sendable {
     }
 
     /// An output of `device` as it is delivered: transitions go to the latest.
-    public mutating func record(_ output: MonitorOutput, device: String) {
+    package mutating func record(_ output: MonitorOutput, device: String) {
         guard case .transition(let time, let transition) = output else { return }
         version &+= 1
         transitions.append(TransitionEntry(time: time, device: device, transition: transition))
@@ -264,19 +264,19 @@ public struct BuildingModel: Sendable {
     }
 
     /// The devices inside `region` now, in ``orderedDevices`` order.
-    public func devices(inside region: Region) -> [Device] {
+    package func devices(inside region: Region) -> [Device] {
         orderedDevices.filter { device in
             device.reading?.monitor.inside.contains { $0.region == region } == true
         }
     }
 
     /// Today's longest stays in `region`, longest first (the party's bar score): at most `limit`.
-    public func leaderboard(_ region: Region, limit: Int = 5) -> [(device: Device, seconds: Double)] {
+    package func leaderboard(_ region: Region, limit: Int = 5) -> [(device: Device, seconds: Double)] {
         leaderboards(limit: limit)[region.description] ?? []
     }
 
     /// Every Zone's and Area's leaderboard, by canonical region, in one pass over the devices.
-    public func leaderboards(limit: Int = 5) -> [String: [(device: Device, seconds: Double)]] {
+    package func leaderboards(limit: Int = 5) -> [String: [(device: Device, seconds: Double)]] {
         var rows: [String: [(device: Device, seconds: Double)]] = [:]
         for device in devices.values {
             guard let dwell = device.reading?.dwellToday else { continue }
@@ -290,10 +290,10 @@ public struct BuildingModel: Sendable {
     }
 
     /// The name a person reads for `region`: its configured name, else its canonical form.
-    public func name(of region: Region) -> String { hierarchy.name(of: region) ?? region.description }
+    package func name(of region: Region) -> String { hierarchy.name(of: region) ?? region.description }
 
     /// The latest instant any reading or transition knows: "now" for the view.
-    public var latestTime: Timestamp? {
+    package var latestTime: Timestamp? {
         let readings = devices.values.compactMap { $0.reading?.monitor.time }.max()
         guard let last = transitions.last?.time else { return readings }
         return readings.map { max($0, last) } ?? last

@@ -1,7 +1,7 @@
 import BeaconCore
 
 /// HTML text built in order, every text and attribute value escaped.
-public struct HTML {
+package struct HTML {
     private(set) var text = ""
 
     init(capacity: Int = 8192) { text.reserveCapacity(capacity) }
@@ -27,7 +27,7 @@ public struct HTML {
 
     mutating func close(_ tag: String) { text += "</\(tag)>" }
 
-    public static func escape(_ value: String) -> String {
+    package static func escape(_ value: String) -> String {
         guard value.utf8.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 || $0 == 0x27 })
         else { return value }
         var out = ""
@@ -53,7 +53,7 @@ public struct HTML {
     }
 
     /// `42 s`, `12 min`, `2 h 05 min`.
-    public static func duration(_ seconds: Double) -> String {
+    package static func duration(_ seconds: Double) -> String {
         let whole = Int(max(0, min(seconds, 1e9)).rounded())
         if whole < 60 { return "\(whole) s" }
         if whole < 3600 { return "\(whole / 60) min" }

@@ -7,7 +7,7 @@ extension Pages {
     /// `/floors/<Area>`'s main (docs/behaviour.md §20): the floor drawn to scale — its rooms, doors
     /// and scanners (online or offline) — and every tag on it as a dot with its error circle,
     /// redrawn live like every page; `nil` for an Area without a plan.
-    public static func floor(_ model: BuildingModel, area: String) -> String? {
+    package static func floor(_ model: BuildingModel, area: String) -> String? {
         guard let region = Region(area), let floor = model.floors.first(where: { $0.area == region }) else {
             return nil
         }

@@ -5,9 +5,9 @@ import RegionMonitor
 /// The web view's pages (docs/behaviour.md §16), rendered on the server so that they show the state with
 /// JavaScript off. Each page is a frame around a `<main id="main">` whose content the page's
 /// script fetches again (`?fragment=main`) when an output arrives over server-sent events.
-public enum Pages {
+package enum Pages {
     /// The whole page: the frame and `main`.
-    public static func page(title: String, device: String?, main: String) -> String {
+    package static func page(title: String, device: String?, main: String) -> String {
         var html = HTML(capacity: main.utf8.count + 1024)
         html.raw("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">")
         html.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")
@@ -27,7 +27,7 @@ public enum Pages {
 
     /// `/`'s main: the hierarchy with who is inside each Area and Zone, today's leaderboard per
     /// Zone, the devices, and the latest transitions.
-    public static func building(_ model: BuildingModel) -> String {
+    package static func building(_ model: BuildingModel) -> String {
         var html = HTML()
         let devices = model.orderedDevices
         var inside: [Region: [BuildingModel.Device]] = [:]
@@ -163,7 +163,7 @@ public enum Pages {
     // MARK: - A device
 
     /// `/devices/<id>`'s main; `nil` for an unknown device.
-    public static func device(_ model: BuildingModel, id: String) -> String? {
+    package static func device(_ model: BuildingModel, id: String) -> String? {
         guard let device = model.devices[id] else { return nil }
         var html = HTML()
         guard let reading = device.reading else {
@@ -295,7 +295,7 @@ public enum Pages {
     // MARK: - Scanners
 
     /// `/scanners`'s main: every placed scanner, its room, and its health (docs/behaviour.md §19).
-    public static func scanners(_ model: BuildingModel) -> String {
+    package static func scanners(_ model: BuildingModel) -> String {
         var html = HTML()
         html.open("p", [("class", "now")])
         html.escaped(
@@ -381,7 +381,7 @@ public enum Pages {
     }
 
     /// A path segment: everything but unreserved characters percent-encoded.
-    public static func percentEncoded(_ segment: String) -> String {
+    package static func percentEncoded(_ segment: String) -> String {
         var out = ""
         for byte in segment.utf8 {
             switch byte {
@@ -397,7 +397,7 @@ public enum Pages {
     }
 
     /// The main of a page for an unknown device.
-    public static func unknownDevice(_ id: String) -> String {
+    package static func unknownDevice(_ id: String) -> String {
         var html = HTML()
         html.open("p", [("class", "error")])
         html.escaped("No device \(id). ")
@@ -414,7 +414,7 @@ extension String {
 }
 
 /// Small inline SVG charts, drawn on the server (no script, no library).
-public enum Chart {
+package enum Chart {
     static let width = 240.0
     static let height = 40.0
     /// The RSSI range drawn, dBm: weaker is at the bottom.
@@ -422,7 +422,7 @@ public enum Chart {
     static let ceiling = -30.0
 
     /// A beacon's filtered RSSI over the five minutes before `end`; gaps where it was `off`.
-    public static func rssi(_ samples: [BuildingModel.Sample], end: Timestamp) -> String {
+    package static func rssi(_ samples: [BuildingModel.Sample], end: Timestamp) -> String {
         let span = Double(BuildingModel.historySeconds)
         var svg =
             "<svg class=\"chart\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" width=\"\(Int(width))\" height=\"\(Int(height))\" role=\"img\">"
@@ -460,7 +460,7 @@ public enum Chart {
     }
 
     /// `value` with one decimal (`-3.5`, `0.0`), for finite values of a sensible size.
-    public static func oneDecimal(_ value: Double) -> String {
+    package static func oneDecimal(_ value: Double) -> String {
         guard value.isFinite, value.magnitude < 1e12 else { return "0.0" }
         let tenths = Int((value * 10).rounded())
         return "\(tenths < 0 && tenths > -10 ? "-" : "")\(tenths / 10).\(abs(tenths % 10))"

@@ -95,10 +95,10 @@ struct JSONText {
 }
 
 /// The API's JSON (docs/behaviour.md §16, docs/web.md): `/api/v1/state` and `/api/v1/devices/<id>`.
-public enum StateJSON {
+package enum StateJSON {
     /// The building: every device's whereabouts, the hierarchy with who is inside each Area and
     /// Zone and today's leaderboard per Zone, and the latest transitions (newest first).
-    public static func state(_ model: BuildingModel) -> String {
+    package static func state(_ model: BuildingModel) -> String {
         var json = JSONText(capacity: 4096 + model.devices.count * 200)
         let devices = model.orderedDevices
         var inside: [Region: [String]] = [:]
@@ -185,7 +185,7 @@ public enum StateJSON {
 
     /// One device in full: its monitored set, regions inside, beacons with their RSSI of the last
     /// five minutes, alerts, rule counts, latches; `nil` for an unknown id.
-    public static func device(_ model: BuildingModel, id: String) -> String? {
+    package static func device(_ model: BuildingModel, id: String) -> String? {
         guard let device = model.devices[id] else { return nil }
         var json = JSONText()
         let reading = device.reading

@@ -42,7 +42,10 @@ struct E2EBench: AsyncParsableCommand {
     @Option(help: "Sightings in the rate run.")
     var events = 100_000
 
-    @Flag(help: "As a cluster's active (docs/behaviour.md §21): each step shipped, each output waiting for the broker to hold it.")
+    @Flag(
+        help:
+            "As a cluster's active (docs/behaviour.md §21): each step shipped, each output waiting for the broker to hold it."
+    )
     var cluster = false
 
     static let uuid = UUID(uuidString: "5A4BCFCE-174E-4BAC-A814-092E77F6B7E5")!

@@ -6,21 +6,21 @@ import Synchronization
 #endif
 
 /// A real `mosquitto` on a free loopback port, for tests: started, waited for, killed.
-public final class Broker: @unchecked Sendable {
-    public let port: Int32
-    public let folder: URL
+package final class Broker: @unchecked Sendable {
+    package let port: Int32
+    package let folder: URL
     /// Whether the broker keeps its state on disk across restarts.
-    public let persistent: Bool
+    package let persistent: Bool
     private var process: Process?
     /// The broker's process id while it runs (the wrapper execs mosquitto in place).
-    public var pid: Int32 { process?.processIdentifier ?? 0 }
+    package var pid: Int32 { process?.processIdentifier ?? 0 }
     /// What the broker has said on standard error, and who waits for a line of it.
     private let said = BrokerLog()
 
     /// Starts a broker (persistence on unless `persistent` is false, saved every second, in its
     /// own folder, as this user: run as root, mosquitto would otherwise drop to `mosquitto` and
     /// fail to save) and waits until it accepts connections.
-    public init(persistent: Bool = true) throws {
+    package init(persistent: Bool = true) throws {
         folder = try scratchFolder("broker")
         port = try Self.freePort()
         self.persistent = persistent
@@ -30,7 +30,7 @@ public final class Broker: @unchecked Sendable {
     deinit { kill(signal: SIGKILL) }
 
     /// (Re)starts the broker on the same port with the same persistence file.
-    public func start() throws {
+    package func start() throws {
         let config = folder.appendingPathComponent("mosquitto.conf")
         try """
         listener \(port) 127.0.0.1
@@ -79,7 +79,7 @@ public final class Broker: @unchecked Sendable {
 
     /// Waits until the broker has saved its state (sessions, subscriptions) after now: what a
     /// SIGKILL from then on cannot lose.
-    public func saved(within seconds: Double = Eventually.patience) throws {
+    package func saved(within seconds: Double = Eventually.patience) throws {
         // A save that had begun before now may have missed what came since: the one after it.
         let saves = said.count(of: "Saving in-memory database")
         guard said.wait(within: seconds, until: { $0.count(of: "Saving in-memory database") >= saves + 2 }) else {
@@ -90,7 +90,7 @@ public final class Broker: @unchecked Sendable {
     /// Stops the broker with `signal` (SIGKILL: no clean shutdown) and waits for it to exit (not
     /// from an async context, where Foundation's wait may spin and never return: use
     /// ``stop(signal:)`` there, or pass `wait: false`).
-    public func kill(signal: Int32 = SIGTERM, wait: Bool = true) {
+    package func kill(signal: Int32 = SIGTERM, wait: Bool = true) {
         guard let process, process.isRunning else { return }
         Glibc.kill(process.processIdentifier, signal)
         if wait { process.waitUntilExit() }
@@ -99,7 +99,7 @@ public final class Broker: @unchecked Sendable {
 
     /// Stops the broker with `signal` and waits, from async code, until it has exited (its
     /// termination wakes the wait).
-    public func stop(signal: Int32 = SIGTERM) async throws {
+    package func stop(signal: Int32 = SIGTERM) async throws {
         guard let process, process.isRunning else { return }
         Glibc.kill(process.processIdentifier, signal)
         try await Eventually.until("mosquitto to exit") { !process.isRunning }
@@ -107,7 +107,7 @@ public final class Broker: @unchecked Sendable {
     }
 
     /// Whether something listens on `port` on loopback.
-    public static func accepts(port: Int32) -> Bool {
+    package static func accepts(port: Int32) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
@@ -121,7 +121,7 @@ public final class Broker: @unchecked Sendable {
         }
     }
 
-    public static func freePort() throws -> Int32 {
+    package static func freePort() throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
@@ -139,9 +139,9 @@ public final class Broker: @unchecked Sendable {
     }
 }
 
-public struct BrokerError: Error, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
+package struct BrokerError: Error, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// A child's standard error as it comes, and waiting (with a deadline) for a line of it.

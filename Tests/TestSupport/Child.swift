@@ -7,18 +7,18 @@ import Synchronization
 /// `readDataToEndOfFile()` block the calling thread; on the pool's two threads of a 2-core machine
 /// two such waits stop every other test's tasks (subscribers, servers) until the children end, and
 /// on a loaded machine their waits time out (docs/reliability.md, "Waits in tests").
-public enum Child {
+package enum Child {
     /// What a child printed and how it ended.
-    public struct Run: Sendable {
-        public var status: Int32
-        public var stdout: String
-        public var stderr: String
+    package struct Run: Sendable {
+        package var status: Int32
+        package var stdout: String
+        package var stderr: String
     }
 
     /// Runs `executable` with `arguments` (in `directory`, `stdin` written to its standard input
     /// then closed) and returns once it has exited and both its outputs have ended; throws after
     /// `seconds`, naming the command.
-    public static func run(
+    package static func run(
         _ executable: URL, _ arguments: [String], stdin: Data = Data(), in directory: URL? = nil,
         environment: [String: String]? = nil, within seconds: Double = Eventually.patience
     ) async throws -> Run {
@@ -58,7 +58,7 @@ public enum Child {
     /// ``Eventually/start(_:loggingTo:)``, so that its exit wakes the wait) has exited and returns
     /// its status; throws after `seconds`, naming `what`. (Foundation's `waitUntilExit()` would
     /// hold the thread, and on a thread without a run loop it spins.)
-    public static func exit(of process: Process, _ what: String, within seconds: Double = Eventually.patience)
+    package static func exit(of process: Process, _ what: String, within seconds: Double = Eventually.patience)
         async throws -> Int32
     {
         try await Eventually.until("\(what) to exit", within: seconds) { !process.isRunning }

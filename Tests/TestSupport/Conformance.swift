@@ -3,47 +3,47 @@ import Foundation
 
 /// The conformance vectors, read from the verbatim copy in `Tests/conformance` (a user's clone has
 /// no `../shared`; `scripts/test` checks the copy against it where it exists).
-public enum Conformance {
-    public static let directory: URL = URL(fileURLWithPath: #filePath)
+package enum Conformance {
+    package static let directory: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent()  // TestSupport
         .deletingLastPathComponent()  // Tests
         .appendingPathComponent("conformance")
 
-    public static func url(_ name: String) -> URL { directory.appendingPathComponent(name) }
+    package static func url(_ name: String) -> URL { directory.appendingPathComponent(name) }
 
-    public static func load<T: Decodable>(_ type: T.Type, from name: String) throws -> T {
+    package static func load<T: Decodable>(_ type: T.Type, from name: String) throws -> T {
         try JSONDecoder().decode(type, from: Data(contentsOf: url(name)))
     }
 
     /// `adverts.json`: HCI events and the sightings each decodes to.
-    public struct Adverts: Decodable, Sendable {
-        public var cases: [Case]
-        public struct Case: Decodable, Sendable, CustomStringConvertible {
-            public var name: String
-            public var hci: String
-            public var sightings: [ExpectedSighting]
-            public var description: String { name }
+    package struct Adverts: Decodable, Sendable {
+        package var cases: [Case]
+        package struct Case: Decodable, Sendable, CustomStringConvertible {
+            package var name: String
+            package var hci: String
+            package var sightings: [ExpectedSighting]
+            package var description: String { name }
         }
     }
 
     /// `captures.json`: the sightings the three btsnoop captures hold.
-    public struct Captures: Decodable, Sendable {
-        public var sightings: [ExpectedSighting]
+    package struct Captures: Decodable, Sendable {
+        package var sightings: [ExpectedSighting]
     }
 
     /// A sighting as the vectors list it; a field left out is not checked.
-    public struct ExpectedSighting: Decodable, Sendable {
-        public var t: Double?
-        public var format: String?
-        public var uuid: String
-        public var major: Int
-        public var minor: Int
-        public var power: Int?
-        public var rssi: Int
-        public var address: String?
+    package struct ExpectedSighting: Decodable, Sendable {
+        package var t: Double?
+        package var format: String?
+        package var uuid: String
+        package var major: Int
+        package var minor: Int
+        package var power: Int?
+        package var rssi: Int
+        package var address: String?
 
         /// The fields that differ from `advertisement` (at `time`, when the vector gives one).
-        public func mismatches(_ advertisement: Advertisement, at time: Timestamp? = nil) -> [String] {
+        package func mismatches(_ advertisement: Advertisement, at time: Timestamp? = nil) -> [String] {
             var out: [String] = []
             if let t, let time, abs(time.secondsSinceEpoch - t) > 0.000_001 { out.append("t \(time) != \(t)") }
             if let format, format != advertisement.format.rawValue { out.append("format \(advertisement.format)") }
@@ -62,7 +62,7 @@ public enum Conformance {
 
 extension Array where Element == UInt8 {
     /// A copy with `times` random bytes overwritten by random values: the simplest fuzz mutation.
-    public func overwritingRandomBytes(times: ClosedRange<Int>, using random: inout SeededGenerator) -> [UInt8] {
+    package func overwritingRandomBytes(times: ClosedRange<Int>, using random: inout SeededGenerator) -> [UInt8] {
         var bytes = self
         guard !bytes.isEmpty else { return bytes }
         for _ in 0..<Int.random(in: times, using: &random) {

@@ -4,18 +4,18 @@ import Syscalls
 /// Waiting in tests for something another thread or process does: woken by the event itself
 /// (``changed()``, called by whatever the tests watch: a subscriber's inbox, a child's standard
 /// error, its exit), never by polling, with a deadline long enough for a loaded machine.
-public enum Eventually {
+package enum Eventually {
     /// How long a test waits, unless it says otherwise: generous, since CI may run on a busy
     /// 2-core machine; a passing test never waits it out.
-    public static let patience: Double = 60
+    package static let patience: Double = 60
 
     private static let changes = Awaitable()
 
     /// Something a waiting test looks at may have changed.
-    public static func changed() { changes.changed() }
+    package static func changed() { changes.changed() }
 
     /// Returns once `condition` holds; throws after `seconds` naming `what` was awaited.
-    public static func until(
+    package static func until(
         _ what: String, within seconds: Double = patience, _ condition: () -> Bool
     ) async throws {
         guard await changes.wait(within: .milliseconds(Int64(seconds * 1000)), until: condition) else {
@@ -25,7 +25,7 @@ public enum Eventually {
 
     /// Starts `process` with its standard error appended to `log` as it comes, each chunk and
     /// its exit waking the waiters.
-    public static func start(_ process: Process, loggingTo log: URL) throws {
+    package static func start(_ process: Process, loggingTo log: URL) throws {
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let file = try FileHandle(forWritingTo: log)
         let pipe = Pipe()
@@ -40,16 +40,16 @@ public enum Eventually {
     }
 
     /// Wakes the waiters when `process` exits (call before `run()`).
-    public static func watchExit(of process: Process) {
+    package static func watchExit(of process: Process) {
         process.terminationHandler = { _ in changed() }
     }
 
-    public struct TimedOut: Error, CustomStringConvertible {
-        public var what: String
-        public var seconds: Double
-        public var description: String { "timed out after \(Int(seconds)) s waiting for \(what)" }
+    package struct TimedOut: Error, CustomStringConvertible {
+        package var what: String
+        package var seconds: Double
+        package var description: String { "timed out after \(Int(seconds)) s waiting for \(what)" }
 
-        public init(what: String, seconds: Double) {
+        package init(what: String, seconds: Double) {
             self.what = what
             self.seconds = seconds
         }

@@ -5,16 +5,16 @@ import Syscalls
 /// A plain HTTP/1.0 client over a loopback socket, for tests of the daemon's web server: one
 /// request per connection, the response read until the server closes it (a stream of
 /// server-sent events is read as it comes, through ``EventStream``).
-public enum HTTPProbe {
-    public struct Response: Sendable {
-        public var status: Int
-        public var headers: [String: String]
-        public var body: String
+package enum HTTPProbe {
+    package struct Response: Sendable {
+        package var status: Int
+        package var headers: [String: String]
+        package var body: String
     }
 
     /// Sends one request on a thread of its own (a blocked socket must not hold one of the few
     /// threads the server's own tasks run on); waits for the whole response at most `seconds`.
-    public static func request(
+    package static func request(
         _ method: String = "GET", _ path: String, port: Int, headers: [String: String] = [:], body: [UInt8] = [],
         within seconds: Double = Eventually.patience
     ) async throws -> Response {
@@ -50,7 +50,7 @@ public enum HTTPProbe {
     }
 
     /// A socket connected to 127.0.0.1:`port`.
-    public static func connect(port: Int) throws -> Int32 {
+    package static func connect(port: Int) throws -> Int32 {
         let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure("socket: \(errno)") }
         var address = sockaddr_in()
@@ -117,13 +117,13 @@ public enum HTTPProbe {
     }
 
     /// A stream of server-sent events (`/api/v1/events`), read as they come.
-    public final class EventStream: @unchecked Sendable {
+    package final class EventStream: @unchecked Sendable {
         let socket: Int32
         private var received: [UInt8] = []
         private var headerDone = false
-        public private(set) var status = 0
+        package private(set) var status = 0
 
-        public init(_ path: String, port: Int, headers: [String: String] = [:]) throws {
+        package init(_ path: String, port: Int, headers: [String: String] = [:]) throws {
             socket = try HTTPProbe.connect(port: port)
             try HTTPProbe.send(socket, method: "GET", path: path, headers: headers, body: [])
         }
@@ -132,13 +132,13 @@ public enum HTTPProbe {
 
         /// The next event's `data`, or `nil` when the server ended the stream; throws after
         /// `seconds` without one. One caller at a time.
-        public func next(within seconds: Double = Eventually.patience) async throws -> String? {
+        package func next(within seconds: Double = Eventually.patience) async throws -> String? {
             try await HTTPProbe.offThread { try self.blockingNext(within: seconds) }
         }
 
         /// Returns once the server has taken the client on (its first block, `retry:`, came):
         /// what is delivered from then on reaches it.
-        public func connected(within seconds: Double = Eventually.patience) async throws {
+        package func connected(within seconds: Double = Eventually.patience) async throws {
             try await HTTPProbe.offThread { _ = try self.blockingNext(within: seconds, anyBlock: true) }
         }
 
@@ -172,8 +172,8 @@ public enum HTTPProbe {
         }
     }
 
-    public struct Failure: Error, CustomStringConvertible {
-        public var description: String
-        public init(_ description: String) { self.description = description }
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
+        package init(_ description: String) { self.description = description }
     }
 }

@@ -8,15 +8,15 @@ import Synchronization
 /// A real HTTP/1.1 server on a free loopback port, for tests of the rules' server hook and URL
 /// sources: each request is answered by `route` from its path (with query), one connection
 /// per request, on threads of its own.
-public final class HTTPServer: Sendable {
+package final class HTTPServer: Sendable {
     /// How to answer one request.
-    public enum Response: Sendable {
+    package enum Response: Sendable {
         case reply(status: Int, body: String)
         /// Say nothing until the server stops: the client's timeout.
         case hang
     }
 
-    public let port: Int32
+    package let port: Int32
     private let listener: Int32
     private let route: @Sendable (String) -> Response
     private let paths = Mutex<[String]>([])
@@ -24,7 +24,7 @@ public final class HTTPServer: Sendable {
     private let stopped = Mutex(false)
 
     /// Starts listening; `route` answers each request's path.
-    public init(route: @escaping @Sendable (String) -> Response) throws {
+    package init(route: @escaping @Sendable (String) -> Response) throws {
         self.route = route
         listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var yes: Int32 = 1
@@ -50,12 +50,12 @@ public final class HTTPServer: Sendable {
     deinit { stop() }
 
     /// `http://127.0.0.1:<port>` and `path`.
-    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+    package func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
     /// The paths requested so far, in order.
-    public var requests: [String] { paths.withLock { $0 } }
+    package var requests: [String] { paths.withLock { $0 } }
 
-    public func stop() {
+    package func stop() {
         guard
             !stopped.withLock({ stopped in
                 defer { stopped = true }; return stopped
@@ -109,7 +109,7 @@ public final class HTTPServer: Sendable {
     }
 
     /// A loopback port nothing listens on: a refused connection.
-    public static func closedPort() throws -> Int32 { try Broker.freePort() }
+    package static func closedPort() throws -> Int32 { try Broker.freePort() }
 }
 
 extension Array where Element == UInt8 {

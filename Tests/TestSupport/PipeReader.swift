@@ -5,7 +5,7 @@ import Foundation
 /// registers the descriptor with libdispatch, and a descriptor closed before that source's
 /// cancellation completes can take libdispatch's event thread down: a loaded run of the suite
 /// crashed once there, with signal 11, in `_dispatch_event_loop_drain`.)
-public func readUntilEnd(
+package func readUntilEnd(
     _ handle: FileHandle, name: String = "pipe reader", _ chunk: @escaping @Sendable (Data) -> Void
 ) {
     let box = UncheckedHandle(handle)

@@ -2,18 +2,18 @@ import Foundation
 
 extension Conformance {
     /// A folder of `scenarios/`: an ini, a trace, and the outputs `replay` must print.
-    public struct Scenario: Sendable, CustomStringConvertible {
-        public var name: String
-        public var directory: URL
+    package struct Scenario: Sendable, CustomStringConvertible {
+        package var name: String
+        package var directory: URL
         /// The output types compared (`scenario.json` → `compare.types`).
-        public var types: [String]
-        public var about: String
+        package var types: [String]
+        package var about: String
 
-        public var description: String { name }
-        public var ini: URL { directory.appendingPathComponent("hsyco.ini") }
-        public var trace: URL { directory.appendingPathComponent("trace.jsonl") }
+        package var description: String { name }
+        package var ini: URL { directory.appendingPathComponent("hsyco.ini") }
+        package var trace: URL { directory.appendingPathComponent("trace.jsonl") }
 
-        public init(_ name: String) throws {
+        package init(_ name: String) throws {
             self.name = name
             directory = Conformance.url("scenarios").appendingPathComponent(name)
             let meta =
@@ -24,11 +24,11 @@ extension Conformance {
             about = meta["about"] as! String
         }
 
-        public func expected() throws -> [[String: Any]] {
+        package func expected() throws -> [[String: Any]] {
             try Self.objects(String(contentsOf: directory.appendingPathComponent("expected.jsonl"), encoding: .utf8))
         }
 
-        public static func objects(_ jsonLines: String) throws -> [[String: Any]] {
+        package static func objects(_ jsonLines: String) throws -> [[String: Any]] {
             try jsonLines.split(separator: "\n").filter { !$0.allSatisfy(\.isWhitespace) }.map {
                 try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
             }
@@ -37,7 +37,7 @@ extension Conformance {
         /// The differences between `actual` outputs and the expected ones, by the rules of
         /// `check-scenarios`: only the compared types, in order; only the fields an expected line
         /// names; times within 1 ms; `location`s per beacon, their times within 1 s; `regions` as sets.
-        public func mismatches(_ actual: [[String: Any]]) throws -> [String] {
+        package func mismatches(_ actual: [[String: Any]]) throws -> [String] {
             let expected = try expected()
             var problems: [String] = []
             let plain = Set(types).subtracting(["location"])

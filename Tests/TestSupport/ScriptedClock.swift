@@ -4,13 +4,13 @@ import Syscalls
 
 /// A ``DaemonClock`` a test moves by hand, with the ``ShellTimers`` that run on it: nothing
 /// falls due until the test says time passed.
-public final class ScriptedClock: Sendable {
+package final class ScriptedClock: Sendable {
     /// The clock, for whatever reads the time.
-    public let clock: DaemonClock
+    package let clock: DaemonClock
     /// Timers on ``clock``: closures and sleeps fall due as ``advance(by:)`` moves it.
-    public let timers: ShellTimers
+    package let timers: ShellTimers
 
-    public init() {
+    package init() {
         let box = Box()
         clock = DaemonClock(
             now: { Timestamp(microseconds: box.reading.withLock { $0.wall }) },
@@ -26,10 +26,10 @@ public final class ScriptedClock: Sendable {
     private let box: Box
 
     /// Time on the clock that only moves forward.
-    public var elapsed: Duration { box.reading.withLock { $0.elapsed } }
+    package var elapsed: Duration { box.reading.withLock { $0.elapsed } }
 
     /// `duration` passes on both clocks; the timers look at once.
-    public func advance(by duration: Duration) {
+    package func advance(by duration: Duration) {
         box.reading.withLock {
             $0.elapsed += duration
             $0.wall &+= duration.microseconds

@@ -27,27 +27,27 @@ import RegionMonitor
 ///   message (`tst` the last fix, no `created_at`) goes when a beacon is first ranged, and again
 ///   only when its accuracy changes by more than a fifth (`didRangeBeacons`); the list of ranged
 ///   beacons is never emptied.
-public struct SimulatedPhone: Sendable {
+package struct SimulatedPhone: Sendable {
     /// iOS's cap on the regions one app monitors.
-    public static let iOSLimit = 20
+    package static let iOSLimit = 20
 
     /// A message the phone publishes.
-    public struct Published: Sendable, Hashable {
-        public var topic: String
-        public var payload: String
+    package struct Published: Sendable, Hashable {
+        package var topic: String
+        package var payload: String
     }
 
     /// A region the app holds (its Core Data `Region`).
-    public struct AppRegion: Sendable, Hashable {
-        public var rid: String
-        public var name: String
-        public var tst: Double
-        public var uuid: UUID?
-        public var major: UInt32
-        public var minor: UInt32
-        public var rad: Double
-        public var lat: Double
-        public var lon: Double
+    package struct AppRegion: Sendable, Hashable {
+        package var rid: String
+        package var name: String
+        package var tst: Double
+        package var uuid: UUID?
+        package var major: UInt32
+        package var minor: UInt32
+        package var rad: Double
+        package var lat: Double
+        package var lon: Double
 
         /// What iOS monitors for it, `nil` for nothing (`Region CLregion`).
         var monitored: Monitored? {
@@ -61,7 +61,7 @@ public struct SimulatedPhone: Sendable {
     }
 
     /// A region as iOS monitors it.
-    public enum Monitored: Sendable, Hashable {
+    package enum Monitored: Sendable, Hashable {
         case circle
         case beacon(UUID, major: UInt16?, minor: UInt16?)
 
@@ -72,7 +72,7 @@ public struct SimulatedPhone: Sendable {
         }
 
         /// The beaconwatch region it stands for.
-        public var region: Region? {
+        package var region: Region? {
             guard case .beacon(let uuid, let major, let minor) = self else { return nil }
             guard let major else { return .area(uuid) }
             guard let minor else { return .zone(uuid, major: major) }
@@ -81,28 +81,28 @@ public struct SimulatedPhone: Sendable {
     }
 
     /// `owntracks/<user>/<device>`.
-    public let base: String
-    public var ranging: Bool
-    public var remoteCommands: Bool
-    public var remoteConfiguration: Bool
+    package let base: String
+    package var ranging: Bool
+    package var remoteCommands: Bool
+    package var remoteConfiguration: Bool
     /// The app's regions, in the order it added them.
-    public private(set) var regions: [AppRegion] = []
+    package private(set) var regions: [AppRegion] = []
     /// What iOS monitors, by identifier.
-    public private(set) var iOS: [String: Monitored] = [:]
+    package private(set) var iOS: [String: Monitored] = [:]
     /// The most regions iOS was asked to monitor at once.
-    public private(set) var most = 0
+    package private(set) var most = 0
     /// How many `waypoints` requests it answered.
-    public private(set) var waypointsAnswers = 0
+    package private(set) var waypointsAnswers = 0
     /// The identifiers iOS says it is inside.
-    public private(set) var inside: Set<String> = []
+    package private(set) var inside: Set<String> = []
     /// The beacons around the phone, with their accuracy (metres).
-    public private(set) var around: [BeaconID: Double] = [:]
+    package private(set) var around: [BeaconID: Double] = [:]
     /// Every beacon ranged so far, with the accuracy last sent.
     private var ranged: [BeaconID: Double] = [:]
     /// The time of the phone's last location fix (seconds since the epoch).
-    public var lastFix: Double
+    package var lastFix: Double
 
-    public init(
+    package init(
         base: String = "owntracks/alice/phone", lastFix: Double, ranging: Bool = true, remoteCommands: Bool = true,
         remoteConfiguration: Bool = true, geofences: [String] = []
     ) {
@@ -122,10 +122,10 @@ public struct SimulatedPhone: Sendable {
     }
 
     /// The beaconwatch regions iOS monitors.
-    public var beaconRegions: Set<Region> { Set(iOS.values.compactMap(\.region)) }
+    package var beaconRegions: Set<Region> { Set(iOS.values.compactMap(\.region)) }
 
     /// The first 6 hex digits of SHA-1 of `<name>-<tst>` (`Region ridFromTst:andName:`).
-    public static func derivedRID(name: String, tst: Double) -> String {
+    package static func derivedRID(name: String, tst: Double) -> String {
         let digest = Insecure.SHA1.hash(data: Array((name + "-" + String(format: "%.0f", tst)).utf8))
         return digest.prefix(3).map { String(format: "%02x", $0) }.joined()
     }
@@ -133,7 +133,7 @@ public struct SimulatedPhone: Sendable {
     // MARK: - Commands
 
     /// A message on `topic` reaches the phone at `now`; returns what it publishes.
-    public mutating func receive(topic: String, payload: String, now: Double) -> [Published] {
+    package mutating func receive(topic: String, payload: String, now: Double) -> [Published] {
         guard topic == base + "/cmd", remoteCommands,
             let object = (try? JSONSerialization.jsonObject(with: Data(payload.utf8))) as? [String: Any],
             object["_type"] as? String == "cmd", let action = object["action"] as? String
@@ -206,7 +206,7 @@ public struct SimulatedPhone: Sendable {
     /// The phone is now among `beacons` (with their accuracy in metres) at `now`: it reports the
     /// edges it crossed, enters before leaves (iOS reports an exit only after some seconds without
     /// the beacons, an entry at once), then what its ranging sees.
-    public mutating func move(to beacons: [BeaconID: Double], now: Double) -> [Published] {
+    package mutating func move(to beacons: [BeaconID: Double], now: Double) -> [Published] {
         around = beacons
         var published: [Published] = []
         var nowInside: Set<String> = []
@@ -251,7 +251,7 @@ public struct SimulatedPhone: Sendable {
     }
 
     /// A location message with the last fix (`created_at` when it is old).
-    public func location(now: Double) -> Published {
+    package func location(now: Double) -> Published {
         var json: [String: Any] = ["_type": "location", "lat": 45.46, "lon": 9.19, "acc": 10, "tst": Int(lastFix)]
         if abs(lastFix - now) > 1 { json["created_at"] = Int(now) }
         return Published(topic: base, payload: Self.text(json))

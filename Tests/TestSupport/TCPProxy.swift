@@ -10,13 +10,13 @@ import Synchronization
 /// MQTT DISCONNECT, and fires its will) and refuses new ones until ``restore()``; ``silence()``
 /// keeps the connections open but passes nothing on (a cable pulled: neither end knows until
 /// its keepalive runs out).
-public final class TCPProxy: Sendable {
-    public let port: Int32
+package final class TCPProxy: Sendable {
+    package let port: Int32
     private let listener: Int32
     private let target: Int32
     private let state = Mutex<(open: Set<Int32>, cut: Bool, closed: Bool, silent: Bool)>(([], false, false, false))
 
-    public init(to target: Int32) throws {
+    package init(to target: Int32) throws {
         self.target = target
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw BrokerError("proxy: socket failed") }
@@ -50,7 +50,7 @@ public final class TCPProxy: Sendable {
     }
 
     /// Drops every connection and refuses new ones.
-    public func cut() {
+    package func cut() {
         let open = state.withLock { state in
             state.cut = true
             return state.open
@@ -59,7 +59,7 @@ public final class TCPProxy: Sendable {
     }
 
     /// Takes connections again, and passes bytes on again.
-    public func restore() {
+    package func restore() {
         state.withLock {
             $0.cut = false
             $0.silent = false
@@ -67,10 +67,10 @@ public final class TCPProxy: Sendable {
     }
 
     /// Passes nothing on from now on (what comes is dropped), the connections left open.
-    public func silence() { state.withLock { $0.silent = true } }
+    package func silence() { state.withLock { $0.silent = true } }
 
     /// Stops listening and drops every connection.
-    public func close() {
+    package func close() {
         let first = state.withLock { state in
             defer { state.closed = true }
             return !state.closed

@@ -5,7 +5,7 @@ import JSONText
 ///
 /// Pure: ``parse(name:payload:)`` validates a message's bytes and says in one line what is wrong
 /// with garbage; the shell logs that and carries on.
-public enum DaemonCommand: Sendable, Hashable, CustomStringConvertible {
+package enum DaemonCommand: Sendable, Hashable, CustomStringConvertible {
     /// `B/cmd/mode`: `foreground` or `background` ranging.
     case mode(RangingMode)
     /// `B/cmd/reload`: re-read the configuration (any payload).
@@ -14,18 +14,18 @@ public enum DaemonCommand: Sendable, Hashable, CustomStringConvertible {
     case alert(AlertAction, id: String)
 
     /// What a user may do with an offered alert (docs/behaviour.md §9.1).
-    public enum AlertAction: String, Sendable, Hashable, CaseIterable {
+    package enum AlertAction: String, Sendable, Hashable, CaseIterable {
         case done, decline
     }
 
     /// The longest payload taken; anything longer is not a command.
-    public static let maximumPayload = 4096
+    package static let maximumPayload = 4096
 
     /// The command names, as they follow `B/cmd/`.
-    public static let names = ["mode", "reload", "alert"]
+    package static let names = ["mode", "reload", "alert"]
 
     /// Parses the message on `B/cmd/<name>` carrying `payload`.
-    public static func parse(name: String, payload: some Collection<UInt8>) -> Result<DaemonCommand, CommandError> {
+    package static func parse(name: String, payload: some Collection<UInt8>) -> Result<DaemonCommand, CommandError> {
         guard names.contains(name) else {
             // The name is the end of a topic: anything, control characters included, shown safely.
             return .failure(CommandError("no command \(quoted(name)); send to cmd/mode, cmd/reload or cmd/alert"))
@@ -67,7 +67,7 @@ public enum DaemonCommand: Sendable, Hashable, CustomStringConvertible {
 
     /// The same command as a trace states it (`{"command": "alert/done", "id": "17081"}`), which
     /// is how the engine takes it; `nil` for the commands the shell handles itself.
-    public var traceCommand: TraceCommand? {
+    package var traceCommand: TraceCommand? {
         switch self {
         case .alert(let action, let id): TraceCommand(name: "alert/\(action.rawValue)", arguments: ["id": id])
         case .mode, .reload: nil
@@ -75,7 +75,7 @@ public enum DaemonCommand: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `mode foreground`, `reload`, `alert done 17081`: for the log.
-    public var description: String {
+    package var description: String {
         switch self {
         case .mode(let mode): "mode \(mode.rawValue)"
         case .reload: "reload"
@@ -87,11 +87,11 @@ public enum DaemonCommand: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Why a command message was ignored, in one line.
-public struct CommandError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
+package struct CommandError: Error, Sendable, Hashable, CustomStringConvertible {
+    package var message: String
+    package init(_ message: String) { self.message = message }
     /// The message, control characters escaped (messages quote input through `excerpt`).
-    public var description: String { message.printable }
+    package var description: String { message.printable }
 }
 
 extension JSONValue {

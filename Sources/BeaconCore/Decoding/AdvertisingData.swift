@@ -4,8 +4,8 @@ import Foundation
 ///
 /// An AD structure is a length byte, a type byte and `length - 1` bytes of data. A length of zero
 /// ends the significant part (the rest is padding).
-public enum AdvertisingData {
-    public enum Result: Sendable, Hashable {
+package enum AdvertisingData {
+    package enum Result: Sendable, Hashable {
         case beacon(BeaconFormat, BeaconID, power: Int8)
         case none
         case malformed
@@ -18,7 +18,7 @@ public enum AdvertisingData {
     /// iBeacon: company 0x004C, type 0x02, length 0x15, UUID (16), major and minor (big-endian),
     /// measured power (signed). AltBeacon: any company, code 0xBEAC, 20-byte ID read as UUID,
     /// major, minor, then the signed reference RSSI.
-    public static func findBeacon(_ bytes: UnsafeRawBufferPointer, in data: Range<Int>) -> Result {
+    package static func findBeacon(_ bytes: UnsafeRawBufferPointer, in data: Range<Int>) -> Result {
         precondition(data.lowerBound >= 0 && data.upperBound <= bytes.count)
         var offset = data.lowerBound
         while offset < data.upperBound {

@@ -7,10 +7,10 @@ import Foundation
 /// from the event code on, without the H4 packet-type byte. Every read is bounds-checked: garbage
 /// is skipped and counted in ``statistics``, never trapped on. The decoder allocates nothing per
 /// report.
-public struct AdvertisingReportDecoder: Sendable {
-    public private(set) var statistics = DecodeStatistics()
+package struct AdvertisingReportDecoder: Sendable {
+    package private(set) var statistics = DecodeStatistics()
 
-    public init() {}
+    package init() {}
 
     static let leMetaEvent: UInt8 = 0x3E
     static let advertisingReport: UInt8 = 0x02
@@ -18,19 +18,19 @@ public struct AdvertisingReportDecoder: Sendable {
     static let rssiUnavailable: UInt8 = 0x7F
 
     /// Decodes one event and calls `body` with each beacon advertisement in it, in report order.
-    public mutating func decode(event bytes: [UInt8], _ body: (Advertisement) throws -> Void) rethrows {
+    package mutating func decode(event bytes: [UInt8], _ body: (Advertisement) throws -> Void) rethrows {
         try bytes.withUnsafeBytes { try decode(event: $0, body) }
     }
 
     /// Decodes one event and returns its beacon advertisements (convenience for tests and tools).
-    public mutating func decode(event bytes: [UInt8]) -> [Advertisement] {
+    package mutating func decode(event bytes: [UInt8]) -> [Advertisement] {
         var found: [Advertisement] = []
         decode(event: bytes) { found.append($0) }
         return found
     }
 
     /// Decodes one event and calls `body` with each beacon advertisement in it, in report order.
-    public mutating func decode(
+    package mutating func decode(
         event bytes: UnsafeRawBufferPointer,
         _ body: (Advertisement) throws -> Void
     ) rethrows {

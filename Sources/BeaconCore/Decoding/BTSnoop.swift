@@ -3,9 +3,9 @@
 /// A 16-byte header (`btsnoop\0`, version 1, datalink), then records: original length, included
 /// length, flags, cumulative drops (4 bytes each, big-endian), a timestamp (signed 64-bit
 /// microseconds since midnight, January 1st of year 0 AD), and the packet.
-public enum BTSnoop {
+package enum BTSnoop {
     /// How the packets of a capture are framed.
-    public enum Datalink: UInt32, Sendable, CaseIterable {
+    package enum Datalink: UInt32, Sendable, CaseIterable {
         /// Un-encapsulated HCI; the flags tell events (bit 1 set, bit 0 received) from the rest.
         case h1 = 1001
         /// HCI UART: each packet starts with its H4 type byte (0x04 for an event).
@@ -14,8 +14,8 @@ public enum BTSnoop {
         case monitor = 2001
     }
 
-    public static let headerSize = 16
-    public static let recordHeaderSize = 24
+    package static let headerSize = 16
+    package static let recordHeaderSize = 24
     static let magic: [UInt8] = Array("btsnoop\0".utf8)
     /// Microseconds from 0 AD to the Unix epoch.
     static let epochOffset: Int64 = 0x00DC_DDB3_0F2F_8000
@@ -23,7 +23,7 @@ public enum BTSnoop {
     static let maximumPacketSize = 65_539
 
     /// Reads the file header, or says why these bytes are not a capture beaconwatch reads.
-    public static func parseHeader(_ bytes: [UInt8]) -> Result<Datalink, Failure> {
+    package static func parseHeader(_ bytes: [UInt8]) -> Result<Datalink, Failure> {
         guard bytes.count >= headerSize else { return .failure(.notBTSnoop) }
         guard Array(bytes[0..<8]) == magic else { return .failure(.notBTSnoop) }
         let version = readUInt32(bytes, at: 8)
@@ -34,25 +34,25 @@ public enum BTSnoop {
     }
 
     /// A record's place in the capture and what it holds.
-    public struct Record: Sendable, Hashable {
-        public var time: Timestamp
-        public var flags: UInt32
-        public var packet: ArraySlice<UInt8>
+    package struct Record: Sendable, Hashable {
+        package var time: Timestamp
+        package var flags: UInt32
+        package var packet: ArraySlice<UInt8>
 
-        public init(time: Timestamp, flags: UInt32, packet: ArraySlice<UInt8>) {
+        package init(time: Timestamp, flags: UInt32, packet: ArraySlice<UInt8>) {
             self.time = time
             self.flags = flags
             self.packet = packet
         }
     }
 
-    public enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
         case notBTSnoop
         case unsupportedVersion(UInt32)
         case unsupportedDatalink(UInt32)
         case badRecordLength(included: UInt32, original: UInt32)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .notBTSnoop:
                 "not a btsnoop capture (no 'btsnoop' header); record one with 'btmon -w FILE'"
@@ -71,7 +71,7 @@ public enum BTSnoop {
     ///
     /// Returns `nil` when `bytes` ends before the record does (read more, or the capture was cut
     /// short), else the record and the offset after it.
-    public static func parseRecord(
+    package static func parseRecord(
         _ bytes: [UInt8],
         at offset: Int
     ) -> Result<(record: Record, next: Int), Failure>? {
@@ -97,14 +97,14 @@ public enum BTSnoop {
     /// Why `record` cannot be used though the capture goes on, or `nil`: its time must lie in
     /// ``Timestamp/captureRange`` (docs/behaviour.md §3.2: a phone whose clock was never set dates its records
     /// around 1970, and they are taken as they are).
-    public static func problem(with record: Record) -> String? {
+    package static func problem(with record: Record) -> String? {
         guard !Timestamp.captureRange.contains(record.time) else { return nil }
         return "its time is not from 1900-01-01 to 2100-01-01: the record is corrupt"
     }
 
     /// The HCI event (from the event code on) a record carries, or `nil` for commands, ACL data
     /// and monitor notices.
-    public static func event(in record: Record, datalink: Datalink) -> ArraySlice<UInt8>? {
+    package static func event(in record: Record, datalink: Datalink) -> ArraySlice<UInt8>? {
         switch datalink {
         case .h1:
             return record.flags & 0b11 == 0b11 ? record.packet : nil

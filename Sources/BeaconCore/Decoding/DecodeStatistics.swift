@@ -1,25 +1,25 @@
 /// What the decoder saw, so that a user can tell "no beacons here" from "garbage on the wire".
-public struct DecodeStatistics: Hashable, Sendable {
+package struct DecodeStatistics: Hashable, Sendable {
     /// HCI events given to the decoder.
-    public var events = 0
+    package var events = 0
     /// Events that were not LE advertising reports (command completes, other LE subevents).
-    public var otherEvents = 0
+    package var otherEvents = 0
     /// Advertising reports found in the events.
-    public var reports = 0
+    package var reports = 0
     /// Reports that decoded to an iBeacon or AltBeacon advertisement.
-    public var beacons = 0
+    package var beacons = 0
     /// Well-formed reports that carry no beacon layout.
-    public var notBeacons = 0
+    package var notBeacons = 0
     /// Reports dropped because the controller gave RSSI 127 ("not available").
-    public var rssiUnavailable = 0
+    package var rssiUnavailable = 0
     /// Extended reports whose data was incomplete or truncated (docs/behaviour.md §3.2: complete data only).
-    public var incomplete = 0
+    package var incomplete = 0
     /// Events or reports whose bytes did not parse: lengths running past the end, truncation.
-    public var malformed = 0
+    package var malformed = 0
 
-    public init() {}
+    package init() {}
 
-    public static func += (lhs: inout DecodeStatistics, rhs: DecodeStatistics) {
+    package static func += (lhs: inout DecodeStatistics, rhs: DecodeStatistics) {
         lhs.events += rhs.events
         lhs.otherEvents += rhs.otherEvents
         lhs.reports += rhs.reports
@@ -31,7 +31,7 @@ public struct DecodeStatistics: Hashable, Sendable {
     }
 
     /// One line for logs and the end of `decode`.
-    public var summary: String {
+    package var summary: String {
         "\(events) events, \(reports) reports, \(beacons) beacons, \(notBeacons) not beacons, "
             + "\(rssiUnavailable) without RSSI, \(incomplete) incomplete, \(malformed) malformed, "
             + "\(otherEvents) other events"

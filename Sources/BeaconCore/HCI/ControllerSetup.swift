@@ -5,8 +5,8 @@
 /// Supported Features (kept, for `check` and the log); Set Event Mask with LE Meta events; LE Set
 /// Event Mask with the advertising reports, legacy and extended. A failed status fails the set-up
 /// with the command's name; the shell gives each command 2 s.
-public struct ControllerSetup: Sendable {
-    public enum Action: Sendable, Hashable {
+package struct ControllerSetup: Sendable {
+    package enum Action: Sendable, Hashable {
         case send(HCICommand)
         /// The controller is ready for ``ScanSetup``; its LE features.
         case ready(LEFeatures)
@@ -17,16 +17,16 @@ public struct ControllerSetup: Sendable {
     private var step = 0
     private var features = LEFeatures(rawValue: 0)
 
-    public init() {}
+    package init() {}
 
-    public mutating func start() -> Action {
+    package mutating func start() -> Action {
         step = 0
         return .send(Self.commands[0])
     }
 
     /// An event from the controller (from the event code on); `nil` when it is not the answer
     /// awaited (a controller may send a vendor event or a no-op Command Complete after Reset).
-    public mutating func handle(event: some Collection<UInt8>) -> Action? {
+    package mutating func handle(event: some Collection<UInt8>) -> Action? {
         guard step < Self.commands.count else { return nil }
         let awaited = Self.commands[step]
         guard let response = HCICommandResponse(event: event), response.opcode == awaited.opcode else { return nil }
@@ -46,7 +46,7 @@ public struct ControllerSetup: Sendable {
     }
 
     /// No answer came in time.
-    public mutating func timedOut() -> Action {
+    package mutating func timedOut() -> Action {
         let name = step < Self.commands.count ? Self.commands[step].name : "controller set-up"
         step = Self.commands.count
         return .failed(ScanSetupFailure(command: name, reason: .timeout))
@@ -54,13 +54,13 @@ public struct ControllerSetup: Sendable {
 }
 
 /// A controller's LE feature mask (Core Vol 6 Part B §4.6).
-public struct LEFeatures: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-    public var rawValue: UInt64
-    public init(rawValue: UInt64) { self.rawValue = rawValue }
+package struct LEFeatures: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    package var rawValue: UInt64
+    package init(rawValue: UInt64) { self.rawValue = rawValue }
 
-    public var extendedAdvertising: Bool { rawValue & (1 << 12) != 0 }
+    package var extendedAdvertising: Bool { rawValue & (1 << 12) != 0 }
 
-    public var description: String {
+    package var description: String {
         "LE features 0x" + Hex.encode((0..<8).reversed().map { UInt8(truncatingIfNeeded: rawValue >> ($0 * 8)) })
             + (extendedAdvertising ? " (extended advertising)" : "")
     }

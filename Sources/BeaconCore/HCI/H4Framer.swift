@@ -4,25 +4,25 @@
 /// 0x05) are skipped by their lengths. Any other type byte means the stream is not H4 (a wrong
 /// baud rate, a firmware speaking something else, a lost byte): ``NotH4``, and the caller starts
 /// the line again. Pure: bytes in, packets out, whatever way the bytes were split.
-public struct H4Framer: Sendable {
+package struct H4Framer: Sendable {
     /// The stream held a byte that starts no H4 packet.
-    public struct NotH4: Error, Sendable, Hashable, CustomStringConvertible {
-        public var type: UInt8
-        public init(type: UInt8) { self.type = type }
-        public var description: String { "no H4 packet starts with 0x\(Hex.encode([type]))" }
+    package struct NotH4: Error, Sendable, Hashable, CustomStringConvertible {
+        package var type: UInt8
+        package init(type: UInt8) { self.type = type }
+        package var description: String { "no H4 packet starts with 0x\(Hex.encode([type]))" }
     }
 
     private var buffer: [UInt8] = []
     /// Data packets skipped (ACL, SCO, ISO); a scanner expects none.
-    public private(set) var skipped = 0
+    package private(set) var skipped = 0
 
-    public init() {}
+    package init() {}
 
     /// Bytes held that do not make a whole packet yet.
-    public var pending: Int { buffer.count }
+    package var pending: Int { buffer.count }
 
     /// Takes `bytes` and returns the events they complete, in order.
-    public mutating func feed(_ bytes: some Collection<UInt8>) throws(NotH4) -> [[UInt8]] {
+    package mutating func feed(_ bytes: some Collection<UInt8>) throws(NotH4) -> [[UInt8]] {
         buffer.append(contentsOf: bytes)
         var events: [[UInt8]] = []
         var start = 0
@@ -52,7 +52,7 @@ public struct H4Framer: Sendable {
     }
 
     /// Forgets a partial packet (the line was opened again).
-    public mutating func reset() {
+    package mutating func reset() {
         buffer.removeAll(keepingCapacity: true)
     }
 

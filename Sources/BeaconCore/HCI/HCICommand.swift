@@ -3,14 +3,14 @@ import Foundation
 /// An HCI command: opcode (OGF << 10 | OCF) and parameters, as Bluetooth Core Vol 4 Part E §5.4.1
 /// lays the packet out. The LE Controller commands (OGF 0x08, §7.8) beaconwatch sends, and the
 /// few others it needs when it owns a controller on H4.
-public struct HCICommand: Sendable, Hashable, CustomStringConvertible {
-    public static let leControllerGroup: UInt16 = 0x08
+package struct HCICommand: Sendable, Hashable, CustomStringConvertible {
+    package static let leControllerGroup: UInt16 = 0x08
 
-    public var name: String
-    public var opcode: UInt16
-    public var parameters: [UInt8]
+    package var name: String
+    package var opcode: UInt16
+    package var parameters: [UInt8]
 
-    public init(name: String, opcode: UInt16, parameters: [UInt8]) {
+    package init(name: String, opcode: UInt16, parameters: [UInt8]) {
         self.name = name
         self.opcode = opcode
         self.parameters = parameters
@@ -20,17 +20,17 @@ public struct HCICommand: Sendable, Hashable, CustomStringConvertible {
         HCICommand(name: name, opcode: leControllerGroup << 10 | ocf, parameters: parameters)
     }
 
-    public var ogf: UInt16 { opcode >> 10 }
-    public var ocf: UInt16 { opcode & 0x3FF }
+    package var ogf: UInt16 { opcode >> 10 }
+    package var ocf: UInt16 { opcode & 0x3FF }
 
     /// The packet on an H4 transport or a raw HCI socket: type 0x01, opcode little-endian,
     /// parameter length, parameters.
-    public var packet: [UInt8] {
+    package var packet: [UInt8] {
         [0x01, UInt8(opcode & 0xFF), UInt8(opcode >> 8), UInt8(parameters.count)] + parameters
     }
 
     /// `name: 01 0b 20 07 …`, the packet in hex.
-    public var description: String {
+    package var description: String {
         "\(name): " + packet.map { Hex.encode([$0]) }.joined(separator: " ")
     }
 
@@ -38,16 +38,16 @@ public struct HCICommand: Sendable, Hashable, CustomStringConvertible {
 
     /// How a scan runs. Interval and window are in units of 0.625 ms (0x0004–0x4000, window ≤
     /// interval); the default scans all the time, as `hcitool lescan` does.
-    public struct ScanParameters: Sendable, Hashable {
-        public var active: Bool
-        public var interval: UInt16
-        public var window: UInt16
+    package struct ScanParameters: Sendable, Hashable {
+        package var active: Bool
+        package var interval: UInt16
+        package var window: UInt16
         /// 0x00 public, 0x01 random.
-        public var ownAddressType: UInt8
+        package var ownAddressType: UInt8
         /// Report duplicates: every advertisement yields an RSSI.
-        public var filterDuplicates: Bool
+        package var filterDuplicates: Bool
 
-        public init(
+        package init(
             active: Bool = false, interval: UInt16 = 0x0010, window: UInt16 = 0x0010,
             ownAddressType: UInt8 = 0x00, filterDuplicates: Bool = false
         ) {
@@ -60,20 +60,20 @@ public struct HCICommand: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// LE Set Scan Parameters (OCF 0x000B): type, interval, window, own address type, filter policy.
-    public static func setScanParameters(_ scan: ScanParameters) -> HCICommand {
+    package static func setScanParameters(_ scan: ScanParameters) -> HCICommand {
         le(
             0x000B, "LE Set Scan Parameters",
             [scan.active ? 0x01 : 0x00] + le16(scan.interval) + le16(scan.window) + [scan.ownAddressType, 0x00])
     }
 
     /// LE Set Scan Enable (OCF 0x000C): enable, filter duplicates.
-    public static func setScanEnable(_ enable: Bool, filterDuplicates: Bool = false) -> HCICommand {
+    package static func setScanEnable(_ enable: Bool, filterDuplicates: Bool = false) -> HCICommand {
         le(0x000C, "LE Set Scan Enable", [enable ? 0x01 : 0x00, filterDuplicates ? 0x01 : 0x00])
     }
 
     /// LE Set Extended Scan Parameters (OCF 0x0041): own address type, filter policy, PHYs (LE 1M
     /// only), then for that PHY its type, interval and window.
-    public static func setExtendedScanParameters(_ scan: ScanParameters) -> HCICommand {
+    package static func setExtendedScanParameters(_ scan: ScanParameters) -> HCICommand {
         le(
             0x0041, "LE Set Extended Scan Parameters",
             [scan.ownAddressType, 0x00, 0x01, scan.active ? 0x01 : 0x00] + le16(scan.interval) + le16(scan.window))
@@ -81,7 +81,7 @@ public struct HCICommand: Sendable, Hashable, CustomStringConvertible {
 
     /// LE Set Extended Scan Enable (OCF 0x0042): enable, filter duplicates, duration 0 (until
     /// disabled), period 0.
-    public static func setExtendedScanEnable(_ enable: Bool, filterDuplicates: Bool = false) -> HCICommand {
+    package static func setExtendedScanEnable(_ enable: Bool, filterDuplicates: Bool = false) -> HCICommand {
         le(0x0042, "LE Set Extended Scan Enable", [enable ? 0x01 : 0x00, filterDuplicates ? 0x01 : 0x00, 0, 0, 0, 0])
     }
 
@@ -89,14 +89,14 @@ public struct HCICommand: Sendable, Hashable, CustomStringConvertible {
 
     /// LE Set Advertising Parameters (OCF 0x0006) for a beacon: `ADV_NONCONN_IND` every `interval`
     /// (units of 0.625 ms, 0x0020–0x4000), own public address, all three channels, no filter.
-    public static func setAdvertisingParameters(interval: UInt16) -> HCICommand {
+    package static func setAdvertisingParameters(interval: UInt16) -> HCICommand {
         le(
             0x0006, "LE Set Advertising Parameters",
             le16(interval) + le16(interval) + [0x03, 0x00, 0x00] + [UInt8](repeating: 0, count: 6) + [0x07, 0x00])
     }
 
     /// LE Set Advertising Data (OCF 0x0008): the length, then 31 bytes of data padded with zeros.
-    public static func setAdvertisingData(_ data: [UInt8]) -> HCICommand {
+    package static func setAdvertisingData(_ data: [UInt8]) -> HCICommand {
         precondition(data.count <= 31, "legacy advertising data is at most 31 bytes")
         return le(
             0x0008, "LE Set Advertising Data",
@@ -104,31 +104,31 @@ public struct HCICommand: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// LE Set Advertising Enable (OCF 0x000A).
-    public static func setAdvertisingEnable(_ enable: Bool) -> HCICommand {
+    package static func setAdvertisingEnable(_ enable: Bool) -> HCICommand {
         le(0x000A, "LE Set Advertising Enable", [enable ? 0x01 : 0x00])
     }
 
     // MARK: - Owning a controller on H4 (§7.3.1, §7.3.2, §7.4.6, §7.8.1, §7.8.3)
 
     /// Reset (OGF 0x03, OCF 0x0003): the controller forgets any scan, advertising or connection.
-    public static let reset = HCICommand(name: "Reset", opcode: 0x03 << 10 | 0x0003, parameters: [])
+    package static let reset = HCICommand(name: "Reset", opcode: 0x03 << 10 | 0x0003, parameters: [])
 
     /// Set Event Mask (OGF 0x03, OCF 0x0001): the default events and LE Meta (bit 61), without
     /// which a controller sends no advertising report at all.
-    public static let setEventMask = HCICommand(
+    package static let setEventMask = HCICommand(
         name: "Set Event Mask", opcode: 0x03 << 10 | 0x0001, parameters: le64(0x2000_1FFF_FFFF_FFFF))
 
     /// Read BD_ADDR (OGF 0x04, OCF 0x0009): asks nothing of the radio, so it serves to ask a silent
     /// controller whether it still answers.
-    public static let readAddress = HCICommand(name: "Read BD_ADDR", opcode: 0x04 << 10 | 0x0009, parameters: [])
+    package static let readAddress = HCICommand(name: "Read BD_ADDR", opcode: 0x04 << 10 | 0x0009, parameters: [])
 
     /// LE Set Event Mask (OCF 0x0001): the default LE events (bits 0–4, advertising reports among
     /// them) and LE Extended Advertising Report (bit 12).
-    public static let setLEEventMask = le(0x0001, "LE Set Event Mask", le64(0x0000_0000_0000_101F))
+    package static let setLEEventMask = le(0x0001, "LE Set Event Mask", le64(0x0000_0000_0000_101F))
 
     /// LE Read Local Supported Features (OCF 0x0003): the LE feature mask (bit 12: extended
     /// advertising).
-    public static let readLEFeatures = le(0x0003, "LE Read Local Supported Features", [])
+    package static let readLEFeatures = le(0x0003, "LE Read Local Supported Features", [])
 
     static func le16(_ value: UInt16) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8)] }
     static func le64(_ value: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) } }
@@ -137,7 +137,7 @@ public struct HCICommand: Sendable, Hashable, CustomStringConvertible {
 extension AdvertisingData {
     /// An iBeacon's advertising data: flags (LE General Discoverable, no BR/EDR), then Apple's
     /// manufacturer data: type 0x02, length 0x15, UUID, major and minor big-endian, measured power.
-    public static func iBeacon(_ beacon: BeaconID, power: Int8) -> [UInt8] {
+    package static func iBeacon(_ beacon: BeaconID, power: Int8) -> [UInt8] {
         let uuid = withUnsafeBytes(of: beacon.uuid.uuid) { Array($0) }
         return [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + uuid
             + [

@@ -1,18 +1,18 @@
 /// A controller's answer to a command: Command Complete (event 0x0E: packets allowed, opcode,
 /// return parameters whose first byte is the status) or Command Status (event 0x0F: status,
 /// packets allowed, opcode), Core Vol 4 Part E §7.7.14 and §7.7.15.
-public struct HCICommandResponse: Sendable, Hashable {
-    public var opcode: UInt16
-    public var status: HCIStatus
+package struct HCICommandResponse: Sendable, Hashable {
+    package var opcode: UInt16
+    package var status: HCIStatus
 
-    public init(opcode: UInt16, status: HCIStatus) {
+    package init(opcode: UInt16, status: HCIStatus) {
         self.opcode = opcode
         self.status = status
     }
 
     /// Reads a response from an event, from the event code on; `nil` for any other event or a
     /// response too short to hold its fields.
-    public init?(event: some Collection<UInt8>) {
+    package init?(event: some Collection<UInt8>) {
         let bytes = Array(event)
         guard bytes.count >= 2, Int(bytes[1]) == bytes.count - 2 else { return nil }
         switch bytes[0] {
@@ -29,13 +29,13 @@ public struct HCICommandResponse: Sendable, Hashable {
 }
 
 /// An HCI error code (Core Vol 1 Part F), with the name the specification gives it.
-public struct HCIStatus: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-    public var rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+package struct HCIStatus: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    package var rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
 
-    public static let success = HCIStatus(rawValue: 0x00)
-    public static let unknownCommand = HCIStatus(rawValue: 0x01)
-    public static let commandDisallowed = HCIStatus(rawValue: 0x0C)
+    package static let success = HCIStatus(rawValue: 0x00)
+    package static let unknownCommand = HCIStatus(rawValue: 0x01)
+    package static let commandDisallowed = HCIStatus(rawValue: 0x0C)
 
     static let names: [UInt8: String] = [
         0x00: "Success", 0x01: "Unknown HCI Command", 0x03: "Hardware Failure", 0x07: "Memory Capacity Exceeded",
@@ -44,7 +44,7 @@ public struct HCIStatus: RawRepresentable, Sendable, Hashable, CustomStringConve
         0x1F: "Unspecified Error", 0x3A: "Controller Busy",
     ]
 
-    public var description: String {
+    package var description: String {
         let hex = "0x" + Hex.encode([rawValue])
         return Self.names[rawValue].map { "\($0) (\(hex))" } ?? "error \(hex)"
     }

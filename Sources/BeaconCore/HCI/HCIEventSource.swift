@@ -1,5 +1,5 @@
 /// Where live HCI events come from: a radio, or a scripted stand-in in tests.
-public protocol HCIEventSource: AnyObject {
+package protocol HCIEventSource: AnyObject {
     /// The next HCI event (from the event code on), or `nil` when none came within `timeout`.
     func nextEvent(timeout: Duration) throws -> [UInt8]?
     /// The same, returning `nil` early when file descriptor `wake` turns readable (another
@@ -9,5 +9,5 @@ public protocol HCIEventSource: AnyObject {
 
 extension HCIEventSource {
     /// A source that cannot wait on a descriptor waits out `timeout` (scripted sources in tests).
-    public func nextEvent(timeout: Duration, wake: Int32?) throws -> [UInt8]? { try nextEvent(timeout: timeout) }
+    package func nextEvent(timeout: Duration, wake: Int32?) throws -> [UInt8]? { try nextEvent(timeout: timeout) }
 }

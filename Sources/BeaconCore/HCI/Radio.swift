@@ -2,40 +2,40 @@
 /// serial line speaking HCI H4 (`uart:/dev/ttyACM0@1000000`), or the same byte stream over TCP
 /// (`h4tcp:192.0.2.7:9001`). On the last two no kernel Bluetooth stack is involved: beaconwatch
 /// owns the controller (``ControllerSetup``) and reads its bytes (``H4Framer``).
-public enum Radio: Hashable, Sendable, CustomStringConvertible {
+package enum Radio: Hashable, Sendable, CustomStringConvertible {
     case hci(String)
     case uart(device: String, baud: Int)
     case h4tcp(host: String, port: UInt16)
 
     /// The baud rate of `uart:` when none is given: what Zephyr's `hci_uart` and ESP-IDF's
     /// HCI-UART examples are built with.
-    public static let defaultBaud = 1_000_000
+    package static let defaultBaud = 1_000_000
     /// The rates a Linux serial line can be set to (termios' `B…` constants).
-    public static let baudRates: [Int] = [
+    package static let baudRates: [Int] = [
         9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 500_000, 576_000, 921_600, 1_000_000, 1_152_000,
         1_500_000, 2_000_000, 2_500_000, 3_000_000, 3_500_000, 4_000_000,
     ]
 
     /// Reads `hciN`, `uart:DEVICE[@BAUD]` or `h4tcp:HOST:PORT` (an IPv6 host in brackets); `nil`
     /// for anything else, ``problem(_:)`` says what is wrong.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         guard case .success(let radio) = Self.parse(text) else { return nil }
         self = radio
     }
 
     /// Why `text` is not a radio, in words for a message, or `nil` when it is one.
-    public static func problem(_ text: String) -> String? {
+    package static func problem(_ text: String) -> String? {
         if case .failure(let reason) = parse(text) { return reason.text }
         return nil
     }
 
     /// Whether `text` means to name a radio (so a malformed one is reported as such).
-    public static func looksLikeRadio(_ text: String) -> Bool {
+    package static func looksLikeRadio(_ text: String) -> Bool {
         text.hasPrefix("uart:") || text.hasPrefix("h4tcp:") || isAdapterName(text)
     }
 
     /// `hci` followed by digits.
-    public static func isAdapterName(_ text: String) -> Bool {
+    package static func isAdapterName(_ text: String) -> Bool {
         text.hasPrefix("hci") && text.count > 3 && text.dropFirst(3).allSatisfy { $0.isASCII && $0.isNumber }
     }
 
@@ -80,12 +80,12 @@ public enum Radio: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Whether beaconwatch owns the controller (H4) rather than the kernel.
-    public var ownsController: Bool {
+    package var ownsController: Bool {
         if case .hci = self { return false }
         return true
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .hci(let name): name
         case .uart(let device, let baud): baud == Self.defaultBaud ? "uart:\(device)" : "uart:\(device)@\(baud)"

@@ -6,13 +6,13 @@
 /// used, or that refuse legacy scanning), the extended pair follows: LE Set Extended Scan
 /// Parameters and LE Set Extended Scan Enable. Any other error status, or no answer in time, fails
 /// with the command's name and the status.
-public struct ScanSetup: Sendable {
-    public enum Mode: String, Sendable, Hashable {
+package struct ScanSetup: Sendable {
+    package enum Mode: String, Sendable, Hashable {
         case legacy, extended
     }
 
     /// What the shell must do next.
-    public enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         /// Send this command and hand every event that arrives to ``handle(event:)``.
         case send(HCICommand)
         /// The scan runs; advertising reports follow.
@@ -24,27 +24,27 @@ public struct ScanSetup: Sendable {
         case idle, parameters(Mode), enable(Mode), scanning(Mode), failed
     }
 
-    public let scan: HCICommand.ScanParameters
+    package let scan: HCICommand.ScanParameters
     private(set) var step = Step.idle
 
-    public init(_ scan: HCICommand.ScanParameters = .init()) {
+    package init(_ scan: HCICommand.ScanParameters = .init()) {
         self.scan = scan
     }
 
     /// The scan mode once running.
-    public var mode: Mode? {
+    package var mode: Mode? {
         if case .scanning(let mode) = step { return mode }
         return nil
     }
 
-    public mutating func start() -> Action {
+    package mutating func start() -> Action {
         step = .parameters(.legacy)
         return .send(command(for: step)!)
     }
 
     /// An event from the controller (from the event code on). `nil` when it is not the answer
     /// awaited: keep waiting.
-    public mutating func handle(event: some Collection<UInt8>) -> Action? {
+    package mutating func handle(event: some Collection<UInt8>) -> Action? {
         guard let awaited = command(for: step), let response = HCICommandResponse(event: event),
             response.opcode == awaited.opcode
         else { return nil }
@@ -69,14 +69,14 @@ public struct ScanSetup: Sendable {
     }
 
     /// No answer came in time.
-    public mutating func timedOut() -> Action {
+    package mutating func timedOut() -> Action {
         let name = command(for: step)?.name ?? "scan set-up"
         step = .failed
         return .failed(ScanSetupFailure(command: name, reason: .timeout))
     }
 
     /// The commands that stop the scan this set-up started (none when it never enabled one).
-    public var stopCommands: [HCICommand] {
+    package var stopCommands: [HCICommand] {
         switch step {
         case .scanning(.legacy): [.setScanEnable(false)]
         case .scanning(.extended): [.setExtendedScanEnable(false)]
@@ -103,21 +103,21 @@ public struct ScanSetup: Sendable {
 }
 
 /// The scan could not be set up: which command, and why.
-public struct ScanSetupFailure: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Reason: Sendable, Hashable {
+package struct ScanSetupFailure: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum Reason: Sendable, Hashable {
         case status(HCIStatus)
         case timeout
     }
 
-    public var command: String
-    public var reason: Reason
+    package var command: String
+    package var reason: Reason
 
-    public init(command: String, reason: Reason) {
+    package init(command: String, reason: Reason) {
         self.command = command
         self.reason = reason
     }
 
-    public var description: String {
+    package var description: String {
         switch reason {
         case .status(let status):
             "the controller refused \(command): \(status); another program may be scanning (stop it, "

@@ -1,15 +1,15 @@
 /// `Monitor.position = gpsd:HOST:PORT` (docs/behaviour.md §17): where gpsd listens.
-public struct GPSDEndpoint: Sendable, Hashable, CustomStringConvertible {
-    public var host: String
-    public var port: UInt16
+package struct GPSDEndpoint: Sendable, Hashable, CustomStringConvertible {
+    package var host: String
+    package var port: UInt16
 
-    public init(host: String, port: UInt16) {
+    package init(host: String, port: UInt16) {
         self.host = host
         self.port = port
     }
 
     /// Parses `gpsd:HOST:PORT` (an IPv6 host in brackets: `gpsd:[::1]:2947`); `nil` otherwise.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         guard text.hasPrefix("gpsd:") else { return nil }
         let rest = text.dropFirst("gpsd:".count)
         guard let colon = rest.lastIndex(of: ":") else { return nil }
@@ -21,5 +21,5 @@ public struct GPSDEndpoint: Sendable, Hashable, CustomStringConvertible {
         self.init(host: String(host), port: port)
     }
 
-    public var description: String { host.contains(":") ? "gpsd:[\(host)]:\(port)" : "gpsd:\(host):\(port)" }
+    package var description: String { host.contains(":") ? "gpsd:[\(host)]:\(port)" : "gpsd:\(host):\(port)" }
 }

@@ -2,9 +2,9 @@ import Foundation
 import JSONText
 
 /// Hexadecimal text ↔ bytes.
-public enum Hex {
+package enum Hex {
     /// Decodes an even number of hex digits (either case). `nil` for anything else.
-    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+    package static func decode(_ text: some StringProtocol) -> [UInt8]? {
         let utf8 = text.utf8
         guard utf8.count % 2 == 0 else { return nil }
         var bytes = [UInt8]()
@@ -23,7 +23,7 @@ public enum Hex {
     }
 
     /// Lower-case hex digits of `bytes`.
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var out = [UInt8]()
         for byte in bytes {
             out.append(HexDigits.lower[Int(byte >> 4)])
@@ -46,7 +46,7 @@ public enum Hex {
 extension UUID {
     /// `uuidString` (upper case, dashed), written here: Foundation's goes through `snprintf`,
     /// which showed in the fleet profile (every output names its region's UUID).
-    public var text: String {
+    package var text: String {
         var out = [UInt8]()
         out.reserveCapacity(36)
         appendText(to: &out)
@@ -54,12 +54,12 @@ extension UUID {
     }
 
     /// ``text`` appended to `out`.
-    public func appendText(to out: inout [UInt8]) {
+    package func appendText(to out: inout [UInt8]) {
         TextCursor.appending(to: &out, atMost: 36) { writeText(to: &$0) }
     }
 
     /// ``text`` (36 bytes) through `cursor`.
-    public func writeText(to cursor: inout TextCursor) {
+    package func writeText(to cursor: inout TextCursor) {
         withUnsafeBytes(of: uuid) { bytes in
             for position in 0..<16 {
                 if position == 4 || position == 6 || position == 8 || position == 10 { cursor.put(UInt8(ascii: "-")) }

@@ -1,12 +1,12 @@
 /// Bad input: a file, a line (when there is one) and what to do about it.
 ///
 /// Rendered as `file:line: message`, the form editors and terminals link to. Exit status 2.
-public struct InputError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var file: String
-    public var line: Int?
-    public var message: String
+package struct InputError: Error, Sendable, Hashable, CustomStringConvertible {
+    package var file: String
+    package var line: Int?
+    package var message: String
 
-    public init(file: String, line: Int? = nil, message: String) {
+    package init(file: String, line: Int? = nil, message: String) {
         self.file = file
         self.line = line
         self.message = message
@@ -14,7 +14,7 @@ public struct InputError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// `file:line: message`, control characters escaped: a CR in a file name or a message can
     /// not rewrite the line on a terminal (messages quote input through `excerpt`).
-    public var description: String {
+    package var description: String {
         if let line { return "\(file.printable):\(line): \(message.printable)" }
         return "\(file.printable): \(message.printable)"
     }

@@ -2,7 +2,7 @@ extension StringProtocol {
     /// The text with every control character (C0, DEL, C1) escaped as JSON writes it (`\r`, `\n`,
     /// `\t`, `\u001b`): what came from outside (a topic, a payload, a line of a file) is safe to put
     /// in a log line or on a terminal, which a CR or an ESC sequence would otherwise rewrite.
-    public var printable: String {
+    package var printable: String {
         var out = ""
         for scalar in unicodeScalars { Self.appendEscaped(scalar, to: &out) }
         return out
@@ -10,7 +10,7 @@ extension StringProtocol {
 
     /// At most ``excerptLimit`` characters of the text, escaped as ``printable``, with `…` when
     /// there was more: how a message quotes input, so that a 70 KB value makes a short line.
-    public var excerpt: String {
+    package var excerpt: String {
         var out = ""
         for scalar in unicodeScalars {
             if out.unicodeScalars.count >= excerptLimit {
@@ -23,7 +23,7 @@ extension StringProtocol {
     }
 
     /// How many characters of input a message quotes at most (``excerpt``).
-    public var excerptLimit: Int { 80 }
+    package var excerptLimit: Int { 80 }
 
     private static func appendEscaped(_ scalar: Unicode.Scalar, to out: inout String) {
         switch scalar.value {

@@ -7,7 +7,7 @@
 /// keeps each device's next wake-up in one the same way.
 ///
 /// Inlinable: it is generic, and the monitor's hot path uses it from another module.
-public struct DeadlineQueue<Payload: Sendable>: Sendable {
+package struct DeadlineQueue<Payload: Sendable>: Sendable {
     @usableFromInline
     struct Entry: Sendable {
         @usableFromInline var due: Int64
@@ -26,23 +26,23 @@ public struct DeadlineQueue<Payload: Sendable>: Sendable {
     @usableFromInline var sequence: UInt64 = 0
 
     @inlinable
-    public init() {}
+    package init() {}
 
     @inlinable
-    public var isEmpty: Bool { heap.isEmpty }
+    package var isEmpty: Bool { heap.isEmpty }
     @inlinable
-    public var count: Int { heap.count }
+    package var count: Int { heap.count }
 
     /// The earliest deadline.
     @inlinable
-    public var nextDue: Int64? { heap.first?.due }
+    package var nextDue: Int64? { heap.first?.due }
 
     /// The earliest entry.
     @inlinable
-    public var first: (due: Int64, payload: Payload)? { heap.first.map { ($0.due, $0.payload) } }
+    package var first: (due: Int64, payload: Payload)? { heap.first.map { ($0.due, $0.payload) } }
 
     @inlinable
-    public mutating func schedule(_ payload: Payload, at due: Int64) {
+    package mutating func schedule(_ payload: Payload, at due: Int64) {
         sequence &+= 1
         schedule(payload, at: due, rank: sequence)
     }
@@ -51,7 +51,7 @@ public struct DeadlineQueue<Payload: Sendable>: Sendable {
     /// (smallest first) instead of the order of scheduling: a caller's own order (rules in file
     /// order). Use one way or the other for a queue, not both.
     @inlinable
-    public mutating func schedule(_ payload: Payload, at due: Int64, rank: UInt64) {
+    package mutating func schedule(_ payload: Payload, at due: Int64, rank: UInt64) {
         heap.append(Entry(due: due, sequence: rank, payload: payload))
         var child = heap.count - 1
         while child > 0 {
@@ -64,7 +64,7 @@ public struct DeadlineQueue<Payload: Sendable>: Sendable {
 
     /// Removes and returns the earliest entry if it is due at or before `time`.
     @inlinable
-    public mutating func popDue(atOrBefore time: Int64) -> (due: Int64, payload: Payload)? {
+    package mutating func popDue(atOrBefore time: Int64) -> (due: Int64, payload: Payload)? {
         guard let first = heap.first, first.due <= time else { return nil }
         let last = heap.removeLast()
         if !heap.isEmpty {
@@ -87,14 +87,14 @@ public struct DeadlineQueue<Payload: Sendable>: Sendable {
     /// For a queue whose entries go stale (their owner re-armed or cleared them since): drops
     /// the earliest entries that `isCurrent` refuses and returns the earliest deadline left.
     @inlinable
-    public mutating func earliestCurrent(_ isCurrent: (_ due: Int64, _ payload: Payload) -> Bool) -> Int64? {
+    package mutating func earliestCurrent(_ isCurrent: (_ due: Int64, _ payload: Payload) -> Bool) -> Int64? {
         while let first = heap.first, !isCurrent(first.due, first.payload) { _ = popDue(atOrBefore: first.due) }
         return heap.first?.due
     }
 
     /// Every deadline moved by `delta`: the same order, so the heap stays a heap.
     @inlinable
-    public mutating func shiftClock(by delta: Int64) {
+    package mutating func shiftClock(by delta: Int64) {
         for index in heap.indices { heap[index].due = heap[index].due.shifted(by: delta) }
     }
 
@@ -108,7 +108,7 @@ extension Int64 {
     /// `self` moved by `delta` microseconds, saturating; the sentinels `Int64.min` (never) and
     /// `Int64.max` stay as they are.
     @inlinable
-    public func shifted(by delta: Int64) -> Int64 {
+    package func shifted(by delta: Int64) -> Int64 {
         guard self != .min, self != .max else { return self }
         let (sum, overflow) = addingReportingOverflow(delta)
         return overflow ? (delta < 0 ? .min + 1 : .max - 1) : sum

@@ -1,9 +1,9 @@
 extension Duration {
     /// The duration in seconds, as a `Double` (for rates and for people).
-    public var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
+    package var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
 
     /// The duration in whole microseconds, saturating: the unit of every instant in the core.
-    public var microseconds: Int64 {
+    package var microseconds: Int64 {
         let (seconds, attoseconds) = components
         let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
         guard !overflow else { return seconds < 0 ? .min : .max }

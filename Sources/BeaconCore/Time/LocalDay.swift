@@ -1,29 +1,29 @@
 import Foundation
 
 /// A day of the week, as Ubudu spells it (`mon` … `sun`).
-public enum Weekday: String, Sendable, Hashable, CaseIterable {
+package enum Weekday: String, Sendable, Hashable, CaseIterable {
     case mon, tue, wed, thu, fri, sat, sun
 
     /// From `Calendar`'s weekday number (1 = Sunday).
-    public init(calendarWeekday: Int) {
+    package init(calendarWeekday: Int) {
         self = [.sun, .mon, .tue, .wed, .thu, .fri, .sat][((calendarWeekday - 1) % 7 + 7) % 7]
     }
 }
 
 /// A local calendar date, `YYYY-MM-DD`.
-public struct LocalDate: Sendable, Hashable, Comparable, CustomStringConvertible {
-    public var year: Int
-    public var month: Int
-    public var day: Int
+package struct LocalDate: Sendable, Hashable, Comparable, CustomStringConvertible {
+    package var year: Int
+    package var month: Int
+    package var day: Int
 
-    public init(year: Int, month: Int, day: Int) {
+    package init(year: Int, month: Int, day: Int) {
         self.year = year
         self.month = month
         self.day = day
     }
 
     /// `YYYY-MM-DD`, or `nil`.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
             let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
@@ -32,24 +32,24 @@ public struct LocalDate: Sendable, Hashable, Comparable, CustomStringConvertible
         self.init(year: year, month: month, day: day)
     }
 
-    public var description: String {
+    package var description: String {
         func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
         return "\(year)-\(two(month))-\(two(day))"
     }
 
-    public static func < (lhs: LocalDate, rhs: LocalDate) -> Bool {
+    package static func < (lhs: LocalDate, rhs: LocalDate) -> Bool {
         (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
     }
 }
 
 /// One local day in a time zone: its date, weekday, midnight and length in seconds.
-public struct LocalDay: Sendable {
-    public let zone: TimeZone
-    public let date: LocalDate
-    public let weekday: Weekday
-    public let midnight: Timestamp
+package struct LocalDay: Sendable {
+    package let zone: TimeZone
+    package let date: LocalDate
+    package let weekday: Weekday
+    package let midnight: Timestamp
     /// Seconds: 86400, or 82800 and 90000 on the days the clocks change.
-    public let length: Int
+    package let length: Int
 
     private static func calendar(_ zone: TimeZone) -> Calendar {
         var calendar = Calendar(identifier: .gregorian)
@@ -58,7 +58,7 @@ public struct LocalDay: Sendable {
     }
 
     /// The local day `time` falls in.
-    public init(containing time: Timestamp, in zone: TimeZone) {
+    package init(containing time: Timestamp, in zone: TimeZone) {
         let calendar = Self.calendar(zone)
         let start = calendar.startOfDay(for: time.date)
         self.init(start: start, calendar: calendar)
@@ -80,18 +80,18 @@ public struct LocalDay: Sendable {
     }
 
     /// Whole seconds since this day's midnight (negative before it).
-    public func elapsed(at time: Timestamp) -> Int {
+    package func elapsed(at time: Timestamp) -> Int {
         let (difference, overflow) = time.microseconds.subtractingReportingOverflow(midnight.microseconds)
         guard !overflow else { return time.microseconds < midnight.microseconds ? Int.min / 2 : Int.max / 2 }
         return Int(difference.floorDivided(by: 1_000_000))
     }
 
-    public var next: LocalDay {
+    package var next: LocalDay {
         let calendar = Self.calendar(zone)
         return LocalDay(start: midnight.date.addingTimeInterval(Double(length)), calendar: calendar)
     }
 
-    public var previous: LocalDay {
+    package var previous: LocalDay {
         let calendar = Self.calendar(zone)
         // An hour before midnight is in the previous day, whatever its length.
         let start = calendar.startOfDay(for: midnight.date.addingTimeInterval(-3600))

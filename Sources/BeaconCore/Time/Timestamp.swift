@@ -5,48 +5,48 @@ import JSONText
 ///
 /// Integer microseconds keep timer arithmetic exact (an exit at last sighting + 10 s lands on the
 /// microsecond, never a float step off) and order instants from every source the same way.
-public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible {
+package struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// Microseconds since 1970-01-01T00:00:00Z.
-    public var microseconds: Int64
+    package var microseconds: Int64
 
-    public init(microseconds: Int64) {
+    package init(microseconds: Int64) {
         self.microseconds = microseconds
     }
 
     /// The instant `seconds` after the Unix epoch, rounded to the microsecond.
     ///
     /// Returns `nil` for values that are not finite or lie outside years 0001–9999.
-    public init?(secondsSinceEpoch seconds: Double) {
+    package init?(secondsSinceEpoch seconds: Double) {
         guard seconds.isFinite, seconds >= Self.earliestSeconds, seconds <= Self.latestSeconds else { return nil }
         self.microseconds = Int64((seconds * 1_000_000).rounded())
     }
 
     /// The instant a `Date` stands for, rounded to the microsecond.
-    public init?(_ date: Date) {
+    package init?(_ date: Date) {
         self.init(secondsSinceEpoch: date.timeIntervalSince1970)
     }
 
     /// The instants a trace line may give: 1970-01-01 up to 2100-01-01 (docs/behaviour.md §3.3); a line outside
     /// is malformed. Checked where times come in, so that the calendar arithmetic of schedules and
     /// dwell days never meets a time it has nothing sensible to say about.
-    public static let traceRange =
+    package static let traceRange =
         Timestamp(microseconds: 0)...Timestamp(microseconds: 4_102_444_800_000_000)
 
     /// The instants a capture record may carry: 1900-01-01 up to 2100-01-01 (docs/behaviour.md §3.2). Phones
     /// whose clock was never set write captures dated around 1970, some of them just before it.
-    public static let captureRange =
+    package static let captureRange =
         Timestamp(microseconds: -2_208_988_800_000_000)...Timestamp(microseconds: 4_102_444_800_000_000)
 
     /// Seconds since the Unix epoch.
-    public var secondsSinceEpoch: Double { Double(microseconds) / 1_000_000 }
+    package var secondsSinceEpoch: Double { Double(microseconds) / 1_000_000 }
 
-    public var date: Date { Date(timeIntervalSince1970: secondsSinceEpoch) }
+    package var date: Date { Date(timeIntervalSince1970: secondsSinceEpoch) }
 
-    public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool { lhs.microseconds < rhs.microseconds }
+    package static func < (lhs: Timestamp, rhs: Timestamp) -> Bool { lhs.microseconds < rhs.microseconds }
 
     /// `self` moved by `seconds` (rounded to the microsecond), saturating at the ends of time
     /// rather than trapping: durations come from configuration and documents.
-    public func adding(seconds: Double) -> Timestamp {
+    package func adding(seconds: Double) -> Timestamp {
         let offset = (seconds * 1_000_000).rounded()
         guard offset.isFinite, offset > -9.2e18, offset < 9.2e18 else {
             return Timestamp(microseconds: offset.isNaN ? microseconds : (offset < 0 ? .min : .max))
@@ -57,15 +57,15 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     /// `self` moved by `microseconds`, saturating at the ends of time: the exact move a stepped
     /// clock makes (``adding(seconds:)`` rounds through a `Double`).
-    public func adding(microseconds delta: Int64) -> Timestamp {
+    package func adding(microseconds delta: Int64) -> Timestamp {
         let (sum, overflow) = microseconds.addingReportingOverflow(delta)
         return Timestamp(microseconds: overflow ? (delta < 0 ? .min : .max) : sum)
     }
 
     /// ISO-8601 in UTC with milliseconds, as every output carries it: `2023-11-14T22:13:20.250Z`.
-    public var iso8601: String { Self.formatISO8601(microseconds) }
+    package var iso8601: String { Self.formatISO8601(microseconds) }
 
-    public var description: String { iso8601 }
+    package var description: String { iso8601 }
 
     // Year 0001 and 9999 bounds, so that formatting never sees a year it cannot write in 4 digits.
     static let earliestSeconds: Double = -62_135_596_800
@@ -82,14 +82,14 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// ``iso8601``'s text appended to `out`.
-    public func appendISO8601(to out: inout [UInt8]) { Self.appendISO8601(microseconds, to: &out) }
+    package func appendISO8601(to out: inout [UInt8]) { Self.appendISO8601(microseconds, to: &out) }
 
     static func appendISO8601(_ instant: Int64, to out: inout [UInt8]) {
         TextCursor.appending(to: &out, atMost: 24) { Timestamp(microseconds: instant).writeISO8601(to: &$0) }
     }
 
     /// ``iso8601``'s text (24 bytes) through `cursor`.
-    public func writeISO8601(to cursor: inout TextCursor) {
+    package func writeISO8601(to cursor: inout TextCursor) {
         let micros = min(
             max(microseconds, Int64(Self.earliestSeconds) * 1_000_000), Int64(Self.latestSeconds) * 1_000_000 + 999_999)
         let millis = micros >= 0 ? micros / 1000 : (micros - 999) / 1000
@@ -124,7 +124,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 extension Timestamp {
     /// Parses an ISO-8601 date-time that carries an offset (`Z`, `+01:00`), with or without
     /// fractional seconds. A time without an offset is ambiguous and is rejected.
-    public init?(iso8601 text: String) {
+    package init?(iso8601 text: String) {
         // The usual form exactly, by hand (Foundation's parser, through a `Date`, is a
         // microsecond off for some times: "2047-09-07T11:08:13.890Z" read as .890001).
         var text = text

@@ -2,7 +2,7 @@ import JSONText
 
 /// One thing a source delivers, stamped with its time: the engine's input, from files and radios
 /// alike.
-public enum SourceEvent: Sendable, Hashable {
+package enum SourceEvent: Sendable, Hashable {
     case advertisement(Timestamp, Advertisement)
     case mode(Timestamp, RangingMode)
     case command(Timestamp, TraceCommand)
@@ -11,7 +11,7 @@ public enum SourceEvent: Sendable, Hashable {
     /// A fixed scanner's report of a tag (docs/behaviour.md §19), for the tag's own engine.
     case report(Timestamp, ScannerReport)
 
-    public var time: Timestamp {
+    package var time: Timestamp {
         switch self {
         case .advertisement(let time, _), .mode(let time, _), .command(let time, _), .position(let time, _),
             .report(let time, _):
@@ -22,7 +22,7 @@ public enum SourceEvent: Sendable, Hashable {
 
 extension Advertisement {
     /// The `decode` output line: `t`, `format`, `uuid`, `major`, `minor`, `power`, `rssi`, `address`.
-    public func jsonLine(at time: Timestamp) -> String {
+    package func jsonLine(at time: Timestamp) -> String {
         var out = [UInt8]()
         out.reserveCapacity(160)
         appendJSONLine(at: time, to: &out)
@@ -32,7 +32,7 @@ extension Advertisement {
     /// ``jsonLine(at:)``'s text appended to `out` in one piece: `decode` writes hundreds of
     /// thousands a second into one buffer. Every field but the address is ASCII that needs no
     /// escaping (a time, a format name, a UUID, numbers), and the whole has at most 200 bytes.
-    public func appendJSONLine(at time: Timestamp, to out: inout [UInt8]) {
+    package func appendJSONLine(at time: Timestamp, to out: inout [UInt8]) {
         TextCursor.appending(to: &out, atMost: 200) { line in
             line.put(#"{"t":""#)
             time.writeISO8601(to: &line)

@@ -1,6 +1,6 @@
 /// Where sightings come from (docs/behaviour.md §3.1): `hci0`, `btsnoop:PATH` or `trace:PATH` (`trace:-` is
 /// standard input).
-public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
+package enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
     /// A live radio, by its text form: `hciN`, `uart:DEVICE[@BAUD]` or `h4tcp:HOST:PORT` (``Radio``).
     case adapter(String)
     case btsnoop(path: String)
@@ -10,7 +10,7 @@ public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses the text form. A bare path is taken as a trace unless it ends in `.btsnoop`/`.log`
     /// or `.snoop`, so that `decode capture.btsnoop` does what it says.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         if text.hasPrefix("btsnoop:") {
             let path = String(text.dropFirst("btsnoop:".count))
             guard !path.isEmpty else { return nil }
@@ -33,18 +33,18 @@ public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// A live radio (`hciN`, `uart:`, `h4tcp:`).
-    public var isAdapter: Bool {
+    package var isAdapter: Bool {
         if case .adapter = self { return true }
         return false
     }
 
     /// The live radio, when this is one.
-    public var radio: Radio? {
+    package var radio: Radio? {
         if case .adapter(let name) = self { return Radio(name) }
         return nil
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .adapter(let name): name
         case .btsnoop(let path): "btsnoop:\(path)"
@@ -54,7 +54,7 @@ public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The name used in messages about this source's input: the path, or `stdin`.
-    public var displayName: String {
+    package var displayName: String {
         switch self {
         case .adapter(let name): name
         case .btsnoop(let path): path

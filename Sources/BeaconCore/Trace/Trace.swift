@@ -2,25 +2,25 @@ import Foundation
 import JSONText
 
 /// Foreground ranges continuously; background ranges in windows after transitions (docs/behaviour.md §6).
-public enum RangingMode: String, Sendable, Hashable, CaseIterable {
+package enum RangingMode: String, Sendable, Hashable, CaseIterable {
     case foreground
     case background
 }
 
 /// A command carried by a trace line, as if it had arrived over MQTT (`{"command": "alert/done",
 /// "id": "17081"}`): its name and its other fields as text.
-public struct TraceCommand: Sendable, Hashable {
-    public var name: String
-    public var arguments: [String: String]
+package struct TraceCommand: Sendable, Hashable {
+    package var name: String
+    package var arguments: [String: String]
 
-    public init(name: String, arguments: [String: String] = [:]) {
+    package init(name: String, arguments: [String: String] = [:]) {
         self.name = name
         self.arguments = arguments
     }
 }
 
 /// What one trace line says (docs/behaviour.md §3.3).
-public enum TraceRecord: Sendable, Hashable {
+package enum TraceRecord: Sendable, Hashable {
     /// A sighting written out field by field.
     case sighting(Advertisement)
     /// A raw HCI event, from the event code on; it goes through the same decoder as live events.
@@ -36,7 +36,7 @@ public enum TraceRecord: Sendable, Hashable {
 }
 
 /// Which `Scanners.*` filter a report came through (docs/behaviour.md §19).
-public enum ScannerSource: String, Sendable, Hashable, CaseIterable {
+package enum ScannerSource: String, Sendable, Hashable, CaseIterable {
     case espresense, theengs, forward
 }
 
@@ -44,20 +44,20 @@ public enum ScannerSource: String, Sendable, Hashable, CaseIterable {
 /// gateway or a `forward` node placed as a scanner. The tag is named as its source names it
 /// (an identity such as `ibeacon:UUID:major:minor`, `mac:…`, an ESPresense id, or a `Tag.<id>`
 /// id); the fleet resolves it.
-public struct ScannerReport: Sendable, Hashable {
-    public var scanner: String
-    public var tag: String
+package struct ScannerReport: Sendable, Hashable {
+    package var scanner: String
+    package var tag: String
     /// dBm; a node's filtered estimate may be fractional.
-    public var rssi: Double
+    package var rssi: Double
     /// The tag's measured power at 1 m when the report says (an iBeacon's, ESPresense's `rssi@1m`).
-    public var power: Int8?
+    package var power: Int8?
     /// The advertiser's address when the report says (a private one resolves by IRK).
-    public var address: BluetoothAddress?
+    package var address: BluetoothAddress?
     /// The `Scanners.*` source it came through (a trace line's `"via"`); `nil` for a trace line
     /// without one and the daemon's own radio.
-    public var via: ScannerSource?
+    package var via: ScannerSource?
 
-    public init(
+    package init(
         scanner: String, tag: String, rssi: Double, power: Int8? = nil, address: BluetoothAddress? = nil,
         via: ScannerSource? = nil
     ) {
@@ -70,7 +70,7 @@ public struct ScannerReport: Sendable, Hashable {
     }
 
     /// Whether `text` can name a scanner or a tag: 1 to 128 printable ASCII characters.
-    public static func isValidName(_ text: String) -> Bool {
+    package static func isValidName(_ text: String) -> Bool {
         (1...128).contains(text.utf8.count) && text.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
     }
 }
@@ -79,24 +79,24 @@ public struct ScannerReport: Sendable, Hashable {
 ///
 /// Pure: the caller reads the lines and decides what a bad line does (stop with status 2, or skip
 /// and count it with `--skip-bad-lines`). A rejected line does not move the time-order check.
-public struct TraceParser {
+package struct TraceParser {
     /// The default measured power of a sighting line without `power`.
-    public static let defaultPower: Int8 = -59
+    package static let defaultPower: Int8 = -59
     /// The longest line read, in bytes (docs/behaviour.md §3.3); a longer one is malformed.
-    public static let maximumLineLength = 1 << 16
+    package static let maximumLineLength = 1 << 16
 
     /// The message for a line longer than ``maximumLineLength``.
-    public static let overlongLine = TraceLineError(
+    package static let overlongLine = TraceLineError(
         "the line is longer than 64 KiB; a trace line is one short JSON object: split or fix the line")
 
     private var lastTime: Timestamp?
     private var lastTimeLine = 0
 
-    public init() {}
+    package init() {}
 
     /// Parses line `number` (1-based). Blank lines give `nil`; a bad line gives a message without
     /// the file and line, which the caller adds.
-    public mutating func parse(_ line: some Collection<UInt8>, number: Int) -> Result<
+    package mutating func parse(_ line: some Collection<UInt8>, number: Int) -> Result<
         (Timestamp, TraceRecord)?, TraceLineError
     > {
         guard line.count <= Self.maximumLineLength else { return .failure(Self.overlongLine) }
@@ -310,9 +310,9 @@ public struct TraceParser {
 }
 
 /// Why a trace line was rejected, without the file and line (the reader knows those).
-public struct TraceLineError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
+package struct TraceLineError: Error, Sendable, Hashable, CustomStringConvertible {
+    package var message: String
+    package init(_ message: String) { self.message = message }
     /// The message, control characters escaped (messages quote input through `excerpt`).
-    public var description: String { message.printable }
+    package var description: String { message.printable }
 }

@@ -46,13 +46,13 @@ extension TraceParser {
 
     /// The line's record by the general way alone, `nil` for any error: what the quick path must
     /// agree with (tests and the fuzz target compare the two).
-    public static func generalRecord(_ line: some Collection<UInt8>) -> (Timestamp, TraceRecord)? {
+    package static func generalRecord(_ line: some Collection<UInt8>) -> (Timestamp, TraceRecord)? {
         guard let fields = JSONReader.object(line), case .success(let parsed) = record(from: fields) else { return nil }
         return parsed
     }
 
     /// The line's record by the quick path; `nil` when it is not a line the quick path is sure of.
-    public static func quickRecord(_ line: UnsafeBufferPointer<UInt8>) -> (Timestamp, TraceRecord)? {
+    package static func quickRecord(_ line: UnsafeBufferPointer<UInt8>) -> (Timestamp, TraceRecord)? {
         var fields = Fields()
         guard JSONReader.flatObject(line, { fields.take(line, $0, $1) }) else { return nil }
         func string(_ range: Range<Int>) -> String {

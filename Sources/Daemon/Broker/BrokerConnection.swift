@@ -11,9 +11,9 @@ import Syscalls
 /// unread to the ``MQTTInput`` attached to it (subscribed to its topics at every connect) and
 /// every acknowledgement to the ``MQTTSink`` attached to it. Neither owns the other, and neither
 /// owns the connection: the service makes it and gives it to both.
-public final class BrokerConnection: Sendable {
+package final class BrokerConnection: Sendable {
     /// The libmosquitto client: publishing is safe from any thread while it runs.
-    public let client: MQTTClient
+    package let client: MQTTClient
     private let attached = Attached()
 
     /// Who the network thread hands things to (a class: the client's callbacks capture it).
@@ -31,7 +31,7 @@ public final class BrokerConnection: Sendable {
 
     /// A connection for `settings` whose will is `will`; nothing is sent before ``MQTTClient/start()``.
     /// An unreadable password or TLS file is an error naming the key and the fix.
-    public init(settings: MQTTSettings, will: MQTTMessage, timers: ShellTimers = .shared) throws {
+    package init(settings: MQTTSettings, will: MQTTMessage, timers: ShellTimers = .shared) throws {
         var connection = MQTTConnection(host: settings.host, port: Int32(settings.port), clientID: settings.clientID)
         connection.username = settings.username
         connection.password = try settings.password ?? settings.passwordFile.map(Self.readPassword)
@@ -68,7 +68,7 @@ public final class BrokerConnection: Sendable {
     }
 
     /// What comes in goes to `input` from now on, and its topics are subscribed at every connect.
-    public func attach(_ input: MQTTInput) { attached.receivers.withLock { $0.input = input } }
+    package func attach(_ input: MQTTInput) { attached.receivers.withLock { $0.input = input } }
 
     /// The broker's acknowledgements go to `sink` from now on.
     func attach(_ sink: MQTTSink) { attached.receivers.withLock { $0.sink = sink } }

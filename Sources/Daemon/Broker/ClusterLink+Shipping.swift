@@ -33,19 +33,19 @@ extension ClusterLink: StepAcknowledger {
     static let requestAgainAfter: Int64 = 5_000_000
 
     /// The epoch this daemon ships its steps as while it is the active.
-    public var epoch: Int64? {
+    package var epoch: Int64? {
         state.withLock { state in
             state.election.isActive ? state.election.mine.map { Int64(clamping: $0.epoch) } : nil
         }
     }
 
     /// As a standby: every step heard from now on goes to `store`.
-    public func follow(_ store: StateStore) {
+    package func follow(_ store: StateStore) {
         state.withLock { $0.follower = Follower(store: store) }
     }
 
     /// Stops following, once the steps already taken in are applied (the store may be closed then).
-    public func unfollow() async {
+    package func unfollow() async {
         await drained()
         state.withLock { $0.follower = nil }
         await drained()
@@ -53,7 +53,7 @@ extension ClusterLink: StepAcknowledger {
 
     /// As the active: snapshots of `store` answer the standbys' requests, and the beats say where
     /// its state stands.
-    public func serve(_ store: StateStore) {
+    package func serve(_ store: StateStore) {
         let position = try? store.position()
         state.withLock { state in
             state.served = store
@@ -62,7 +62,7 @@ extension ClusterLink: StepAcknowledger {
     }
 
     /// Stops serving snapshots, once one being made is sent.
-    public func unserve() async {
+    package func unserve() async {
         state.withLock { state in
             state.served = nil
             state.shipped = nil
@@ -71,7 +71,7 @@ extension ClusterLink: StepAcknowledger {
     }
 
     /// Steps applied and snapshots restored while following, and whether a snapshot is awaited.
-    public var following: (applied: Int, restored: Int, awaitingSnapshot: Bool)? {
+    package var following: (applied: Int, restored: Int, awaitingSnapshot: Bool)? {
         state.withLock { state in
             state.follower.map { ($0.applied, $0.restored, $0.requestedAt != nil) }
         }
@@ -80,7 +80,7 @@ extension ClusterLink: StepAcknowledger {
     /// Ships a committed step (the active's store calls this right after the commit, in commit
     /// order; libmosquitto queues it, and sends it again after a reconnect, in order). A step
     /// made once this daemon is no longer the active is not shipped: its outputs are withheld.
-    public func ship(_ step: ShippedStep) {
+    package func ship(_ step: ShippedStep) {
         guard isStillActive else { return }
         state.withLock { $0.shipped = step.position }
         do {
@@ -96,18 +96,18 @@ extension ClusterLink: StepAcknowledger {
     /// holds them (so the standby's session does); withheld when this daemon stopped being the
     /// active first (cut off and fenced, or another heard), when they are in no state but this
     /// daemon's and the next active tells what happened from its own (docs/failover.md).
-    public func verdict(through step: Int64) -> ShippedVerdict {
+    package func verdict(through step: Int64) -> ShippedVerdict {
         acks.verdict(through: step) { isStillActive }
     }
 
     /// ``verdict(through:)`` once it is no longer waiting, or after `limit` (then `.waiting`).
-    public func awaitVerdict(through step: Int64, within limit: Duration) -> ShippedVerdict {
+    package func awaitVerdict(through step: Int64, within limit: Duration) -> ShippedVerdict {
         acks.wait(through: step, within: limit) { isStillActive }
     }
 
     /// From now on `body` is told when steps are acknowledged or the role changes (an engine
     /// whose outputs wait looks again).
-    public func whenShippingProgresses(_ body: @escaping @Sendable () -> Void) {
+    package func whenShippingProgresses(_ body: @escaping @Sendable () -> Void) {
         acks.whenProgressed(body)
     }
 

@@ -18,20 +18,20 @@ import Syscalls
 /// The same connection carries the state (ClusterLink+Shipping): the active's steps, a
 /// standby's request for a snapshot and the snapshot. Its session is persistent, so a standby
 /// that was away gets the steps it missed, as far as the broker queues them.
-public final class ClusterLink: Sendable {
+package final class ClusterLink: Sendable {
     /// The leader topic.
-    public let topic: String
+    package let topic: String
     /// Where the active beats (QoS 0, not retained).
-    public let beatTopic: String
+    package let beatTopic: String
     /// Where the active's committed steps go (QoS 1).
-    public let stepsTopic: String
+    package let stepsTopic: String
     /// Where a standby asks for a snapshot (its member id).
-    public let requestTopic: String
+    package let requestTopic: String
     /// Where the snapshots for this daemon come.
-    public let snapshotTopic: String
+    package let snapshotTopic: String
     /// The topics' root, `MQTT.topic/_cluster/<name>`.
     let root: String
-    public let member: String
+    package let member: String
     let client: MQTTClient
     private let timers: ShellTimers
     let logger: Logger
@@ -57,7 +57,7 @@ public final class ClusterLink: Sendable {
     /// the cluster connection's keepalive `keepalive` seconds; nothing is sent before ``start()``.
     /// Each change of its election is told to `changes` (its own unless given: one shared by two
     /// links lets a wait watch both).
-    public init(
+    package init(
         settings: MQTTSettings, name: String, keepalive: Int, member: String, timers: ShellTimers = .shared,
         changes: Awaitable? = nil, logger: Logger
     ) throws {
@@ -106,28 +106,28 @@ public final class ClusterLink: Sendable {
     }
 
     /// Connects in the background (it reconnects by itself).
-    public func start() throws { try client.start() }
+    package func start() throws { try client.start() }
 
     /// The election as it stands.
-    public var election: ClusterElection { state.withLock { $0.election } }
+    package var election: ClusterElection { state.withLock { $0.election } }
 
     /// The role now.
-    public var role: ClusterElection.Role { state.withLock { $0.election.role } }
+    package var role: ClusterElection.Role { state.withLock { $0.election.role } }
 
     /// Whether this daemon is the cluster's active now.
-    public var isActive: Bool { state.withLock { $0.election.isActive } }
+    package var isActive: Bool { state.withLock { $0.election.isActive } }
 
     /// Waits until `condition` holds of the election, or `timeout` passes; whether it holds.
-    public func wait(within timeout: Duration, until condition: @escaping (ClusterElection) -> Bool) async -> Bool {
+    package func wait(within timeout: Duration, until condition: @escaping (ClusterElection) -> Bool) async -> Bool {
         await changes.wait(within: timeout) { state.withLock { condition($0.election) } }
     }
 
     /// Wakes the waits to look again (something they read besides the election changed).
-    public func poke() { changes.changed() }
+    package func poke() { changes.changed() }
 
     /// Waits until ``stop()`` (the connection's events are handled on libmosquitto's thread, as
     /// they come: ``connection(_:)``).
-    public func run() async {
+    package func run() async {
         for await _ in client.events {}
     }
 
@@ -166,7 +166,7 @@ public final class ClusterLink: Sendable {
     }
 
     /// Stops: an active clears its record first (a clean stop fires no will), then disconnects.
-    public func stop() {
+    package func stop() {
         if isActive { _ = try? client.publish(topic: topic, payload: [UInt8](), qos: 1, retain: true) }
         client.shutdown()
     }

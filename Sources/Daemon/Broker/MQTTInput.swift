@@ -13,16 +13,16 @@ import Synchronization
 ///
 /// The daemon's one ``BrokerConnection`` (which the ``MQTTSink`` publishes over) subscribes to
 /// ``subscriptions`` at every connect and hands every incoming message here unread.
-public final class MQTTInput: Sendable {
-    public let tree: TopicTree
+package final class MQTTInput: Sendable {
+    package let tree: TopicTree
     /// The fleet's sources and their topic filters, in the order they are tried.
-    public let fleetSources: [(FleetSource, TopicFilter)]
+    package let fleetSources: [(FleetSource, TopicFilter)]
     /// The fixed scanners' sources and their topic filters (docs/behaviour.md §19), tried after the fleet's.
-    public let scannerSources: [(ScannerSource, TopicFilter)]
+    package let scannerSources: [(ScannerSource, TopicFilter)]
     /// ESPresense nodes' retained health, `<prefix>/rooms/+/status` beside `<prefix>/devices/+/+`.
-    public let scannerStatus: TopicFilter?
+    package let scannerStatus: TopicFilter?
     let control: EngineControl
-    public let refusals: Refusals
+    package let refusals: Refusals
     let logger: Logger
     let clock: DaemonClock
     /// Where `cmd/reload` goes (the daemon's reloader, once there is one).
@@ -30,7 +30,7 @@ public final class MQTTInput: Sendable {
 
     /// The input of a daemon reporting as `userid` under `settings`, with `fleet`'s sources, into
     /// `control`; garbage is counted by minutes of `clock`.
-    public init(
+    package init(
         settings: MQTTSettings, userid: String, fleet: FleetSettings?, scanners: ScannerSettings? = nil,
         control: EngineControl, refusals: Refusals, logger: Logger, clock: DaemonClock = .system
     ) {
@@ -50,10 +50,10 @@ public final class MQTTInput: Sendable {
     }
 
     /// `cmd/reload` calls `body` from now on.
-    public func onReload(_ body: @escaping @Sendable (String) -> Void) { reloader.withLock { $0 = body } }
+    package func onReload(_ body: @escaping @Sendable (String) -> Void) { reloader.withLock { $0 = body } }
 
     /// The topic filters to subscribe to at every connect, each with what is lost if it fails.
-    public var subscriptions: [(filter: String, lost: String)] {
+    package var subscriptions: [(filter: String, lost: String)] {
         [(tree.commandFilter, "commands are not taken")]
             + fleetSources.map { _, filter in
                 (filter.withSubtopics, "the fleet's messages on \(filter) are not taken")
@@ -66,7 +66,7 @@ public final class MQTTInput: Sendable {
 
     /// `espresense/rooms/+/status` for `espresense/devices/+/+`: an ESPresense node's health
     /// beside its reports (docs/espresense.md); `nil` for a filter of another shape.
-    public static func statusFilter(espresense filter: TopicFilter?) -> TopicFilter? {
+    package static func statusFilter(espresense filter: TopicFilter?) -> TopicFilter? {
         guard let filter, filter.levels.count >= 3, filter.levels[1] == "devices", !filter.levels[0].contains("+"),
             !filter.levels[0].contains("#")
         else { return nil }
@@ -74,7 +74,7 @@ public final class MQTTInput: Sendable {
     }
 
     /// An incoming message (the network thread): a command, a fleet message, or garbage.
-    public func received(topic: String, payload: [UInt8], retained: Bool) {
+    package func received(topic: String, payload: [UInt8], retained: Bool) {
         switch Self.route(
             topic: topic, payload: payload, retained: retained, tree: tree, fleet: fleetSources,
             scanners: scannerSources, status: scannerStatus)
@@ -97,7 +97,7 @@ public final class MQTTInput: Sendable {
     }
 
     /// What an incoming message is.
-    public enum Routed: Sendable {
+    package enum Routed: Sendable {
         case command(DaemonCommand)
         case fleet(FleetMessage)
         /// A fixed scanner's reports (docs/behaviour.md §19).
@@ -113,7 +113,7 @@ public final class MQTTInput: Sendable {
 
     /// Routes a message on `topic`: a command on `B/cmd/...`, else the first fleet source whose
     /// parser takes it.
-    public static func route(
+    package static func route(
         topic: String, payload: [UInt8], retained: Bool, tree: TopicTree, fleet: [(FleetSource, TopicFilter)],
         scanners: [(ScannerSource, TopicFilter)] = [], status: TopicFilter? = nil
     ) -> Routed {

@@ -4,37 +4,37 @@ import Foundation
 
 /// A btsnoop capture or a JSON-lines trace, read to the end and delivered as ``SourceEvent``s in
 /// file order. HCI events, from either, go through the one ``AdvertisingReportDecoder``.
-public struct FileSource {
-    public let spec: SourceSpec
+package struct FileSource {
+    package let spec: SourceSpec
     /// Skip and count malformed trace lines instead of stopping at the first.
-    public var skipBadLines: Bool
+    package var skipBadLines: Bool
     /// Where it says a skipped line or a capture cut short (one line each).
-    public var logger: Logger
+    package var logger: Logger
     /// A descriptor that wakes a wait for input (``EngineControl/wakeDescriptor``): `idle` is
     /// called then, to take what came.
-    public var wake: Int32?
+    package var wake: Int32?
     /// How long a wait for input may last before `idle` is called again (`nil`: until input or
     /// ``wake``): asked before each wait, so a shell with something to retry gets its turn.
-    public var idleTimeout: () -> Duration? = { nil }
+    package var idleTimeout: () -> Duration? = { nil }
     /// Called after each chunk read with the bytes read so far and the file's size (`nil` for a
     /// pipe): what a progress line shows.
-    public var progress: (_ read: Int, _ size: Int?) -> Void = { _, _ in }
+    package var progress: (_ read: Int, _ size: Int?) -> Void = { _, _ in }
 
     /// What was read, for the end-of-run summary.
-    public struct Report: Sendable, Hashable {
-        public var decode = DecodeStatistics()
-        public var lines = 0
-        public var skippedLines = 0
-        public var records = 0
+    package struct Report: Sendable, Hashable {
+        package var decode = DecodeStatistics()
+        package var lines = 0
+        package var skippedLines = 0
+        package var records = 0
         /// Capture records skipped and counted: their time lies outside ``Timestamp/captureRange``.
-        public var skippedRecords = 0
+        package var skippedRecords = 0
         /// The time of the last record or line, whatever it held: where the input's clock ends.
-        public var lastTime: Timestamp?
+        package var lastTime: Timestamp?
 
-        public init() {}
+        package init() {}
     }
 
-    public init(spec: SourceSpec, skipBadLines: Bool = false, logger: Logger = .silent) {
+    package init(spec: SourceSpec, skipBadLines: Bool = false, logger: Logger = .silent) {
         self.spec = spec
         self.skipBadLines = skipBadLines
         self.logger = logger
@@ -46,7 +46,7 @@ public struct FileSource {
     /// `idle` is called when a pipe or standard input has nothing to read, before waiting and
     /// whenever ``wake`` turns readable meanwhile; what it throws ends the read (a stop), and it
     /// may step the engine (commit what is staged, take commands).
-    public func read(idle: () throws -> Void = {}, _ body: (SourceEvent) throws -> Void) throws -> Report {
+    package func read(idle: () throws -> Void = {}, _ body: (SourceEvent) throws -> Void) throws -> Report {
         switch spec {
         case .btsnoop(let path):
             return try readCapture(path: path, idle: idle, body)

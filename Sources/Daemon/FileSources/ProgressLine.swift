@@ -3,31 +3,31 @@
 ///
 /// Pure: the caller says how long the work has run. Nothing shows for the first ``delay``
 /// seconds, so short inputs print no line at all, and then at most every ``interval``.
-public struct ProgressLine: Sendable {
+package struct ProgressLine: Sendable {
     /// What is counted: bytes of a file (shown in MB) or things, named.
-    public enum Unit: Sendable, Hashable {
+    package enum Unit: Sendable, Hashable {
         case bytes
         case items(String)
     }
 
-    public var label: String
-    public var unit: Unit
+    package var label: String
+    package var unit: Unit
     /// Seconds of work before the line first shows.
-    public var delay = 2.0
+    package var delay = 2.0
     /// Seconds between two redraws.
-    public var interval = 0.25
+    package var interval = 0.25
     /// Whether the line is on the screen (and must be cleared before other output).
-    public private(set) var isShown = false
+    package private(set) var isShown = false
     private var drawnAt: Double?
 
-    public init(label: String, unit: Unit) {
+    package init(label: String, unit: Unit) {
         self.label = label
         self.unit = unit
     }
 
     /// The text to write now, starting with a carriage return and ending by erasing the rest of
     /// the line, or `nil` when nothing is due. `total` is `nil` when unknown (a pipe).
-    public mutating func update(done: Int, total: Int?, elapsed: Double) -> String? {
+    package mutating func update(done: Int, total: Int?, elapsed: Double) -> String? {
         guard elapsed >= delay else { return nil }
         if let drawnAt, elapsed - drawnAt < interval { return nil }
         drawnAt = elapsed
@@ -36,7 +36,7 @@ public struct ProgressLine: Sendable {
     }
 
     /// The text that takes the line off the screen, or `nil` when it is not shown.
-    public mutating func clear() -> String? {
+    package mutating func clear() -> String? {
         guard isShown else { return nil }
         isShown = false
         drawnAt = nil
@@ -44,7 +44,7 @@ public struct ProgressLine: Sendable {
     }
 
     /// The line's words, without the control characters.
-    public func text(done: Int, total: Int?) -> String {
+    package func text(done: Int, total: Int?) -> String {
         guard let total, total > 0 else {
             return "\(label): \(number(done)) \(noun)" + (unit == .bytes ? " read" : "")
         }

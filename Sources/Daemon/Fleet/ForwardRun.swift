@@ -8,25 +8,25 @@ import Persistence
 /// `beaconwatch forward` (docs/behaviour.md §15): a scanner node that publishes what it decodes, as trace lines,
 /// to `MQTT.topic/<userid>/sightings` for a fleet daemon, batched (at most 50 ms late) and kept
 /// in the outbox first, so a broker outage loses nothing.
-public struct ForwardRun: Sendable {
-    public var source: SourceSpec
-    public var store: StateStore
-    public var sink: MQTTSink
+package struct ForwardRun: Sendable {
+    package var source: SourceSpec
+    package var store: StateStore
+    package var sink: MQTTSink
     /// The topic the batches go to.
-    public var topic: String
-    public var qos: Int32
-    public var skipBadLines = false
+    package var topic: String
+    package var qos: Int32
+    package var skipBadLines = false
     /// The clock sightings are stamped with and batches are timed by.
-    public var clock = DaemonClock.system
+    package var clock = DaemonClock.system
 
     /// What a run sent.
-    public struct Summary: Sendable {
-        public var sightings = 0
-        public var messages = 0
-        public var read = FileSource.Report()
+    package struct Summary: Sendable {
+        package var sightings = 0
+        package var messages = 0
+        package var read = FileSource.Report()
     }
 
-    public init(source: SourceSpec, store: StateStore, sink: MQTTSink, topic: String, qos: Int32) {
+    package init(source: SourceSpec, store: StateStore, sink: MQTTSink, topic: String, qos: Int32) {
         self.source = source
         self.store = store
         self.sink = sink
@@ -38,7 +38,7 @@ public struct ForwardRun: Sendable {
     ///
     /// Throws ``InputError`` (status 2), ``StateStoreError`` (status 1) or
     /// ``BluetoothUnavailable`` (status 3).
-    public func run(control: EngineControl?, logger: Logger) throws -> Summary {
+    package func run(control: EngineControl?, logger: Logger) throws -> Summary {
         var summary = Summary()
         var batch = ForwardBatch()
         func publish(_ payload: String?) throws {

@@ -10,28 +10,28 @@ import ServiceLifecycle
 /// `beaconwatch forward` as a service group: the broker connection and the forwarding loop; on
 /// SIGTERM or SIGINT (or at the end of a file) the loop stops first, then what it queued is
 /// flushed to the broker for up to ``MQTTService/flushLimit``.
-public struct ForwardService: Service {
-    public struct Options: Sendable {
+package struct ForwardService: Service {
+    package struct Options: Sendable {
         /// The hsyco.ini: `MQTT.*`, `Monitor.userid` (the node's name), `State.*`.
-        public var config: String
+        package var config: String
         /// Overrides `Monitor.source`.
-        public var source: SourceSpec?
-        public var skipBadLines = false
+        package var source: SourceSpec?
+        package var skipBadLines = false
 
-        public init(config: String) { self.config = config }
+        package init(config: String) { self.config = config }
     }
 
-    public let options: Options
-    public let logger: Logger
+    package let options: Options
+    package let logger: Logger
 
-    public init(options: Options, logger: Logger) {
+    package init(options: Options, logger: Logger) {
         self.options = options
         self.logger = logger
     }
 
     /// Loads the configuration and opens the database on a dedicated thread (both block), then
     /// runs the broker connection and the forwarding; the database is closed on one too.
-    public func run() async throws {
+    package func run() async throws {
         let prepared = try await onDedicatedThread { [self] in try prepare() }
         try await prepared.run(logger: logger)
     }

@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// Told from the MQTT client's network thread (garbage) and from the engine's (what a device
 /// table refused); each returns the line to log, if any.
-public final class Refusals: Sendable {
+package final class Refusals: Sendable {
     static let perMinute = 10
     /// Devices remembered as said, at most (a flood of new ids costs bounded memory).
     static let remembered = 10_000
@@ -31,19 +31,19 @@ public final class Refusals: Sendable {
     let maxDevices: Int
     let maxAge: Double
 
-    public init(maxDevices: Int = 0, maxAge: Double = 30) {
+    package init(maxDevices: Int = 0, maxAge: Double = 30) {
         self.maxDevices = maxDevices
         self.maxAge = maxAge
     }
 
     /// Fleet messages ignored as malformed, in all.
-    public var garbageCount: Int { state.withLock { $0.garbage } }
+    package var garbageCount: Int { state.withLock { $0.garbage } }
     /// Fleet messages a device table refused (undeclared, over the cap, stale), in all.
-    public var refusedCount: Int { state.withLock { $0.refused } }
+    package var refusedCount: Int { state.withLock { $0.refused } }
 
     /// A malformed message (`problem` says why), at `now` (``DaemonClock/elapsed``): the line to
     /// log, if any.
-    public func garbage(_ problem: String, at now: Duration) -> String? {
+    package func garbage(_ problem: String, at now: Duration) -> String? {
         state.withLock { state in
             state.garbage += 1
             var prefix = ""
@@ -66,7 +66,7 @@ public final class Refusals: Sendable {
     }
 
     /// What the table of devices refused of device `device`'s message: the line to log, if any.
-    public func refused(_ refusal: Devices.Refusal, device: String) -> String? {
+    package func refused(_ refusal: Devices.Refusal, device: String) -> String? {
         state.withLock { state in
             switch refusal {
             case .unknownDevice:

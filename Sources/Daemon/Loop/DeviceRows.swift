@@ -29,7 +29,7 @@ extension Devices.Kept {
 
 extension StateStore {
     /// Every fleet device of an earlier run, as the table of ``Devices`` resumes it.
-    public func keptFleet() throws -> [String: Devices.Kept] {
+    package func keptFleet() throws -> [String: Devices.Kept] {
         try keptDevices().mapValues(Devices.Kept.init)
     }
 }

@@ -15,13 +15,13 @@ import Syscalls
 /// Posted from any thread into one queue; the run loop takes the orders between events, in the
 /// order they were posted, on its own clock, so the engine stays single-threaded and its state
 /// machines see them as one more input.
-public final class EngineControl: Sendable {
+package final class EngineControl: Sendable {
     /// What the shell tells the table of devices (``Devices/Input``).
-    public typealias Order = Devices.Input
+    package typealias Order = Devices.Input
 
     /// A look at the engine between two events, on its thread (the web view's readings): given
     /// the driver, or `nil` once the run loop has ended.
-    public typealias Query = @Sendable (EngineDriver?) -> Void
+    package typealias Query = @Sendable (EngineDriver?) -> Void
 
     private struct State {
         var orders: [Order] = []
@@ -35,28 +35,28 @@ public final class EngineControl: Sendable {
     }
 
     /// Fleet messages waiting for the engine at most; beyond, the oldest are dropped (counted).
-    public static let fleetQueueLimit = 100_000
+    package static let fleetQueueLimit = 100_000
 
     private let state = Mutex(State())
     /// Readable while orders or a stop wait: the run loop waits on it beside its input.
-    public let wakeup: Wakeup?
+    package let wakeup: Wakeup?
 
     /// Where a reading's limit (``read(within:_:)``) is timed.
     let timers: ShellTimers
 
-    public init(timers: ShellTimers = .shared) {
+    package init(timers: ShellTimers = .shared) {
         wakeup = try? Wakeup()
         self.timers = timers
     }
 
     /// The descriptor a blocking wait should also watch (`nil` if none could be made).
-    public var wakeDescriptor: Int32? { wakeup?.descriptor }
+    package var wakeDescriptor: Int32? { wakeup?.descriptor }
 
     /// An input for the daemon as a whole (a command, a reload, new rules).
-    public func post(_ input: EngineInput) { post(.daemon(input)) }
+    package func post(_ input: EngineInput) { post(.daemon(input)) }
 
     /// Posts what `command` asks of the engine; `reload` is the shell's (it reads the file).
-    public func post(_ command: DaemonCommand) {
+    package func post(_ command: DaemonCommand) {
         switch command {
         case .mode(let mode): post(EngineInput.mode(mode))
         case .alert: command.traceCommand.map { post(EngineInput.command($0)) }
@@ -65,10 +65,10 @@ public final class EngineControl: Sendable {
     }
 
     /// A fleet message for the engine, taken at the daemon's clock when the loop gets to it.
-    public func post(_ message: FleetMessage) { post(.message(message)) }
+    package func post(_ message: FleetMessage) { post(.message(message)) }
 
     /// A scanner's report, queued as a fleet message is.
-    public func post(_ report: ScannerReport) { post(.report(report)) }
+    package func post(_ report: ScannerReport) { post(.report(report)) }
 
     /// An order, queued after those waiting. Beyond ``fleetQueueLimit`` messages and reports the
     /// oldest of them is dropped (counted); an answer or a command never is.
@@ -76,7 +76,7 @@ public final class EngineControl: Sendable {
     /// Wakes the loop only when the queue was empty: the loop clears the wake-up only when it
     /// takes the last order, so a queue with orders in it always has one pending (a busy fleet
     /// costs no system call per message).
-    public func post(_ order: Order) {
+    package func post(_ order: Order) {
         let wasEmpty = state.withLock { state in
             let wasEmpty = state.orders.isEmpty
             state.orders.append(order)
@@ -96,22 +96,22 @@ public final class EngineControl: Sendable {
 
     /// Wakes the run loop to look again with no order (outputs that waited for the broker may
     /// go out: ``EngineDriver/release()``).
-    public func wake() { wakeup?.signal() }
+    package func wake() { wakeup?.signal() }
 
     /// Fleet messages dropped because the engine fell behind.
-    public var droppedFleetMessages: Int { state.withLock { $0.droppedFleet } }
+    package var droppedFleetMessages: Int { state.withLock { $0.droppedFleet } }
 
     /// Asks the run loop to stop after its current event.
-    public func stop() {
+    package func stop() {
         state.withLock { $0.stopping = true }
         wakeup?.signal()
     }
 
-    public var isStopping: Bool { state.withLock { $0.stopping } }
+    package var isStopping: Bool { state.withLock { $0.stopping } }
 
     /// Runs `body` on the engine's thread between two events, with the driver (`nil` when the
     /// run loop has ended or ends before it gets to it).
-    public func query(_ body: @escaping Query) {
+    package func query(_ body: @escaping Query) {
         let ended = state.withLock { state in
             if !state.ended { state.queries.append(body) }
             return state.ended
@@ -121,7 +121,7 @@ public final class EngineControl: Sendable {
 
     /// `body`'s answer on the engine's thread; `nil` when the run loop has ended, or has not
     /// answered within `limit` (a loop that is stuck: the answer is dropped when it comes).
-    public func read<T: Sendable>(
+    package func read<T: Sendable>(
         within limit: Duration = .seconds(2), _ body: @escaping @Sendable (EngineDriver) -> T
     ) async -> T? {
         let answer = Mutex<(done: Bool, value: T?)>((false, nil))
@@ -146,10 +146,10 @@ public final class EngineControl: Sendable {
     }
 
     /// Whether the run loop has ended.
-    public var hasEnded: Bool { state.withLock { $0.ended } }
+    package var hasEnded: Bool { state.withLock { $0.ended } }
 
     /// The run loop has ended: waiting and later queries are answered with `nil`.
-    public func endQueries() {
+    package func endQueries() {
         let queries = state.withLock { state in
             state.ended = true
             defer { state.queries.removeAll() }

@@ -10,7 +10,7 @@ import Rules
 extension Engine {
     /// An engine for `configuration` that goes on from what `store` kept (a restart), with its
     /// identity and rule settings resolved from the machine (host name, address, machine-id).
-    public static func resuming(_ configuration: Configuration, from store: StateStore, rules: [RuleRegion]?) throws
+    package static func resuming(_ configuration: Configuration, from store: StateStore, rules: [RuleRegion]?) throws
         -> Engine
     {
         Engine(
@@ -28,9 +28,9 @@ extension Engine {
 /// `output` and the sinks. Steps are staged until ``commit()``, or until ``StepBatch/limit`` of
 /// them wait: the caller commits when its input would wait (a group commit while input is backed
 /// up). Requests (server calls, `Script.server`) are carried out by the ``Requests`` way given.
-public struct EngineDriver {
+package struct EngineDriver {
     /// How the rules' requests are answered.
-    public enum Requests {
+    package enum Requests {
         /// Each in turn, waiting for the answer, which is given at the engine's clock: a file
         /// run's way, whose virtual clock waits too, so a replay is the same every time.
         case inline(ServerHook)
@@ -41,9 +41,9 @@ public struct EngineDriver {
     }
 
     /// Every device's engine: the own radio's and the fleet's.
-    public private(set) var devices: Devices
-    public let store: StateStore
-    public let sinks: [any OutputSink]
+    package private(set) var devices: Devices
+    package let store: StateStore
+    package let sinks: [any OutputSink]
     let requests: Requests
     let output: (MonitorOutput) throws -> Void
     private var actions: [Devices.Action] = []
@@ -60,26 +60,26 @@ public struct EngineDriver {
     private var held: [CommittedSteps] = []
     /// Outputs withheld so far: this daemon stopped being the active before the broker held
     /// their steps (docs/failover.md, "Outputs wait for the broker").
-    public private(set) var withheld = 0
+    package private(set) var withheld = 0
     /// Outputs delivered so far.
-    public private(set) var delivered = 0
+    package private(set) var delivered = 0
     /// Advertisements handed to the own radio's engine so far (every decoded report of the radio or file).
-    public private(set) var reports = 0
+    package private(set) var reports = 0
     /// Why the last commit failed, while commits fail: the staged steps wait in memory (the
     /// engine goes on) and ``commit()`` tries again at most every ``retryInterval``.
-    public private(set) var failing: StateStoreError?
+    package private(set) var failing: StateStoreError?
     private var lastTry: Duration
     /// The clock that only moves forward (``DaemonClock/elapsed``): the retry interval, and when
     /// a step was staged. The loop's own; the machine's unless set.
-    public var elapsed: () -> Duration = DaemonClock.system.elapsed {
+    package var elapsed: () -> Duration = DaemonClock.system.elapsed {
         didSet { lastTry = elapsed() }
     }
     /// Says, once each, that commits fail and that they succeed again; and the devices' notices.
-    public var logger = Logger.silent
-    public static let retryInterval = Duration.seconds(1)
+    package var logger = Logger.silent
+    package static let retryInterval = Duration.seconds(1)
 
     /// A driver of `devices`.
-    public init(
+    package init(
         devices: Devices, store: StateStore, sinks: [any OutputSink] = [], requests: Requests,
         output: @escaping (MonitorOutput) throws -> Void = { _ in }
     ) {
@@ -92,7 +92,7 @@ public struct EngineDriver {
     }
 
     /// A driver of a daemon with no fleet, its own radio `engine`.
-    public init(
+    package init(
         engine: Engine, store: StateStore, sinks: [any OutputSink] = [], requests: Requests,
         output: @escaping (MonitorOutput) throws -> Void = { _ in }
     ) {
@@ -100,10 +100,10 @@ public struct EngineDriver {
     }
 
     /// The own radio's engine.
-    public var engine: Engine { devices.own }
+    package var engine: Engine { devices.own }
 
     /// Starts the own radio's clock at `time` and resumes the fleet's devices of an earlier run.
-    public mutating func start(at time: Timestamp) throws {
+    package mutating func start(at time: Timestamp) throws {
         devices.start(at: time, into: &actions)
         try perform()
     }
@@ -112,7 +112,7 @@ public struct EngineDriver {
     /// scanner's status, a server's answer, a command for one device. Returns why it changed
     /// nothing, if so (a refused message or report).
     @discardableResult
-    public mutating func handle(_ input: Devices.Input, at time: Timestamp) throws -> Devices.Refusal? {
+    package mutating func handle(_ input: Devices.Input, at time: Timestamp) throws -> Devices.Refusal? {
         if case .daemon(.advertisement) = input { reports &+= 1 }
         let refusal = devices.handle(input, at: time, into: &actions)
         try perform()
@@ -120,29 +120,29 @@ public struct EngineDriver {
     }
 
     /// One source event of the own radio's file at its own time.
-    public mutating func handle(_ event: SourceEvent) throws {
+    package mutating func handle(_ event: SourceEvent) throws {
         if case .advertisement = event { reports &+= 1 }
         devices.handle(event, into: &actions)
         try perform()
     }
 
     /// When a live shell must wake: the earliest device's next wake-up.
-    public var nextWake: Timestamp? { devices.nextWake }
+    package var nextWake: Timestamp? { devices.nextWake }
 
     /// The wall clock was stepped by `delta` microseconds (``Devices/shiftClock(by:)``).
-    public mutating func shiftClock(by delta: Int64) {
+    package mutating func shiftClock(by delta: Int64) {
         devices.shiftClock(by: delta)
     }
 
     /// Moves the clock to `time`, firing every device's timers up to it.
-    public mutating func advance(to time: Timestamp) throws {
+    package mutating func advance(to time: Timestamp) throws {
         devices.advance(to: time, into: &actions)
         try perform()
     }
 
     /// Fires timers one instant at a time until none is left at or before `limit` (or none at
     /// all: `nil`, a replay's end, where the clock runs on until nothing is pending).
-    public mutating func drain(notAfter limit: Timestamp?) throws {
+    package mutating func drain(notAfter limit: Timestamp?) throws {
         while devices.drain(notAfter: limit, into: &actions) { try perform() }
     }
 
@@ -152,7 +152,7 @@ public struct EngineDriver {
     /// A database that cannot be written (a full disk) stops nothing: the steps stay staged, in
     /// order, undelivered, and the next call at least ``retryInterval`` later tries again; the
     /// first failure and the recovery are said through ``logger``. ``finish()`` throws instead.
-    public mutating func commit() throws {
+    package mutating func commit() throws {
         if failing != nil, elapsed() - lastTry < Self.retryInterval { return }
         let waiting = batch.outputCount
         lastTry = elapsed()
@@ -178,11 +178,11 @@ public struct EngineDriver {
     }
 
     /// Whether outputs wait for the broker (a cluster's active: ``release()`` when it wakes).
-    public var isHolding: Bool { !held.isEmpty }
+    package var isHolding: Bool { !held.isEmpty }
 
     /// Delivers, in order, the held commits whose steps the broker now holds; drops them all
     /// when this daemon stopped being the active first (said once each time).
-    public mutating func release() throws {
+    package mutating func release() throws {
         while let first = held.first {
             switch store.verdict(through: first.through) {
             case .acknowledged:
@@ -208,7 +208,7 @@ public struct EngineDriver {
 
     /// The last commit of a run: what cannot be written now is an error (exit status 1), since
     /// the outputs that waited would be lost with the process.
-    public mutating func finish() throws {
+    package mutating func finish() throws {
         // Each device's presence as it is now, the own radio's with its last sightings: the next
         // start resumes its exit deadlines.
         devices.close(into: &actions)
@@ -233,7 +233,7 @@ public struct EngineDriver {
     }
 
     /// How long the last commit of a cluster's active waits for the broker to hold its steps.
-    public static let finalWait = Duration.seconds(5)
+    package static let finalWait = Duration.seconds(5)
 
     /// The FleetDevice the sinks name device `id` by; `nil` for the own radio (its outputs carry
     /// no `"device"`, its topics are the daemon's).

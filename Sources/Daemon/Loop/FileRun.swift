@@ -13,42 +13,42 @@ import Rules
 ///
 /// Each event's outputs are written to the state database in one transaction, then handed to
 /// `output`; so an output is only ever seen once its state is kept.
-public struct FileRun {
-    public var configuration: Configuration
-    public var source: SourceSpec
-    public var skipBadLines = false
+package struct FileRun {
+    package var configuration: Configuration
+    package var source: SourceSpec
+    package var skipBadLines = false
     /// At the end of input, run the clock on until no deadline is pending (`replay`), or stop
     /// there as a daemon stops (`run`), leaving the state as it was.
-    public var drainAtEnd = true
+    package var drainAtEnd = true
     /// Pace events by their timestamps on the real clock (`run --realtime`).
-    public var realtime = false
+    package var realtime = false
     /// After the end of input, go on taking the shell's orders and queries (the web view) for
     /// this long before returning (`run --linger`); a stop ends it.
-    public var linger = Duration.zero
+    package var linger = Duration.zero
     /// The clock `--realtime` paces by and `linger` waits on (``DaemonClock/system`` unless set).
-    public var clock = DaemonClock.system
+    package var clock = DaemonClock.system
     /// Called at the end of input, before lingering.
-    public var atEnd: () -> Void = {}
+    package var atEnd: () -> Void = {}
     /// Bytes of the input read so far and its size (``FileSource/progress``).
-    public var progress: (_ read: Int, _ size: Int?) -> Void = { _, _ in }
+    package var progress: (_ read: Int, _ size: Int?) -> Void = { _, _ in }
     /// The regions of `Rules.source` (``RulesSource``); `nil` without one.
-    public var rules: [RuleRegion]?
+    package var rules: [RuleRegion]?
     /// Carries out the rules' server calls and `Script.server` runs; the run waits for each, on
     /// its virtual clock, so a replay is the same every time the server answers the same.
-    public var hook: ServerHook
+    package var hook: ServerHook
 
     /// What a run did, for its summary.
-    public struct Summary: Sendable {
-        public var read = FileSource.Report()
-        public var outputs = 0
-        public var sightings = 0
-        public var unconfiguredSightings = 0
-        public var ignoredCommands = 0
+    package struct Summary: Sendable {
+        package var read = FileSource.Report()
+        package var outputs = 0
+        package var sightings = 0
+        package var unconfiguredSightings = 0
+        package var ignoredCommands = 0
         /// The shell stopped the run before the end of its input.
-        public var stopped = false
+        package var stopped = false
     }
 
-    public init(configuration: Configuration, source: SourceSpec) {
+    package init(configuration: Configuration, source: SourceSpec) {
         self.configuration = configuration
         self.source = source
         hook = ServerHook(configuration: configuration, logger: .silent)
@@ -58,7 +58,7 @@ public struct FileRun {
     ///
     /// Throws ``InputError`` (status 2) or ``StateStoreError`` (status 1).
     @discardableResult
-    public func run(
+    package func run(
         store: StateStore,
         output: (MonitorOutput) throws -> Void,
         sinks: [any OutputSink] = [],
@@ -175,10 +175,12 @@ public struct FileRun {
 }
 
 /// Where the state database lives when `State.database` is not set (docs/behaviour.md §2.4).
-public enum StateLocation {
+package enum StateLocation {
     /// `$STATE_DIRECTORY/beaconwatch.sqlite` under systemd (its first folder), else
     /// `~/.local/state/beaconwatch/beaconwatch.sqlite`.
-    public static func resolve(configured: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
+    package static func resolve(
+        configured: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    )
         -> String
     {
         if let configured { return configured }

@@ -13,20 +13,20 @@ import Rules
 /// Between events it waits in the source until the engine's next timer, so exits fire on time
 /// with no advertisement at all; the control's orders wake the wait. The clock is injected: the real one in the daemon,
 /// a scripted one in tests.
-public struct LiveRun {
-    public var configuration: Configuration
+package struct LiveRun {
+    package var configuration: Configuration
     /// The wall clock: outputs' times, schedules, dwell days.
-    public var now: () -> Timestamp
+    package var now: () -> Timestamp
     /// A clock that only moves forward, at the pace of time (suspended time included): how much
     /// time passed between two readings of ``now``, whatever was done to the wall clock.
-    public var elapsed: () -> Duration
+    package var elapsed: () -> Duration
     /// The regions of `Rules.source` (``RulesSource``); `nil` without one.
-    public var rules: [RuleRegion]?
+    package var rules: [RuleRegion]?
     /// Carries out the rules' server calls and `Script.server` runs, each on a thread of its own;
     /// the answer comes back through the control, so sightings go on meanwhile.
-    public var hook: ServerHook
+    package var hook: ServerHook
     /// Where what the devices refuse (undeclared, over the cap, stale) is counted and said.
-    public var refusals: Refusals
+    package var refusals: Refusals
 
     /// The longest wait with no timer due: long, since nothing needs the loop meanwhile (the
     /// wall clock is read again when it wakes).
@@ -37,7 +37,7 @@ public struct LiveRun {
     static let stepThreshold: Int64 = 2_000_000
 
     /// A run on `now` and `elapsed` (the machine's ``DaemonClock/system`` unless given).
-    public init(
+    package init(
         configuration: Configuration, now: @escaping () -> Timestamp = DaemonClock.system.now,
         elapsed: (() -> Duration)? = nil
     ) {
@@ -51,7 +51,7 @@ public struct LiveRun {
     /// Runs until `shouldStop` (checked after each wait) or `control` says so (which wakes it), carrying
     /// out `control`'s orders as they come. Outputs are kept in `store` before they are handed to
     /// `output`; `beforeWaiting` runs whenever the loop is about to wait (flush what was written).
-    public func run(
+    package func run(
         source: HCIEventSource,
         store: StateStore,
         output: (MonitorOutput) throws -> Void,

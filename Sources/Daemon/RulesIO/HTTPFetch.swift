@@ -11,21 +11,21 @@ import Synchronization
 ///
 /// Blocking: call it from a thread of its own or from a shell that may wait (a file run). Only
 /// http and https are requested, and redirects to anything else are not followed.
-public enum HTTPFetch {
+package enum HTTPFetch {
     /// A reply: its status and body.
-    public struct Reply: Sendable, Hashable {
-        public var status: Int
-        public var body: [UInt8]
+    package struct Reply: Sendable, Hashable {
+        package var status: Int
+        package var body: [UInt8]
     }
 
     /// Why there is no reply, in words for the log.
-    public struct Failure: Error, Sendable, Hashable, CustomStringConvertible {
-        public var description: String
+    package struct Failure: Error, Sendable, Hashable, CustomStringConvertible {
+        package var description: String
     }
 
     /// GETs `url`, giving up after `timeout` seconds in all, and as soon as the body passes
     /// `limit` bytes.
-    public static func get(_ url: URL, timeout: Double, limit: Int) -> Result<Reply, Failure> {
+    package static func get(_ url: URL, timeout: Double, limit: Int) -> Result<Reply, Failure> {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             return .failure(Failure(description: "only http and https URLs are fetched"))
         }

@@ -12,9 +12,9 @@ import Syscalls
 /// u_geofences.json file, or an http(s) URL fetched with the Ubudu query parameters, kept in the
 /// state database and used until `valid_until` (or `Rules.refresh`); when a fetch fails, the kept
 /// copy stays in force.
-public struct RulesSource: Sendable {
+package struct RulesSource: Sendable {
     /// Which of the two documents.
-    public enum Kind: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable {
         /// `Rules.source`: u_beacons.json.
         case beacons
         /// `Rules.geofences`: u_geofences.json, its radii in the unit given.
@@ -22,27 +22,27 @@ public struct RulesSource: Sendable {
     }
 
     /// A document fetch gives up after this long.
-    public static let fetchTimeout = 30.0
+    package static let fetchTimeout = 30.0
     /// A rules document larger than this is refused.
-    public static let sizeLimit = 16 << 20
+    package static let sizeLimit = 16 << 20
     /// Never fetch more often than this, whatever `valid_until` says.
-    public static let shortestRefresh = 60.0
+    package static let shortestRefresh = 60.0
 
     /// What was read, and from where.
-    public struct Loaded: Sendable {
-        public var regions: [RuleRegion]
+    package struct Loaded: Sendable {
+        package var regions: [RuleRegion]
         /// When to fetch again (URL sources).
-        public var expires: Timestamp?
+        package var expires: Timestamp?
         /// `file`, `fetched`, or the kept copy, for the log.
-        public var origin: String
+        package var origin: String
     }
 
-    public let settings: RulesSettings
-    public let values: TemplateValues
-    public let kind: Kind
+    package let settings: RulesSettings
+    package let values: TemplateValues
+    package let kind: Kind
     let hierarchy: Hierarchy
 
-    public init(configuration: Configuration, values: TemplateValues, kind: Kind = .beacons) {
+    package init(configuration: Configuration, values: TemplateValues, kind: Kind = .beacons) {
         settings = configuration.rules
         hierarchy = configuration.hierarchy
         self.values = values
@@ -51,23 +51,23 @@ public struct RulesSource: Sendable {
 
     /// The source of `configuration`, with its resolved template values (`Monitor.udid` defaults
     /// to /etc/machine-id).
-    public init(configuration: Configuration, kind: Kind = .beacons) {
+    package init(configuration: Configuration, kind: Kind = .beacons) {
         self.init(configuration: configuration, values: RuleSettings.resolve(configuration).values, kind: kind)
     }
 
     /// The geofences source of `configuration` (`Rules.geofences`).
-    public static func geofences(of configuration: Configuration) -> RulesSource {
+    package static func geofences(of configuration: Configuration) -> RulesSource {
         RulesSource(configuration: configuration, kind: .geofences(configuration.rules.geofenceRadiusUnit))
     }
 
     /// The key that names this source: `Rules.source` or `Rules.geofences`.
-    public var key: String { kind == .beacons ? "Rules.source" : "Rules.geofences" }
+    package var key: String { kind == .beacons ? "Rules.source" : "Rules.geofences" }
 
     /// Where this source reads from; `nil` when it is not set.
-    public var location: RulesSettings.Source? { kind == .beacons ? settings.source : settings.geofences }
+    package var location: RulesSettings.Source? { kind == .beacons ? settings.source : settings.geofences }
 
     /// Parses a document of this source's kind.
-    public func parse(_ bytes: [UInt8], name: String) -> Result<RulesDocument, RulesError> {
+    package func parse(_ bytes: [UInt8], name: String) -> Result<RulesDocument, RulesError> {
         switch kind {
         case .beacons: RulesDocument.load(bytes, name: name)
         case .geofences(let unit): GeofencesDocument.load(bytes, name: name, unit: unit)
@@ -81,7 +81,7 @@ public struct RulesSource: Sendable {
 
     /// ``load(store:now:fetchKeptCopy:warn:)``, then a warning for what each region loaded
     /// untidily and for each region that attaches to no configured region.
-    public func loadWarning(store: StateStore, now: Timestamp, fetchKeptCopy: Bool = false, logger: Logger)
+    package func loadWarning(store: StateStore, now: Timestamp, fetchKeptCopy: Bool = false, logger: Logger)
         throws -> Loaded?
     {
         guard let loaded = try load(store: store, now: now, fetchKeptCopy: fetchKeptCopy, logger: logger) else {
@@ -101,7 +101,7 @@ public struct RulesSource: Sendable {
     /// Both documents of `configuration`, each read as ``loadWarning(store:now:fetchKeptCopy:warn:)``
     /// reads it: the regions of `Rules.source` then the geofences of `Rules.geofences` (`nil` when
     /// neither is set), and each source that was read with what it gave (a URL one is refreshed).
-    public static func loadAll(
+    package static func loadAll(
         configuration: Configuration, store: StateStore, now: Timestamp, logger: Logger
     ) throws -> (regions: [RuleRegion]?, sources: [(RulesSource, Loaded)]) {
         var regions: [RuleRegion]?
@@ -115,13 +115,13 @@ public struct RulesSource: Sendable {
     }
 
     /// The engine input that hands a refreshed document of this source over.
-    public func input(_ regions: [RuleRegion]) -> EngineInput {
+    package func input(_ regions: [RuleRegion]) -> EngineInput {
         kind == .beacons ? .rules(regions) : .geofences(regions)
     }
 
     /// The URL as requested: the source with `api_version=2`, `namespace`, `udid`, `lat`, `lgn`
     /// (sic) added to its query (the known ones).
-    public func requestURL(_ url: URL) -> URL {
+    package func requestURL(_ url: URL) -> URL {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
         var items = components.queryItems ?? []
         items.append(URLQueryItem(name: "api_version", value: "2"))
@@ -136,7 +136,7 @@ public struct RulesSource: Sendable {
     /// Reads the source now. `nil` without `Rules.source`. A bad file throws ``InputError``; a URL
     /// that cannot be fetched (or gives garbage) falls back on the kept copy, saying so through
     /// `warn`; with no copy, there are no rule regions until a fetch succeeds.
-    public func load(store: StateStore, now: Timestamp, fetchKeptCopy: Bool = false, logger: Logger) throws
+    package func load(store: StateStore, now: Timestamp, fetchKeptCopy: Bool = false, logger: Logger) throws
         -> Loaded?
     {
         switch location {
@@ -190,7 +190,7 @@ public struct RulesSource: Sendable {
 
     /// The rules document at `path`, within ``sizeLimit``; a failure names the file, the cause and
     /// `check`, what to do.
-    public static func readFile(_ path: String, check: String) -> Result<[UInt8], InputError> {
+    package static func readFile(_ path: String, check: String) -> Result<[UInt8], InputError> {
         Document.read(path, limit: sizeLimit).mapError { failure in
             if case .tooLarge = failure {
                 return InputError(file: path, message: "\(failure); a rules document is a few kilobytes per region")
@@ -210,12 +210,12 @@ public struct RulesSource: Sendable {
     }
 
     /// The body of a 2xx reply to a GET of `url` (as it is: ``requestURL(_:)`` adds the query).
-    public func download(_ url: URL) -> Result<[UInt8], HTTPFetch.Failure> {
+    package func download(_ url: URL) -> Result<[UInt8], HTTPFetch.Failure> {
         Self.download(url)
     }
 
     /// The body of a 2xx reply to a GET of `url`, within ``fetchTimeout`` and ``sizeLimit``.
-    public static func download(_ url: URL) -> Result<[UInt8], HTTPFetch.Failure> {
+    package static func download(_ url: URL) -> Result<[UInt8], HTTPFetch.Failure> {
         HTTPFetch.get(url, timeout: fetchTimeout, limit: sizeLimit).flatMap { reply in
             (200..<300).contains(reply.status)
                 ? .success(reply.body) : .failure(HTTPFetch.Failure(description: "HTTP status \(reply.status)"))

@@ -7,21 +7,21 @@ import Syscalls
 
 extension Logger {
     /// A logger that says nothing: the default of components whose caller gives none.
-    public static let silent = Logger(label: "beaconwatch.silent") { _ in SwiftLogNoOpLogHandler() }
+    package static let silent = Logger(label: "beaconwatch.silent") { _ in SwiftLogNoOpLogHandler() }
 }
 
 /// Carries out the rule engine's actions (docs/behaviour.md §7.5): the `notify_server` GET, or a
 /// `Script.server` run whose exit status decides. The I/O shell of ``RuleEngine``.
-public struct ServerHook: Sendable {
+package struct ServerHook: Sendable {
     /// `Script.server`, when set.
-    public var serverScript: String?
-    public var scriptTimeout: Double
-    public var logger: Logger
+    package var serverScript: String?
+    package var scriptTimeout: Double
+    package var logger: Logger
     /// Where its `Script.server` runs are kept while they go: the daemon's, so that its stop
     /// stops them.
-    public var runs: ScriptRuns
+    package var runs: ScriptRuns
 
-    public init(serverScript: String?, scriptTimeout: Double, logger: Logger, runs: ScriptRuns = ScriptRuns()) {
+    package init(serverScript: String?, scriptTimeout: Double, logger: Logger, runs: ScriptRuns = ScriptRuns()) {
         self.serverScript = serverScript
         self.scriptTimeout = scriptTimeout
         self.logger = logger
@@ -29,7 +29,7 @@ public struct ServerHook: Sendable {
     }
 
     /// The hook for `configuration`'s `Script.server` and `Script.timeout`.
-    public init(configuration: Configuration, logger: Logger, runs: ScriptRuns = ScriptRuns()) {
+    package init(configuration: Configuration, logger: Logger, runs: ScriptRuns = ScriptRuns()) {
         self.init(
             serverScript: configuration.scripts[.server], scriptTimeout: configuration.scriptTimeout, logger: logger,
             runs: runs)
@@ -37,7 +37,7 @@ public struct ServerHook: Sendable {
 
     /// Does `action` and waits for its answer; `device` is the fleet device whose rule it is
     /// (`BW_DEVICE` and `"device"` for `Script.server`).
-    public func perform(_ action: RuleEngine.Action, device: String? = nil) -> (call: Int, answer: ServerAnswer) {
+    package func perform(_ action: RuleEngine.Action, device: String? = nil) -> (call: Int, answer: ServerAnswer) {
         switch action {
         case .fetch(let call, let text, let timeout):
             guard let url = URL(string: text) else { return (call, .failed("not a valid URL: \(text)")) }
@@ -83,7 +83,7 @@ public struct ServerHook: Sendable {
 
     /// Does `action` on a thread of the shared ``WorkerPool`` and hands the answer to `then`:
     /// the live daemon's way, so that the engine goes on with sightings while a server thinks.
-    public func performInBackground(
+    package func performInBackground(
         _ action: RuleEngine.Action, device: String? = nil, then: @escaping @Sendable (Int, ServerAnswer) -> Void
     ) {
         // A server call or a script blocks until its answer (at most its timeout): off the engine's thread.

@@ -15,36 +15,36 @@ import Syscalls
 /// reverse order on SIGTERM and SIGINT (the engine stops first; the sinks then flush what it
 /// committed). `beaconwatch run` is this and its options; tests run it in-process, so the wiring
 /// is tested without the command line.
-public struct BeaconwatchService: Service {
+package struct BeaconwatchService: Service {
     /// What `run` is told on its command line.
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// The hsyco.ini file.
-        public var config: String
+        package var config: String
         /// Where sightings come from, overriding `Monitor.source`.
-        public var source: SourceSpec?
+        package var source: SourceSpec?
         /// Also write every output as a JSON line to this file (appended), `-` for standard output.
-        public var events: String?
-        public var noMQTT = false
-        public var active = false
-        public var realtime = false
-        public var skipBadLines = false
+        package var events: String?
+        package var noMQTT = false
+        package var active = false
+        package var realtime = false
+        package var skipBadLines = false
         /// Overrides `Web.listen`: `HOST:PORT`, or empty for no web view.
-        public var webListen: String?
+        package var webListen: String?
         /// After a file source ends, keep serving (web view, broker) this long.
-        public var linger = Duration.zero
+        package var linger = Duration.zero
         /// Told the web view's port once it listens (tests ask for port 0).
-        public var webBound: (@Sendable (Int) -> Void)?
+        package var webBound: (@Sendable (Int) -> Void)?
 
-        public init(config: String) { self.config = config }
+        package init(config: String) { self.config = config }
     }
 
-    public let options: Options
-    public let logger: Logger
+    package let options: Options
+    package let logger: Logger
     /// The daemon's one clock and timer mechanism, handed to every part that reads the time or
     /// waits (the machine's unless a test gives its own).
-    public let timers: ShellTimers
+    package let timers: ShellTimers
 
-    public init(options: Options, logger: Logger, timers: ShellTimers = .shared) {
+    package init(options: Options, logger: Logger, timers: ShellTimers = .shared) {
         self.options = options
         self.logger = logger
         self.timers = timers
@@ -57,7 +57,7 @@ public struct BeaconwatchService: Service {
     /// With `Cluster.name` (and MQTT) the daemon is one of a cluster (docs/behaviour.md §21,
     /// ClusterService): these services run while it is the active; as a standby it follows the
     /// active's state.
-    public func run() async throws {
+    package func run() async throws {
         let loaded = try await onDedicatedThread { [self] in try load() }
         // One identity for the engine and the topics, kept across reloads.
         let identity = MonitorIdentity.resolve(loaded.monitor)

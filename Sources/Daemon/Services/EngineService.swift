@@ -14,16 +14,16 @@ import UnixSignals
 ///
 /// Run it with `.gracefullyShutdownGroup` on success and failure, so that the sinks after it
 /// flush what it committed.
-public struct EngineService: Service {
+package struct EngineService: Service {
     let control: EngineControl
     let body: @Sendable (EngineControl) throws -> Void
 
-    public init(control: EngineControl, body: @escaping @Sendable (EngineControl) throws -> Void) {
+    package init(control: EngineControl, body: @escaping @Sendable (EngineControl) throws -> Void) {
         self.control = control
         self.body = body
     }
 
-    public func run() async throws {
+    package func run() async throws {
         let control = control
         let body = body
         try await withGracefulShutdownHandler {
@@ -44,7 +44,7 @@ public struct EngineService: Service {
 /// on ``EngineControl/wakeDescriptor`` ends then. The command line's live loops (`decode hci0`,
 /// `advertise`, `calibrate`) stop this way, as the daemon does: signals go through the service
 /// group only.
-public func runUntilStopped<T: Sendable>(
+package func runUntilStopped<T: Sendable>(
     logger: Logger, _ body: @escaping @Sendable (EngineControl) throws -> T
 ) async throws -> T {
     let result = Mutex<Result<T, any Error>?>(nil)
@@ -65,7 +65,7 @@ public func runUntilStopped<T: Sendable>(
 
 /// A value that is not `Sendable` (a radio's handle, a writer), handed to the one thread that uses
 /// it until its work is done: the hand-over itself is the synchronisation.
-public struct Handed<Value>: @unchecked Sendable {
-    public let value: Value
-    public init(_ value: Value) { self.value = value }
+package struct Handed<Value>: @unchecked Sendable {
+    package let value: Value
+    package init(_ value: Value) { self.value = value }
 }

@@ -13,14 +13,14 @@ import Syscalls
 /// It sends `?WATCH={"enable":true,"json":true}` once connected and reads report lines. When gpsd
 /// is not there, or goes away, it tries again after 1 s, doubling to 60 s (``ReconnectBackoff``),
 /// and says so once per outage; a malformed report is one log line and is ignored.
-public struct GPSDFeed: Service {
+package struct GPSDFeed: Service {
     let endpoint: GPSDEndpoint
     let post: @Sendable (Position) -> Void
     let logger: Logger
     /// Where the backoff between attempts is slept.
     let timers: ShellTimers
 
-    public init(
+    package init(
         endpoint: GPSDEndpoint, logger: Logger, timers: ShellTimers = .shared,
         post: @escaping @Sendable (Position) -> Void
     ) {
@@ -30,7 +30,7 @@ public struct GPSDFeed: Service {
         self.post = post
     }
 
-    public func run() async throws {
+    package func run() async throws {
         var backoff = ReconnectBackoff()
         var outage = false
         while !Task.isCancelled, !Task.isShuttingDownGracefully {

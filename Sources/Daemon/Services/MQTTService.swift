@@ -12,21 +12,21 @@ import UnixSignals
 /// The broker connection as a service: handles the client's events (what comes in goes to the
 /// sink's ``MQTTInput``), and at shutdown publishes `offline` after flushing the outbox for up to
 /// ``flushLimit``.
-public struct MQTTService: Service {
+package struct MQTTService: Service {
     /// How long a stopping daemon waits for the broker to acknowledge what is in flight (docs/behaviour.md §13).
-    public static let flushLimit = Duration.seconds(5)
+    package static let flushLimit = Duration.seconds(5)
 
     let sink: MQTTSink
     let logger: Logger
     let endpoint: String
 
-    public init(sink: MQTTSink, endpoint: String, logger: Logger) {
+    package init(sink: MQTTSink, endpoint: String, logger: Logger) {
         self.sink = sink
         self.endpoint = endpoint
         self.logger = logger
     }
 
-    public func run() async {
+    package func run() async {
         let (sink, logger, endpoint) = (sink, logger, endpoint)
         await withTaskGroup(of: Void.self) { group in
             // A child task: the client's events, until the flush below shuts the client down.

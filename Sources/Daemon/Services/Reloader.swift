@@ -11,7 +11,7 @@ import UnixSignals
 
 /// Re-reads the configuration on SIGHUP and on request (`cmd/reload`): a good file goes to the
 /// engine (and the sinks that take one); a bad one is reported and the one in force stays.
-public final class Reloader: Service, Sendable {
+package final class Reloader: Service, Sendable {
     let path: String
     let identity: MonitorIdentity
     let running: Configuration
@@ -25,7 +25,7 @@ public final class Reloader: Service, Sendable {
     private let continuation: AsyncStream<String>.Continuation
 
     /// Reloads `path` for an engine started on `running`, keeping `identity`.
-    public init(
+    package init(
         path: String, running: Configuration, identity: MonitorIdentity, control: EngineControl,
         sinks: [any OutputSink], store: StateStore, logger: Logger, clock: DaemonClock = .system
     ) {
@@ -41,9 +41,9 @@ public final class Reloader: Service, Sendable {
     }
 
     /// Asks for a reload; `reason` is logged.
-    public func request(_ reason: String) { continuation.yield(reason) }
+    package func request(_ reason: String) { continuation.yield(reason) }
 
-    public func run() async {
+    package func run() async {
         let signals = await UnixSignalsSequence(trapping: .sighup)
         await withTaskGroup(of: Void.self) { group in
             // A child task: SIGHUP, beside the requests, until the graceful shutdown.
@@ -60,7 +60,7 @@ public final class Reloader: Service, Sendable {
 
     /// Reads and checks the file now; returns whether the new configuration was taken.
     @discardableResult
-    public func reload(_ reason: String) -> Bool {
+    package func reload(_ reason: String) -> Bool {
         let loaded: Configuration
         switch Configuration.load(contentsOf: path) {
         case .failure(let errors):
@@ -95,7 +95,7 @@ public final class Reloader: Service, Sendable {
 extension Configuration {
     /// This configuration reporting as `identity` (the userid, session and address the daemon
     /// resolved at its start), so a reload keeps the topics and the session.
-    public func adopting(_ identity: MonitorIdentity) -> Configuration {
+    package func adopting(_ identity: MonitorIdentity) -> Configuration {
         var configuration = self
         configuration.monitor.userid = identity.userid
         configuration.monitor.session = identity.session

@@ -13,7 +13,7 @@ import UnixSignals
 /// Fetches a URL `Rules.source` (or `Rules.geofences`) again when its document expires (`valid_until`, else
 /// `Rules.refresh`), and hands a good new one to the engine; a failed fetch keeps the one in
 /// force, said once per failure.
-public struct RulesRefresher: Service {
+package struct RulesRefresher: Service {
     let source: RulesSource
     let store: StateStore
     let control: EngineControl
@@ -22,7 +22,7 @@ public struct RulesRefresher: Service {
     /// When documents expire, and the sleep until then.
     let timers: ShellTimers
 
-    public init(
+    package init(
         source: RulesSource, store: StateStore, control: EngineControl, expires: Timestamp, logger: Logger,
         timers: ShellTimers = .shared
     ) {
@@ -34,7 +34,7 @@ public struct RulesRefresher: Service {
         firstExpiry = expires
     }
 
-    public func run() async throws {
+    package func run() async throws {
         var expires = firstExpiry
         let clock = timers.clock
         while !Task.isCancelled, !Task.isShuttingDownGracefully {

@@ -11,12 +11,12 @@ import UnixSignals
 
 /// The script runner as a service: at shutdown, waiting runs get up to ``MQTTService/flushLimit``
 /// to finish; the rest are dropped, and said so.
-public struct ScriptService: Service {
+package struct ScriptService: Service {
     let sink: ScriptSink
 
-    public init(sink: ScriptSink) { self.sink = sink }
+    package init(sink: ScriptSink) { self.sink = sink }
 
-    public func run() async {
+    package func run() async {
         try? await gracefulShutdown()
         await sink.finish(within: MQTTService.flushLimit)
     }

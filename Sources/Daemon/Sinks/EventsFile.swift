@@ -21,9 +21,9 @@ import RegionMonitor
 /// nothing is appended and that is said.
 ///
 /// Used from the engine's thread only, hence `@unchecked Sendable`.
-public final class EventsFile: OutputSink, @unchecked Sendable {
+package final class EventsFile: OutputSink, @unchecked Sendable {
     /// The file as given, for messages; `-` for standard output.
-    public let path: String
+    package let path: String
     /// The absolute path the journal knows the file by; `nil` when not journaled.
     private let journalName: String?
     private let descriptor: Int32
@@ -41,7 +41,7 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
     private var failing = false
 
     /// Standard output: not journaled (a pipe cannot be completed afterwards).
-    public init() {
+    package init() {
         path = "-"
         journalName = nil
         descriptor = STDOUT_FILENO
@@ -51,7 +51,7 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
 
     /// Appends to the file at `path` (created, mode 0644, when missing), first completing it from
     /// `store`'s journal; `logger` says what was done about it.
-    public init(path: String, store: StateStore, logger: Logger) throws {
+    package init(path: String, store: StateStore, logger: Logger) throws {
         self.path = path
         self.logger = logger
         do {
@@ -75,7 +75,7 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
         if ownsDescriptor { Syscall.close(descriptor) }
     }
 
-    public func journal(for outputs: [MonitorOutput], context: StepContext) -> [JournalLine] {
+    package func journal(for outputs: [MonitorOutput], context: StepContext) -> [JournalLine] {
         // A commit's first lines go where the file ends now: it may have been truncated meanwhile
         // (logrotate's copytruncate).
         if journalName != nil, staged.isEmpty, buffer.isEmpty {
@@ -95,7 +95,7 @@ public final class EventsFile: OutputSink, @unchecked Sendable {
         return lines
     }
 
-    public func deliver(
+    package func deliver(
         _ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, context: StepContext
     ) throws {
         for line in staged[next..<min(next + outputs.count, staged.count)] {

@@ -9,7 +9,7 @@ import RegionMonitor
 /// must survive a crash (``outbox(for:)``); ``StepBatch/commit(store:output:sinks:)`` writes them
 /// to the outbox in the transaction that keeps the step, then hands each sink each step's outputs
 /// with its entries.
-public protocol OutputSink: Sendable {
+package protocol OutputSink: Sendable {
     /// Messages for the outbox: each must reach its destination even across a restart.
     func outbox(for outputs: [MonitorOutput], context: StepContext) -> [OutboxMessage]
     /// Lines for the `--events` journal, kept with the step (``EventsFile``).
@@ -25,20 +25,20 @@ public protocol OutputSink: Sendable {
 }
 
 /// Whose step it is and what else it asks: the daemon's own radio or a fleet device (docs/behaviour.md §15).
-public struct StepContext: Sendable {
+package struct StepContext: Sendable {
     /// Where the user (the device) is after the step.
-    public var whereabouts: Whereabouts
+    package var whereabouts: Whereabouts
     /// The fleet device whose step it is; `nil` for the daemon's own.
-    public var device: FleetDevice?
+    package var device: FleetDevice?
     /// Messages for the broker beside the step's outputs (an OwnTracks `setWaypoints`), kept in
     /// the outbox by the MQTT sink.
-    public var commands: [OutboxMessage]
+    package var commands: [OutboxMessage]
     /// When the step was staged, right after the engine handled its input (only for a step with
     /// outputs), on the daemon's clock that only moves forward (``DaemonClock/elapsed``): the
     /// start of the event latency the metrics show.
-    public var staged: Duration?
+    package var staged: Duration?
 
-    public init(
+    package init(
         whereabouts: Whereabouts, device: FleetDevice? = nil, commands: [OutboxMessage] = [],
         staged: Duration? = nil
     ) {
@@ -51,17 +51,17 @@ public struct StepContext: Sendable {
 
 /// A fleet device as the sinks name it: its id (`"device"` in outputs, `BW_DEVICE`) and the
 /// userid of its topics (`MQTT.topic/<userid>`).
-public struct FleetDevice: Sendable, Hashable {
-    public var id: String
-    public var userid: String
+package struct FleetDevice: Sendable, Hashable {
+    package var id: String
+    package var userid: String
     /// Its declared name (`Device.<id> = name`), for Home Assistant.
-    public var name: String?
+    package var name: String?
     /// A tag heard by fixed scanners (docs/rooms.md): its Zone is its room.
-    public var isTag: Bool
+    package var isTag: Bool
     /// A tag on a floor plan (docs/behaviour.md §20): it has a position.
-    public var isPositioned: Bool
+    package var isPositioned: Bool
 
-    public init(id: String, userid: String, name: String? = nil, isTag: Bool = false, isPositioned: Bool = false) {
+    package init(id: String, userid: String, name: String? = nil, isTag: Bool = false, isPositioned: Bool = false) {
         self.id = id
         self.userid = userid
         self.name = name
@@ -71,19 +71,19 @@ public struct FleetDevice: Sendable, Hashable {
 }
 
 extension OutputSink {
-    public func outbox(for outputs: [MonitorOutput], context: StepContext) -> [OutboxMessage] { [] }
-    public func journal(for outputs: [MonitorOutput], context: StepContext) -> [JournalLine] { [] }
-    public func takeSettled() -> [Int64] { [] }
-    public func reconfigure(_ configuration: Configuration) {}
+    package func outbox(for outputs: [MonitorOutput], context: StepContext) -> [OutboxMessage] { [] }
+    package func journal(for outputs: [MonitorOutput], context: StepContext) -> [JournalLine] { [] }
+    package func takeSettled() -> [Int64] { [] }
+    package func reconfigure(_ configuration: Configuration) {}
 }
 
 /// A sink that hands each output to a closure (the `--events` stream, tests).
-public struct EachOutput: OutputSink {
+package struct EachOutput: OutputSink {
     let body: @Sendable (MonitorOutput) throws -> Void
 
-    public init(_ body: @escaping @Sendable (MonitorOutput) throws -> Void) { self.body = body }
+    package init(_ body: @escaping @Sendable (MonitorOutput) throws -> Void) { self.body = body }
 
-    public func deliver(_ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, context: StepContext)
+    package func deliver(_ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, context: StepContext)
         throws
     {
         for output in outputs { try body(output) }

@@ -9,9 +9,9 @@ import RegionMonitor
 /// One step per event when input comes one event at a time; when it is backed up (a file, a
 /// burst), up to ``limit`` steps share a transaction, which is what makes high rates possible.
 /// Nothing is handed to a sink or `output` before the transaction holding it is committed.
-public struct StepBatch: Sendable {
+package struct StepBatch: Sendable {
     /// Steps in one transaction, at most.
-    public static let limit = 64
+    package static let limit = 64
 
     private var outputs: [MonitorOutput] = []
     /// Each device's share of the batch (its outputs and state changes, what the store keeps of
@@ -27,17 +27,17 @@ public struct StepBatch: Sendable {
     /// Each step: where its outputs end, where its messages for each sink end, where the user is.
     private var steps: [(outputs: Int, messages: [Int], context: StepContext)] = []
 
-    public init() {}
+    package init() {}
 
-    public var count: Int { steps.count }
+    package var count: Int { steps.count }
     /// Outputs staged.
-    public var outputCount: Int { outputs.count }
-    public var isFull: Bool { steps.count >= Self.limit }
+    package var outputCount: Int { outputs.count }
+    package var isFull: Bool { steps.count >= Self.limit }
 
     /// Keeps the scanners' calibration with the next commit (replacing one staged before).
-    public mutating func keep(calibration levels: [ScannerLevel]) { calibration = levels }
+    package mutating func keep(calibration levels: [ScannerLevel]) { calibration = levels }
 
-    public mutating func add(
+    package mutating func add(
         _ step: [MonitorOutput], state changes: StateChanges, sinks: [any OutputSink], whereabouts: Whereabouts,
         device: FleetDevice? = nil, commands: [OutboxMessage] = [], record: DeviceRow? = nil,
         staged: @autoclosure () -> Duration? = nil
@@ -72,7 +72,7 @@ public struct StepBatch: Sendable {
     /// there were. When the transaction fails (a full disk), everything stays staged for the
     /// next try and nothing is delivered.
     @discardableResult
-    public mutating func commit(
+    package mutating func commit(
         store: StateStore,
         output: (MonitorOutput) throws -> Void = { _ in },
         sinks: [any OutputSink] = []
@@ -107,7 +107,7 @@ public struct StepBatch: Sendable {
     /// Commits the staged steps as ``commit(store:output:sinks:)`` does, and hands them back to
     /// be delivered later instead (``CommittedSteps/deliver(output:sinks:)``): a cluster's
     /// outputs wait for the broker to hold the steps (docs/failover.md). Empties the batch.
-    public mutating func take(store: StateStore, sinks: [any OutputSink]) throws -> CommittedSteps {
+    package mutating func take(store: StateStore, sinks: [any OutputSink]) throws -> CommittedSteps {
         for sink in sinks { settled += sink.takeSettled() }
         let entries: [OutboxEntry]
         if steps.isEmpty, calibration == nil {
@@ -134,17 +134,18 @@ public struct StepBatch: Sendable {
 
 /// Steps committed and not yet delivered (``StepBatch/take(store:sinks:)``), with the number of
 /// the last step shipped when they were (`nil`: the state does not ship).
-public struct CommittedSteps: Sendable {
+package struct CommittedSteps: Sendable {
     fileprivate var outputs: [MonitorOutput]
     fileprivate var steps: [(outputs: Int, messages: [Int], context: StepContext)]
     fileprivate var entries: [OutboxEntry]
-    public let through: Int64?
+    package let through: Int64?
 
     /// The outputs to deliver.
-    public var outputCount: Int { outputs.count }
+    package var outputCount: Int { outputs.count }
 
     /// Delivers each step in order to `output` and the sinks; returns how many outputs there were.
-    public func deliver(output: (MonitorOutput) throws -> Void = { _ in }, sinks: [any OutputSink] = []) throws -> Int {
+    package func deliver(output: (MonitorOutput) throws -> Void = { _ in }, sinks: [any OutputSink] = []) throws -> Int
+    {
         try Self.deliver(outputs, steps: steps, entries: entries, output: output, sinks: sinks)
     }
 

@@ -9,10 +9,10 @@ import Synchronization
 /// in one write. The log keeps at most ``bufferLimit`` bytes: a client that falls further behind
 /// (it reads slower than the outputs come, or vanished without a word) is disconnected and
 /// counted; the engine is never held back.
-public final class EventHub: Sendable {
+package final class EventHub: Sendable {
     /// Bytes a client may fall behind at most: the log's size (one log for every client), of
     /// which at least half is kept when it is trimmed.
-    public static let bufferLimit = 8 << 20
+    package static let bufferLimit = 8 << 20
 
     private struct Frame {
         var device: String
@@ -47,20 +47,20 @@ public final class EventHub: Sendable {
 
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
     /// Clients connected now.
-    public var clientCount: Int { state.withLock { $0.clients.count } }
+    package var clientCount: Int { state.withLock { $0.clients.count } }
 
     /// Events published to at least one client so far.
-    public var published: Int { state.withLock { $0.outputs } }
+    package var published: Int { state.withLock { $0.outputs } }
 
     /// Clients disconnected because they fell behind.
-    public var slowClientsDisconnected: Int { state.withLock { $0.disconnectedSlow } }
+    package var slowClientsDisconnected: Int { state.withLock { $0.disconnectedSlow } }
 
     /// A new client, for the outputs of `device` only (or all), from the next output on; `nil`
     /// once the hub is closed.
-    public func subscribe(device: String?) -> Int? {
+    package func subscribe(device: String?) -> Int? {
         state.withLock { state in
             guard !state.closed else { return nil }
             state.nextID += 1
@@ -69,7 +69,7 @@ public final class EventHub: Sendable {
         }
     }
 
-    public func unsubscribe(_ id: Int) {
+    package func unsubscribe(_ id: Int) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard let client = state.clients.removeValue(forKey: id) else { return nil }
             if client.waiter != nil { state.waiting -= 1 }
@@ -79,7 +79,7 @@ public final class EventHub: Sendable {
     }
 
     /// One output's JSON, as an event for the clients that want `device`'s outputs.
-    public func publish(json: String, device: String) {
+    package func publish(json: String, device: String) {
         var frame: [UInt8] = []
         frame.reserveCapacity(json.utf8.count + 24)
         let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
@@ -95,7 +95,7 @@ public final class EventHub: Sendable {
     }
 
     /// A comment to every client (a keep-alive): finds the ones that vanished.
-    public func keepAlive() {
+    package func keepAlive() {
         let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard !state.clients.isEmpty else { return [] }
             // A frame every client takes, with the next sequence number but no `id:` of its own.
@@ -157,7 +157,7 @@ public final class EventHub: Sendable {
 
     /// The bytes past client `id`'s cursor, once there are some; `nil` when it must be
     /// disconnected (it fell behind, the hub closed, it was unsubscribed).
-    public func next(_ id: Int) async -> [UInt8]? {
+    package func next(_ id: Int) async -> [UInt8]? {
         while true {
             // Under the lock only the frames' references are taken; they are joined outside it.
             let taken: [[UInt8]]?? = state.withLock { state in
@@ -202,7 +202,7 @@ public final class EventHub: Sendable {
     }
 
     /// Ends every client's stream (a stopping daemon) and refuses new ones.
-    public func close() {
+    package func close() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.closed = true
             var waiters: [CheckedContinuation<Void, Never>] = []

@@ -9,8 +9,8 @@ import Synchronization
 ///
 /// Outputs and the event latency are counted as they are delivered; the rest is read from the
 /// engine, the broker connection and the script runner when the page is scraped.
-public final class WebMetrics: Sendable {
-    public let registry = PrometheusCollectorRegistry()
+package final class WebMetrics: Sendable {
+    package let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
     private let reports: CoreMetrics.Counter
     private let sightings: CoreMetrics.Counter
@@ -35,7 +35,7 @@ public final class WebMetrics: Sendable {
         "monitoring", "enter", "exit", "location", "rule", "server", "notification", "alert", "nearest",
     ]
 
-    public init() {
+    package init() {
         var factory = PrometheusMetricsFactory(registry: registry)
         // From a tenth of a millisecond (a step committed in a batch) to seconds (a slow disk).
         factory.defaultDurationHistogramBuckets = [
@@ -138,7 +138,7 @@ public final class WebMetrics: Sendable {
     }
 
     /// The Prometheus text format.
-    public func text() -> String {
+    package func text() -> String {
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
         return String(decoding: buffer, as: UTF8.self)

@@ -14,8 +14,8 @@ import WebView
 
 /// Answers the web view's and the API's requests (docs/behaviour.md §16, docs/web.md): one
 /// responder for every path, so that every error is the same one-line JSON.
-public struct WebResponder: HTTPResponder {
-    public typealias Context = BasicRequestContext
+package struct WebResponder: HTTPResponder {
+    package typealias Context = BasicRequestContext
 
     let state: WebState
     let token: String?
@@ -26,17 +26,17 @@ public struct WebResponder: HTTPResponder {
     let cluster: ClusterLink?
 
     /// Request bodies over this are refused (413).
-    public static let bodyLimit = 4096
+    package static let bodyLimit = 4096
     /// After each write to an event client, its writer waits this long: what comes meanwhile
     /// goes out in one write (a burst, or a busy fleet, costs a write per client per pause,
     /// not per output). Well inside the 250 ms a page has to show an output.
-    public static let defaultEventPause = Duration.milliseconds(100)
+    package static let defaultEventPause = Duration.milliseconds(100)
     let eventPause: Duration
     /// A write this large is followed by the next without a pause.
     static let largeWrite = 64 << 10
     static let cookie = "beaconwatch_token"
 
-    public init(
+    package init(
         state: WebState, token: String?, mqtt: MQTTSink? = nil, scripts: ScriptSink? = nil,
         cluster: ClusterLink? = nil, eventPause: Duration = Self.defaultEventPause
     ) {
@@ -48,7 +48,7 @@ public struct WebResponder: HTTPResponder {
         self.scripts = scripts
     }
 
-    public func respond(to request: Request, context: Context) async throws -> Response {
+    package func respond(to request: Request, context: Context) async throws -> Response {
         let path = request.uri.path
         var setCookie: Cookie?
         if let token {

@@ -12,7 +12,7 @@ import Syscalls
 /// (the RSSI charts; less often when nothing happens), and a keep-alive to every event client every
 /// 15 s (which finds the ones that vanished). A graceful shutdown ends every event stream first, so
 /// the server's own shutdown does not wait for them.
-public struct WebService: Service {
+package struct WebService: Service {
     let settings: WebSettings
     let responder: WebResponder
     let logger: Logger
@@ -20,7 +20,7 @@ public struct WebService: Service {
 
     /// Serves `responder` where `settings` say; `bound` is told the port once it listens (the one
     /// the system chose for port 0).
-    public init(
+    package init(
         settings: WebSettings, responder: WebResponder, logger: Logger,
         bound: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
@@ -44,7 +44,7 @@ public struct WebService: Service {
         let stopping = Atomic(false)
     }
 
-    public func run() async throws {
+    package func run() async throws {
         let (settings, logger, bound, state) = (settings, logger, bound, responder.state)
         let progress = Progress()
         var quiet = logger
@@ -133,7 +133,7 @@ public struct WebService: Service {
     /// Whether `settings`' address can be bound now; the reason when not. The daemon asks before
     /// it starts, so that an explicit address that is taken stops it at once (exit 1) and the
     /// default one is given up with one warning.
-    public static func bindProblem(_ settings: WebSettings) -> String? {
+    package static func bindProblem(_ settings: WebSettings) -> String? {
         var hints = addrinfo()
         hints.ai_flags = AI_PASSIVE
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)

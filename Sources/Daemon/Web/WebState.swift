@@ -14,9 +14,9 @@ import WebView
 /// The web view's side of the daemon: a sink that takes every output as it is delivered (the
 /// latest transitions, server-sent events, counts), and the ``BuildingModel`` refreshed from
 /// readings of the engines, taken on the engine's thread between two events.
-public final class WebState: OutputSink, Sendable {
-    public let hub = EventHub()
-    public let metrics: WebMetrics
+package final class WebState: OutputSink, Sendable {
+    package let hub = EventHub()
+    package let metrics: WebMetrics
     let control: EngineControl
     /// The id the web view shows the daemon's own radio by (its userid; ``Devices/own`` in the
     /// table, no `"device"` in its outputs).
@@ -53,12 +53,12 @@ public final class WebState: OutputSink, Sendable {
 
     /// Readings in a row that found no advertisement and no output since the one before: the
     /// sampler then reads less often (an idle daemon stays idle).
-    public var quietReadings: Int { refreshing.withLock { $0.quietReadings } }
+    package var quietReadings: Int { refreshing.withLock { $0.quietReadings } }
 
     /// Readings at most this often, however many requests and outputs come.
     static let minimumInterval = Duration.milliseconds(40)
 
-    public init(configuration: Configuration, ownID: String, control: EngineControl, timers: ShellTimers = .shared) {
+    package init(configuration: Configuration, ownID: String, control: EngineControl, timers: ShellTimers = .shared) {
         self.control = control
         self.timers = timers
         readingEnded = Awaitable(timers: timers)
@@ -80,7 +80,7 @@ public final class WebState: OutputSink, Sendable {
 
     // MARK: - OutputSink (the engine's thread)
 
-    public func deliver(_ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, context: StepContext) {
+    package func deliver(_ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, context: StepContext) {
         guard !outputs.isEmpty else { return }
         let device = context.device?.id ?? ownID
         let hasClients = hub.clientCount > 0
@@ -99,7 +99,7 @@ public final class WebState: OutputSink, Sendable {
         delivered.add(outputs.count, ordering: .releasing)
     }
 
-    public func reconfigure(_ configuration: Configuration) {
+    package func reconfigure(_ configuration: Configuration) {
         model.withLock { model in
             for declaration in configuration.fleet?.devices ?? [] {
                 model.declare(.init(id: declaration.id, name: declaration.name))
@@ -116,13 +116,13 @@ public final class WebState: OutputSink, Sendable {
     /// The model, refreshed first when outputs were delivered since its last reading or it is
     /// older than `maxAge` (at most every ``minimumInterval``); as it is when the engine does
     /// not answer.
-    public func current(maxAge: Duration = .seconds(1)) async -> BuildingModel {
+    package func current(maxAge: Duration = .seconds(1)) async -> BuildingModel {
         await refresh(maxAge: maxAge)
         return model.withLock { $0 }
     }
 
     /// `render(model)` of the current model, rendered once per model version under `key`.
-    public func rendered(_ key: String, maxAge: Duration = .seconds(1), _ render: (BuildingModel) -> String) async
+    package func rendered(_ key: String, maxAge: Duration = .seconds(1), _ render: (BuildingModel) -> String) async
         -> String
     {
         let model = await current(maxAge: maxAge)
@@ -133,7 +133,7 @@ public final class WebState: OutputSink, Sendable {
     }
 
     /// Whether the engine's loop has ended (a file source's end, a stop).
-    public var engineEnded: Bool { refreshing.withLock { $0.ended } }
+    package var engineEnded: Bool { refreshing.withLock { $0.ended } }
 
     /// What a request does about the model: nothing (it is fresh, or the engine has ended), wait
     /// for the reading another request is taking, or take one itself after `pause`.
@@ -265,7 +265,7 @@ public final class WebState: OutputSink, Sendable {
     func webID(_ id: String) -> String { id == Devices.ownID ? ownID : id }
 
     /// Whether the engine runs and can keep what it does: `nil` when healthy, else why not.
-    public func health(within limit: Duration = .seconds(2)) async -> String? {
+    package func health(within limit: Duration = .seconds(2)) async -> String? {
         let answer = await control.read(within: limit) { driver in driver.failing.map { "\($0)" } }
         switch answer {
         case .some(nil): return nil

@@ -1,8 +1,8 @@
 import BeaconCore
 
 /// `LocationAlert.<id> = range,strategy[,action[,title]]` (docs/behaviour.md §9.1).
-public struct AlertDefinition: Sendable, Hashable {
-    public enum Strategy: String, Sendable, Hashable, CaseIterable {
+package struct AlertDefinition: Sendable, Hashable {
+    package enum Strategy: String, Sendable, Hashable, CaseIterable {
         /// Exactly that class.
         case equal = "="
         /// That class or closer.
@@ -11,13 +11,13 @@ public struct AlertDefinition: Sendable, Hashable {
         case atLeast = ">="
     }
 
-    public var locationID: String
-    public var range: Proximity
-    public var strategy: Strategy
-    public var action: String
-    public var title: String?
+    package var locationID: String
+    package var range: Proximity
+    package var strategy: Strategy
+    package var action: String
+    package var title: String?
 
-    public init(locationID: String, range: Proximity, strategy: Strategy, action: String, title: String?) {
+    package init(locationID: String, range: Proximity, strategy: Strategy, action: String, title: String?) {
         self.locationID = locationID
         self.range = range
         self.strategy = strategy
@@ -26,7 +26,7 @@ public struct AlertDefinition: Sendable, Hashable {
     }
 
     /// Whether a beacon at `value` meets the alert's condition.
-    public func holds(at value: Proximity) -> Bool {
+    package func holds(at value: Proximity) -> Bool {
         switch strategy {
         case .equal: value == range
         case .atMost: value <= range && value != .off
@@ -36,35 +36,35 @@ public struct AlertDefinition: Sendable, Hashable {
 }
 
 /// An alerted beacon's action status (docs/behaviour.md §9.1).
-public enum AlertStatus: String, Sendable, Hashable {
+package enum AlertStatus: String, Sendable, Hashable {
     case waiting, inProgress, done
 }
 
 /// What an alerted beacon keeps across restarts: its status, and when a `done` one returns to
 /// `waiting`.
-public struct AlertRecord: Sendable, Hashable {
-    public var status: AlertStatus
-    public var resetAt: Timestamp?
+package struct AlertRecord: Sendable, Hashable {
+    package var status: AlertStatus
+    package var resetAt: Timestamp?
 
-    public init(status: AlertStatus, resetAt: Timestamp? = nil) {
+    package init(status: AlertStatus, resetAt: Timestamp? = nil) {
         self.status = status
         self.resetAt = resetAt
     }
 }
 
 /// An `alert` output: an alert offered (`show`) or taken back (`remove`).
-public struct AlertChange: Sendable, Hashable {
-    public enum Action: String, Sendable, Hashable {
+package struct AlertChange: Sendable, Hashable {
+    package enum Action: String, Sendable, Hashable {
         case show, remove
     }
 
-    public var action: Action
-    public var locationID: String
-    public var title: String?
+    package var action: Action
+    package var locationID: String
+    package var title: String?
     /// The definition's action (`popup` when not given).
-    public var alertAction: String
+    package var alertAction: String
 
-    public init(action: Action, locationID: String, title: String?, alertAction: String) {
+    package init(action: Action, locationID: String, title: String?, alertAction: String) {
         self.action = action
         self.locationID = locationID
         self.title = title
@@ -81,9 +81,9 @@ public struct AlertChange: Sendable, Hashable {
 /// its condition is removed and becomes `done`. A `done` beacon returns to `waiting`
 /// `Alert.resetAfter` seconds after its condition stopped holding (if it holds again meanwhile,
 /// the wait starts over when it next stops).
-public struct AlertConsumer: Sendable {
-    public let definitions: [AlertDefinition]
-    public let resetAfter: Double
+package struct AlertConsumer: Sendable {
+    package let definitions: [AlertDefinition]
+    package let resetAfter: Double
     private let index: [String: Int]
     private var storage: [AlertRecord]
     private var classes: [Proximity]
@@ -95,11 +95,11 @@ public struct AlertConsumer: Sendable {
     private var resets = DeadlineQueue<Int>()
 
     /// The earliest reset of a `done` alert.
-    public private(set) var nextDeadline: Timestamp?
+    package private(set) var nextDeadline: Timestamp?
 
     /// Alerts for `definitions`, from kept records (by Location ID; an in-progress one was
     /// shown before the stop and is kept as `done`).
-    public init(definitions: [AlertDefinition], resetAfter: Double, restored: [String: AlertRecord] = [:]) {
+    package init(definitions: [AlertDefinition], resetAfter: Double, restored: [String: AlertRecord] = [:]) {
         self.definitions = definitions
         self.resetAfter = resetAfter
         var index: [String: Int] = [:]
@@ -119,27 +119,27 @@ public struct AlertConsumer: Sendable {
     }
 
     /// Each alerted beacon's record, by Location ID.
-    public var records: [String: AlertRecord] {
+    package var records: [String: AlertRecord] {
         Dictionary(uniqueKeysWithValues: zip(definitions.map(\.locationID), storage))
     }
 
     /// Each alerted beacon's status, by Location ID.
-    public var statuses: [String: AlertStatus] {
+    package var statuses: [String: AlertStatus] {
         Dictionary(uniqueKeysWithValues: zip(definitions.map(\.locationID), storage.map(\.status)))
     }
 
     /// Whether ``takeChanges()`` has anything.
-    public var hasChanges: Bool { !changed.isEmpty }
+    package var hasChanges: Bool { !changed.isEmpty }
 
     /// The records changed since the last call, by Location ID: to keep with the step's outputs.
-    public mutating func takeChanges() -> [String: AlertRecord] {
+    package mutating func takeChanges() -> [String: AlertRecord] {
         guard !changed.isEmpty else { return [:] }
         defer { changed.removeAll() }
         return Dictionary(uniqueKeysWithValues: changed.map { (definitions[$0].locationID, storage[$0]) })
     }
 
     /// Sees a beacon's computed class change (docs/behaviour.md §9.1: in either ranging mode).
-    public mutating func observe(_ change: ProximityChange, into outputs: inout [MonitorOutput]) {
+    package mutating func observe(_ change: ProximityChange, into outputs: inout [MonitorOutput]) {
         guard let position = index[change.locationID] else { return }
         let time = change.time
         let held = definitions[position].holds(at: classes[position])
@@ -166,7 +166,7 @@ public struct AlertConsumer: Sendable {
     /// next. A command for an alert that is not in progress changes nothing; returns whether it
     /// was taken.
     @discardableResult
-    public mutating func command(_ action: String, id: String, at time: Timestamp, into outputs: inout [MonitorOutput])
+    package mutating func command(_ action: String, id: String, at time: Timestamp, into outputs: inout [MonitorOutput])
         -> Bool
     {
         advance(to: time, into: &outputs)
@@ -183,7 +183,7 @@ public struct AlertConsumer: Sendable {
     }
 
     /// Returns `done` alerts to `waiting` when their reset falls due.
-    public mutating func advance(to time: Timestamp, into outputs: inout [MonitorOutput]) {
+    package mutating func advance(to time: Timestamp, into outputs: inout [MonitorOutput]) {
         guard let due = nextDeadline, due <= time else { return }
         while let (reset, position) = resets.popDue(atOrBefore: time.microseconds) {
             guard storage[position].resetAt?.microseconds == reset else { continue }
@@ -225,7 +225,7 @@ public struct AlertConsumer: Sendable {
 
     /// Every `done` alert's reset moved by `delta` microseconds (the wall clock was stepped, and
     /// no time passed); the moved records are changes to keep.
-    public mutating func shiftClock(by delta: Int64) {
+    package mutating func shiftClock(by delta: Int64) {
         guard delta != 0 else { return }
         resets = DeadlineQueue()
         for position in storage.indices {

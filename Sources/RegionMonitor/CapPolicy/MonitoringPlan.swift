@@ -1,5 +1,5 @@
 /// Which kind of regions the monitor watches under the cap (docs/behaviour.md §5.2, the HSYCO policy).
-public enum MonitoringPlan: Sendable, Hashable, CustomStringConvertible {
+package enum MonitoringPlan: Sendable, Hashable, CustomStringConvertible {
     /// B ≤ N: every Beacon region.
     case beacons
     /// B > N, Z ≤ N: every Zone region.
@@ -10,7 +10,7 @@ public enum MonitoringPlan: Sendable, Hashable, CustomStringConvertible {
     case hierarchical(scanAssisted: Bool)
 
     /// The plan for a hierarchy under a cap of `maxRegions`.
-    public init(_ hierarchy: Hierarchy, maxRegions: Int) {
+    package init(_ hierarchy: Hierarchy, maxRegions: Int) {
         if hierarchy.beacons.count <= maxRegions {
             self = .beacons
         } else if hierarchy.zones.count <= maxRegions {
@@ -23,7 +23,7 @@ public enum MonitoringPlan: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .beacons: "beacons: every Beacon region is monitored"
         case .zones: "zones: every Zone region is monitored"

@@ -3,20 +3,20 @@
 ///
 /// Recency is by the last sighting of any of a candidate's beacons; the never-sighted count as
 /// least recent, and among equals the earlier in file order is kept. ``Monitor`` asks and applies.
-public struct MonitoringPolicy: Sendable, Hashable {
+package struct MonitoringPolicy: Sendable, Hashable {
     /// Which kind of regions are monitored.
-    public let plan: MonitoringPlan
+    package let plan: MonitoringPlan
     /// `Monitor.maxRegions`, at least 1.
-    public let cap: Int
+    package let cap: Int
 
-    public init(_ hierarchy: Hierarchy, maxRegions: Int) {
+    package init(_ hierarchy: Hierarchy, maxRegions: Int) {
         plan = MonitoringPlan(hierarchy, maxRegions: maxRegions)
         cap = max(maxRegions, 1)
     }
 
     /// Whether a candidate last sighted at `lhs` (file position `lhsIndex`) is less recent than
     /// one last sighted at `rhs` (position `rhsIndex`).
-    public static func isLessRecent(_ lhs: Int64, _ lhsIndex: Int32, than rhs: Int64, _ rhsIndex: Int32) -> Bool {
+    package static func isLessRecent(_ lhs: Int64, _ lhsIndex: Int32, than rhs: Int64, _ rhsIndex: Int32) -> Bool {
         lhs != rhs ? lhs < rhs : lhsIndex > rhsIndex
     }
 

@@ -2,11 +2,11 @@ import BeaconCore
 import Foundation
 
 /// A region's dwell on one local day: the canonical region and `YYYY-MM-DD`.
-public struct DwellKey: Sendable, Hashable {
-    public var region: String
-    public var date: String
+package struct DwellKey: Sendable, Hashable {
+    package var region: String
+    package var date: String
 
-    public init(region: String, date: String) {
+    package init(region: String, date: String) {
         self.region = region
         self.date = date
     }
@@ -21,10 +21,10 @@ public struct DwellKey: Sendable, Hashable {
 /// day before, which is 0 unless a visit has ended since. Totals of days before the day shown are
 /// forgotten then: the store keeps the history, and a visit's earlier days reach it as additions
 /// (``takeChanges()``), so memory holds about one day.
-public struct DwellLedger: Sendable {
-    public let timeZone: TimeZone
+package struct DwellLedger: Sendable {
+    package let timeZone: TimeZone
     /// Seconds inside, per region and day, from the day shown on (and what was restored).
-    public private(set) var totals: [DwellKey: Double]
+    package private(set) var totals: [DwellKey: Double]
     /// Seconds added since the last ``takeChanges()``.
     private var added: [DwellKey: Double] = [:]
     /// Regions kept from earlier runs, shown (as their day's totals) at the first ``published(at:)``.
@@ -36,7 +36,7 @@ public struct DwellLedger: Sendable {
 
     /// A ledger in `timeZone` that goes on from `restored` totals; `regions` are the regions with
     /// any kept dwell, whose `B/dwell` is set at the first ``published(at:)``.
-    public init(timeZone: TimeZone, restored: [DwellKey: Double] = [:], regions: Set<String> = []) {
+    package init(timeZone: TimeZone, restored: [DwellKey: Double] = [:], regions: Set<String> = []) {
         self.timeZone = timeZone
         totals = restored
         keptRegions = regions.union(restored.keys.map(\.region))
@@ -44,13 +44,13 @@ public struct DwellLedger: Sendable {
 
     /// A visit of `seconds` to `region` ended at `time`: adds it, day by day; returns the seconds
     /// inside on `time`'s local day.
-    public mutating func exit(_ region: Region, at time: Timestamp, after seconds: Double) -> Double {
+    package mutating func exit(_ region: Region, at time: Timestamp, after seconds: Double) -> Double {
         exit(named: region.description, at: time, after: seconds)
     }
 
     /// ``exit(_:at:after:)`` for the dwell key `name` (a canonical region, or a geofence's
     /// ``Geofence/dwellKey``).
-    public mutating func exit(named name: String, at time: Timestamp, after seconds: Double) -> Double {
+    package mutating func exit(named name: String, at time: Timestamp, after seconds: Double) -> Double {
         let end = time.microseconds
         var start = end - Int64((max(seconds, 0) * 1_000_000).rounded())
         var day = LocalDay(containing: Timestamp(microseconds: start), in: timeZone)
@@ -70,7 +70,7 @@ public struct DwellLedger: Sendable {
     }
 
     /// Seconds inside `region` on the local day of `time`.
-    public func today(_ region: Region, at time: Timestamp) -> Double {
+    package func today(_ region: Region, at time: Timestamp) -> Double {
         today(region.description, on: LocalDay(containing: time, in: timeZone).date)
     }
 
@@ -79,11 +79,11 @@ public struct DwellLedger: Sendable {
     }
 
     /// Whether ``takeChanges()`` has anything.
-    public var hasChanges: Bool { !added.isEmpty }
+    package var hasChanges: Bool { !added.isEmpty }
 
     /// The seconds added since the last call, per region and day: to add to the kept totals with
     /// the step's outputs.
-    public mutating func takeChanges() -> [DwellKey: Double] {
+    package mutating func takeChanges() -> [DwellKey: Double] {
         guard !added.isEmpty else { return [:] }
         defer { added.removeAll() }
         return added
@@ -91,12 +91,12 @@ public struct DwellLedger: Sendable {
 
     /// The next local midnight after the day shown, when ``published(at:)`` has something new to
     /// say; `nil` before the first call.
-    public var nextMidnight: Timestamp? { shown == nil ? nil : Timestamp(microseconds: shownEnd) }
+    package var nextMidnight: Timestamp? { shown == nil ? nil : Timestamp(microseconds: shownEnd) }
 
     /// What `B/dwell/<region>` should now show beyond what exits set, by canonical region: every
     /// kept region's total at the first call; after a local midnight, the new day's totals of the
     /// regions that had dwell on the day before; otherwise nothing. Cheap when the day is the same.
-    public mutating func published(at time: Timestamp) -> [String: Double] {
+    package mutating func published(at time: Timestamp) -> [String: Double] {
         guard time.microseconds >= shownEnd else { return [:] }
         let day = LocalDay(containing: time, in: timeZone)
         let regions: Set<String>

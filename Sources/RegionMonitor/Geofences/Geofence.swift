@@ -3,26 +3,26 @@ import Foundation
 
 /// What a u_geofences.json `radius` is counted in (`Rules.geofenceRadiusUnit`, docs/behaviour.md §17): the
 /// Ubudu specification says metres, its own example export writes kilometres.
-public enum GeofenceRadiusUnit: String, Sendable, Hashable, CaseIterable {
+package enum GeofenceRadiusUnit: String, Sendable, Hashable, CaseIterable {
     case m, km
 
     /// Metres per unit.
-    public var metres: Double { self == .km ? 1000 : 1 }
+    package var metres: Double { self == .km ? 1000 : 1 }
 }
 
 /// A circular geofence of a u_geofences.json document (docs/behaviour.md §17): an Ubudu area defined by a
 /// centre and a radius instead of a beacon pattern.
-public struct Geofence: Sendable, Hashable {
+package struct Geofence: Sendable, Hashable {
     /// The document's `id`, as text.
-    public var id: String
-    public var name: String?
+    package var id: String
+    package var name: String?
     /// The centre, degrees north and east.
-    public var latitude: Double
-    public var longitude: Double
+    package var latitude: Double
+    package var longitude: Double
     /// Metres (after `Rules.geofenceRadiusUnit`).
-    public var radius: Double
+    package var radius: Double
 
-    public init(id: String, name: String?, latitude: Double, longitude: Double, radius: Double) {
+    package init(id: String, name: String?, latitude: Double, longitude: Double, radius: Double) {
         self.id = id
         self.name = name
         self.latitude = latitude
@@ -31,26 +31,26 @@ public struct Geofence: Sendable, Hashable {
     }
 
     /// The name shown for it (`B/geofence`, the web view): its name, else its id.
-    public var label: String { name.flatMap { $0.isEmpty ? nil : $0 } ?? id }
+    package var label: String { name.flatMap { $0.isEmpty ? nil : $0 } ?? id }
 
     /// The key of its dwell (`B/dwell/geofence/<id>`): `geofence/<id>`, apart from every canonical
     /// beacon region (which never holds a `/`).
-    public var dwellKey: String { Self.dwellKey(id: id) }
+    package var dwellKey: String { Self.dwellKey(id: id) }
 
     /// ``dwellKey`` of the geofence with `id`.
-    public static func dwellKey(id: String) -> String { "geofence/\(id)" }
+    package static func dwellKey(id: String) -> String { "geofence/\(id)" }
 }
 
 /// Great-circle distance on a sphere (docs/behaviour.md §17): not flat-earth, so that fixes across the
 /// antimeridian or near a pole measure what they should.
-public enum GreatCircle {
+package enum GreatCircle {
     /// The mean Earth radius of docs/behaviour.md §17, metres.
-    public static let earthRadius = 6_371_008.8
+    package static let earthRadius = 6_371_008.8
 
     static let radiansPerDegree = Double.pi / 180
 
     /// The haversine distance in metres between two points given in degrees.
-    public static func distance(
+    package static func distance(
         latitude lat1: Double, longitude lon1: Double, latitude lat2: Double, longitude lon2: Double
     ) -> Double {
         let phi1 = lat1 * radiansPerDegree
@@ -71,19 +71,19 @@ public enum GreatCircle {
 
 /// A geofence `enter` or `exit` (docs/behaviour.md §17): the output `{"type": "enter"|"exit", "kind":
 /// "geofence", …}`.
-public struct GeofenceTransition: Sendable, Hashable {
-    public var direction: Transition.Direction
+package struct GeofenceTransition: Sendable, Hashable {
+    package var direction: Transition.Direction
     /// The geofence's `id`.
-    public var id: String
-    public var name: String?
+    package var id: String
+    package var name: String?
     /// Metres from the centre at the fix that decided it, to the decimetre.
-    public var distance: Double
+    package var distance: Double
     /// Seconds of the visit, on `exit`.
-    public var dwell: Double?
+    package var dwell: Double?
     /// Seconds inside the geofence this local day, this visit included, on `exit`.
-    public var dwellToday: Double?
+    package var dwellToday: Double?
 
-    public init(
+    package init(
         direction: Transition.Direction, id: String, name: String?, distance: Double, dwell: Double? = nil,
         dwellToday: Double? = nil
     ) {

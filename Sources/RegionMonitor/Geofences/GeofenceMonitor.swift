@@ -2,13 +2,13 @@ import BeaconCore
 import Foundation
 
 /// `Monitor.maxPositionError` and `Monitor.geofenceHysteresis` (docs/behaviour.md §17), metres.
-public struct GeofenceSettings: Sendable, Hashable {
+package struct GeofenceSettings: Sendable, Hashable {
     /// A fix less accurate than this is ignored.
-    public var maxPositionError: Double = 100
+    package var maxPositionError: Double = 100
     /// The least margin beyond the radius before an exit.
-    public var hysteresis: Double = 20
+    package var hysteresis: Double = 20
 
-    public init(maxPositionError: Double = 100, hysteresis: Double = 20) {
+    package init(maxPositionError: Double = 100, hysteresis: Double = 20) {
         self.maxPositionError = maxPositionError
         self.hysteresis = hysteresis
     }
@@ -23,9 +23,9 @@ public struct GeofenceSettings: Sendable, Hashable {
 /// state holds (no timers). One fix's exits come before its enters, each in document order. Which
 /// geofences a fix can touch comes from a grid index, so a fix costs the same against ten
 /// geofences or ten thousand.
-public struct GeofenceMonitor: Sendable {
-    public let geofences: [Geofence]
-    public let settings: GeofenceSettings
+package struct GeofenceMonitor: Sendable {
+    package let geofences: [Geofence]
+    package let settings: GeofenceSettings
     private let index: GeofenceIndex
     /// Each centre's latitude in radians and its cosine.
     private let phi: [Double]
@@ -33,17 +33,17 @@ public struct GeofenceMonitor: Sendable {
     /// When the visit of each geofence inside began (microseconds); `Int64.min` outside.
     private var enteredAt: [Int64]
     /// The geofences inside, in document order.
-    public private(set) var inside: [Int] = []
+    package private(set) var inside: [Int] = []
     /// The fix each geofence was last looked at for, to find those inside that a fix is far from.
     private var seen: [UInt32]
     private var generation: UInt32 = 0
     /// Fixes ignored for their accuracy.
-    public private(set) var inaccurateFixes = 0
+    package private(set) var inaccurateFixes = 0
     /// The last fix taken, and when.
-    public private(set) var lastFix: Position?
-    public private(set) var lastFixTime: Timestamp?
+    package private(set) var lastFix: Position?
+    package private(set) var lastFixTime: Timestamp?
 
-    public init(geofences: [Geofence], settings: GeofenceSettings = GeofenceSettings()) {
+    package init(geofences: [Geofence], settings: GeofenceSettings = GeofenceSettings()) {
         self.geofences = geofences
         self.settings = settings
         index = GeofenceIndex(geofences, margin: max(settings.maxPositionError, settings.hysteresis))
@@ -56,7 +56,7 @@ public struct GeofenceMonitor: Sendable {
     /// A monitor for new `geofences` that goes on from `previous`: a geofence with the same id
     /// that was inside stays inside, its visit going on, without a transition; one that is gone
     /// is dropped without one.
-    public init(reloading previous: GeofenceMonitor, geofences: [Geofence], settings: GeofenceSettings) {
+    package init(reloading previous: GeofenceMonitor, geofences: [Geofence], settings: GeofenceSettings) {
         self.init(geofences: geofences, settings: settings)
         var kept: [String: Int64] = [:]
         for position in previous.inside { kept[previous.geofences[position].id] = previous.enteredAt[position] }
@@ -73,15 +73,15 @@ public struct GeofenceMonitor: Sendable {
 
     /// The labels (name, else id) of the geofences inside, in document order: kept, as every
     /// engine step reads them for `B/geofence`.
-    public private(set) var insideLabels: [String] = []
+    package private(set) var insideLabels: [String] = []
 
     /// Whether geofence `position` (in document order) is inside.
-    public func isInside(_ position: Int) -> Bool {
+    package func isInside(_ position: Int) -> Bool {
         geofences.indices.contains(position) && enteredAt[position] != .min
     }
 
     /// The wall clock was stepped by `delta` microseconds: visits keep their lengths.
-    public mutating func shiftClock(by delta: Int64) {
+    package mutating func shiftClock(by delta: Int64) {
         for position in inside {
             enteredAt[position] = enteredAt[position].addingReportingOverflow(delta).partialValue
         }
@@ -91,7 +91,7 @@ public struct GeofenceMonitor: Sendable {
     /// One fix at `time`: the exits and enters it decides, appended to `outputs`. Returns `false`
     /// when the fix was ignored for its accuracy.
     @discardableResult
-    public mutating func fix(_ position: Position, at time: Timestamp, into outputs: inout [MonitorOutput]) -> Bool {
+    package mutating func fix(_ position: Position, at time: Timestamp, into outputs: inout [MonitorOutput]) -> Bool {
         let accuracy = position.accuracy ?? 0
         guard accuracy <= settings.maxPositionError else {
             inaccurateFixes += 1

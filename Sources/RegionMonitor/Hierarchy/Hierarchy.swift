@@ -6,17 +6,17 @@ import Foundation
 /// Order is the configuration file's: beacons in file order, zones and areas in the order of
 /// their first beacon. The monitor uses that order where the HSYCO policy needs one
 /// ("never-sighted ones in file order").
-public struct Hierarchy: Sendable {
+package struct Hierarchy: Sendable {
     /// A configured beacon.
-    public struct Beacon: Sendable, Hashable {
+    package struct Beacon: Sendable, Hashable {
         /// The Location ID (`LocationBaseBeacon.<id>`), as HSYCO reports it.
-        public var locationID: String
-        public var id: BeaconID
+        package var locationID: String
+        package var id: BeaconID
         /// The `LocationBeaconPower` calibration, overriding the advertised measured power.
-        public var power: Int8?
-        public var name: String?
+        package var power: Int8?
+        package var name: String?
 
-        public init(locationID: String, id: BeaconID, name: String? = nil, power: Int8? = nil) {
+        package init(locationID: String, id: BeaconID, name: String? = nil, power: Int8? = nil) {
             self.locationID = locationID
             self.id = id
             self.name = name
@@ -24,42 +24,42 @@ public struct Hierarchy: Sendable {
         }
     }
 
-    public struct Zone: Sendable, Hashable {
-        public var uuid: UUID
-        public var major: UInt16
-        public var name: String?
+    package struct Zone: Sendable, Hashable {
+        package var uuid: UUID
+        package var major: UInt16
+        package var name: String?
         /// Indices into ``Hierarchy/beacons``, in file order.
-        public var beacons: [Int32]
-        public var region: Region { .zone(uuid, major: major) }
+        package var beacons: [Int32]
+        package var region: Region { .zone(uuid, major: major) }
     }
 
-    public struct Area: Sendable, Hashable {
-        public var uuid: UUID
-        public var name: String?
+    package struct Area: Sendable, Hashable {
+        package var uuid: UUID
+        package var name: String?
         /// Indices into ``Hierarchy/zones``, in order of appearance.
-        public var zones: [Int]
-        public var region: Region { .area(uuid) }
+        package var zones: [Int]
+        package var region: Region { .area(uuid) }
     }
 
-    public private(set) var beacons: [Beacon] = []
-    public private(set) var zones: [Zone] = []
-    public private(set) var areas: [Area] = []
+    package private(set) var beacons: [Beacon] = []
+    package private(set) var zones: [Zone] = []
+    package private(set) var areas: [Area] = []
     /// For each beacon, the index of its Zone in ``zones``.
-    public private(set) var zoneOfBeacon: [Int32] = []
+    package private(set) var zoneOfBeacon: [Int32] = []
     /// For each zone, the index of its Area in ``areas``.
-    public private(set) var areaOfZone: [Int32] = []
+    package private(set) var areaOfZone: [Int32] = []
     private var beaconIndex = BeaconIndex([])
     /// Beacon positions sorted by Location ID, for ``index(ofLocation:)``.
     private var byLocation: [Int32] = []
     private var zoneIndex: [Region: Int] = [:]
     private var areaIndex: [UUID: Int] = [:]
 
-    public init() {}
+    package init() {}
 
     /// Builds the hierarchy from beacons in file order; names of Areas and Zones by region.
     ///
     /// The caller has checked that Location IDs and beacon identities are unique.
-    public init(beacons: [Beacon], areaNames: [UUID: String] = [:], zoneNames: [Region: String] = [:]) {
+    package init(beacons: [Beacon], areaNames: [UUID: String] = [:], zoneNames: [Region: String] = [:]) {
         self.beacons.reserveCapacity(beacons.count)
         zoneOfBeacon.reserveCapacity(beacons.count)
         for beacon in beacons { add(beacon) }
@@ -96,10 +96,10 @@ public struct Hierarchy: Sendable {
     }
 
     /// The index of a configured beacon, or `nil` for one that is not configured.
-    public func index(of id: BeaconID) -> Int? { beaconIndex.find(id) { beacons[$0].id } }
+    package func index(of id: BeaconID) -> Int? { beaconIndex.find(id) { beacons[$0].id } }
 
     /// The index of the beacon with that Location ID.
-    public func index(ofLocation locationID: String) -> Int? {
+    package func index(ofLocation locationID: String) -> Int? {
         var low = 0
         var high = byLocation.count
         while low < high {
@@ -110,12 +110,12 @@ public struct Hierarchy: Sendable {
         return Int(byLocation[low])
     }
 
-    public func zoneIndex(of region: Region) -> Int? { zoneIndex[region] }
+    package func zoneIndex(of region: Region) -> Int? { zoneIndex[region] }
 
-    public func areaIndex(of uuid: UUID) -> Int? { areaIndex[uuid] }
+    package func areaIndex(of uuid: UUID) -> Int? { areaIndex[uuid] }
 
     /// The display name of a region: its configured name, else `nil`.
-    public func name(of region: Region) -> String? {
+    package func name(of region: Region) -> String? {
         switch region {
         case .area(let uuid): areaIndex[uuid].flatMap { areas[$0].name }
         case .zone: zoneIndex[region].flatMap { zones[$0].name }

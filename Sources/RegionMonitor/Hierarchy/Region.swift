@@ -4,16 +4,16 @@ import Foundation
 /// An Area (UUID), a Zone (UUID + major) or a Beacon (UUID + major + minor) (docs/behaviour.md §1).
 ///
 /// The text form is canonical: `UUID`, `UUID:major`, `UUID:major:minor`, UUID upper-case.
-public enum Region: Hashable, Sendable, CustomStringConvertible, Comparable {
+package enum Region: Hashable, Sendable, CustomStringConvertible, Comparable {
     case area(UUID)
     case zone(UUID, major: UInt16)
     case beacon(BeaconID)
 
-    public enum Kind: String, Sendable, Hashable {
+    package enum Kind: String, Sendable, Hashable {
         case area, zone, beacon
     }
 
-    public var kind: Kind {
+    package var kind: Kind {
         switch self {
         case .area: .area
         case .zone: .zone
@@ -21,7 +21,7 @@ public enum Region: Hashable, Sendable, CustomStringConvertible, Comparable {
         }
     }
 
-    public var uuid: UUID {
+    package var uuid: UUID {
         switch self {
         case .area(let uuid), .zone(let uuid, _): uuid
         case .beacon(let beacon): beacon.uuid
@@ -29,7 +29,7 @@ public enum Region: Hashable, Sendable, CustomStringConvertible, Comparable {
     }
 
     /// The region one level up: a Beacon's Zone, a Zone's Area; `nil` for an Area.
-    public var parent: Region? {
+    package var parent: Region? {
         switch self {
         case .area: nil
         case .zone(let uuid, _): .area(uuid)
@@ -38,7 +38,7 @@ public enum Region: Hashable, Sendable, CustomStringConvertible, Comparable {
     }
 
     /// Whether `beacon` lies in this region.
-    public func contains(_ beacon: BeaconID) -> Bool {
+    package func contains(_ beacon: BeaconID) -> Bool {
         switch self {
         case .area(let uuid): beacon.uuid == uuid
         case .zone(let uuid, let major): beacon.uuid == uuid && beacon.major == major
@@ -46,7 +46,7 @@ public enum Region: Hashable, Sendable, CustomStringConvertible, Comparable {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .area(let uuid): uuid.text
         case .zone(let uuid, let major): "\(uuid.text):\(major)"
@@ -55,7 +55,7 @@ public enum Region: Hashable, Sendable, CustomStringConvertible, Comparable {
     }
 
     /// Parses the canonical form (the UUID in either case).
-    public init?(_ text: some StringProtocol) {
+    package init?(_ text: some StringProtocol) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard (1...3).contains(parts.count), let uuid = UUID(uuidString: String(parts[0])) else { return nil }
         let numbers = parts.dropFirst().map { UInt16($0) }
@@ -68,7 +68,7 @@ public enum Region: Hashable, Sendable, CustomStringConvertible, Comparable {
     }
 
     /// Outside-in: areas before zones before beacons, then by text.
-    public static func < (lhs: Region, rhs: Region) -> Bool {
+    package static func < (lhs: Region, rhs: Region) -> Bool {
         let order: [Kind: Int] = [.area: 0, .zone: 1, .beacon: 2]
         if lhs.kind != rhs.kind { return order[lhs.kind]! < order[rhs.kind]! }
         return lhs.description < rhs.description

@@ -4,7 +4,7 @@ extension Monitor {
     /// Re-expresses every instant the monitor holds `delta` microseconds later (earlier when
     /// negative): the wall clock it runs on was stepped, and no time passed. Visits, silences and
     /// filter windows keep their lengths; every deadline stays as far ahead as it was.
-    public mutating func shiftClock(by delta: Int64) {
+    package mutating func shiftClock(by delta: Int64) {
         guard delta != 0 else { return }
         for index in sightings.beacon.indices { sightings.beacon[index] = sightings.beacon[index].shifted(by: delta) }
         for index in sightings.zone.indices { sightings.zone[index] = sightings.zone[index].shifted(by: delta) }

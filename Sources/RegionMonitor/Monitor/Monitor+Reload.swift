@@ -7,7 +7,7 @@ extension Monitor {
     /// inside stay inside, with their visits' start, without an exit or an enter. ``start(at:)``
     /// then emits the `monitoring` of the new configuration and only the transitions its
     /// sightings call for (a shorter exitTimeout, a region no longer configured).
-    public init(
+    package init(
         reloading previous: Monitor, hierarchy: Hierarchy, settings: MonitorSettings, identity: MonitorIdentity,
         restored: [String: Proximity] = [:], restoredNearest: String? = nil
     ) {
@@ -61,7 +61,7 @@ extension Monitor {
     }
 
     /// The regions inside now, monitored or derived.
-    public var insideRegions: Set<Region> {
+    package var insideRegions: Set<Region> {
         Set(tracked.filter { $0.value.inside }.keys.map(region))
     }
 

@@ -10,14 +10,14 @@ import Foundation
 /// changes first, then `location`s. Deadlines (exits, beacons going `off`) fire from
 /// ``advance(to:into:)``, which every entry point calls first, so a file replay and a live radio
 /// drive the same code; ``nextDeadline`` tells a live shell when to wake.
-public struct Monitor: Sendable {
-    public let hierarchy: Hierarchy
-    public let settings: MonitorSettings
-    public let identity: MonitorIdentity
+package struct Monitor: Sendable {
+    package let hierarchy: Hierarchy
+    package let settings: MonitorSettings
+    package let identity: MonitorIdentity
     /// The cap policy (docs/behaviour.md §5.2).
-    public let policy: MonitoringPolicy
-    public var plan: MonitoringPlan { policy.plan }
-    public private(set) var mode: RangingMode
+    package let policy: MonitoringPolicy
+    package var plan: MonitoringPlan { policy.plan }
+    package private(set) var mode: RangingMode
 
     let ranging: Ranging
     /// Microseconds of silence before an exit or an `off`: fixed, or the most under `auto`.
@@ -37,7 +37,7 @@ public struct Monitor: Sendable {
     var phone = PhoneState()
     /// Counts every change of presence (an enter, an exit, a new monitored set, a region held or
     /// let go): a fleet keeps ``presence`` when it moved (docs/behaviour.md §15).
-    public internal(set) var presenceChanges: UInt64 = 0
+    package internal(set) var presenceChanges: UInt64 = 0
     /// The monitored regions and the Areas and Zones containing them, with their reported state.
     var tracked: [RegionRef: RegionState] = [:]
     /// The clock part: the instant the monitor is at, and its deadlines.
@@ -53,7 +53,7 @@ public struct Monitor: Sendable {
 
     /// Record each step's computed class changes (``takeClassChanges()``): on when rules or
     /// alerts look at classes, off otherwise (the pipeline's hot path pays nothing).
-    public var recordsClassChanges = false
+    package var recordsClassChanges = false
 
     /// Per beacon, its filtered RSSI above its measured power, dB; -infinity while `off`.
     var heardStrength: [Double]
@@ -62,12 +62,12 @@ public struct Monitor: Sendable {
 
     /// Under ``MonitorSettings/rooms``: the tag's room, why it last changed, and where the tag is
     /// on its floor (§19, §20); only the room rules write it.
-    public internal(set) var rooms: RoomState
+    package internal(set) var rooms: RoomState
     /// Why the tag's room last changed.
-    public var roomChange: RoomChange? { rooms.change }
+    package var roomChange: RoomChange? { rooms.change }
 
-    public internal(set) var currentAreaIndex: Int?
-    public internal(set) var currentZoneIndex: Int?
+    package internal(set) var currentAreaIndex: Int?
+    package internal(set) var currentZoneIndex: Int?
 
     static let never = Int64.min
 
@@ -75,7 +75,7 @@ public struct Monitor: Sendable {
     /// (Location ID → class; unknown IDs are ignored) and the last reported nearest beacon, which
     /// stays the nearest until something else is heard or, heard or not, the restart grace ends
     /// (it counts only when its class was restored as not `off`).
-    public init(
+    package init(
         hierarchy: Hierarchy,
         settings: MonitorSettings,
         identity: MonitorIdentity,
@@ -119,30 +119,30 @@ public struct Monitor: Sendable {
 
     /// The computed classes that changed since the last call, in order (with
     /// ``recordsClassChanges`` on): what rules and alerts see, in either ranging mode.
-    public mutating func takeClassChanges() -> [ProximityChange] {
+    package mutating func takeClassChanges() -> [ProximityChange] {
         guard !classes.changes.isEmpty else { return [] }
         defer { classes.changes.removeAll(keepingCapacity: true) }
         return classes.changes
     }
 
     /// The earliest pending deadline; `nil` when nothing is pending.
-    public var nextDeadline: Timestamp? { timing.timers.nextDue.map { Timestamp(microseconds: $0) } }
+    package var nextDeadline: Timestamp? { timing.timers.nextDue.map { Timestamp(microseconds: $0) } }
 
     /// The Area most recently entered that is still inside.
-    public var currentArea: Region? { currentAreaIndex.map { hierarchy.areas[$0].region } }
+    package var currentArea: Region? { currentAreaIndex.map { hierarchy.areas[$0].region } }
 
     /// The Zone most recently entered that is still inside.
-    public var currentZone: Region? { currentZoneIndex.map { hierarchy.zones[$0].region } }
+    package var currentZone: Region? { currentZoneIndex.map { hierarchy.zones[$0].region } }
 
     /// The current Area's name (else its canonical region), for `B/area`.
-    public var currentAreaName: String? { currentArea.map { hierarchy.name(of: $0) ?? $0.description } }
+    package var currentAreaName: String? { currentArea.map { hierarchy.name(of: $0) ?? $0.description } }
 
     /// The current Zone's name (else its canonical region), for `B/zone`.
-    public var currentZoneName: String? { currentZone.map { hierarchy.name(of: $0) ?? $0.description } }
+    package var currentZoneName: String? { currentZone.map { hierarchy.name(of: $0) ?? $0.description } }
 
     /// The class last reported for each configured beacon that is not `off`, by Location ID: what
     /// a reload starts from, as a restart starts from the kept classes.
-    public var reportedClasses: [String: Proximity] {
+    package var reportedClasses: [String: Proximity] {
         var byLocation: [String: Proximity] = [:]
         for (index, value) in classes.reported.enumerated() where value != .off {
             byLocation[hierarchy.beacons[index].locationID] = value
@@ -152,7 +152,7 @@ public struct Monitor: Sendable {
 
     /// Starts the clock at `time`: emits the first `monitoring` output. The other entry points
     /// start the monitor at their time when this was not called.
-    public mutating func start(at time: Timestamp, into outputs: inout [MonitorOutput]) {
+    package mutating func start(at time: Timestamp, into outputs: inout [MonitorOutput]) {
         guard life == .new else { return }
         life = .running
         timing.now = time.microseconds
@@ -187,10 +187,10 @@ public struct Monitor: Sendable {
     }
 
     /// The monitor's clock: the latest instant it was advanced to.
-    public var clock: Timestamp { Timestamp(microseconds: timing.now) }
+    package var clock: Timestamp { Timestamp(microseconds: timing.now) }
 
     /// Fires every deadline up to and including `time`, each at its own instant.
-    public mutating func advance(to time: Timestamp, into outputs: inout [MonitorOutput]) {
+    package mutating func advance(to time: Timestamp, into outputs: inout [MonitorOutput]) {
         if life == .new { start(at: time, into: &outputs) }
         let target = time.microseconds
         while let due = timing.timers.nextDue, due <= target {
@@ -225,7 +225,7 @@ public struct Monitor: Sendable {
     /// is inside while sighted less than exitTimeout ago (docs/behaviour.md §5.1), so a sighting exactly at its
     /// exit deadline keeps it inside: it never was outside, and neither an exit nor an `off` is due.
     @discardableResult
-    public mutating func sighting(
+    package mutating func sighting(
         _ advertisement: Advertisement,
         at time: Timestamp,
         into outputs: inout [MonitorOutput]
@@ -267,7 +267,7 @@ public struct Monitor: Sendable {
     /// transition, docs/behaviour.md §15.1). A region is inside while the device holds it or a sighting less than
     /// exitTimeout old does; derived regions follow (5.3). A region that is not monitored now (the
     /// phone has not yet taken the latest waypoints) is not entered.
-    public mutating func deviceTransition(
+    package mutating func deviceTransition(
         _ region: Region, entered: Bool, at time: Timestamp, into outputs: inout [MonitorOutput]
     ) {
         advance(to: time, into: &outputs)
@@ -309,7 +309,7 @@ public struct Monitor: Sendable {
     }
 
     /// Notes the class a phone's own ranging gives `beacon` (reported as `phoneProximity`).
-    public mutating func notePhoneProximity(_ proximity: Proximity, of beacon: BeaconID) {
+    package mutating func notePhoneProximity(_ proximity: Proximity, of beacon: BeaconID) {
         guard let index = hierarchy.index(of: beacon) else { return }
         phone.classes[Int32(index)] = proximity
     }
@@ -318,7 +318,7 @@ public struct Monitor: Sendable {
     /// its ``sighting(_:at:into:)``). The app ranges only inside the regions iOS says it is in, and
     /// iOS settles a region it is given while inside without an `enter` (docs/behaviour.md §15.1): so the
     /// monitored region holding the beacon is inside until the phone's `leave` for it.
-    public mutating func phoneRanged(_ beacon: BeaconID, at time: Timestamp, into outputs: inout [MonitorOutput]) {
+    package mutating func phoneRanged(_ beacon: BeaconID, at time: Timestamp, into outputs: inout [MonitorOutput]) {
         guard let index = hierarchy.index(of: beacon) else { return }
         phone.seen[Int32(index)] = time.microseconds
         let area = hierarchy.areaOfZone[Int(hierarchy.zoneOfBeacon[index])]
@@ -351,10 +351,10 @@ public struct Monitor: Sendable {
     }
 
     /// The monitored regions now, outside-in and in file order.
-    public var monitoredRegions: [Region] { monitoring.regions.map(region) }
+    package var monitoredRegions: [Region] { monitoring.regions.map(region) }
 
     /// Switches between continuous (`foreground`) and windowed (`background`) ranging.
-    public mutating func setMode(_ newMode: RangingMode, at time: Timestamp, into outputs: inout [MonitorOutput]) {
+    package mutating func setMode(_ newMode: RangingMode, at time: Timestamp, into outputs: inout [MonitorOutput]) {
         advance(to: time, into: &outputs)
         guard newMode != mode else { return }
         mode = newMode

@@ -2,23 +2,23 @@ import BeaconCore
 
 /// What a monitor knows now, read for a person (the web view, docs/behaviour.md §16): the monitored set, the
 /// regions inside, and every beacon that is ranged or was last reported as not `off`.
-public struct MonitorReading: Sendable, Hashable {
+package struct MonitorReading: Sendable, Hashable {
     /// One beacon's ranging now.
-    public struct Beacon: Sendable, Hashable {
-        public var locationID: String
+    package struct Beacon: Sendable, Hashable {
+        package var locationID: String
         /// The class computed from its filtered RSSI (what rules and alerts see).
-        public var computed: Proximity
+        package var computed: Proximity
         /// The class last reported in a `location` output.
-        public var reported: Proximity
+        package var reported: Proximity
         /// Filtered RSSI, dBm; `nil` while `off`.
-        public var rssi: Double?
+        package var rssi: Double?
         /// Estimated distance, metres; `nil` while `off`.
-        public var meters: Double?
+        package var meters: Double?
         /// The last sighting's RSSI before the filter, dBm, and when it was; `nil` while `off`.
-        public var raw: Double?
-        public var heard: Timestamp?
+        package var raw: Double?
+        package var heard: Timestamp?
 
-        public init(
+        package init(
             locationID: String, computed: Proximity, reported: Proximity, rssi: Double?, meters: Double?,
             raw: Double? = nil, heard: Timestamp? = nil
         ) {
@@ -33,61 +33,61 @@ public struct MonitorReading: Sendable, Hashable {
     }
 
     /// A region inside, and since when (its current visit).
-    public struct Presence: Sendable, Hashable {
-        public var region: Region
-        public var since: Timestamp
+    package struct Presence: Sendable, Hashable {
+        package var region: Region
+        package var since: Timestamp
 
-        public init(region: Region, since: Timestamp) {
+        package init(region: Region, since: Timestamp) {
             self.region = region
             self.since = since
         }
     }
 
-    public var time: Timestamp
+    package var time: Timestamp
     /// What the monitored set holds: Beacons, Zones, or Areas (then the Zones of one Area).
-    public var mode: MonitoringChange.Mode
+    package var mode: MonitoringChange.Mode
     /// The monitored regions, at most `Monitor.maxRegions`.
-    public var monitored: [Region]
+    package var monitored: [Region]
     /// Every region inside now: Areas, Zones and Beacons, in hierarchy order.
-    public var inside: [Presence]
+    package var inside: [Presence]
     /// Ranged or last reported not `off`, in hierarchy order.
-    public var beacons: [Beacon]
+    package var beacons: [Beacon]
     /// The nearest beacon's Location ID.
-    public var nearest: String?
-    public var ranging: RangingMode
+    package var nearest: String?
+    package var ranging: RangingMode
     /// A tag's room and why it last changed (docs/behaviour.md §19), under `Tags.rooms = nearest`.
-    public var room: Region?
-    public var roomChange: RoomChange?
+    package var room: Region?
+    package var roomChange: RoomChange?
     /// Where a tag is on a floor with a plan (docs/behaviour.md §20), `nil` without one.
-    public var position: PositionReading?
+    package var position: PositionReading?
 
     /// A tag's position now, and the probability of the rooms around it.
-    public struct PositionReading: Sendable, Hashable {
-        public var area: Region
-        public var x: Double
-        public var y: Double
+    package struct PositionReading: Sendable, Hashable {
+        package var area: Region
+        package var x: Double
+        package var y: Double
         /// One standard deviation of the distance from the estimate, metres.
-        public var error: Double
+        package var error: Double
         /// The most probable rooms first (at most five with any chance), then the share outside
         /// every room (`room` `nil`).
-        public var rooms: [RoomOdds]
+        package var rooms: [RoomOdds]
 
-        public struct RoomOdds: Sendable, Hashable {
-            public var room: Region?
-            public var probability: Double
+        package struct RoomOdds: Sendable, Hashable {
+            package var room: Region?
+            package var probability: Double
 
-            public init(room: Region?, probability: Double) {
+            package init(room: Region?, probability: Double) {
                 self.room = room
                 self.probability = probability
             }
         }
 
-        public init(area: Region, x: Double, y: Double, error: Double, rooms: [RoomOdds]) {
+        package init(area: Region, x: Double, y: Double, error: Double, rooms: [RoomOdds]) {
             (self.area, self.x, self.y, self.error, self.rooms) = (area, x, y, error, rooms)
         }
     }
 
-    public init(
+    package init(
         time: Timestamp, mode: MonitoringChange.Mode, monitored: [Region], inside: [Presence], beacons: [Beacon],
         nearest: String?, ranging: RangingMode, room: Region? = nil, roomChange: RoomChange? = nil,
         position: PositionReading? = nil
@@ -108,7 +108,7 @@ public struct MonitorReading: Sendable, Hashable {
 extension Monitor {
     /// The monitor now, read without changing it (cost: the regions inside and the beacons
     /// watched, never the whole hierarchy).
-    public var reading: MonitorReading {
+    package var reading: MonitorReading {
         let inside = tracked.filter(\.value.inside).sorted { $0.key < $1.key }.map {
             MonitorReading.Presence(region: region($0.key), since: Timestamp(microseconds: $0.value.enteredAt))
         }

@@ -3,12 +3,12 @@ import Foundation
 import JSONText
 
 /// Who the monitor reports for: HSYCO's `session`, `address` and `userid`, resolved at start.
-public struct MonitorIdentity: Sendable, Hashable {
-    public var session: String
-    public var address: String
-    public var userid: String
+package struct MonitorIdentity: Sendable, Hashable {
+    package var session: String
+    package var address: String
+    package var userid: String
 
-    public init(session: String, address: String, userid: String) {
+    package init(session: String, address: String, userid: String) {
         self.session = session
         self.address = address
         self.userid = userid
@@ -16,18 +16,18 @@ public struct MonitorIdentity: Sendable, Hashable {
 }
 
 /// A change of the monitored set (docs/behaviour.md §5.2): the `monitoring` output.
-public struct MonitoringChange: Sendable, Hashable {
-    public enum Mode: String, Sendable, Hashable {
+package struct MonitoringChange: Sendable, Hashable {
+    package enum Mode: String, Sendable, Hashable {
         case areas, zones, beacons
     }
 
-    public var mode: Mode
+    package var mode: Mode
     /// The Area whose Zones are monitored (hierarchical plan), else `nil`.
-    public var area: UUID?
+    package var area: UUID?
     /// The monitored regions, in file order.
-    public var regions: [Region]
+    package var regions: [Region]
 
-    public init(mode: Mode, area: UUID?, regions: [Region]) {
+    package init(mode: Mode, area: UUID?, regions: [Region]) {
         self.mode = mode
         self.area = area
         self.regions = regions
@@ -35,32 +35,32 @@ public struct MonitoringChange: Sendable, Hashable {
 }
 
 /// An `enter` or `exit` of a region (docs/behaviour.md §5.3).
-public struct Transition: Sendable, Hashable {
-    public enum Direction: String, Sendable, Hashable {
+package struct Transition: Sendable, Hashable {
+    package enum Direction: String, Sendable, Hashable {
         case enter, exit
     }
 
-    public enum How: String, Sendable, Hashable {
+    package enum How: String, Sendable, Hashable {
         /// The region itself is monitored.
         case monitored
         /// An Area or Zone containing a monitored region.
         case derived
     }
 
-    public var direction: Direction
-    public var region: Region
-    public var name: String?
-    public var how: How
+    package var direction: Direction
+    package var region: Region
+    package var name: String?
+    package var how: How
     /// Seconds of the visit, on `exit`.
-    public var dwell: Double?
+    package var dwell: Double?
     /// Seconds inside the region this local day (`Monitor.timezone`), this visit included, on the
     /// `exit` of an Area or Zone (docs/behaviour.md §9.3).
-    public var dwellToday: Double?
+    package var dwellToday: Double?
     /// Under `Monitor.exitTimeout = auto`, the silence (seconds) after which a monitored region
     /// exited (docs/behaviour.md §18).
-    public var timeout: Double?
+    package var timeout: Double?
 
-    public init(
+    package init(
         direction: Direction, region: Region, name: String?, how: How, dwell: Double? = nil, dwellToday: Double? = nil
     ) {
         self.direction = direction
@@ -73,29 +73,29 @@ public struct Transition: Sendable, Hashable {
 }
 
 /// A beacon's reported proximity changed (docs/behaviour.md §6): the six HSYCO callback fields, then the rest.
-public struct LocationBeaconEvent: Sendable, Hashable {
-    public var session: String
-    public var address: String
-    public var userid: String
+package struct LocationBeaconEvent: Sendable, Hashable {
+    package var session: String
+    package var address: String
+    package var userid: String
     /// The beacon's Location ID (HSYCO passes it as `zone`).
-    public var zone: String
-    public var distance: Proximity
-    public var background: Bool
-    public var beacon: BeaconID
-    public var name: String?
+    package var zone: String
+    package var distance: Proximity
+    package var background: Bool
+    package var beacon: BeaconID
+    package var name: String?
     /// The Area's name, else its canonical region.
-    public var area: String
+    package var area: String
     /// The Zone's name, else its canonical region.
-    public var zoneName: String
+    package var zoneName: String
     /// The filtered RSSI, dBm; `nil` for `off`.
-    public var rssi: Double?
+    package var rssi: Double?
     /// The distance estimate, metres; `nil` for `off`.
-    public var meters: Double?
+    package var meters: Double?
     /// The class the device's own operating system gave the beacon (an OwnTracks phone's `prox`,
     /// docs/behaviour.md §15.1); `nil` for other devices, and then not in the JSON.
-    public var phoneProximity: Proximity?
+    package var phoneProximity: Proximity?
 
-    public init(
+    package init(
         session: String, address: String, userid: String, zone: String, distance: Proximity, background: Bool,
         beacon: BeaconID, name: String?, area: String, zoneName: String, rssi: Double?, meters: Double?
     ) {
@@ -115,11 +115,11 @@ public struct LocationBeaconEvent: Sendable, Hashable {
 }
 
 /// The nearest beacon changed (docs/behaviour.md §9.2): its Location ID, or `nil` when none is heard.
-public struct NearestChange: Sendable, Hashable {
-    public var locationID: String?
-    public var name: String?
+package struct NearestChange: Sendable, Hashable {
+    package var locationID: String?
+    package var name: String?
 
-    public init(locationID: String?, name: String? = nil) {
+    package init(locationID: String?, name: String? = nil) {
         self.locationID = locationID
         self.name = name
     }
@@ -127,7 +127,7 @@ public struct NearestChange: Sendable, Hashable {
 
 /// What the engine says (the monitor, and the rules on its transitions), stamped with the
 /// instant it happened.
-public enum MonitorOutput: Sendable, Hashable {
+package enum MonitorOutput: Sendable, Hashable {
     case monitoring(Timestamp, MonitoringChange)
     case transition(Timestamp, Transition)
     case location(Timestamp, LocationBeaconEvent)
@@ -141,7 +141,7 @@ public enum MonitorOutput: Sendable, Hashable {
     /// Where a tag is on a floor with a plan (docs/behaviour.md §20).
     case position(Timestamp, PositionReport)
 
-    public var time: Timestamp {
+    package var time: Timestamp {
         switch self {
         case .monitoring(let time, _), .transition(let time, _), .location(let time, _), .rule(let time, _),
             .server(let time, _), .notification(let time, _), .nearest(let time, _), .alert(let time, _),
@@ -152,7 +152,7 @@ public enum MonitorOutput: Sendable, Hashable {
 
     /// The output type of docs/behaviour.md §10: `monitoring`, `enter`, `exit`, `location`, `rule`, `server`,
     /// `notification`, `nearest` or `alert`.
-    public var type: String {
+    package var type: String {
         switch self {
         case .monitoring: "monitoring"
         case .transition(_, let transition): transition.direction.rawValue
@@ -168,11 +168,11 @@ public enum MonitorOutput: Sendable, Hashable {
     }
 
     /// The output as one JSON object (docs/behaviour.md §10), `t` and `type` first.
-    public var json: String { json(device: nil) }
+    package var json: String { json(device: nil) }
 
     /// The output of fleet device `device` (docs/behaviour.md §15): `"device"` follows `type`; without one,
     /// exactly ``json``.
-    public func json(device: String?) -> String {
+    package func json(device: String?) -> String {
         var object = JSONObjectWriter()
         object.add("t", time.iso8601)
         object.add("type", type)
@@ -268,15 +268,15 @@ public enum MonitorOutput: Sendable, Hashable {
 /// A configured beacon's *computed* class changed (docs/behaviour.md §4): what rules with `maximum_proximity`
 /// and alerts see, whatever is reported. In `background` mode a LocationBeaconEvent reports a
 /// class only inside a ranging window; this is every change, window or not (docs/behaviour.md §7.2, §9.1).
-public struct ProximityChange: Sendable, Hashable {
-    public var time: Timestamp
-    public var beacon: BeaconID
-    public var locationID: String
-    public var proximity: Proximity
+package struct ProximityChange: Sendable, Hashable {
+    package var time: Timestamp
+    package var beacon: BeaconID
+    package var locationID: String
+    package var proximity: Proximity
     /// The estimated distance, rounded to the centimetre; `nil` when `off`.
-    public var meters: Double?
+    package var meters: Double?
 
-    public init(time: Timestamp, beacon: BeaconID, locationID: String, proximity: Proximity, meters: Double?) {
+    package init(time: Timestamp, beacon: BeaconID, locationID: String, proximity: Proximity, meters: Double?) {
         self.time = time
         self.beacon = beacon
         self.locationID = locationID

@@ -4,31 +4,31 @@ import BeaconCore
 /// the regions inside and since when, the regions its phone holds inside (15.1), the current Area
 /// and Zone, and the last sighting of each beacon. Kept per fleet device in the state database as
 /// ``text``.
-public struct MonitorPresence: Sendable, Hashable {
+package struct MonitorPresence: Sendable, Hashable {
     /// Regions inside, with the instant each was entered (microseconds).
-    public var inside: [Region: Int64] = [:]
+    package var inside: [Region: Int64] = [:]
     /// Monitored regions the phone's own monitoring holds inside.
-    public var held: Set<Region> = []
-    public var currentArea: Region?
-    public var currentZone: Region?
+    package var held: Set<Region> = []
+    package var currentArea: Region?
+    package var currentZone: Region?
     /// Last sighting of each beacon (microseconds), by Location ID.
-    public var sightings: [String: Int64] = [:]
+    package var sightings: [String: Int64] = [:]
     /// Last sighting by the phone's own ranging (microseconds), by Location ID.
-    public var phoneSightings: [String: Int64] = [:]
+    package var phoneSightings: [String: Int64] = [:]
     /// Until when the Area the phone entered stays inside while its Zones are awaited.
-    public var areaHoldUntil: Int64?
+    package var areaHoldUntil: Int64?
     /// The phone's last `beacon` message of each Area (microseconds), by the Area's region.
-    public var phoneAreaSightings: [Region: Int64] = [:]
+    package var phoneAreaSightings: [Region: Int64] = [:]
     /// A tag's last strength at each scanner heard (dB above its power), by Location ID: the
     /// evidence its room keeps across a restart (docs/behaviour.md §19).
-    public var strengths: [String: Double] = [:]
+    package var strengths: [String: Double] = [:]
 
-    public init() {}
+    package init() {}
 
     /// One line per fact: `inside <µs> <region>`, `held <region>`, `area <region>`,
     /// `zone <region>`, `seen <µs> <location ID>`, `phone <µs> <location ID>`, `hold <µs>`,
     /// `heard <dB> <location ID>`, `phonearea <µs> <Area>`.
-    public var text: String {
+    package var text: String {
         var lines: [String] = []
         for (region, since) in inside.sorted(by: { $0.key < $1.key }) { lines.append("inside \(since) \(region)") }
         for region in held.sorted() { lines.append("held \(region)") }
@@ -46,7 +46,7 @@ public struct MonitorPresence: Sendable, Hashable {
 
     /// Reads ``text``; a line that is not one of its forms is skipped (a damaged record resumes
     /// what it can, never traps).
-    public init(text: String) {
+    package init(text: String) {
         for line in text.split(separator: "\n") {
             let parts = line.split(separator: " ", maxSplits: 2).map(String.init)
             guard parts.count >= 2 else { continue }
@@ -72,13 +72,13 @@ public struct MonitorPresence: Sendable, Hashable {
 extension MonitorPresence {
     /// The latest instant it says something happened (a sighting, an entry), microseconds; `nil`
     /// for none. Later than the clock at a start, it says the wall clock went back meanwhile.
-    public var latest: Int64? {
+    package var latest: Int64? {
         [inside.values.max(), sightings.values.max(), phoneSightings.values.max(), phoneAreaSightings.values.max()]
             .compactMap { $0 }.max()
     }
 
     /// Every instant re-expressed `delta` microseconds later (the wall clock was stepped).
-    public mutating func shiftClock(by delta: Int64) {
+    package mutating func shiftClock(by delta: Int64) {
         inside = inside.mapValues { $0.shifted(by: delta) }
         sightings = sightings.mapValues { $0.shifted(by: delta) }
         phoneSightings = phoneSightings.mapValues { $0.shifted(by: delta) }
@@ -89,7 +89,7 @@ extension MonitorPresence {
 
 extension Monitor {
     /// Where the device is now (``MonitorPresence``).
-    public var presence: MonitorPresence {
+    package var presence: MonitorPresence {
         var presence = MonitorPresence()
         for (ref, state) in tracked where state.inside { presence.inside[region(ref)] = state.enteredAt }
         presence.held = Set(phone.held.map(region))
@@ -115,7 +115,7 @@ extension Monitor {
     /// without an `enter`, as a reload carries them (``init(reloading:hierarchy:settings:identity:restored:restoredNearest:)``);
     /// those the sightings no longer hold exit at the start. Regions and beacons this hierarchy
     /// does not have are left out.
-    public mutating func resume(_ presence: MonitorPresence) {
+    package mutating func resume(_ presence: MonitorPresence) {
         guard life == .new else { return }
         for (id, time) in presence.sightings {
             guard let index = hierarchy.index(ofLocation: id) else { continue }

@@ -7,15 +7,15 @@ import Foundation
 ///
 /// Times are microseconds on the monitor's clock. Pure value held inline (no allocation);
 /// ``sighted(at:)`` is O(1) but when the shortest gap leaves the ring.
-public struct SilenceModel: Sendable {
+package struct SilenceModel: Sendable {
     /// Gaps kept for the interval: a beacon that changes its interval is read anew after this many.
-    public static let capacity = 32
+    package static let capacity = 32
     /// Gaps needed before the beacon's figures are used, and losses after a loss before their
     /// own rate is (until then, half of them are taken as lost).
-    public static let minimumGaps = 8
+    package static let minimumGaps = 8
 
     /// The last sighting, if any.
-    public private(set) var last: Int64?
+    package private(set) var last: Int64?
     /// The last ``capacity`` gaps, microseconds (a longer one is kept as `Int32.max`).
     private var gaps = InlineArray<32, Int32>(repeating: 0)
     private var count = 0
@@ -30,11 +30,11 @@ public struct SilenceModel: Sendable {
     private var lostAgain: Int64 = 0
     private var lostThenHeard: Int64 = 0
 
-    public init() {}
+    package init() {}
 
     /// The last sighting re-expressed `delta` microseconds later: the wall clock was stepped
     /// (``Monitor/shiftClock(by:)``); the gaps are lengths and stay.
-    public mutating func shiftClock(by delta: Int64) {
+    package mutating func shiftClock(by delta: Int64) {
         last = last?.shifted(by: delta)
     }
 
@@ -43,7 +43,7 @@ public struct SilenceModel: Sendable {
     /// much the same from one visit to the next, and a visit's first minute says little about
     /// runs of losses (`scripts/bench quality`); halving at every visit lets a changed channel
     /// show within a visit.
-    public mutating func startVisit() {
+    package mutating func startVisit() {
         last = nil
         slots /= 2
         heard /= 2
@@ -52,7 +52,7 @@ public struct SilenceModel: Sendable {
     }
 
     /// A sighting at `time` (not before the last one; a repeat at the same instant adds nothing).
-    public mutating func sighted(at time: Int64) {
+    package mutating func sighted(at time: Int64) {
         defer { last = max(last ?? time, time) }
         guard let last, time > last else { return }
         let (gap, overflow) = time.subtractingReportingOverflow(last)
@@ -99,7 +99,7 @@ public struct SilenceModel: Sendable {
     }
 
     /// The beacon's advertising interval and losses, once ``minimumGaps`` gaps are known.
-    public var figures: Figures? {
+    package var figures: Figures? {
         guard count >= Self.minimumGaps, shortest > 0, shortest < .max, ringSlots > 0 else { return nil }
         return Figures(
             interval: max(1, ringSpan / ringSlots),
@@ -122,23 +122,23 @@ public struct SilenceModel: Sendable {
     }
 
     /// A beacon's advertising as its sightings show it.
-    public struct Figures: Sendable, Hashable {
+    package struct Figures: Sendable, Hashable {
         /// Microseconds between two advertisements.
-        public var interval: Int64
-        public var losses: Losses
+        package var interval: Int64
+        package var losses: Losses
     }
 
     /// Advertisements of a visit counted by what became of them and of the one before.
-    public struct Losses: Sendable, Hashable {
-        public var slots: Int64 = 0
+    package struct Losses: Sendable, Hashable {
+        package var slots: Int64 = 0
         /// Heard after the first (each ends a gap).
-        public var heard: Int64 = 0
+        package var heard: Int64 = 0
         /// Lost after a lost one.
-        public var lostAgain: Int64 = 0
+        package var lostAgain: Int64 = 0
         /// Heard after a lost one: the runs of losses.
-        public var lostThenHeard: Int64 = 0
+        package var lostThenHeard: Int64 = 0
 
-        public init(slots: Int64 = 0, heard: Int64 = 0, lostAgain: Int64 = 0, lostThenHeard: Int64 = 0) {
+        package init(slots: Int64 = 0, heard: Int64 = 0, lostAgain: Int64 = 0, lostThenHeard: Int64 = 0) {
             self.slots = slots
             self.heard = heard
             self.lostAgain = lostAgain
@@ -155,7 +155,7 @@ public struct SilenceModel: Sendable {
         /// loss more than seen, taken one and a half standard deviations up (72 clean
         /// advertisements still allow one in fifty lost, and a channel that loses in runs can
         /// look clean that long).
-        public var afterHeard: Double {
+        package var afterHeard: Double {
             let mean = (Double(slots - heard) + 0.5) / (Double(slots) + 1)
             return min(0.995, mean + 1.5 * (mean * (1 - mean) / (Double(slots) + 2)).squareRoot())
         }
@@ -165,7 +165,7 @@ public struct SilenceModel: Sendable {
         /// that losses are taken to come in long runs until the runs seen say otherwise, and taken
         /// one and a half standard deviations above the estimate (a few runs say little, and an
         /// underestimate is a spurious exit); never below ``afterHeard``.
-        public var afterLost: Double {
+        package var afterLost: Double {
             let weight = Double(lostAgain + lostThenHeard) + 2
             let mean = (Double(lostAgain) + 1.9) / weight
             let deviation = (mean * (1 - mean) / (weight + 1)).squareRoot()
@@ -174,16 +174,16 @@ public struct SilenceModel: Sendable {
 
         /// The runs of losses seen before ``plainAfterHeard`` and ``plainAfterLost`` are used for
         /// the fixed default (``SilenceModel/timeout(after:beacons:confidence:maximum:pooled:fixed:)``).
-        public static let plainRuns: Int64 = 8
+        package static let plainRuns: Int64 = 8
 
         /// The probability of a loss after a heard advertisement as counted, without a margin.
-        public var plainAfterHeard: Double {
+        package var plainAfterHeard: Double {
             min(0.995, (Double(slots - heard) + 0.5) / (Double(slots) + 1))
         }
 
         /// The probability of a loss after a lost advertisement as counted, without a margin or
         /// the prior of long runs; never below ``plainAfterHeard``.
-        public var plainAfterLost: Double {
+        package var plainAfterLost: Double {
             max(plainAfterHeard, min(0.995, (Double(lostAgain) + 0.5) / (Double(lostAgain + lostThenHeard) + 1)))
         }
     }
@@ -206,7 +206,7 @@ public struct SilenceModel: Sendable {
     /// `fixed`: the fixed exit timeout and a looser confidence: the silence is never longer than
     /// that timeout when a silence that long is already improbable below that confidence
     /// (docs/behaviour.md §18: never slower than the fixed default where it is safe).
-    public static func timeout(
+    package static func timeout(
         after lastSighting: Int64, beacons: some Sequence<SilenceModel>, confidence: Double, maximum: Int64,
         pooled: Bool = true, fixed: (limit: Int64, confidence: Double)? = nil
     ) -> Int64 {

@@ -2,20 +2,20 @@ import BeaconCore
 
 /// `calibrate`: the RSSI of one beacon held at 1 m over a few seconds, whose median is its
 /// measured power (`LocationBeaconPower.<id>`).
-public struct Calibration: Sendable {
-    public let seconds: Double
-    public private(set) var samples: [Int8] = []
-    public private(set) var first: Timestamp?
-    public private(set) var last: Timestamp?
+package struct Calibration: Sendable {
+    package let seconds: Double
+    package private(set) var samples: [Int8] = []
+    package private(set) var first: Timestamp?
+    package private(set) var last: Timestamp?
 
-    public init(seconds: Double) {
+    package init(seconds: Double) {
         self.seconds = seconds
     }
 
     /// Adds a sighting; those after the first `seconds` (from the first sighting) are ignored.
     /// Returns `false` once the window is over.
     @discardableResult
-    public mutating func add(rssi: Int8, at time: Timestamp) -> Bool {
+    package mutating func add(rssi: Int8, at time: Timestamp) -> Bool {
         let start = first ?? time
         guard time.microseconds - start.microseconds <= Int64(seconds * 1_000_000) else { return false }
         first = start
@@ -25,7 +25,7 @@ public struct Calibration: Sendable {
     }
 
     /// The median RSSI, rounded to a whole dBm (halves away from zero); `nil` without samples.
-    public var median: Int? {
+    package var median: Int? {
         guard !samples.isEmpty else { return nil }
         let sorted = samples.sorted()
         let middle = sorted.count / 2
@@ -34,7 +34,7 @@ public struct Calibration: Sendable {
     }
 
     /// Seconds from the first sample to the last.
-    public var span: Double {
+    package var span: Double {
         guard let first, let last else { return 0 }
         return last.secondsSinceEpoch - first.secondsSinceEpoch
     }

@@ -3,7 +3,7 @@ import BeaconCore
 /// The nearest beacon, with hand-over (docs/behaviour.md §9.2).
 extension Monitor {
     /// The Location ID of the nearest beacon, `nil` for none.
-    public var nearestLocationID: String? {
+    package var nearestLocationID: String? {
         nearestState.beacon < 0 ? nil : hierarchy.beacons[Int(nearestState.beacon)].locationID
     }
 

@@ -1,5 +1,5 @@
 /// A beacon's proximity class, ordered immediate < near < far < off (docs/behaviour.md §1, §4).
-public enum Proximity: String, Sendable, Hashable, CaseIterable, Comparable {
+package enum Proximity: String, Sendable, Hashable, CaseIterable, Comparable {
     case immediate, near, far, off
 
     private var rank: Int {
@@ -11,5 +11,5 @@ public enum Proximity: String, Sendable, Hashable, CaseIterable, Comparable {
         }
     }
 
-    public static func < (lhs: Proximity, rhs: Proximity) -> Bool { lhs.rank < rhs.rank }
+    package static func < (lhs: Proximity, rhs: Proximity) -> Bool { lhs.rank < rhs.rank }
 }

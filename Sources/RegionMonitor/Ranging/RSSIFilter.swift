@@ -11,14 +11,14 @@ import BeaconCore
 /// `mean` is the AltBeacon running average: the lowest and highest tenth dropped, the rest
 /// averaged. `kalman` is a one-dimensional Kalman filter whose process noise grows with the time
 /// between samples so that it follows a change in about one window. `none` is the last sample.
-public struct RSSIFilter: Sendable {
+package struct RSSIFilter: Sendable {
     /// The most samples a window keeps; a beacon advertising faster than 12.8 Hz over a 5 s window
     /// is filtered over its newest 64 samples.
-    public static let capacity = 64
+    package static let capacity = 64
     /// Measurement noise of the Kalman filter, dB²: indoor RSSI scatters by about 4 dB.
     static let kalmanMeasurementNoise = 16.0
 
-    public let kind: RSSIFilterKind
+    package let kind: RSSIFilterKind
     /// The window, in microseconds.
     let window: Int64
     private var times: [Int64] = []
@@ -28,7 +28,7 @@ public struct RSSIFilter: Sendable {
     private var covariance = 0.0
     private var lastTime: Int64 = 0
 
-    public init(kind: RSSIFilterKind, windowSeconds: Double) {
+    package init(kind: RSSIFilterKind, windowSeconds: Double) {
         self.kind = kind
         self.window = Int64((windowSeconds * 1_000_000).rounded())
     }
@@ -40,7 +40,7 @@ public struct RSSIFilter: Sendable {
     }
 
     /// Adds a sample taken at `time` (not earlier than the previous one) and returns the filtered RSSI.
-    public mutating func add(_ rssi: Int8, at time: Timestamp) -> Double {
+    package mutating func add(_ rssi: Int8, at time: Timestamp) -> Double {
         let now = time.microseconds
         switch kind {
         case .none:
@@ -74,7 +74,7 @@ public struct RSSIFilter: Sendable {
     }
 
     /// Forgets every sample (the beacon went `off`), keeping the storage for the next visit.
-    public mutating func reset() {
+    package mutating func reset() {
         times.removeAll(keepingCapacity: true)
         values.removeAll(keepingCapacity: true)
         sorted.removeAll(keepingCapacity: true)

@@ -1,23 +1,23 @@
 import Foundation
 
 /// Distance and proximity class from a filtered RSSI (docs/behaviour.md §4).
-public struct Ranging: Sendable, Hashable {
-    public var pathLossExponent: Double
+package struct Ranging: Sendable, Hashable {
+    package var pathLossExponent: Double
     /// Metres; closer is `immediate`.
-    public var immediate: Double
+    package var immediate: Double
     /// Metres; closer is `near`, farther `far`.
-    public var near: Double
+    package var near: Double
     /// The relative margin a distance must cross a boundary by to change class.
-    public var hysteresis: Double
+    package var hysteresis: Double
 
-    public init(pathLossExponent: Double = 2, immediate: Double = 0.5, near: Double = 3, hysteresis: Double = 0.15) {
+    package init(pathLossExponent: Double = 2, immediate: Double = 0.5, near: Double = 3, hysteresis: Double = 0.15) {
         self.pathLossExponent = pathLossExponent
         self.immediate = immediate
         self.near = near
         self.hysteresis = hysteresis
     }
 
-    public init(_ settings: MonitorSettings) {
+    package init(_ settings: MonitorSettings) {
         self.init(
             pathLossExponent: settings.pathLossExponent,
             immediate: settings.immediate,
@@ -27,7 +27,7 @@ public struct Ranging: Sendable, Hashable {
     }
 
     /// The log-distance model: `d = 10 ^ ((power − rssi) / (10 · n))`, in metres.
-    public func distance(rssi: Double, power: Double) -> Double {
+    package func distance(rssi: Double, power: Double) -> Double {
         pow(10, (power - rssi) / (10 * pathLossExponent))
     }
 
@@ -35,7 +35,7 @@ public struct Ranging: Sendable, Hashable {
     ///
     /// A boundary is moved away from the side the beacon is on by the relative margin, so that with
     /// the defaults near → far happens at 3.45 m and far → near at 2.55 m.
-    public func proximity(distance: Double, current: Proximity) -> Proximity {
+    package func proximity(distance: Double, current: Proximity) -> Proximity {
         guard current != .off else {
             return distance < immediate ? .immediate : distance < near ? .near : .far
         }

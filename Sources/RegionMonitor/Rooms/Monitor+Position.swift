@@ -3,11 +3,11 @@ import Floorplan
 
 /// A tag's position on the floors that have a plan (docs/behaviour.md §20): one filter per floor,
 /// the radio they read with, and the Area it is in while in no room.
-public struct PositionState: Sendable {
+package struct PositionState: Sendable {
     /// By Area index.
     var filters: [Int32: PositionFilter] = [:]
     /// How signals weaken: the building's, learned from its scanners (set by the device table).
-    public var radio = RadioModel()
+    package var radio = RadioModel()
     /// The Area the tag is in without a room (no room probable enough), -1 for none.
     var area: Int32 = -1
     /// The last `position` output: when, and where.
@@ -22,36 +22,36 @@ public struct PositionState: Sendable {
     /// When the look at the exit of the Area it is in without a room is scheduled.
     var holdDue: Int64 = .min
 
-    public init() {}
+    package init() {}
 }
 
 /// Where a tag is (docs/behaviour.md §20): the `position` output.
-public struct PositionReport: Sendable, Hashable {
-    public var area: Region
-    public var x: Double
-    public var y: Double
+package struct PositionReport: Sendable, Hashable {
+    package var area: Region
+    package var x: Double
+    package var y: Double
     /// One standard deviation of the distance from the estimate, metres.
-    public var error: Double
+    package var error: Double
     /// The room (a Zone) it is in, `nil` for none.
-    public var room: Region?
+    package var room: Region?
     /// The probability of that room, or of the most probable one when it is in none.
-    public var confidence: Double
+    package var confidence: Double
 
-    public init(area: Region, x: Double, y: Double, error: Double, room: Region?, confidence: Double) {
+    package init(area: Region, x: Double, y: Double, error: Double, room: Region?, confidence: Double) {
         (self.area, self.x, self.y, self.error, self.room, self.confidence) = (area, x, y, error, room, confidence)
     }
 }
 
 extension Monitor {
     /// The radio the tag's position is read with.
-    public var radio: RadioModel {
+    package var radio: RadioModel {
         get { rooms.position.radio }
         set { rooms.position.radio = newValue }
     }
 
     /// The probability of each room of the tag's floor, highest first, with the share outside
     /// every room last (`nil` region); empty when it has no position.
-    public var roomProbabilities: [(room: Region?, probability: Double)] {
+    package var roomProbabilities: [(room: Region?, probability: Double)] {
         guard let (area, filter) = currentFilter, let map = settings.floorPlans?.floors[area] else { return [] }
         var rows = map.zones.indices.map {
             (room: Optional(hierarchy.zones[Int(map.zones[$0])].region), probability: Double(filter.rooms[$0]))
@@ -62,7 +62,7 @@ extension Monitor {
     }
 
     /// The tag's estimated position: Area, point and error, `nil` when it has none.
-    public var estimatedPosition: (area: Region, point: PlanPoint, error: Double)? {
+    package var estimatedPosition: (area: Region, point: PlanPoint, error: Double)? {
         guard let (area, filter) = currentFilter, let map = settings.floorPlans?.floors[area] else { return nil }
         let (point, error) = filter.estimate(map: map)
         return (hierarchy.areas[Int(area)].region, point, error)

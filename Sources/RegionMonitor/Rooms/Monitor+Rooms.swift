@@ -2,24 +2,24 @@ import BeaconCore
 
 /// Why a tag's room last changed (docs/behaviour.md §19, §20): the evidence the hand-over rule saw,
 /// or the probabilities the position estimator gave.
-public struct RoomChange: Sendable, Hashable {
+package struct RoomChange: Sendable, Hashable {
     /// The room it left (a Zone), `nil` when it was in none.
-    public var from: Region?
+    package var from: Region?
     /// The room it entered, `nil` when it is now in its Area with no room (§20).
-    public var to: Region?
-    public var at: Timestamp
+    package var to: Region?
+    package var at: Timestamp
     /// The Location ID of the scanner whose report moved it.
-    public var scanner: String
+    package var scanner: String
     /// The new room's evidence and the old one's (dB above the tag's measured power), `nil` for
     /// none fresh.
-    public var evidence: Double
-    public var previous: Double?
+    package var evidence: Double
+    package var previous: Double?
     /// Under a floor plan (§20): the probability of the room it entered (of the most probable one
     /// when it entered none), and of the room it left.
-    public var probability: Double?
-    public var previousProbability: Double?
+    package var probability: Double?
+    package var previousProbability: Double?
 
-    public init(
+    package init(
         from: Region?, to: Region?, at: Timestamp, scanner: String, evidence: Double, previous: Double? = nil,
         probability: Double? = nil, previousProbability: Double? = nil
     ) {
@@ -29,10 +29,10 @@ public struct RoomChange: Sendable, Hashable {
     }
 
     /// One line: what moved the tag, and why that was clear enough.
-    public var why: String { why(room: \.description, scanner: { "the scanner at \($0)" }) }
+    package var why: String { why(room: \.description, scanner: { "the scanner at \($0)" }) }
 
     /// ``why``, naming rooms with `room` and the scanner at a Location ID with `scanner`.
-    public func why(room: (Region) -> String, scanner: (String) -> String) -> String {
+    package func why(room: (Region) -> String, scanner: (String) -> String) -> String {
         let by = scanner(self.scanner)
         if let probability {
             func percent(_ value: Double) -> String { "\(Int((value * 100).rounded())) %" }
@@ -59,11 +59,11 @@ public struct RoomChange: Sendable, Hashable {
 
 extension Monitor {
     /// The tag's room, if it is in one.
-    public var currentRoom: Region? { rooms.zone < 0 ? nil : hierarchy.zones[Int(rooms.zone)].region }
+    package var currentRoom: Region? { rooms.zone < 0 ? nil : hierarchy.zones[Int(rooms.zone)].region }
 
     /// The tag's room while it is inside it (``currentRoom`` is the last one, also after it left):
     /// its Zone inside, or its Area when the Zone is not monitored.
-    public var presentRoom: Region? {
+    package var presentRoom: Region? {
         guard rooms.zone >= 0 else { return nil }
         if let state = tracked[RegionRef(.zone, rooms.zone)] { return state.inside ? currentRoom : nil }
         return tracked[RegionRef(.area, hierarchy.areaOfZone[Int(rooms.zone)])]?.inside == true ? currentRoom : nil

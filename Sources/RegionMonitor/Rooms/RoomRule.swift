@@ -25,35 +25,35 @@ import Foundation
 /// reading stands for the tag's advertising interval, at most a second (``perSecond``), once the
 /// adaptive exit has learned it from the scanner's sightings at distinct instants
 /// (``Monitor/readingWeight(_:)``): a tag advertising ten times a second is judged per second.
-public struct RoomRule: Sendable, Hashable, CustomStringConvertible {
+package struct RoomRule: Sendable, Hashable, CustomStringConvertible {
     /// dB by which another room's evidence wins at once.
-    public var margin: Double
+    package var margin: Double
     /// dB of lead that count for nothing in the sum.
-    public var drift: Double
+    package var drift: Double
     /// dB of lead, above ``drift``, summed over reports, by which another room wins.
-    public var threshold: Double
+    package var threshold: Double
     /// Seconds after which a scanner's last report of the tag is no evidence.
-    public var fresh: Double
+    package var fresh: Double
     /// How far a reading moves a scanner's level towards itself, rising and falling (0…1].
-    public var rise: Double
-    public var fall: Double
+    package var rise: Double
+    package var fall: Double
     /// Seconds a scanner's level holds after its last report, and dB it loses for each second
     /// after that.
-    public var grace = 3.0
-    public var staleness = 1.0
+    package var grace = 3.0
+    package var staleness = 1.0
     /// Under an adaptive exit, a scanner's level also holds for the silence its own path makes
     /// plausible at this confidence, up to ``fresh`` (`nil`: ``grace`` alone): a path that loses
     /// advertisements in runs does not give a still tag's room away at every run (`scripts/bench
     /// rooms`, bursty losses: 29 flaps an hour of still tags before, 18 after).
-    public var graceConfidence: Double? = 1e-3
+    package var graceConfidence: Double? = 1e-3
     /// Whether a reading counts for the tag's advertising interval (at most a second) rather
     /// than as one whole reading: levels and contests then move per second of the tag's time, so
     /// a tag advertising ten times a second is judged as steadily as a 1 Hz one (`scripts/bench
     /// rooms`: 62 flaps an hour of still 10 Hz tags before, 3 after). Off for node reports, each
     /// already a filtered estimate.
-    public var perSecond = true
+    package var perSecond = true
 
-    public init(
+    package init(
         margin: Double = 12, drift: Double = 4, threshold: Double = 12, fresh: Double = 10, rise: Double = 0.7,
         fall: Double = 0.25
     ) {
@@ -64,13 +64,13 @@ public struct RoomRule: Sendable, Hashable, CustomStringConvertible {
     /// For ESPresense nodes' reports, each already the median of the node's last 15 s and sent
     /// every few seconds: taken as they are on the way up, half way down, and a lead adds up in
     /// fewer reports (measured by `scripts/bench rooms`, docs/performance.md).
-    public static let filteredReports: RoomRule = {
+    package static let filteredReports: RoomRule = {
         var rule = RoomRule(margin: 10, drift: 3, threshold: 8, rise: 1, fall: 0.5)
         rule.perSecond = false
         return rule
     }()
 
-    public var description: String {
+    package var description: String {
         "a reading moves a scanner's level \(Self.text(rise)) of the way up, \(Self.text(fall)) of the way down; a "
             + "room's evidence is its best scanner's level, less \(Self.text(staleness)) dB a second after \(Self.text(grace)) s "
             + "of silence; a tag moves to another room when that room leads by \(Self.text(margin)) dB, or when its "
@@ -89,14 +89,14 @@ public struct RoomRule: Sendable, Hashable, CustomStringConvertible {
     /// `weight`: the share of a second of the tag's advertising the reading stands for
     /// (``Monitor/readingWeight(_:)``, at most 1): ten readings of a tag advertising ten times a
     /// second, each of weight 0.1, move the level as far as one reading of weight 1.
-    public func level(_ level: Double, reading: Double, weight: Double = 1) -> Double {
+    package func level(_ level: Double, reading: Double, weight: Double = 1) -> Double {
         guard level > -.infinity else { return reading }
         let step = reading > level ? rise : fall
         return level + (reading - level) * (weight >= 1 ? step : 1 - pow(1 - step, weight))
     }
 
     /// The contest between a tag's present room and the best other one.
-    public struct Contest: Sendable, Hashable {
+    package struct Contest: Sendable, Hashable {
         /// The challenging Zone (an index), -1 for none.
         var zone: Int32 = -1
         /// dB of lead above the drift, summed over reports.

@@ -2,7 +2,7 @@
 /// changed, the contest for it, how long each scanner's evidence outlives a silence, and where
 /// the tag is on its floor. Only the room rules (`Monitor+Rooms`, `Monitor+Position`) write it;
 /// a restart and a reload carry its room and why.
-public struct RoomState: Sendable {
+package struct RoomState: Sendable {
     /// The room, a Zone index; -1 for none.
     var zone: Int32 = -1
     /// When the room last changed (µs), `.min` for never.
@@ -10,12 +10,12 @@ public struct RoomState: Sendable {
     /// The present room's contest with the best other one (``RoomRule``).
     var contest = RoomRule.Contest()
     /// Why the room last changed.
-    public internal(set) var change: RoomChange?
+    package internal(set) var change: RoomChange?
     /// Per beacon, the seconds of silence its evidence outlives under the adaptive exit (empty
     /// without it).
     var grace: [Double]
     /// Where the tag is on its floor (§20).
-    public internal(set) var position = PositionState()
+    package internal(set) var position = PositionState()
 
     init(grace: [Double]) { self.grace = grace }
 }

@@ -25,10 +25,10 @@ import Syscalls
 /// It publishes over the daemon's one ``BrokerConnection``, which it shares with the
 /// ``MQTTInput``; it handles the connection's events (the outbox goes on at every connect, when
 /// the connection has subscribed the input's topics).
-public final class MQTTSink: OutputSink {
-    public let tree: TopicTree
+package final class MQTTSink: OutputSink {
+    package let tree: TopicTree
     /// The connection to the broker, shared with the input.
-    public let connection: BrokerConnection
+    package let connection: BrokerConnection
     /// `MQTT.discoveryPrefix` when Home Assistant discovery is on.
     let discoveryPrefix: String?
     /// The fleet devices whose discovery is published (once a run, retained).
@@ -45,9 +45,9 @@ public final class MQTTSink: OutputSink {
     private let timers: ShellTimers
     private let seams: Seams
     /// How many events may be with libmosquitto, unacknowledged, at once.
-    public static let window = 100
+    package static let window = 100
     /// How long after its acknowledgement an event is resent if the connection drops.
-    public static let confirmation = Duration.seconds(1)
+    package static let confirmation = Duration.seconds(1)
 
     /// Told after every change of the machine: what ``wait(within:until:)`` waits on.
     private let changes: Awaitable
@@ -66,17 +66,17 @@ public final class MQTTSink: OutputSink {
 
     /// Places where a test may hold a thread to force an interleaving of the network thread and
     /// the sink (both `nil` in the daemon).
-    public struct Seams: Sendable {
+    package struct Seams: Sendable {
         /// On the network thread, as a PUBACK arrives, before the sink looks at it.
-        public var beforeAcknowledgement: (@Sendable () -> Void)?
+        package var beforeAcknowledgement: (@Sendable () -> Void)?
         /// On the thread that resets the client, before it stops libmosquitto's thread.
-        public var beforeReset: (@Sendable () -> Void)?
+        package var beforeReset: (@Sendable () -> Void)?
 
-        public init() {}
+        package init() {}
     }
 
     /// The will of a daemon reporting for `userid` under `settings`: `B/status` `offline`, retained.
-    public static func will(settings: MQTTSettings, userid: String) -> MQTTMessage {
+    package static func will(settings: MQTTSettings, userid: String) -> MQTTMessage {
         TopicTree(topic: settings.topic, userid: userid, qos: Int32(settings.qos)).status(online: false)
     }
 
@@ -84,7 +84,7 @@ public final class MQTTSink: OutputSink {
     /// on a connection of its own that hands what comes in to `input` (the daemon's way is
     /// ``init(settings:userid:hierarchy:store:connection:seams:timers:)`` with the connection its
     /// input shares); nothing is sent before ``start()``.
-    public convenience init(
+    package convenience init(
         settings: MQTTSettings, userid: String, hierarchy: Hierarchy, store: StateStore, input: MQTTInput? = nil,
         seams: Seams = Seams(), timers: ShellTimers = .shared
     ) throws {
@@ -99,7 +99,7 @@ public final class MQTTSink: OutputSink {
 
     /// A sink for `settings`, reporting for `userid` on `hierarchy`, with its outbox in `store`,
     /// publishing over `connection`; nothing is sent before ``start()``.
-    public init(
+    package init(
         settings: MQTTSettings, userid: String, hierarchy: Hierarchy, store: StateStore, connection: BrokerConnection,
         seams: Seams = Seams(), timers: ShellTimers = .shared
     ) {
@@ -130,7 +130,7 @@ public final class MQTTSink: OutputSink {
     /// at connect; the engine's reports replace them), and connects in the background. Returns
     /// how many events were left from before.
     @discardableResult
-    public func start() throws -> Int {
+    package func start() throws -> Int {
         let pending = try store.outboxSummary()
         let kept = try store.lastReported()
         let action = state.withLock { shared -> Outbox.Action? in
@@ -149,7 +149,7 @@ public final class MQTTSink: OutputSink {
     /// disconnect resets the client (on a thread of its own: stopping libmosquitto's thread
     /// blocks); through `logger`. Reads of the outbox the machine asks for are done here too,
     /// each on a thread of its own.
-    public func run(logger: Logger) async {
+    package func run(logger: Logger) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [self] in
                 for await load in loads {
@@ -204,7 +204,7 @@ public final class MQTTSink: OutputSink {
     /// resets the client, on a thread of its own (stopping libmosquitto's thread blocks until its
     /// callbacks return, and they may be on their way into this sink: no lock is held here).
     /// Returns whether the sink was connected.
-    public func disconnected(code: Int32, logger: Logger) async -> Bool {
+    package func disconnected(code: Int32, logger: Logger) async -> Bool {
         let wasConnected = state.withLock { shared in
             if !shared.outbox.isConnected, code != 0 { shared.unreachable = true }
             return shared.outbox.isConnected
@@ -281,20 +281,20 @@ public final class MQTTSink: OutputSink {
     }
 
     /// Whether the broker accepted the connection within `timeout`.
-    public func waitConnected(within timeout: Duration) async -> Bool {
+    package func waitConnected(within timeout: Duration) async -> Bool {
         await wait(within: timeout) { $0.isConnected }
     }
 
     /// How many events are waiting to be acknowledged (in the backlog or with libmosquitto).
-    public var waiting: Int { state.withLock { $0.outbox.waiting } }
+    package var waiting: Int { state.withLock { $0.outbox.waiting } }
 
     /// The broker has acknowledged the current connection.
-    public var isConnected: Bool { state.withLock { $0.outbox.isConnected } }
+    package var isConnected: Bool { state.withLock { $0.outbox.isConnected } }
 
     /// How many retained messages are waiting to be published or acknowledged.
-    public var retainedWaiting: Int { state.withLock { $0.outbox.retainedWaiting } }
+    package var retainedWaiting: Int { state.withLock { $0.outbox.retainedWaiting } }
 
-    public func outbox(for outputs: [MonitorOutput], context: StepContext) -> [OutboxMessage] {
+    package func outbox(for outputs: [MonitorOutput], context: StepContext) -> [OutboxMessage] {
         let tree = tree(for: context)
         return context.commands
             + outputs.compactMap { output in
@@ -310,7 +310,7 @@ public final class MQTTSink: OutputSink {
 
     /// Queues the step's events (already in the outbox) after the retained state they change,
     /// then `B/area`, `B/zone`, `B/nearest` and the step's `B/dwell` values when they changed.
-    public func deliver(
+    package func deliver(
         _ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, context: StepContext
     )
         throws
@@ -335,11 +335,11 @@ public final class MQTTSink: OutputSink {
 
     /// Queues outbox entries written by someone other than the engine (a `forward` node's
     /// batches), in order, after what is queued.
-    public func enqueue(_ entries: [OutboxEntry]) {
+    package func enqueue(_ entries: [OutboxEntry]) {
         perform(update { $0.enqueue(entries) })
     }
 
-    public func takeSettled() -> [Int64] {
+    package func takeSettled() -> [Int64] {
         let now = now
         return state.withLock { $0.outbox.takeSettled(at: now) }
     }
@@ -348,7 +348,7 @@ public final class MQTTSink: OutputSink {
     /// acknowledged, removes the delivered ones from the outbox, and disconnects. Returns how
     /// many events are left in the outbox for the next start.
     @discardableResult
-    public func finish(within timeout: Duration) async -> Int {
+    package func finish(within timeout: Duration) async -> Int {
         perform(update { $0.retain(tree.status(online: false), always: true) })
         // Nothing can be acknowledged without a connection: the whole time while one is under way
         // (a loaded machine may take seconds), a short grace when the broker was found absent.

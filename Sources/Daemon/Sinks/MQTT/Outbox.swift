@@ -22,9 +22,9 @@ import Persistence
 /// Memory is bounded whatever the length of an outage: at most ``memoryLimit`` waiting events
 /// are held; the rest stay only in the database (they are there since their step's commit) and
 /// are read back in order, a window at a time, as the broker takes them (``Action/load(after:limit:)``).
-public struct Outbox: Sendable {
+package struct Outbox: Sendable {
     /// What the shell does.
-    public enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         /// Publish these, in order, to client generation `generation` (the one the batch was cut
         /// for: a client reset since then must refuse them, or a newer event would reach the new
         /// connection ahead of older ones put back by the reset), then report with
@@ -39,11 +39,11 @@ public struct Outbox: Sendable {
     }
 
     /// One message to publish: an event from the outbox, or retained state.
-    public enum Publication: Sendable, Hashable {
+    package enum Publication: Sendable, Hashable {
         case event(OutboxEntry)
         case retained(MQTTMessage)
 
-        public var message: MQTTMessage {
+        package var message: MQTTMessage {
             switch self {
             case .event(let entry):
                 MQTTMessage(
@@ -54,9 +54,9 @@ public struct Outbox: Sendable {
     }
 
     /// How many events may be with libmosquitto, unacknowledged, at once.
-    public let window: Int
+    package let window: Int
     /// How many waiting events are held in memory at most; the rest are read back as needed.
-    public let memoryLimit: Int
+    package let memoryLimit: Int
     /// The newest event kept in the outbox that this machine knows of.
     private var stored: Int64 = 0
     /// The newest event brought into memory: those after it, up to ``stored``, are on disk only.
@@ -69,11 +69,11 @@ public struct Outbox: Sendable {
     private var loadFailed = false
     /// How long after its acknowledgement an event is resent if the connection drops, in
     /// microseconds.
-    public let confirmation: Int64
+    package let confirmation: Int64
 
     /// The client generation acknowledgements must come from: one more at every reset.
-    public private(set) var generation: UInt64 = 0
-    public private(set) var isConnected = false
+    package private(set) var generation: UInt64 = 0
+    package private(set) var isConnected = false
     /// Retained topics and their latest message, republished on every connect.
     private var retained: [String: MQTTMessage] = [:]
     private var retainedOrder: [String] = []
@@ -100,26 +100,26 @@ public struct Outbox: Sendable {
     /// A publish failed (the client was being reset): nothing more until the next connect.
     private var paused = false
 
-    public init(window: Int = 100, confirmation: Int64 = 1_000_000, memoryLimit: Int = 4096) {
+    package init(window: Int = 100, confirmation: Int64 = 1_000_000, memoryLimit: Int = 4096) {
         self.window = max(window, 1)
         self.confirmation = confirmation
         self.memoryLimit = max(memoryLimit, self.window)
     }
 
     /// Events waiting to be acknowledged: on disk, in the backlog or with libmosquitto.
-    public var waiting: Int { onDiskOnly + backlog.count - backlogStart + handedOut + inflight.count }
+    package var waiting: Int { onDiskOnly + backlog.count - backlogStart + handedOut + inflight.count }
 
     /// Waiting events held in memory.
-    public var inMemory: Int { backlog.count - backlogStart + handedOut + inflight.count }
+    package var inMemory: Int { backlog.count - backlogStart + handedOut + inflight.count }
 
     /// Retained messages handed to libmosquitto and not yet acknowledged.
-    public var retainedWaiting: Int { retainedOutstanding.count + retainedQueue.count }
+    package var retainedWaiting: Int { retainedOutstanding.count + retainedQueue.count }
 
     // MARK: - Inputs
 
     /// Events kept in the outbox (from before a restart, or a step just committed), in order,
     /// with the retained state the step sets: the retained messages that changed go first.
-    public mutating func enqueue(_ entries: some Sequence<OutboxEntry>, retained messages: [MQTTMessage] = [])
+    package mutating func enqueue(_ entries: some Sequence<OutboxEntry>, retained messages: [MQTTMessage] = [])
         -> Action?
     {
         for message in messages { queueIfChanged(message, always: false) }
@@ -141,7 +141,7 @@ public struct Outbox: Sendable {
 
     /// At start: `count` events kept in the outbox from before, the newest `newest`, none in
     /// memory yet; they are read back in order as the broker takes them.
-    public mutating func resume(kept count: Int, newest: Int64) -> Action? {
+    package mutating func resume(kept count: Int, newest: Int64) -> Action? {
         guard count > 0 else { return pump() }
         stored = max(stored, newest)
         onDiskOnly += count
@@ -150,7 +150,7 @@ public struct Outbox: Sendable {
 
     /// The events a ``Action/load(after:limit:)`` read, oldest first (`nil`: the read failed, and
     /// is tried again at the next enqueue or connect).
-    public mutating func loaded(_ entries: [OutboxEntry]?) -> Action? {
+    package mutating func loaded(_ entries: [OutboxEntry]?) -> Action? {
         loading = false
         guard let entries else {
             loadFailed = true
@@ -168,7 +168,7 @@ public struct Outbox: Sendable {
 
     /// Retained state: remembered for every connect, and published now when it changed (or
     /// `always`, as `offline` at a stop).
-    public mutating func retain(_ message: MQTTMessage, always: Bool = false) -> Action? {
+    package mutating func retain(_ message: MQTTMessage, always: Bool = false) -> Action? {
         queueIfChanged(message, always: always)
         return pump()
     }
@@ -187,16 +187,16 @@ public struct Outbox: Sendable {
     }
 
     /// Remembers retained state without publishing it now: it goes out at the next connect.
-    public mutating func remember(_ message: MQTTMessage) {
+    package mutating func remember(_ message: MQTTMessage) {
         guard message.retain, retained.updateValue(message, forKey: message.topic) == nil else { return }
         retainedOrder.append(message.topic)
     }
 
     /// Whether `topic`'s retained message is `message` already.
-    public func holds(_ message: MQTTMessage) -> Bool { retained[message.topic] == message }
+    package func holds(_ message: MQTTMessage) -> Bool { retained[message.topic] == message }
 
     /// CONNACK accepted: every retained message again, then the events waiting.
-    public mutating func connected(at now: Int64) -> Action? {
+    package mutating func connected(at now: Int64) -> Action? {
         isConnected = true
         paused = false
         loadFailed = false
@@ -207,7 +207,7 @@ public struct Outbox: Sendable {
     /// The connection ended. Clean (we asked for it) or before any connection: nothing to undo.
     /// Unclean after a connection: every event not confirmed goes back to the front in order,
     /// and the client must be reset.
-    public mutating func disconnected(clean: Bool) -> Action? {
+    package mutating func disconnected(clean: Bool) -> Action? {
         let wasConnected = isConnected
         isConnected = false
         guard !clean, wasConnected else { return nil }
@@ -227,7 +227,7 @@ public struct Outbox: Sendable {
 
     /// A PUBACK (or a QoS 0 message written) from client generation `generation`: the event
     /// waits for its confirmation, and the window has room for the next.
-    public mutating func acknowledged(_ messageID: Int32, generation: UInt64, at now: Int64) -> Action? {
+    package mutating func acknowledged(_ messageID: Int32, generation: UInt64, at now: Int64) -> Action? {
         guard generation == self.generation else { return nil }
         if let entry = inflight.removeValue(forKey: messageID) {
             recent.append((entry, now))
@@ -243,7 +243,7 @@ public struct Outbox: Sendable {
     /// publication with its message ID, or `nil` when the client refused it (then it and what
     /// follows wait for the next connect). Returns the next batch, for the same publisher, or
     /// `nil` when the turn ends. A batch that went to a client since reset is taken back whole.
-    public mutating func sent(_ results: [(Publication, Int32?)], generation: UInt64, at now: Int64) -> Action? {
+    package mutating func sent(_ results: [(Publication, Int32?)], generation: UInt64, at now: Int64) -> Action? {
         publishing = false
         handedOut = 0
         var back: [OutboxEntry] = []
@@ -294,7 +294,7 @@ public struct Outbox: Sendable {
     }
 
     /// Moves acknowledged events older than ``confirmation`` to the settled list, while connected.
-    public mutating func confirm(at now: Int64) {
+    package mutating func confirm(at now: Int64) {
         guard isConnected else { return }
         while recentStart < recent.count, now &- recent[recentStart].at >= confirmation {
             settled.append(recent[recentStart].entry.sequence)
@@ -307,14 +307,14 @@ public struct Outbox: Sendable {
     }
 
     /// A clean stop: what the broker acknowledged is its own now.
-    public mutating func confirmAll() {
+    package mutating func confirmAll() {
         settled += recent[recentStart...].map(\.entry.sequence)
         recent.removeAll()
         recentStart = 0
     }
 
     /// Confirmed events to remove from the database, since the last call.
-    public mutating func takeSettled(at now: Int64) -> [Int64] {
+    package mutating func takeSettled(at now: Int64) -> [Int64] {
         confirm(at: now)
         defer { settled.removeAll(keepingCapacity: true) }
         return settled

@@ -15,16 +15,16 @@ import Syscalls
 ///
 /// Pure: the values are data. The program gets them as its environment and standard input, never
 /// as a command line, so a name such as `$(touch /tmp/pwned); x` is only ever text.
-public struct ScriptInvocation: Sendable, Hashable {
-    public var event: ScriptEvent
+package struct ScriptInvocation: Sendable, Hashable {
+    package var event: ScriptEvent
     /// `BW_TYPE` and the output's other `BW_*` variables.
-    public var environment: [String: String]
+    package var environment: [String: String]
     /// The output's JSON, the same object as on MQTT and `--events`.
-    public var input: String
+    package var input: String
 
     /// The run `output` asks for, if its type is one scripts hang on; a fleet device's outputs
     /// carry `BW_DEVICE` and `"device"` (docs/behaviour.md §15).
-    public init?(for output: MonitorOutput, device: String? = nil) {
+    package init?(for output: MonitorOutput, device: String? = nil) {
         guard let event = ScriptEvent(rawValue: output.type) else { return nil }
         self.event = event
         input = output.json(device: device)
@@ -73,11 +73,11 @@ public struct ScriptInvocation: Sendable, Hashable {
 /// other in output order; each stopped after `Script.timeout` (SIGTERM, then SIGKILL
 /// ``killGrace`` later); exit status and standard error logged. More than ``queueLimit`` runs
 /// waiting for one script drops the oldest, and says so. A script's failure never stops the daemon.
-public final class ScriptSink: OutputSink {
+package final class ScriptSink: OutputSink {
     /// Runs waiting for one script beyond which the oldest is dropped.
-    public static let queueLimit = 1000
+    package static let queueLimit = 1000
     /// Between SIGTERM and SIGKILL for a script past its timeout.
-    public static let killGrace = Duration.seconds(2)
+    package static let killGrace = Duration.seconds(2)
 
     /// A line for the log.
 
@@ -92,11 +92,11 @@ public final class ScriptSink: OutputSink {
     private let idle: Awaitable
     private let logger: Logger
     /// The runs going now: what ``finish(within:)`` stops at last.
-    public let runs: ScriptRuns
+    package let runs: ScriptRuns
 
     /// Runs `scripts`, each stopped after `seconds`; says what happens through `logger`. `runs`
     /// may be shared with the server hook, so that a stop stops its scripts too.
-    public init(
+    package init(
         scripts: [ScriptEvent: String], timeout seconds: Double, logger: Logger, runs: ScriptRuns = ScriptRuns()
     ) {
         settings = Mutex(Settings(scripts: scripts, timeout: .milliseconds(Int64(seconds * 1000))))
@@ -106,12 +106,12 @@ public final class ScriptSink: OutputSink {
     }
 
     /// A sink for `configuration`'s scripts, or `nil` when it has none.
-    public convenience init?(configuration: Configuration, logger: Logger) {
+    package convenience init?(configuration: Configuration, logger: Logger) {
         guard !configuration.scripts.isEmpty else { return nil }
         self.init(scripts: configuration.scripts, timeout: configuration.scriptTimeout, logger: logger)
     }
 
-    public func deliver(
+    package func deliver(
         _ outputs: ArraySlice<MonitorOutput>, entries: ArraySlice<OutboxEntry>, context: StepContext
     )
         throws
@@ -137,7 +137,7 @@ public final class ScriptSink: OutputSink {
         }
     }
 
-    public func reconfigure(_ configuration: Configuration) {
+    package func reconfigure(_ configuration: Configuration) {
         settings.withLock {
             $0 = Settings(
                 scripts: configuration.scripts, timeout: .milliseconds(Int64(configuration.scriptTimeout * 1000)))
@@ -154,22 +154,22 @@ public final class ScriptSink: OutputSink {
     }
 
     /// Waits until no run is going or waiting, or `timeout` passes; returns whether none is.
-    public func waitUntilIdle(within timeout: Duration) async -> Bool {
+    package func waitUntilIdle(within timeout: Duration) async -> Bool {
         await idle.wait(within: timeout) { [self] in pending == 0 }
     }
 
     /// Runs and waiting runs, over every script.
-    public var pending: Int { runners.withLock { $0.values.reduce(0) { $0 + $1.pending } } }
+    package var pending: Int { runners.withLock { $0.values.reduce(0) { $0 + $1.pending } } }
 
     /// The runs kept in memory over every script: bounded by about twice ``queueLimit`` a script,
     /// however long one hangs.
-    public var storedRuns: Int { runners.withLock { $0.values.reduce(0) { $0 + $1.stored } } }
+    package var storedRuns: Int { runners.withLock { $0.values.reduce(0) { $0 + $1.stored } } }
 
     /// Lets waiting runs finish for up to `limit`, then drops the rest (saying how many) and
     /// stops the runs still going (and the server hook's, when it shares ``runs``): SIGTERM to
     /// each one's process group, SIGKILL ``killGrace`` later. Returns how many were dropped.
     @discardableResult
-    public func finish(within limit: Duration) async -> Int {
+    package func finish(within limit: Duration) async -> Int {
         // Woken as each runner goes idle.
         _ = await idle.wait(within: limit) { [self] in pending == 0 }
         let dropped = runners.withLock { $0.values.reduce(0) { $0 + $1.close() } }
@@ -298,20 +298,20 @@ final class ScriptRunner: Sendable {
 
 /// The script runs going now, by pid, of one daemon (its scripts and its server hook): what its
 /// stop stops.
-public final class ScriptRuns: Sendable {
+package final class ScriptRuns: Sendable {
     private let running = Mutex<[Int32: ScriptProcess.Run]>([:])
     /// Told whenever a run ends.
     private let ended: Awaitable
     /// Where the runs' timeouts and SIGKILL graces are timed.
     let timers: ShellTimers
 
-    public init(timers: ShellTimers = .shared) {
+    package init(timers: ShellTimers = .shared) {
         self.timers = timers
         ended = Awaitable(timers: timers)
     }
 
     /// Runs going now.
-    public var count: Int { running.withLock { $0.count } }
+    package var count: Int { running.withLock { $0.count } }
 
     func add(_ run: ScriptProcess.Run) { running.withLock { $0[run.child.pid] = run } }
 
@@ -323,7 +323,7 @@ public final class ScriptRuns: Sendable {
     /// Stops every run going now (SIGTERM to its group, SIGKILL `grace` later) and waits until all
     /// have ended (at most `grace` and a second); returns how many there were.
     @discardableResult
-    public func stopAll(grace: Duration = ScriptSink.killGrace) async -> Int {
+    package func stopAll(grace: Duration = ScriptSink.killGrace) async -> Int {
         let runs = running.withLock { Array($0.values) }
         for run in runs { run.stop(.daemon, grace: grace, timers: timers) }
         _ = await ended.wait(within: grace + .seconds(1)) { running.withLock { $0.isEmpty } }
