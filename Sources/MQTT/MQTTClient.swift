@@ -116,9 +116,10 @@ package final class MQTTClient: Sendable {
         }
 
         /// A connection's start or end, or a subscription's acknowledgement: to `connection` when
-        /// there is one, else to the stream.
+        /// there is one, then to the stream.
         func said(_ event: MQTTEvent) {
-            if let connection { connection(event) } else { continuation.yield(event) }
+            connection?(event)
+            continuation.yield(event)
         }
     }
 
@@ -135,10 +136,11 @@ package final class MQTTClient: Sendable {
     /// With `published`, acknowledgements (message ID, ``generation``) are handed to it on the
     /// network thread, at once, instead of to ``events``: for a publisher that must keep up with
     /// thousands a second, a hop to another thread per message is what it cannot afford.
-    /// Likewise `received` takes incoming messages (topic, payload, retained), and `connectionEvents`
-    /// the connection's `.connected`, `.disconnected` and `.subscribed` events: for a state that must follow the
-    /// connection even when the cooperative pool is busy (the cluster's election: an active whose
-    /// connection ended stops counting as one at once). All must be quick, must not block, and
+    /// Likewise `received` takes incoming messages (topic, payload, retained). `connectionEvents`
+    /// hears the connection's `.connected`, `.disconnected` and `.subscribed` events first, on the
+    /// network thread, before ``events`` has them too: for a state that must follow the connection
+    /// even when the cooperative pool is busy (the cluster's election: an active whose connection
+    /// ended stops counting as one at once; the outbox stops confirming). All must be quick, must not block, and
     /// must not wait for anything a caller of this client may hold. One `.disconnected` is told
     /// elsewhere: a first attempt that fails is said by ``start()`` or ``reset()`` on the caller's
     /// thread, before the network thread starts, with this client's lock held; `connectionEvents`

@@ -56,6 +56,11 @@ package final class BrokerConnection: Sendable {
             },
             received: { topic, payload, retained in
                 attached.input?.received(topic: topic, payload: payload, retained: retained)
+            },
+            // Heard at once, however busy the pool that handles the rest of it (the sink's
+            // confirmations must stop with the connection: docs/mqtt.md).
+            connectionEvents: { event in
+                if case .disconnected = event { attached.sink?.connectionEnded() }
             }, clock: timers.clock)
     }
 

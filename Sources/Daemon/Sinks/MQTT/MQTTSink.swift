@@ -154,7 +154,7 @@ package final class MQTTSink: OutputSink {
             group.addTask { [self] in
                 for await load in loads {
                     let store = store
-                    let entries = try? await onDedicatedThread {
+                    let entries = try? await WorkerPool.shared.run {
                         try store.pendingOutbox(after: load.after, limit: load.limit)
                     }
                     perform(update { $0.loaded(entries) })
@@ -213,7 +213,7 @@ package final class MQTTSink: OutputSink {
         let (client, seams) = (client, seams)
         do {
             // Stopping libmosquitto's thread blocks until it ends: a thread of its own, no lock held.
-            try await onDedicatedThread {
+            try await WorkerPool.shared.run {
                 seams.beforeReset?()
                 try client.reset()
             }
@@ -221,6 +221,13 @@ package final class MQTTSink: OutputSink {
             logger.warning("\(error)")
         }
         return wasConnected
+    }
+
+    /// The connection ended, on the network thread, at once: the machine confirms nothing and hands
+    /// out nothing until ``disconnected(code:logger:)`` has handled it.
+    func connectionEnded() {
+        state.withLock { $0.outbox.connectionEnded() }
+        changes.changed()
     }
 
     /// A PUBACK (or a QoS 0 message written), on the network thread: the machine notes it, and
@@ -359,7 +366,7 @@ package final class MQTTSink: OutputSink {
         // Joining libmosquitto's thread (up to its own timeout) and the last write block: on a
         // dedicated thread, off the cooperative pool.
         return
-            (try? await onDedicatedThread { [self] in
+            (try? await WorkerPool.shared.run { [self] in
                 client.shutdown()
                 // A clean disconnect: what the broker acknowledged is its own now.
                 let settled = state.withLock { shared -> [Int64] in

@@ -74,6 +74,13 @@ package struct Outbox: Sendable {
     /// The client generation acknowledgements must come from: one more at every reset.
     package private(set) var generation: UInt64 = 0
     package private(set) var isConnected = false
+    /// Connection ends heard on libmosquitto's thread (``connectionEnded()``) and handled
+    /// (``disconnected(clean:)``): while more were heard than handled, the connection this
+    /// machine counts as up is gone, and nothing is confirmed or handed out.
+    private var endsHeard = 0
+    private var endsHandled = 0
+    /// A connection's end was heard and not yet handled.
+    package var isEnding: Bool { endsHeard > endsHandled }
     /// Retained topics and their latest message, republished on every connect.
     private var retained: [String: MQTTMessage] = [:]
     private var retainedOrder: [String] = []
@@ -210,6 +217,8 @@ package struct Outbox: Sendable {
     package mutating func disconnected(clean: Bool) -> Action? {
         let wasConnected = isConnected
         isConnected = false
+        endsHandled &+= 1
+        endsHeard = max(endsHeard, endsHandled)
         guard !clean, wasConnected else { return nil }
         var again = recent[recentStart...].map(\.entry) + inflight.values
         again.sort { $0.sequence < $1.sequence }
@@ -223,6 +232,14 @@ package struct Outbox: Sendable {
         // Nothing is handed to the old client; the new one is fed on its connect.
         paused = true
         return .reset
+    }
+
+    /// The connection ended, as libmosquitto's thread hears it, before the shell handles it with
+    /// ``disconnected(clean:)``: from now until then nothing is confirmed (an acknowledgement in
+    /// the last ``confirmation`` may come from a broker killed before it saved the message; the
+    /// shell handles the end on another thread, late on a loaded machine) and nothing is handed out.
+    package mutating func connectionEnded() {
+        endsHeard &+= 1
     }
 
     /// A PUBACK (or a QoS 0 message written) from client generation `generation`: the event
@@ -295,7 +312,7 @@ package struct Outbox: Sendable {
 
     /// Moves acknowledged events older than ``confirmation`` to the settled list, while connected.
     package mutating func confirm(at now: Int64) {
-        guard isConnected else { return }
+        guard isConnected, !isEnding else { return }
         while recentStart < recent.count, now &- recent[recentStart].at >= confirmation {
             settled.append(recent[recentStart].entry.sequence)
             recentStart += 1
@@ -326,7 +343,7 @@ package struct Outbox: Sendable {
     /// then events in order while the window has room. Before that, a read of the events on disk
     /// only when fewer than half the memory limit are left in the backlog.
     private mutating func pump() -> Action? {
-        guard isConnected, !publishing, !paused, !loading else { return nil }
+        guard isConnected, !isEnding, !publishing, !paused, !loading else { return nil }
         if onDiskOnly > 0, !loadFailed, backlog.count - backlogStart < memoryLimit / 2, inMemory < memoryLimit {
             loading = true
             return .load(after: loadedThrough, limit: memoryLimit - inMemory)
