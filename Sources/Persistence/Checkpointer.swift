@@ -1,3 +1,4 @@
+import BeaconCore
 import Foundation
 import GRDB
 import Synchronization
@@ -20,11 +21,13 @@ final class Checkpointer: Sendable {
 
     /// Set when the thread has closed its connection and returned.
     private let finished = Mutex(false)
-    private let finishedSignal = DispatchSemaphore(value: 0)
+    /// Signalled then, for ``stopAndWait()``.
+    private let finishedSignal: Wakeup
 
     init(path: String, configuration: GRDB.Configuration) throws {
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         wake = try Wakeup()
+        finishedSignal = try Wakeup()
         // Checkpoints block on the disk: a thread of their own, which holds this object until ``stop()``.
         let thread = Thread { [self] in
             var paced = true
@@ -73,10 +76,14 @@ final class Checkpointer: Sendable {
 
     /// Stops the thread and waits (at most 5 s: a checkpoint stuck on the disk) until it has closed
     /// its connection.
-    func stopAndWait() {
+    func stopAndWait(clock: DaemonClock = .system) {
         stop()
-        guard !finished.withLock({ $0 }) else { return }
-        _ = finishedSignal.wait(timeout: .now() + 5)
+        let deadline = clock.elapsed() + .seconds(5)
+        while !finished.withLock({ $0 }) {
+            let left = deadline - clock.elapsed()
+            guard left > .zero else { return }
+            finishedSignal.wait(timeout: left)
+        }
     }
 
     /// Tells the checkpointer of the writer connection's commits.

@@ -1,13 +1,18 @@
 import Foundation
 import Synchronization
 
-/// A bounded number of threads for the shells' blocking jobs (script runs, server calls): jobs run
-/// in the order they are submitted, at most ``width`` at once; a job that blocks holds one thread
-/// and no more. Threads start as jobs need them and stay.
+/// The one executor of the shells' blocking work, of a fixed size: loading the configuration,
+/// opening and closing the state database, reading outbox pages, stopping libmosquitto's thread
+/// (a join), script runs, the rules' server calls and the cluster's state shipping (a ``Lane``).
+/// Jobs run in the order they are submitted, at most ``width`` at once; a job that blocks holds
+/// one thread and no more. Threads start as jobs need them and stay. Async code waits for a job
+/// with ``run(_:)``, which holds no thread of the cooperative pool. What lives as long as its
+/// service (the engine's loop, the checkpointer, libmosquitto's network thread) has a thread of
+/// its own instead (``runOnThreadOfItsOwn(named:_:)``).
 ///
 /// Workers wait the way the engine's loop does, on a ``Wakeup`` (docs/architecture.md, "Threads").
 package final class WorkerPool: Sendable {
-    /// The daemon's pool: scripts (one run of a script at a time) and the rules' server calls.
+    /// The daemon's pool, for all of the above.
     package static let shared = WorkerPool(width: 8, name: "beaconwatch worker")
 
     private struct State {
@@ -30,6 +35,49 @@ package final class WorkerPool: Sendable {
 
     /// Jobs waiting for a thread.
     package var waiting: Int { state.withLock { $0.jobs.count - $0.start } }
+
+    /// Runs `body` on one of the pool's threads and returns what it returns, or throws what it
+    /// throws; the caller's task waits without holding a thread.
+    package func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            submit { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// Jobs that must run one at a time, in order, on this pool's threads (one at most at once).
+    package func lane() -> Lane { Lane(pool: self) }
+
+    /// A serial queue of jobs on a ``WorkerPool``: each starts after the one before it ended.
+    package final class Lane: Sendable {
+        private let pool: WorkerPool
+        private let state = Mutex((jobs: [@Sendable () -> Void](), draining: false))
+
+        init(pool: WorkerPool) { self.pool = pool }
+
+        /// Runs `job` after every job submitted before it.
+        package func submit(_ job: @escaping @Sendable () -> Void) {
+            let start = state.withLock { state -> Bool in
+                state.jobs.append(job)
+                guard !state.draining else { return false }
+                state.draining = true
+                return true
+            }
+            if start { pool.submit { [self] in drain() } }
+        }
+
+        /// Runs the lane's jobs until none is left, on one pool thread.
+        private func drain() {
+            while true {
+                let jobs = state.withLock { state -> [@Sendable () -> Void] in
+                    defer { state.jobs.removeAll() }
+                    if state.jobs.isEmpty { state.draining = false }
+                    return state.jobs
+                }
+                guard !jobs.isEmpty else { return }
+                for job in jobs { job() }
+            }
+        }
+    }
 
     /// Runs `job` on one of the pool's threads, as soon as one is free.
     package func submit(_ job: @escaping @Sendable () -> Void) {
@@ -73,5 +121,19 @@ package final class WorkerPool: Sendable {
                 wakeup.map { [$0.descriptor] } ?? [], timeout: wakeup == nil ? .milliseconds(50) : nil)
             state.withLock { $0.idle -= 1 }
         }
+    }
+}
+
+/// Runs `body`, a loop that lives as long as its service (the engine's loop: file reads, the
+/// radio's poll, SQLite commits), on a thread of its own named `name`, and returns what it returns;
+/// the caller's task waits without holding a thread of the cooperative pool. Short blocking jobs go
+/// to ``WorkerPool/shared`` instead.
+package func runOnThreadOfItsOwn<T: Sendable>(named name: String, _ body: @escaping @Sendable () throws -> T)
+    async throws -> T
+{
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.name = name
+        thread.start()
     }
 }

@@ -176,7 +176,7 @@ struct E2EBench: AsyncParsableCommand {
         else { throw RuntimeFailure("the bench's broker did not answer") }
 
         // The engine on its own thread, as in the daemon.
-        let sent = try await onDedicatedThread { () -> [ContinuousClock.Instant] in
+        let sent = try await runOnThreadOfItsOwn(named: "bench publisher") { () -> [ContinuousClock.Instant] in
             var driver = EngineDriver(
                 engine: Engine(configuration: configuration, identity: .resolve(configuration.monitor)),
                 store: store, sinks: [sink] + extra,

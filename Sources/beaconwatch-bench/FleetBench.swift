@@ -212,7 +212,7 @@ struct FleetBench: AsyncParsableCommand {
         async let listening: Void = sink.run(logger: Logger(label: "fleet"))
         guard await sink.waitConnected(within: .seconds(10)) else { throw RuntimeFailure("the broker did not answer") }
         try await Task.sleep(for: .milliseconds(200))  // the fleet subscription's SUBACK
-        async let engineThread: Void = onDedicatedThread {
+        async let engineThread: Void = runOnThreadOfItsOwn(named: "bench engine") {
             let live = LiveRun(configuration: configuration)
             try live.run(
                 source: NoRadio(), store: store, output: { _ in }, sinks: [sink, counting], control: control)

@@ -9,6 +9,7 @@ import MQTT
 import Persistence
 import RegionMonitor
 import Synchronization
+import Syscalls
 import TestSupport
 
 /// A long broker outage: memory while a million events wait in the outbox, then the drain when
@@ -130,7 +131,7 @@ struct OutageBench: AsyncParsableCommand {
     /// Feeds the sightings through the engine on its own thread, as the daemon does.
     func feed(configuration: Configuration, store: StateStore, sinks: [any OutputSink]) async throws {
         let count = events
-        try await onDedicatedThread {
+        try await runOnThreadOfItsOwn(named: "bench engine") {
             var driver = EngineDriver(
                 engine: Engine(configuration: configuration, identity: .resolve(configuration.monitor)),
                 store: store, sinks: sinks,

@@ -119,7 +119,7 @@ struct RoomsBench: AsyncParsableCommand {
         async let listening: Void = sink.run(logger: Logger(label: "rooms"))
         guard await sink.waitConnected(within: .seconds(10)) else { throw RuntimeFailure("the broker did not answer") }
         try await Task.sleep(for: .milliseconds(200))  // the scanners' subscription's SUBACK
-        async let engineThread: Void = onDedicatedThread {
+        async let engineThread: Void = runOnThreadOfItsOwn(named: "bench engine") {
             let live = LiveRun(configuration: configuration)
             try live.run(source: NoRadio(), store: store, output: { _ in }, sinks: [sink, outputs], control: control)
         }

@@ -9,6 +9,7 @@ import MQTT
 import Persistence
 import RegionMonitor
 import Rules
+import Syscalls
 import TestSupport
 
 /// Days of virtual time through the whole engine with the state database and the MQTT outbox on
@@ -72,7 +73,7 @@ struct SoakBench: AsyncParsableCommand {
         print("soak: day | sightings | outputs | RSS MiB | database MiB | outbox")
         let days = days
         let wall = ContinuousClock.now
-        let totals = try await onDedicatedThread { () -> (sightings: Int, outputs: Int) in
+        let totals = try await runOnThreadOfItsOwn(named: "bench engine") { () -> (sightings: Int, outputs: Int) in
             var settings = RuleSettings(configuration, machineID: nil)
             settings.autoServerNotify = false
             var driver = EngineDriver(

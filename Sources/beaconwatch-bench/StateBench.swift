@@ -7,6 +7,7 @@ import Foundation
 import Logging
 import Persistence
 import Synchronization
+import Syscalls
 import TestSupport
 
 /// `/api/v1/state` of a daemon tracking a fleet, under `wrk` on loopback (docs/behaviour.md §16, issue 18).
@@ -50,7 +51,7 @@ struct StateBench: AsyncParsableCommand {
         let store = try StateStore(path: folder.path + "/state.sqlite")
         let control = EngineControl()
         let state = WebState(configuration: configuration, ownID: "bench", control: control)
-        async let engine: Void = onDedicatedThread {
+        async let engine: Void = runOnThreadOfItsOwn(named: "bench engine") {
             defer { control.endQueries() }
             try LiveRun(configuration: configuration).run(
                 source: NoRadio(), store: store, output: { _ in }, sinks: [state], control: control)

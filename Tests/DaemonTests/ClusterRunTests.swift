@@ -217,6 +217,12 @@ import Testing
         if let process = b.process { Glibc.kill(process.processIdentifier, SIGHUP) }
         try await Subscriber.until("B's word on SIGHUP") { b.logText.contains("SIGHUP: a standby reads") }
         #expect(b.process?.isRunning == true)
+        // On the active, the cluster's service (the signal's one owner) hands it to the active
+        // life's reloader: one reload.
+        if let process = a.process { Glibc.kill(process.processIdentifier, SIGHUP) }
+        try await Subscriber.until("A's reload on SIGHUP") { a.logText.contains("configuration reloaded") }
+        #expect(a.logText.components(separatedBy: "configuration reloaded").count == 2, "\(a.logText)")
+        #expect(a.logText.contains("SIGHUP") && a.process?.isRunning == true)
 
         // Every kind of device in a region.
         try alice.locate()

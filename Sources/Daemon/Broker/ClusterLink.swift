@@ -38,7 +38,10 @@ package final class ClusterLink: Sendable {
     let state: Mutex<State>
     let changes: Awaitable
     /// Applies steps and snapshots, and makes snapshots, one at a time off libmosquitto's thread.
-    let worker = WorkerPool(width: 1, name: "beaconwatch cluster")
+    let worker = WorkerPool.shared.lane()
+    /// The active life's reload request (its reloader's), for SIGHUP: ``ClusterService`` owns the
+    /// signal in a cluster daemon and hands it on while this daemon is the active.
+    private let reloadHook = Mutex<(@Sendable (String) -> Void)?>(nil)
     /// The steps shipped and not yet acknowledged by the broker, which their outputs wait for.
     let acks: StepAcknowledgements
 
@@ -96,7 +99,7 @@ package final class ClusterLink: Sendable {
         // Persistent: the steps published while this daemon was away wait for it at the broker.
         connection.cleanSession = false
         let inbox = Inbox()
-        let acks = StepAcknowledgements()
+        let acks = try StepAcknowledgements(clock: timers.clock)
         self.acks = acks
         client = try MQTTClient(
             connection, published: { id, generation in acks.acknowledge(id, generation: generation) },
@@ -134,6 +137,18 @@ package final class ClusterLink: Sendable {
     /// The connection began or ended (libmosquitto's thread). Handled here, not by a task: an
     /// active whose connection ended stops counting as one at once, however busy the cooperative
     /// pool is (a task took seconds to hear it on a loaded machine; CI, ClusterLinkTests).
+    /// From now on a reload request while this daemon is the active goes to `hook` (each active
+    /// life sets its reloader's).
+    func onReload(_ hook: @escaping @Sendable (String) -> Void) { reloadHook.withLock { $0 = hook } }
+
+    /// Hands a reload request to the active life's reloader; false when this daemon is not the
+    /// active (a standby reads the file when it becomes it).
+    func requestReload(_ reason: String) -> Bool {
+        guard isActive, let hook = reloadHook.withLock({ $0 }) else { return false }
+        hook(reason)
+        return true
+    }
+
     fileprivate func connection(_ event: MQTTEvent) {
         switch event {
         case .connected(0):

@@ -6,6 +6,7 @@ import MQTT
 import Persistence
 import RegionMonitor
 import ServiceLifecycle
+import Syscalls
 
 /// `beaconwatch forward` as a service group: the broker connection and the forwarding loop; on
 /// SIGTERM or SIGINT (or at the end of a file) the loop stops first, then what it queued is
@@ -32,7 +33,7 @@ package struct ForwardService: Service {
     /// Loads the configuration and opens the database on a dedicated thread (both block), then
     /// runs the broker connection and the forwarding; the database is closed on one too.
     package func run() async throws {
-        let prepared = try await onDedicatedThread { [self] in try prepare() }
+        let prepared = try await WorkerPool.shared.run { [self] in try prepare() }
         try await prepared.run(logger: logger)
     }
 

@@ -58,7 +58,7 @@ package struct BeaconwatchService: Service {
     /// ClusterService): these services run while it is the active; as a standby it follows the
     /// active's state.
     package func run() async throws {
-        let loaded = try await onDedicatedThread { [self] in try load() }
+        let loaded = try await WorkerPool.shared.run { [self] in try load() }
         // One identity for the engine and the topics, kept across reloads.
         let identity = MonitorIdentity.resolve(loaded.monitor)
         let configuration = loaded.adopting(identity)
@@ -79,7 +79,7 @@ package struct BeaconwatchService: Service {
             try await service.runAsDaemon(logger: logger)
             return
         }
-        let prepared = try await onDedicatedThread { [self] in try prepare(configuration, identity: identity) }
+        let prepared = try await WorkerPool.shared.run { [self] in try prepare(configuration, identity: identity) }
         try await prepared.run(logger: logger)
     }
 
@@ -202,9 +202,12 @@ package struct BeaconwatchService: Service {
         }
         if let mqtt { sinks.insert(mqtt, at: 0) }
         if let eventsFile { sinks.insert(eventsFile, at: 0) }
+        // SIGHUP has one owner: the reloader of a daemon alone, the cluster's service in a cluster
+        // (which hands it to the active life's reloader through the link).
         let reloader = Reloader(
             path: config, running: configuration, identity: identity, control: control, sinks: sinks, store: store,
-            logger: logger, clock: clock)
+            logger: logger, clock: clock, trapsSignals: cluster == nil)
+        cluster?.onReload { [weak reloader] in reloader?.request($0) }
         // Weak: the reloader holds the sinks, the MQTT sink the connection, and the connection
         // the input; a strong capture made a cycle that kept every active life of a cluster
         // daemon (its `--events` file open, its sinks) after it stepped down.

@@ -64,14 +64,15 @@ struct ClusterService: Service {
         // daemon's session while it was away come as soon as it does.
         var store: StateStore? = try await openStandbyStore()
         try link.start()
-        // SIGHUP (`systemctl reload`) is taken for the whole run: an active's reloader reads the
-        // file; a standby, which would otherwise die of it, reads it when it becomes the active.
+        // SIGHUP (`systemctl reload`) is taken here for the whole run, its one owner in a cluster
+        // daemon: an active's reloader reads the file; a standby, which would otherwise die of
+        // it, reads it when it becomes the active.
         let reloads = await UnixSignalsSequence(trapping: .sighup)
         let logger = logger
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { await link.run() }
             tasks.addTask {
-                for await _ in reloads.cancelOnGracefulShutdown() where !link.isActive {
+                for await _ in reloads.cancelOnGracefulShutdown() where !link.requestReload("SIGHUP") {
                     logger.notice("SIGHUP: a standby reads the configuration when it becomes the active")
                 }
             }
@@ -107,7 +108,7 @@ struct ClusterService: Service {
     /// replaces it (docs/failover.md, "Outputs wait for the broker").
     private func openStandbyStore() async throws -> StateStore {
         let (path, keepDays) = (statePath, keepDays)
-        let store = try await onDedicatedThread { try StateStore(path: path, keepDays: keepDays) }
+        let store = try await WorkerPool.shared.run { try StateStore(path: path, keepDays: keepDays) }
         link.follow(store)
         return store
     }
@@ -127,7 +128,7 @@ struct ClusterService: Service {
             await until { $0.isActive }
         }
         await link.unfollow()
-        if let problem = try? await onDedicatedThread({ store.close() }) {
+        if let problem = try? await WorkerPool.shared.run({ store.close() }) {
             logger.warning("state database \(path) not closed cleanly: \(problem)")
         }
     }
@@ -135,7 +136,7 @@ struct ClusterService: Service {
     /// Runs the daemon's services until another daemon is heard as the active (or it stops).
     private func active() async throws {
         let (link, prepare) = (link, prepare)
-        let prepared = try await onDedicatedThread { try prepare(link) }
+        let prepared = try await WorkerPool.shared.run { try prepare(link) }
         logger.notice("cluster: active (\(link.election.mine.map { "\($0)" } ?? "")), taking the inputs")
         try await prepared.run(logger: logger, signals: false) {
             await until { $0.role == .standby }

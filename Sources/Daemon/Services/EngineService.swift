@@ -7,6 +7,7 @@ import RegionMonitor
 import Rules
 import ServiceLifecycle
 import Synchronization
+import Syscalls
 import UnixSignals
 
 /// The engine's run loop as a service: it runs on its own thread until its input ends or a
@@ -28,7 +29,7 @@ package struct EngineService: Service {
         let body = body
         try await withGracefulShutdownHandler {
             // The loop blocks (file reads, the radio's poll, SQLite commits): a thread of its own.
-            try await onDedicatedThread {
+            try await runOnThreadOfItsOwn(named: "beaconwatch engine") {
                 // Whatever way the loop ends, nobody waits for it to answer a query again.
                 defer { control.endQueries() }
                 try body(control)

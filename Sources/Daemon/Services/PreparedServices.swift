@@ -2,18 +2,10 @@ import Foundation
 import Logging
 import Persistence
 import ServiceLifecycle
-
-/// Runs blocking work (file reading, a radio, stopping libmosquitto's thread) on its own thread,
-/// off the cooperative pool.
-package func onDedicatedThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        // Blocking work must not hold a thread of the cooperative pool.
-        Thread { continuation.resume(with: Result { try body() }) }.start()
-    }
-}
+import Syscalls
 
 /// What a service prepared off the pool (a daemon's or a node's): its services, and the state
-/// database it opened, closed on a dedicated thread when the services end.
+/// database it opened, closed on the worker pool when the services end.
 struct PreparedServices: Sendable {
     var services: [ServiceGroupConfiguration.ServiceConfiguration]
     var store: StateStore
@@ -60,7 +52,7 @@ struct PreparedServices: Sendable {
 
     func close(logger: Logger) async {
         let (store, statePath) = (store, statePath)
-        if let problem = try? await onDedicatedThread({ store.close() }) {
+        if let problem = try? await WorkerPool.shared.run({ store.close() }) {
             logger.warning("state database \(statePath) not closed cleanly: \(problem)")
         }
     }

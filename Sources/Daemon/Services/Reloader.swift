@@ -7,6 +7,7 @@ import RegionMonitor
 import Rules
 import ServiceLifecycle
 import Synchronization
+import Syscalls
 import UnixSignals
 
 /// Re-reads the configuration on SIGHUP and on request (`cmd/reload`): a good file goes to the
@@ -21,14 +22,19 @@ package final class Reloader: Service, Sendable {
     let logger: Logger
     /// Read when the rules are loaded (a kept copy's age).
     let clock: DaemonClock
+    /// Whether this reloader owns SIGHUP (a daemon alone); in a cluster ``ClusterService`` does,
+    /// and requests reloads of the active life's reloader.
+    private let trapsSignals: Bool
     private let requests: AsyncStream<String>
     private let continuation: AsyncStream<String>.Continuation
 
     /// Reloads `path` for an engine started on `running`, keeping `identity`.
     package init(
         path: String, running: Configuration, identity: MonitorIdentity, control: EngineControl,
-        sinks: [any OutputSink], store: StateStore, logger: Logger, clock: DaemonClock = .system
+        sinks: [any OutputSink], store: StateStore, logger: Logger, clock: DaemonClock = .system,
+        trapsSignals: Bool = true
     ) {
+        self.trapsSignals = trapsSignals
         self.path = path
         self.clock = clock
         self.store = store
@@ -44,15 +50,17 @@ package final class Reloader: Service, Sendable {
     package func request(_ reason: String) { continuation.yield(reason) }
 
     package func run() async {
-        let signals = await UnixSignalsSequence(trapping: .sighup)
+        let signals = trapsSignals ? await UnixSignalsSequence(trapping: .sighup) : nil
         await withTaskGroup(of: Void.self) { group in
             // A child task: SIGHUP, beside the requests, until the graceful shutdown.
-            group.addTask { [self] in
-                for await _ in signals.cancelOnGracefulShutdown() { request("SIGHUP") }
+            if let signals {
+                group.addTask { [self] in
+                    for await _ in signals.cancelOnGracefulShutdown() { request("SIGHUP") }
+                }
             }
             // Reading the file and the rules (a fetch, SQLite) blocks: a thread of its own.
             for await reason in requests.cancelOnGracefulShutdown() {
-                _ = try? await onDedicatedThread { [self] in reload(reason) }
+                _ = try? await WorkerPool.shared.run { [self] in reload(reason) }
             }
             group.cancelAll()
         }

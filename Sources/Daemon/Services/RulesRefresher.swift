@@ -43,7 +43,7 @@ package struct RulesRefresher: Service {
             guard !Task.isCancelled, !Task.isShuttingDownGracefully else { return }
             // The fetch waits up to its timeout, and the kept copy is SQLite: a thread of its own.
             let (source, store, logger, clock) = (source, store, logger, clock)
-            let loaded = try? await onDedicatedThread {
+            let loaded = try? await WorkerPool.shared.run {
                 try source.loadWarning(
                     store: store, now: clock.now(), fetchKeptCopy: true, logger: logger)
             }
