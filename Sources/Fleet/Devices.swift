@@ -416,14 +416,8 @@ package struct Devices {
     /// An input for the daemon as a whole at `time`: the own radio's (a sighting, `B/cmd/mode`, a
     /// position fix); a reload or a rules document reaches every device, the own radio first.
     mutating func handle(_ input: EngineInput, at time: Timestamp, into actions: inout [Action]) {
-        if case .advertisement(let advertisement) = input {
-            // `Monitor.scanner`: the own radio is one of the scanners, its sightings reports.
-            if ownScanner != nil, let report = ownReport(advertisement) {
-                tick(to: time, into: &actions)
-                handle(report, at: time, into: &actions)
-                return
-            }
-            known[Self.clock].sightedSinceRecord = true
+        if case .advertisement(let advertisement) = input, heardAsScanner(advertisement, at: time, into: &actions) {
+            return
         }
         engines[Self.clock].handle(input, at: time, into: &scratch)
         finish(Self.clock, into: &actions)
@@ -441,17 +435,27 @@ package struct Devices {
             handle(report, at: time, into: &actions)
             return
         case .advertisement(let time, let advertisement):
-            if ownScanner != nil, let report = ownReport(advertisement) {
-                tick(to: time, into: &actions)
-                handle(report, at: time, into: &actions)
-                return
-            }
-            known[Self.clock].sightedSinceRecord = true
+            if heardAsScanner(advertisement, at: time, into: &actions) { return }
         default:
             break
         }
         engines[Self.clock].handle(event, into: &scratch)
         finish(Self.clock, into: &actions)
+    }
+
+    /// An advertisement the own radio heard at `time`: with `Monitor.scanner` (the own radio is one
+    /// of the scanners) a report of a tag, handled as one (true); else a sighting for the own
+    /// radio's engine, noted (false: the caller hands it on).
+    private mutating func heardAsScanner(
+        _ advertisement: Advertisement, at time: Timestamp, into actions: inout [Action]
+    ) -> Bool {
+        if ownScanner != nil, let report = ownReport(advertisement) {
+            tick(to: time, into: &actions)
+            handle(report, at: time, into: &actions)
+            return true
+        }
+        known[Self.clock].sightedSinceRecord = true
+        return false
     }
 
     /// Moves the daemon's clock (the own radio's engine) to `time`, firing its timers on the way.

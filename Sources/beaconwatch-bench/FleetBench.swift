@@ -215,7 +215,7 @@ struct FleetBench: AsyncParsableCommand {
         async let engineThread: Void = runOnThreadOfItsOwn(named: "bench engine") {
             let live = LiveRun(configuration: configuration)
             try live.run(
-                source: NoRadio(), store: store, output: { _ in }, sinks: [sink, counting], control: control)
+                source: nil, store: store, output: { _ in }, sinks: [sink, counting], control: control)
         }
 
         // Memory per device: every device's first report.

@@ -121,7 +121,7 @@ struct RoomsBench: AsyncParsableCommand {
         try await Task.sleep(for: .milliseconds(200))  // the scanners' subscription's SUBACK
         async let engineThread: Void = runOnThreadOfItsOwn(named: "bench engine") {
             let live = LiveRun(configuration: configuration)
-            try live.run(source: NoRadio(), store: store, output: { _ in }, sinks: [sink, outputs], control: control)
+            try live.run(source: nil, store: store, output: { _ in }, sinks: [sink, outputs], control: control)
         }
 
         // Memory per tag: every tag's first report (the kitchen's), which enters it.

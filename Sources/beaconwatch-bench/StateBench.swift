@@ -54,7 +54,7 @@ struct StateBench: AsyncParsableCommand {
         async let engine: Void = runOnThreadOfItsOwn(named: "bench engine") {
             defer { control.endQueries() }
             try LiveRun(configuration: configuration).run(
-                source: NoRadio(), store: store, output: { _ in }, sinks: [state], control: control)
+                source: nil, store: store, output: { _ in }, sinks: [state], control: control)
         }
         let filter = TopicFilter("home/+/BTtoMQTT/#")!
         for device in 0..<devices {

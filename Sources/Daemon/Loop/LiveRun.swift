@@ -7,12 +7,14 @@ import Foundation
 import Persistence
 import RegionMonitor
 import Rules
+import Syscalls
 
 /// Drives an ``Engine`` from a live HCI event source on a clock: the loop of `run --source hciN`.
 ///
 /// Between events it waits in the source until the engine's next timer, so exits fire on time
-/// with no advertisement at all; the control's orders wake the wait. The clock is injected: the real one in the daemon,
-/// a scripted one in tests.
+/// with no advertisement at all; the control's orders wake the wait. A daemon with no radio of its
+/// own (`Monitor.source = none`) has no source: it waits on the control alone. The clock is
+/// injected: the real one in the daemon, a scripted one in tests.
 package struct LiveRun {
     package var configuration: Configuration
     /// The wall clock: outputs' times, schedules, dwell days.
@@ -52,7 +54,7 @@ package struct LiveRun {
     /// out `control`'s orders as they come. Outputs are kept in `store` before they are handed to
     /// `output`; `beforeWaiting` runs whenever the loop is about to wait (flush what was written).
     package func run(
-        source: HCIEventSource,
+        source: HCIEventSource?,
         store: StateStore,
         output: (MonitorOutput) throws -> Void,
         sinks: [any OutputSink] = [],
@@ -141,10 +143,19 @@ package struct LiveRun {
                 // but by a step it has just taken out of the engine, so a step noticed here puts
                 // the advertisement on the new clock (with the loop's `current`, it would be stamped
                 // on the old one and hold every output and timer there until the wall caught up).
-                let heard = try radio.next(
-                    from: source, timeout: wait, wake: control?.wakeDescriptor, stamp: clock
-                ) { time, advertisement in try driver.handle(.daemon(.advertisement(advertisement)), at: time) }
-                if heard { try driver.commit() }
+                if let source {
+                    let heard = try radio.next(
+                        from: source, timeout: wait, wake: control?.wakeDescriptor, stamp: clock
+                    ) { time, advertisement in try driver.handle(.daemon(.advertisement(advertisement)), at: time) }
+                    if heard { try driver.commit() }
+                } else if let wake = control?.wakeDescriptor {
+                    // No radio of its own (`Monitor.source = none`, docs/behaviour.md §15): the
+                    // wait ends at the engine's next timer or when the control wakes it (a fleet
+                    // message, a command, a stop).
+                    _ = try Syscall.waitReadable([wake], timeout: wait)
+                } else {
+                    Syscall.sleep(wait)
+                }
             }
             try driver.finish()
         }

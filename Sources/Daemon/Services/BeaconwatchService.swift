@@ -291,7 +291,7 @@ package struct BeaconwatchService: Service {
                 live.hook = hook
                 live.refusals = refusals
                 try live.run(
-                    source: NoRadio(), store: store, output: { _ in }, sinks: sinks, control: control,
+                    source: nil, store: store, output: { _ in }, sinks: sinks, control: control,
                     logger: logger)
                 logger.info("stopped")
                 return
