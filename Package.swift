@@ -108,7 +108,7 @@ let package = Package(
         .target(
             name: "BlueZ",
             dependencies: ["BeaconCore", "CBluetooth", "Syscalls", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "MQTT", dependencies: ["JSONText", "BeaconCore", "CMosquitto", "RegionMonitor", "Syscalls"]),
+        .target(name: "MQTT", dependencies: ["BeaconCore", "CMosquitto", "Syscalls"]),
         // Pure: what the web view shows (devices, their regions, dwell, transitions) as values,
         // rendered to HTML and JSON; fed by outputs and engine snapshots.
         .target(
@@ -212,7 +212,7 @@ let package = Package(
         .testTarget(
             name: "PersistenceTests", dependencies: ["Persistence", "Engine", "Fleet", "RegionMonitor", "Rules"]),
         .testTarget(
-            name: "MQTTTests", dependencies: ["MQTT", "BeaconCore", "RegionMonitor", "Syscalls", "TestSupport"]),
+            name: "MQTTTests", dependencies: ["MQTT", "BeaconCore", "Syscalls", "TestSupport"]),
         .testTarget(
             name: "DaemonTests",
             dependencies: [

@@ -1,4 +1,5 @@
 import BeaconCore
+import Daemon
 import Foundation
 import MQTT
 import RegionMonitor
