@@ -220,19 +220,20 @@ package final class ClusterLink: Sendable {
         return (record, StepPosition(epoch: epoch, step: step))
     }
 
-    /// Asks the machine under the lock, re-arms the timer for its next deadline, and carries out
-    /// what it said with no lock held.
+    /// Asks the machine and re-arms the timer for its next deadline under the lock (two threads
+    /// asking at once, libmosquitto's and the timers', must not leave a timer armed that nobody
+    /// cancels, or the timer of an older deadline as the one kept), and carries out what it said
+    /// with no lock held. The timers' lock is taken inside this one and never the other way: their
+    /// thread runs an action with no lock held.
     private func ask(_ body: (inout ClusterElection) -> [ClusterElection.Action]) {
-        let (actions, cancel, due) = state.withLock { state -> ([ClusterElection.Action], Int?, Int64?) in
+        let timers = timers
+        let actions = state.withLock { state -> [ClusterElection.Action] in
             let actions = body(&state.election)
-            let cancel = state.timer
-            state.timer = nil
-            return (actions, cancel, state.election.deadline)
-        }
-        if let cancel { timers.cancel(cancel) }
-        if let due {
-            let id = timers.at(.microseconds(due)) { [weak self] in self?.ask { $0.advance(to: self?.now ?? .max) } }
-            state.withLock { $0.timer = id }
+            if let armed = state.timer { timers.cancel(armed) }
+            state.timer = state.election.deadline.map { due in
+                timers.at(.microseconds(due)) { [weak self] in self?.ask { $0.advance(to: self?.now ?? .max) } }
+            }
+            return actions
         }
         for action in actions {
             switch action {
