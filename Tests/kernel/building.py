@@ -50,11 +50,13 @@ class Scanner(Controller):
         super().__init__(*args, **kwargs)
         self.levels = {}
         self.recording = False
+        self.record_on_scan = False  # armed: recording starts with the next scan enable
         self.trace = []
         self.enables = []  # (time, enabled)
         self.le_legacy_advertiser = AnyLegacyAdvertiser(self)
 
     mute = False  # a controller that stopped answering: hears nothing, says nothing
+    withheld = False  # reports not sent (nor written down): while it is unknown whether they would arrive
 
     def on_packet(self, packet):
         if not self.mute:
@@ -75,6 +77,8 @@ class Scanner(Controller):
             packet = hci.HCI_LE_Extended_Advertising_Report_Event(reports)
         else:
             return super().send_hci_packet(packet)
+        if self.withheld:
+            return
         if self.recording:
             # From the event code on, as the trace's "hci" field and the guest's socket carry it.
             self.trace.append((time.time(), bytes(packet)[1:].hex()))
@@ -85,12 +89,27 @@ class Scanner(Controller):
         return dataclasses.replace(report, rssi=self.levels.get(address, -70))
 
     def on_hci_le_set_scan_enable_command(self, command):
-        self.enables.append((time.time(), bool(command.le_scan_enable)))
+        self._enabled(bool(command.le_scan_enable))
         return super().on_hci_le_set_scan_enable_command(command)
 
     def on_hci_le_set_extended_scan_enable_command(self, command):
-        self.enables.append((time.time(), bool(command.enable)))
+        self._enabled(bool(command.enable))
         return super().on_hci_le_set_extended_scan_enable_command(command)
+
+    def _enabled(self, on):
+        self.enables.append((time.time(), on))
+        if on and self.record_on_scan:
+            # From the very command on: a test that switched recording on once it saw the scan
+            # (polling) missed the reports sent meanwhile, which the host still received.
+            self.record_on_scan = False
+            self.recording = True
+            self.withheld = False
+
+    def record_from_next_scan(self):
+        """Writes down every report from the next scan enable on (not before: the replay starts
+        where the scan did)."""
+        self.recording = False
+        self.record_on_scan = True
 
     def scanning_since(self, after):
         """When the scan last turned on after `after`, or None."""
@@ -135,10 +154,13 @@ def free_port():
 
 
 async def scanning(scanner, after, limit, what):
-    """When `scanner` was (last) told to scan after `after`, waiting up to `limit` seconds."""
+    """When `scanner` was (last) told to scan after `after`, waiting up to `limit` seconds from
+    `after`; the failure says `what` and the scan enable commands the controller got meanwhile."""
     while (t := scanner.scanning_since(after)) is None:
         if time.time() - after > limit:
-            raise Failure(f"{what} within {limit} s")
+            commands = ", ".join(f"{'on' if on else 'off'} at +{t - after:.1f} s" for t, on in scanner.enables if t >= after)
+            raise Failure(f"{what} within {limit:.0f} s (waiting for LE Set Scan Enable on at {scanner.name}; "
+                          f"scan enable commands since: {commands or 'none'})")  # fmt: skip
         await asyncio.sleep(0.05)
     return t
 
