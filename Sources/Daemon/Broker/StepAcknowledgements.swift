@@ -74,13 +74,13 @@ final class StepAcknowledgements: Sendable {
     /// The broker acknowledged message `messageID` of connection `generation` (the network thread).
     /// Other messages of the connection (beats, requests, snapshots) are not steps: ignored.
     func acknowledge(_ messageID: Int32, generation: UInt64) {
-        let progressed = state.withLock { state -> (@Sendable () -> Void)?? in
-            guard let sent = state.pending[messageID], sent.generation == generation else { return .none }
+        let (known, progressed) = state.withLock { state -> (Bool, (@Sendable () -> Void)?) in
+            guard let sent = state.pending[messageID], sent.generation == generation else { return (false, nil) }
             state.pending[messageID] = nil
             state.done.insert(sent.step)
-            return .some(state.progressed)
+            return (true, state.progressed)
         }
-        guard let progressed else { return }
+        guard known else { return }
         changed.signal()
         progressed?()
     }
