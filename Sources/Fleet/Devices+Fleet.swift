@@ -26,8 +26,13 @@ extension Devices {
     /// The configuration device `id`'s engine runs under: the daemon's, with a phone's own
     /// monitored waypoints taken off `Monitor.maxRegions` (docs/behaviour.md §15.1; at least 1 region is left).
     func deviceConfiguration(_ id: String) -> Configuration? {
+        self[known: id].flatMap { deviceConfiguration(id, $0) }
+    }
+
+    /// The configuration fleet device `id` (what the daemon knows of it: `device`) runs under.
+    func deviceConfiguration(_ id: String, _ device: Device) -> Configuration? {
         guard let configuration else { return nil }
-        if self[known: id]?.source == .scanners {
+        if device.source == .scanners {
             // A tag: its sightings are of its scanners' locations, at its own power, in one room
             // at a time unless `Tags.rooms = heard` (docs/behaviour.md §19).
             var tagged = configuration
@@ -55,7 +60,7 @@ extension Devices {
             }
             return tagged
         }
-        guard let own = self[known: id]?.ownWaypoints, own > 0 else { return configuration }
+        guard let own = device.ownWaypoints, own > 0 else { return configuration }
         var adjusted = configuration
         adjusted.monitor.maxRegions = max(1, configuration.monitor.maxRegions - own)
         return adjusted
@@ -70,16 +75,12 @@ extension Devices {
         _ id: String, _ device: Device, state: KeptState, isNew: Bool, at time: Timestamp,
         into actions: inout [Action]
     ) {
-        guard index[id] == nil, let configuration else { return }
+        guard index[.fleet(id)] == nil, let configuration else { return }
         let userid = device.declaration?.userid ?? id
         let deviceIdentity = MonitorIdentity(session: identity.session, address: identity.address, userid: userid)
-        let position = ids.count
-        ids.append(id)
-        index[id] = position
-        known.append(device)
-        scheduled.append(nil)
+        var device = device
         var engine = Engine(
-            configuration: deviceConfiguration(id) ?? configuration, identity: deviceIdentity, kept: state,
+            configuration: deviceConfiguration(id, device) ?? configuration, identity: deviceIdentity, kept: state,
             rules: rules, ruleSettings: ruleSettings)
         engine.start(at: time, into: &scratch)
         // A start that only announces the set it resumed changes nothing to keep; one that exits
@@ -87,10 +88,11 @@ extension Devices {
         let moved = scratch.contains {
             if case .output(.transition) = $0 { true } else { false }
         }
-        if !moved { known[position].recordedPresence = engine.monitor.presenceChanges }
-        engines.append(engine)
+        if !moved { device.recordedPresence = engine.monitor.presenceChanges }
+        insert(.fleet(id), device, engine: engine)
         // A device new to the daemon is kept at once; a resumed one as it changes.
-        if isNew { record(id, into: &actions) }
+        if isNew { record(.fleet(id), into: &actions) }
+        guard let position = index[.fleet(id)] else { return }
         finish(position, into: &actions)
     }
 
@@ -119,7 +121,7 @@ extension Devices {
         default:
             break
         }
-        guard let position = index[id] else { return }
+        guard let position = index[.fleet(id)] else { return }
         switch kind {
         case .sighting(let advertisement, let phone):
             let input: EngineInput =
@@ -161,7 +163,7 @@ extension Devices {
                 self[known: id]?.refusalSaid = true
                 actions.append(
                     .notice(
-                        device: id,
+                        device: .fleet(id),
                         "fleet: phone \(id) lacks \(missing) of the \(holding.count) regions beaconwatch sent it "
                             + "(its answer to action waypoints): it does not take remote commands; in the OwnTracks "
                             + "app turn on Settings > Remote configuration (and cmd), then reconnect it"))
@@ -170,16 +172,17 @@ extension Devices {
         guard own != device.ownWaypoints else { return }
         let capBefore = cap(of: id)
         self[known: id]?.ownWaypoints = own
-        record(id, into: &actions)
+        record(.fleet(id), into: &actions)
         // A cap that stays (a first answer with none of its own: until then it was the whole cap,
         // docs/behaviour.md §15.1) leaves the engine as it is: a restart would forget what the
         // phone ranged, and the nearest would hand over on its next message as after a reload.
         guard cap(of: id) != capBefore, let adjusted = deviceConfiguration(id) else {
-            flush(id, into: &actions)
+            flush(.fleet(id), into: &actions)
             return
         }
         // The engine's start under its new cap closes a step, which keeps the record.
-        handle(.reconfigure(adjusted, rules: rules, settings: ruleSettings), for: id, at: time, into: &actions)
+        handle(
+            .reconfigure(adjusted, rules: rules, settings: ruleSettings), for: .fleet(id), at: time, into: &actions)
     }
 
     /// Asks an OwnTracks phone for its waypoints when it was not since it came (docs/behaviour.md §15.1).
@@ -189,19 +192,19 @@ extension Devices {
         else { return }
         self[known: id]?.asked = true
         self[known: id]?.askedHolding = Set(device.waypoints)
-        actions.append(.command(device: id, topic: topic, payload: Waypoints.request))
-        flush(id, into: &actions)
+        actions.append(.command(device: .fleet(id), topic: topic, payload: Waypoints.request))
+        flush(.fleet(id), into: &actions)
     }
 
     /// Closes a step of device `id` with nothing of its engine in it, for what was added outside
     /// one (a command, a record): they are kept and delivered with it.
-    mutating func flush(_ id: String, into actions: inout [Action]) {
+    mutating func flush(_ id: DeviceID, into actions: inout [Action]) {
         guard let position = index[id] else { return }
         actions.append(.engine(device: id, .persist(EngineStep(whereabouts: engines[position].whereabouts()))))
     }
 
     /// Keeps what the daemon knows of device `id` (with its presence when `presence`).
-    mutating func record(_ id: String, presence: Bool = false, into actions: inout [Action]) {
+    mutating func record(_ id: DeviceID, presence: Bool = false, into actions: inout [Action]) {
         guard let position = index[id] else { return }
         let source = known[position].source
         let device = known[position]

@@ -37,19 +37,19 @@ extension Devices {
             }
             return nil
         }
-        guard let tag = tags.resolve(report) else { return .unknownTag }
+        guard let tag = tags.resolve(report), !tag.id.isEmpty else { return .unknownTag }
         guard settings.shard.owns(tag.id) else { return .otherShard }
         // Every device's timers due before the report fire first (5.1: one at its instant after it).
         wake(upTo: arrival.microseconds - 1, into: &actions)
-        if index[tag.id] == nil {
-            guard ids.count - 1 < settings.maxDevices else { return .tooManyDevices }
+        if index[.fleet(tag.id)] == nil {
+            guard fleetCount < settings.maxDevices else { return .tooManyDevices }
             let declaration =
                 declared[tag.id] ?? DeviceDeclaration(id: tag.id, name: tag.declaration?.name ?? tag.id, line: 0)
             add(
                 tag.id, Device(declaration: declaration, source: .scanners), state: KeptState(), isNew: true,
                 at: arrival, into: &actions)
         }
-        guard let position = index[tag.id] else { return nil }
+        guard let position = index[.fleet(tag.id)] else { return nil }
         let rssi = (report.rssi + scanner.rssiOffset + (calibration?.correction(scanner.id) ?? 0)).rounded()
         // The tag's own power: its iBeacon's or the node's `rssi@1m`, as the report says, else -59.
         let power = report.power ?? TraceParser.defaultPower

@@ -5,7 +5,7 @@ import Floorplan
 import RegionMonitor
 import Rules
 
-/// Every device the daemon tracks, in one table: the daemon's own radio (id ``ownID``, source
+/// Every device the daemon tracks, in one table: the daemon's own radio (``DeviceID/own``, source
 /// ``FleetSource/radio``) and the fleet's phones, trackers, nodes and tags (docs/fleet.md), each
 /// with its own ``Engine`` on the shared hierarchy, settings and rules, and each kept the same
 /// way (a ``Record`` with its presence, with the step that changed it).
@@ -17,9 +17,9 @@ import Rules
 /// daemon's clock. One device's step comes out whole: its outputs, then any command and record,
 /// then its persist, with nothing of another device in between.
 ///
-/// What sets the own radio apart is its source's: its engine's clock is the daemon's
-/// (``clock``: every call moves it); every other device wakes only when its next timer is due,
-/// from one ``DeadlineQueue`` of wake-ups.
+/// What sets the own radio apart is its source's: its engine's clock is the daemon's (every
+/// call moves it); every other device wakes only when its next timer is due, from one
+/// ``DeadlineQueue`` of wake-ups.
 package struct Devices {
     /// One input for the table, at an instant (the daemon's clock).
     package enum Input: Sendable {
@@ -33,16 +33,16 @@ package struct Devices {
         /// What a scanner says of itself: `online` or not (ESPresense's `rooms/<id>/status`).
         case scannerStatus(String, online: Bool)
         /// The answer to device `device`'s server call `call`.
-        case answer(device: String, ServerAnswer, call: Int)
+        case answer(device: DeviceID, ServerAnswer, call: Int)
         /// An input for one device alone (the web API's `cmd/mode`, `cmd/alert`).
-        case device(String, EngineInput)
+        case device(DeviceID, EngineInput)
 
-        /// The device a refusal is about: the message's or the report's tag.
+        /// The fleet device a refusal is about: the message's or the report's tag.
         package var device: String? {
             switch self {
             case .message(let message): message.device
             case .report(let report): report.tag
-            case .answer(let device, _, _), .device(let device, _): device
+            case .answer(let device, _, _), .device(let device, _): device.fleetID
             case .daemon, .scannerStatus: nil
             }
         }
@@ -59,16 +59,16 @@ package struct Devices {
     /// What the shell does for a device.
     package enum Action: Sendable {
         /// One of the device's engine actions, in order (outputs, steps to persist, requests).
-        case engine(device: String, EngineAction)
+        case engine(device: DeviceID, EngineAction)
         /// Publish `payload` to the OwnTracks phone `device` on `topic` (QoS 1, through the
         /// outbox): a `setWaypoints` or a `waypoints` request. Comes before the device's step is
         /// persisted, so it is kept with it.
-        case command(device: String, topic: String, payload: String)
+        case command(device: DeviceID, topic: String, payload: String)
         /// What the daemon knows of the device beyond its engine's state, to keep with its next
         /// step (comes before it).
-        case record(device: String, Record)
+        case record(device: DeviceID, Record)
         /// One line for the log about the device (a phone that does not take its waypoints).
-        case notice(device: String, String)
+        case notice(device: DeviceID, String)
         /// The scanners' calibration settled anew: its levels, to keep (with the next commit).
         case calibration([ScannerLevel])
     }
@@ -148,14 +148,6 @@ package struct Devices {
         var sightedSinceRecord = false
     }
 
-    /// The own radio's id in the table: its outputs carry no `"device"`, its topics are the
-    /// daemon's own (`MQTT.topic/<Monitor.userid>`), and the store keeps it under this id.
-    package static let ownID = ""
-
-    /// The own radio's place in the table: its engine's clock is the daemon's, moved on every
-    /// call, so it is never on the wake-up queue.
-    static let clock = 0
-
     /// The configuration fleet devices run under; `nil` when the daemon has no fleet (a file run).
     package private(set) var configuration: Configuration? {
         didSet { positionSettings = Self.positionSettings(for: configuration) }
@@ -170,8 +162,8 @@ package struct Devices {
     /// Each region's waypoint name and `rid` (docs/owntracks-app.md).
     package private(set) var names: WaypointNames
     /// Every device's id, in the order it was added (the own radio first).
-    package internal(set) var ids: [String]
-    var index: [String: Int]
+    package internal(set) var ids: [DeviceID]
+    var index: [DeviceID: Int]
     /// What the daemon knows of each device, by position in ``ids``.
     var known: [Device]
     /// Each device's engine, by position in ``ids``, changed in place only (never copied: a copy
@@ -222,11 +214,12 @@ package struct Devices {
         ownScanner = configuration?.scanners?.own
         (calibration, scannerAddresses) = Self.calibration(for: configuration?.scanners, from: nil)
         self.kept = self.configuration == nil ? [:] : kept
-        ids = [Self.ownID]
-        index = [Self.ownID: 0]
-        known = [Device(declaration: nil, source: .radio)]
-        engines = [own]
-        scheduled = [nil]
+        ids = []
+        index = [:]
+        known = []
+        engines = []
+        scheduled = []
+        insert(.own, Device(declaration: nil, source: .radio), engine: own)
     }
 
     /// A table for `configuration` (whose ``Configuration/fleet`` is set), its own radio an engine
@@ -240,36 +233,66 @@ package struct Devices {
             configuration: configuration, rules: rules, ruleSettings: ruleSettings, kept: kept)
     }
 
+    /// Adds device `id` with its engine at the end of the table (nothing when it is there).
+    mutating func insert(_ id: DeviceID, _ device: Device, engine: Engine) {
+        guard index[id] == nil else { return }
+        index[id] = ids.count
+        ids.append(id)
+        known.append(device)
+        engines.append(engine)
+        scheduled.append(nil)
+    }
+
     /// The own radio's engine.
-    package var own: Engine { engines[Self.clock] }
+    package var own: Engine {
+        guard let position = index[.own] else { preconditionFailure("a table of devices is made with its own radio") }
+        return engines[position]
+    }
 
     /// The daemon's clock: the own radio's.
-    package var now: Timestamp { engines[Self.clock].now }
+    package var now: Timestamp { own.now }
 
     /// What the daemon knows of device `id`.
-    package subscript(id: String) -> Device? { index[id].map { known[$0] } }
+    package subscript(device id: DeviceID) -> Device? { index[id].map { known[$0] } }
+
+    /// What the daemon knows of fleet device `id`.
+    package subscript(id: String) -> Device? { self[device: .fleet(id)] }
 
     /// Device `id`'s engine.
-    package func engine(_ id: String) -> Engine? { index[id].map { engines[$0] } }
+    package func engine(_ id: DeviceID) -> Engine? { index[id].map { engines[$0] } }
+
+    /// Fleet device `id`'s engine.
+    package func engine(_ id: String) -> Engine? { engine(.fleet(id)) }
 
     /// Every fleet device, by id (the own radio is not one).
     package var fleet: [String: Device] {
         var devices: [String: Device] = [:]
-        for (position, id) in ids.enumerated() where known[position].source != .radio { devices[id] = known[position] }
+        for (position, id) in ids.enumerated() {
+            if let id = id.fleetID { devices[id] = known[position] }
+        }
         return devices
     }
 
     /// How many devices the table holds, the own radio included.
     package var count: Int { ids.count }
 
+    /// How many fleet devices the table holds (`Fleet.maxDevices` caps them).
+    var fleetCount: Int { ids.count - (index[.own] == nil ? 0 : 1) }
+
     /// Sightings handed to every device's engine.
     package var sightings: Int { engines.reduce(0) { $0 + $1.sightings } }
 
     /// The fleet devices' ids, sorted: the order a change for all of them goes in.
-    private var fleetIDs: [String] { ids.filter { $0 != Self.ownID }.sorted() }
+    private var fleetIDs: [String] { ids.compactMap(\.fleetID).sorted() }
+
+    /// What the daemon knows of fleet device `id`, changed in place.
+    subscript(known id: String) -> Device? {
+        get { self[known: .fleet(id)] }
+        set { self[known: .fleet(id)] = newValue }
+    }
 
     /// What the daemon knows of device `id`, changed in place.
-    subscript(known id: String) -> Device? {
+    subscript(known id: DeviceID) -> Device? {
         get { index[id].map { known[$0] } }
         set {
             guard let position = index[id], let newValue else { return }
@@ -317,18 +340,17 @@ package struct Devices {
     /// the difference, as if it had stopped just now, so that its silences and timers keep their
     /// lengths instead of waiting for the clock to catch up (``keptShift``).
     package mutating func start(at time: Timestamp, into actions: inout [Action]) {
-        let latest = ([engines[Self.clock].keptLatest] + kept.values.map { $0.state.presence?.latest }).compactMap {
+        let latest = ([own.keptLatest] + kept.values.map { $0.state.presence?.latest }).compactMap {
             $0
         }.max()
         if let latest, latest > time.microseconds,
             case (let delta, false) = time.microseconds.subtractingReportingOverflow(latest)
         {
             keptShift = delta
-            engines[Self.clock].shiftClock(by: delta)
+            update(.own) { $0.shiftClock(by: delta) }
             for id in kept.keys { kept[id]?.state.shiftClock(by: delta) }
         }
-        engines[Self.clock].start(at: time, into: &scratch)
-        finish(Self.clock, into: &actions)
+        step(.own, into: &actions) { $0.start(at: time, into: &$1) }
         let resumed = kept
         kept = [:]
         for (id, device) in resumed.sorted(by: { $0.key < $1.key }) where settings.shard.owns(id) {
@@ -344,8 +366,8 @@ package struct Devices {
 
     /// The earliest instant a device's timer is due (an exit, an `off`, a latch, a local midnight).
     package var nextWake: Timestamp? {
-        guard let fleetWake = wakeups.nextDue else { return engines[Self.clock].nextWake }
-        let wake = engines[Self.clock].nextWake?.microseconds ?? fleetWake
+        guard let fleetWake = wakeups.nextDue else { return own.nextWake }
+        let wake = own.nextWake?.microseconds ?? fleetWake
         return Timestamp(microseconds: min(wake, fleetWake))
     }
 
@@ -372,6 +394,8 @@ package struct Devices {
         -> Refusal?
     {
         guard configuration != nil else { return nil }
+        // An empty id names no device (the state database keeps the own radio under it).
+        guard !message.device.isEmpty else { return .unknownDevice }
         guard settings.shard.owns(message.device) else { return .otherShard }
         let oldest = arrival.microseconds - Int64((settings.maxAge * 1_000_000).rounded())
         let fresh = message.observations.filter { observation in
@@ -387,16 +411,16 @@ package struct Devices {
         // as a sighting at an exit deadline keeps the region inside: docs/behaviour.md §5.1).
         wake(upTo: arrival.microseconds - 1, into: &actions)
         let id = message.device
-        if index[id] == nil {
+        if index[.fleet(id)] == nil {
             let declaration = declared[id]
             guard declaration != nil || settings.autoAdd else { return .unknownDevice }
-            guard ids.count - 1 < settings.maxDevices else { return .tooManyDevices }
+            guard fleetCount < settings.maxDevices else { return .tooManyDevices }
             add(
                 id, Device(declaration: declaration, source: message.source, commandTopic: message.commandTopic),
                 state: KeptState(), isNew: true, at: arrival, into: &actions)
         } else if let topic = message.commandTopic, self[known: id]?.commandTopic != topic {
             self[known: id]?.commandTopic = topic
-            record(id, into: &actions)
+            record(.fleet(id), into: &actions)
         }
         for observation in fresh { feed(observation.kind, to: id, at: arrival, into: &actions) }
         if stale > 0 { self[known: id]?.stale += stale }
@@ -406,11 +430,24 @@ package struct Devices {
 
     /// An input for one device's engine (an answer to its server call, a command), at `time`.
     mutating func handle(
-        _ input: EngineInput, for id: String, at time: Timestamp, into actions: inout [Action]
+        _ input: EngineInput, for id: DeviceID, at time: Timestamp, into actions: inout [Action]
+    ) {
+        step(id, into: &actions) { $0.handle(input, at: time, into: &$1) }
+    }
+
+    /// One call of device `id`'s engine, its actions handed on (``finish(_:into:)``).
+    private mutating func step(
+        _ id: DeviceID, into actions: inout [Action], _ call: (inout Engine, inout [EngineAction]) -> Void
     ) {
         guard let position = index[id] else { return }
-        engines[position].handle(input, at: time, into: &scratch)
+        call(&engines[position], &scratch)
         finish(position, into: &actions)
+    }
+
+    /// Changes device `id`'s engine in place, with no actions.
+    private mutating func update(_ id: DeviceID, _ change: (inout Engine) -> Void) {
+        guard let position = index[id] else { return }
+        change(&engines[position])
     }
 
     /// An input for the daemon as a whole at `time`: the own radio's (a sighting, `B/cmd/mode`, a
@@ -419,8 +456,7 @@ package struct Devices {
         if case .advertisement(let advertisement) = input, heardAsScanner(advertisement, at: time, into: &actions) {
             return
         }
-        engines[Self.clock].handle(input, at: time, into: &scratch)
-        finish(Self.clock, into: &actions)
+        handle(input, for: .own, at: time, into: &actions)
         switch input {
         case .reconfigure, .rules, .geofences: reconfigure(input, at: time, into: &actions)
         default: return
@@ -439,8 +475,7 @@ package struct Devices {
         default:
             break
         }
-        engines[Self.clock].handle(event, into: &scratch)
-        finish(Self.clock, into: &actions)
+        step(.own, into: &actions) { $0.handle(event, into: &$1) }
     }
 
     /// An advertisement the own radio heard at `time`: with `Monitor.scanner` (the own radio is one
@@ -454,14 +489,13 @@ package struct Devices {
             handle(report, at: time, into: &actions)
             return true
         }
-        known[Self.clock].sightedSinceRecord = true
+        self[known: .own]?.sightedSinceRecord = true
         return false
     }
 
     /// Moves the daemon's clock (the own radio's engine) to `time`, firing its timers on the way.
     private mutating func tick(to time: Timestamp, into actions: inout [Action]) {
-        engines[Self.clock].advance(to: time, into: &scratch)
-        finish(Self.clock, into: &actions)
+        step(.own, into: &actions) { $0.advance(to: time, into: &$1) }
     }
 
     /// A reloaded configuration or a fetched rules document, for every fleet device: devices go
@@ -482,8 +516,8 @@ package struct Devices {
             // Each device under its own cap (a phone's own waypoints taken off).
             for id in fleetIDs {
                 handle(
-                    .reconfigure(deviceConfiguration(id) ?? configuration, rules: rules, settings: settings), for: id,
-                    at: time, into: &actions)
+                    .reconfigure(deviceConfiguration(id) ?? configuration, rules: rules, settings: settings),
+                    for: .fleet(id), at: time, into: &actions)
             }
             return
         case .rules(let regions):
@@ -493,7 +527,7 @@ package struct Devices {
         default:
             return
         }
-        for id in fleetIDs { handle(input, for: id, at: time, into: &actions) }
+        for id in fleetIDs { handle(input, for: .fleet(id), at: time, into: &actions) }
     }
 
     /// Moves the own radio's clock to `time`, firing its timers on the way, then fires every fleet
@@ -525,7 +559,7 @@ package struct Devices {
             earliest = (due, position)
         }
         guard let (due, position) = earliest, limit.map({ due <= $0 }) ?? true else { return false }
-        if position != Self.clock {
+        if ids[position] != .own {
             // The daemon's clock goes first to that instant, as a live run's does.
             tick(to: Timestamp(microseconds: due.microseconds - 1), into: &actions)
         }
@@ -548,7 +582,7 @@ package struct Devices {
     /// has it kept now (the own radio first), so that the next start resumes every exit deadline
     /// (docs/behaviour.md §15, §12).
     package mutating func close(into actions: inout [Action]) {
-        for id in [Self.ownID] + fleetIDs where self[known: id]?.sightedSinceRecord == true {
+        for id in [.own] + fleetIDs.map(DeviceID.fleet) where self[known: id]?.sightedSinceRecord == true {
             record(id, presence: true, into: &actions)
             flush(id, into: &actions)
         }
@@ -594,7 +628,8 @@ package struct Devices {
                 flush(id, into: &actions)
             }
         }
-        guard position != Self.clock, scheduled[position] != wake else { return }
+        // The own radio's clock is the daemon's, moved on every call: it is never on the queue.
+        guard ids[position] != .own, scheduled[position] != wake else { return }
         scheduled[position] = wake
         if let wake { wakeups.schedule(position, at: wake) }
     }

@@ -8,7 +8,7 @@ import RegionMonitor
 package enum FleetSource: String, Sendable, Hashable, CaseIterable {
     case owntracks, theengs, forward
     case scanners
-    /// The daemon's own radio or file (``Devices/ownID``): no message names it.
+    /// The daemon's own radio or file (``DeviceID/own``): no message names it.
     case radio
 }
 

@@ -15,14 +15,14 @@ package struct StateStoreError: Error, Sendable, CustomStringConvertible {
 }
 
 /// A device's share of a transaction (docs/behaviour.md §15): the state its steps change, each
-/// device's apart (the daemon's own radio is device `""`), and what the daemon knows of it.
+/// device's apart, and what the daemon knows of it.
 package struct DeviceChanges: Sendable {
-    package var device: String
+    package var device: DeviceID
     package var outputs: [MonitorOutput]
     package var changes: StateChanges
     package var record: DeviceRow?
 
-    package init(device: String, outputs: [MonitorOutput], changes: StateChanges, record: DeviceRow? = nil) {
+    package init(device: DeviceID, outputs: [MonitorOutput], changes: StateChanges, record: DeviceRow? = nil) {
         self.device = device
         self.outputs = outputs
         self.changes = changes

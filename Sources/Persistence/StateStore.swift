@@ -136,8 +136,8 @@ package final class StateStore: Sendable {
     }
 
     /// The last reported class of each beacon that was reported, by Location ID.
-    package func lastReported(device: String = "") throws -> [String: Proximity] {
-        try reading { db in try Self.classes(in: db, device: device) }
+    package func lastReported(device: DeviceID = .own) throws -> [String: Proximity] {
+        try reading { db in try Self.classes(in: db, device: device.column) }
     }
 
     private static func classes(in db: Database, device: String) throws -> [String: Proximity] {
@@ -159,7 +159,7 @@ package final class StateStore: Sendable {
         }
     }
 
-    /// Writes what the own radio's outputs change in its state (device `''`) with `outbox`,
+    /// Writes what the own radio's outputs change in its state with `outbox`,
     /// `settled` and `journal`, as ``record(devices:outbox:settled:journal:)`` does.
     @discardableResult
     package func record(
@@ -167,12 +167,12 @@ package final class StateStore: Sendable {
         changes: StateChanges = StateChanges(), journal: [JournalLine] = []
     ) throws -> [OutboxEntry] {
         try record(
-            devices: [DeviceChanges(device: "", outputs: Array(outputs), changes: changes)], outbox: outbox,
+            devices: [DeviceChanges(device: .own, outputs: Array(outputs), changes: changes)], outbox: outbox,
             settled: settled, journal: journal)
     }
 
-    /// Writes what each device's outputs change in its state (`devices`, the own radio's as
-    /// device `''`), the messages they put in the outbox, the lines of the `--events` journal,
+    /// Writes what each device's outputs change in its state (`devices`, the own radio's
+    /// among them), the messages they put in the outbox, the lines of the `--events` journal,
     /// the removal of `settled` outbox entries (acknowledged since) and the scanners'
     /// `calibration` when it changed (every level, replacing those kept), in one transaction;
     /// none when there is nothing to write. Returns the outbox entries as written, in order.
@@ -211,7 +211,7 @@ package final class StateStore: Sendable {
     /// One device's state changes (its reports, nearest beacon, rules, alerts, dwell, and for a
     /// fleet device what the daemon knows of it).
     func write(_ share: DeviceChanges, in db: Database) throws {
-        let device = share.device
+        let device = share.device.column
         try Self.write(share.changes.rules, device: device, in: db)
         try Self.write(alerts: share.changes.alerts, dwell: share.changes.dwell, device: device, in: db)
         try pruneDwell(after: share.changes.dwell.keys, in: db)
@@ -328,8 +328,8 @@ package final class StateStore: Sendable {
 
     /// Everything a restart starts from: the last reported classes, the rule state, the alert
     /// records, the dwell totals and the nearest beacon.
-    package func kept(device: String = "") throws -> KeptState {
-        try reading { db in try Self.kept(in: db, device: device) }
+    package func kept(device: DeviceID = .own) throws -> KeptState {
+        try reading { db in try Self.kept(in: db, device: device.column) }
     }
 
     private static func kept(in db: Database, device: String) throws -> KeptState {
@@ -359,8 +359,8 @@ package final class StateStore: Sendable {
     }
 
     /// Every kept dwell total, per region and day: the history that restarts do not load.
-    package func dwellHistory(device: String = "") throws -> [DwellKey: Double] {
-        try reading { db in try Self.dwell(in: db, device: device) }
+    package func dwellHistory(device: DeviceID = .own) throws -> [DwellKey: Double] {
+        try reading { db in try Self.dwell(in: db, device: device.column) }
     }
 
     /// The dwell rows matching `condition`, per region and day.
@@ -377,7 +377,7 @@ package final class StateStore: Sendable {
     }
 
     /// Every fleet device with kept state (docs/behaviour.md §15): its state, and its row (with
-    /// its presence) when one was written. The own radio (device `""`) is ``kept(device:)``'s.
+    /// its presence) when one was written. The own radio's is ``kept(device:)``'s.
     package func keptDevices() throws -> [String: KeptDevice] {
         // One transaction for them all: a fleet of thousands starts without thousands of reads.
         try reading { db in
@@ -407,8 +407,8 @@ package final class StateStore: Sendable {
     }
 
     /// The kept rule and group counters and the day's notification count.
-    package func ruleState(device: String = "") throws -> RuleState {
-        try reading { db in try Self.ruleState(in: db, device: device) }
+    package func ruleState(device: DeviceID = .own) throws -> RuleState {
+        try reading { db in try Self.ruleState(in: db, device: device.column) }
     }
 
     private static func ruleState(in db: Database, device: String) throws -> RuleState {
@@ -494,4 +494,11 @@ package final class StateStore: Sendable {
         }
         return "\(error.localizedDescription); check the folder exists and is writable, or set State.database"
     }
+}
+
+extension DeviceID {
+    /// The `device` column's value: a fleet device's id, and `''` for the own radio (the key
+    /// every database since the fleet's first keeps it under; the table of devices takes no
+    /// fleet device with an empty id). Only this store reads or writes it.
+    var column: String { fleetID ?? "" }
 }

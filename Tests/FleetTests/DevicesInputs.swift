@@ -20,7 +20,7 @@ extension Devices {
     }
 
     mutating func handle(_ input: EngineInput, for device: String, at time: Timestamp, into actions: inout [Action]) {
-        handle(.device(device, input), at: time, into: &actions)
+        handle(.device(.fleet(device), input), at: time, into: &actions)
     }
 
     mutating func scannerStatus(_ scanner: String, online: Bool) {

@@ -86,24 +86,36 @@ import Testing
         var table = try Self.fleet()
         var actions: [Devices.Action] = []
         table.start(at: Self.time(0), into: &actions)
-        #expect(table.ids == [Devices.ownID] && table.fleet.isEmpty)
+        #expect(table.ids == [.own] && table.fleet.isEmpty)
         actions = []
         table.handle(.advertisement(Self.zone3), at: Self.time(1), into: &actions)
         let devices = Set(
-            actions.compactMap { action -> String? in
+            actions.compactMap { action -> DeviceID? in
                 guard case .engine(let device, _) = action else { return nil }
                 return device
             })
-        #expect(devices == [Devices.ownID], "\(actions)")
+        #expect(devices == [.own], "\(actions)")
         #expect(table.own.monitor.insideRegions.contains(.area(Self.area1)))
         table.handle(Self.report("cart-1"), at: Self.time(2), into: &actions)
-        #expect(table.ids == [Devices.ownID, "cart-1"])
+        #expect(table.ids == [.own, .fleet("cart-1")])
         actions = []
         let renamed = try Self.configuration("LocationAreaName.\(Self.area1) = Warehouse\n")
         table.handle(.reconfigure(renamed, rules: nil, settings: RuleSettings()), at: Self.time(3), into: &actions)
-        var order: [String] = []
+        var order: [DeviceID] = []
         for case .engine(let device, .persist) in actions where order.last != device { order.append(device) }
-        #expect(order.first == Devices.ownID && order.contains("cart-1"), "\(order)")
+        #expect(order.first == .own && order.contains(.fleet("cart-1")), "\(order)")
+    }
+
+    /// A fleet message with an empty device id names no device: it is refused, and neither the
+    /// own radio (whose row the state database keeps under `''`) nor a new device hears it.
+    @Test func anEmptyDeviceIDIsRefusedAndNeverReachesTheOwnRadio() throws {
+        var table = try Self.fleet()
+        var actions: [Devices.Action] = []
+        table.start(at: Self.time(0), into: &actions)
+        actions = []
+        #expect(table.handle(Self.report(""), at: Self.time(1), into: &actions) == .unknownDevice)
+        #expect(actions.isEmpty, "\(actions)")
+        #expect(table.ids == [.own] && table.own.monitor.insideRegions.isEmpty)
     }
 
     /// A step of the wall clock moves every device's instants, the fleet's as the own radio's: a
@@ -374,7 +386,7 @@ import Testing
         }
         let locations = actions.compactMap { action -> (String, String)? in
             guard case .engine(let device, .output(let output)) = action, output.type == "location" else { return nil }
-            return (device, output.json)
+            return (device.description, output.json)
         }
         #expect(locations.count == 2)
         #expect(locations.first { $0.0 == "alice-phone" }?.1.hasSuffix(#","phoneProximity":"immediate"}"#) == true)
@@ -392,7 +404,7 @@ import Testing
         actions = []
         fleet.advance(to: Self.time(30), into: &actions)
         let names = actions.compactMap { action -> String? in
-            guard case .engine("cart-1", .output(.transition(_, let transition))) = action,
+            guard case .engine(.fleet("cart-1"), .output(.transition(_, let transition))) = action,
                 transition.region == .area(Self.area1)
             else { return nil }
             return transition.name
@@ -460,7 +472,8 @@ import Testing
                 guard case .engine(let device, .output(let output)) = action, case .geofence = output else {
                     return nil
                 }
-                return "\(device) \(output.type) \(output.json(device: device).contains(#""device":"alice-phone""#))"
+                return
+                    "\(device) \(output.type) \(output.json(device: device.fleetID).contains(#""device":"alice-phone""#))"
             }
         }
         #expect(try locate(48.8682, 2.3232, at: 0) == ["alice-phone enter true"])

@@ -127,23 +127,29 @@ struct PhoneLink {
         var published: [SimulatedPhone.Published] = []
         for action in actions {
             switch action {
-            case .engine(let device, .output(.transition(_, let transition))):
+            case .engine(let id, .output(.transition(_, let transition))):
+                let device = id.description
                 transcript.append("\(device) \(transition.direction.rawValue) \(transition.region)")
-            case .engine(let device, .output(.monitoring(_, let change))):
+            case .engine(let id, .output(.monitoring(_, let change))):
+                let device = id.description
                 transcript.append("\(device) monitoring \(change.regions.map(\.description).joined(separator: ","))")
-            case .engine(let device, .output(.location(_, let event))):
+            case .engine(let id, .output(.location(_, let event))):
+                let device = id.description
                 classes[device, default: [:]][event.zone] = event.distance
-            case .command(let device, let topic, let payload):
+            case .command(let id, let topic, let payload):
+                let device = id.description
                 commands[device, default: []].append(payload)
                 guard var phone = phones[device] else { continue }
                 #expect(topic == phone.base + "/cmd")
                 published += phone.receive(topic: topic, payload: payload, now: start + seconds)
                 phones[device] = phone
                 #expect(phone.most <= SimulatedPhone.iOSLimit, "\(device) was asked for \(phone.most) regions")
-            case .record(let device, var record):
+            case .record(let id, var record):
+                let device = id.description
                 if record.presence == nil { record.presence = records[device]?.presence }
                 records[device] = record
-            case .notice(let device, let line):
+            case .notice(let id, let line):
+                let device = id.description
                 notices.append("\(device) \(line)")
             default:
                 break

@@ -43,13 +43,13 @@ import Testing
         let entries = try store.record(
             devices: [
                 DeviceChanges(
-                    device: "", outputs: [StateStoreTests.location("101", round % 2 == 0 ? .near : .far, at: second)],
+                    device: .own, outputs: [StateStoreTests.location("101", round % 2 == 0 ? .near : .far, at: second)],
                     changes: StateChanges(
                         rules: rules,
                         alerts: ["101": AlertRecord(status: .done, resetAt: Timestamp(microseconds: Int64(round)))],
                         dwell: [DwellKey(region: "B1A2C3D4-0000-4000-8000-000000000001", date: "2026-11-27"): 1.5])),
                 DeviceChanges(
-                    device: "ann-phone", outputs: [StateStoreTests.location("102", .immediate, at: second)],
+                    device: .fleet("ann-phone"), outputs: [StateStoreTests.location("102", .immediate, at: second)],
                     changes: StateChanges(),
                     record: DeviceRow(source: "owntracks", commandTopic: "owntracks/ann/phone/cmd", presence: presence)),
             ],

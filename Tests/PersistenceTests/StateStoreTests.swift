@@ -230,7 +230,7 @@ import Testing
         try store.record(
             devices: [
                 DeviceChanges(
-                    device: "cart-7", outputs: [.location(time, event)], changes: StateChanges(),
+                    device: .fleet("cart-7"), outputs: [.location(time, event)], changes: StateChanges(),
                     record: DeviceRow(source: "theengs"))
             ])
         #expect(try store.lastReported() == ["17081": .near])
@@ -249,7 +249,7 @@ import Testing
             phone.currentZone = Region("B1A2C3D4-0000-4000-8000-000000000001:7")
             try store.record(devices: [
                 DeviceChanges(
-                    device: "ann-phone", outputs: [], changes: StateChanges(),
+                    device: .fleet("ann-phone"), outputs: [], changes: StateChanges(),
                     record: DeviceRow(source: "owntracks", commandTopic: "owntracks/ann/phone/cmd", presence: phone))
             ])
         }

@@ -37,7 +37,7 @@ package struct EngineDriver {
         /// Each on a thread of the hook's; `answered` hands the answer (with its device's id) back
         /// to whoever feeds the engine (a live run, which goes on with sightings while a server
         /// thinks), to come in through ``answer(_:call:for:)``.
-        case background(ServerHook, answered: @Sendable (_ device: String, ServerAnswer, _ call: Int) -> Void)
+        case background(ServerHook, answered: @Sendable (_ device: DeviceID, ServerAnswer, _ call: Int) -> Void)
     }
 
     /// Every device's engine: the own radio's and the fleet's.
@@ -51,10 +51,10 @@ package struct EngineDriver {
     private var taking: [Devices.Action] = []
     /// The outputs of the step being staged (one device's: a step comes out whole).
     private var stepOutputs: [MonitorOutput] = []
-    private var deviceCommands: [String: [OutboxMessage]] = [:]
+    private var deviceCommands: [DeviceID: [OutboxMessage]] = [:]
     /// What the store must keep of each device with its next step (its source, command topic,
     /// phone regions and presence), when it changed.
-    private var deviceRecords: [String: Devices.Record] = [:]
+    private var deviceRecords: [DeviceID: Devices.Record] = [:]
     private var batch = StepBatch()
     /// In a cluster: commits whose outputs wait for the broker to hold their steps, in order.
     private var held: [CommittedSteps] = []
@@ -237,11 +237,12 @@ package struct EngineDriver {
 
     /// The FleetDevice the sinks name device `id` by; `nil` for the own radio (its outputs carry
     /// no `"device"`, its topics are the daemon's).
-    private func sinkName(of id: String) -> FleetDevice? {
-        guard id != Devices.ownID else { return nil }
-        let declaration = devices[id]?.declaration
+    private func sinkName(of id: DeviceID) -> FleetDevice? {
+        guard case .fleet(let name) = id else { return nil }
+        let declaration = devices[device: id]?.declaration
         return FleetDevice(
-            id: id, userid: declaration?.userid ?? id, name: declaration?.name, isTag: devices[id]?.source == .scanners,
+            id: name, userid: declaration?.userid ?? name, name: declaration?.name,
+            isTag: devices[device: id]?.source == .scanners,
             isPositioned: devices.engine(id)?.monitor.settings.floorPlans != nil)
     }
 
@@ -268,7 +269,7 @@ package struct EngineDriver {
                     stepOutputs.removeAll(keepingCapacity: true)
                     if batch.isFull { try commit() }
                 case .engine(let id, .request(let request)):
-                    let device = id == Devices.ownID ? nil : id
+                    let device = id.fleetID
                     switch requests {
                     case .inline(let hook):
                         let (call, answer) = hook.perform(request, device: device)

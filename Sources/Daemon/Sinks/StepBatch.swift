@@ -16,8 +16,8 @@ package struct StepBatch: Sendable {
     private var outputs: [MonitorOutput] = []
     /// Each device's share of the batch (its outputs and state changes, what the store keeps of
     /// it), by its id in the table of ``Devices``, in the order they came.
-    private var devices: [String: DeviceChanges] = [:]
-    private var deviceOrder: [String] = []
+    private var devices: [DeviceID: DeviceChanges] = [:]
+    private var deviceOrder: [DeviceID] = []
     private var messages: [OutboxMessage] = []
     private var journal: [JournalLine] = []
     /// Outbox entries the sinks settled, not yet removed (a commit that failed keeps them).
@@ -45,7 +45,7 @@ package struct StepBatch: Sendable {
         let context = StepContext(
             whereabouts: whereabouts, device: device, commands: commands, staged: step.isEmpty ? nil : staged())
         outputs += step
-        let id = device?.id ?? Devices.ownID
+        let id = device.map { DeviceID.fleet($0.id) } ?? .own
         if devices[id] == nil {
             devices[id] = DeviceChanges(device: id, outputs: [], changes: StateChanges())
             deviceOrder.append(id)

@@ -18,7 +18,7 @@ package final class WebState: OutputSink, Sendable {
     package let hub = EventHub()
     package let metrics: WebMetrics
     let control: EngineControl
-    /// The id the web view shows the daemon's own radio by (its userid; ``Devices/own`` in the
+    /// The id the web view shows the daemon's own radio by (its userid; ``DeviceID/own`` in the
     /// table, no `"device"` in its outputs).
     let ownID: String
     private let model: Mutex<BuildingModel>
@@ -182,7 +182,7 @@ package final class WebState: OutputSink, Sendable {
             devices.reserveCapacity(table.count)
             for id in table.ids {
                 guard let engine = table.engine(id) else { continue }
-                devices.append((webID(id), table[id]?.declaration?.name, engine.reading))
+                devices.append((webID(id), table[device: id]?.declaration?.name, engine.reading))
             }
             let silence = self.scannerSilence
             let scanners = table.scanners.sorted { $0.key < $1.key }.map { id, health in
@@ -252,7 +252,7 @@ package final class WebState: OutputSink, Sendable {
         // The next reading is taken after the command (the loop takes orders before queries):
         // a request that follows sees what it did, outputs or not.
         defer { delivered.add(1, ordering: .releasing) }
-        let device = id == ownID ? Devices.ownID : id
+        let device: DeviceID = id == ownID ? .own : .fleet(id)
         switch command {
         case .mode(let mode): control.post(.device(device, .mode(mode)))
         case .alert: command.traceCommand.map { control.post(.device(device, .command($0))) }
@@ -262,7 +262,7 @@ package final class WebState: OutputSink, Sendable {
     }
 
     /// The id the web view shows a device of the table by: the own radio's is its userid.
-    func webID(_ id: String) -> String { id == Devices.ownID ? ownID : id }
+    func webID(_ id: DeviceID) -> String { id.fleetID ?? ownID }
 
     /// Whether the engine runs and can keep what it does: `nil` when healthy, else why not.
     package func health(within limit: Duration = .seconds(2)) async -> String? {
