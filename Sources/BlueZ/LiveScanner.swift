@@ -74,15 +74,19 @@ package final class LiveScanner: HCIEventSource {
     private var device: HCITransport?
     private var setup: ScanSetup
     private var retryAt: Duration?
+    /// The adapter is open, its scan not enabled yet (``start()``).
+    private var waitingToStart = false
     static let retryInterval = Duration.seconds(3)
 
-    /// Opens `adapter` and starts scanning; throws ``BluetoothUnavailable`` or ``ScanSetupFailure``.
+    /// Opens `adapter` and starts scanning, or with `scanning` false opens it only (``start()``
+    /// enables the scan); throws ``BluetoothUnavailable`` or ``ScanSetupFailure``.
     ///
     /// `open`, `uptime` (a monotonic clock) and `sleep` are the real ones unless a test scripts them.
     package init(
         adapter: String,
         scan: HCICommand.ScanParameters = .init(),
         logger: Logger,
+        scanning: Bool = true,
         open: @escaping (String) throws -> HCITransport = { try openRadio($0) },
         uptime: @escaping () -> Duration = DaemonClock.system.elapsed,
         sleep: @escaping (Duration) -> Void = { Syscall.sleep($0) }
@@ -94,7 +98,23 @@ package final class LiveScanner: HCIEventSource {
         self.uptime = uptime
         self.sleep = sleep
         setup = ScanSetup(scan)
-        try self.open()
+        if scanning {
+            try self.open()
+        } else {
+            device = try openTransport(adapter)
+            waitingToStart = true
+        }
+    }
+
+    /// Enables the scan on the adapter opened with `scanning` false, and says so (`scanning`,
+    /// with the mode the controller accepted); nothing when it scans already. The daemon calls
+    /// it once its run is built, so that no report waits for the run (docs/live-radio.md).
+    package func start() throws {
+        guard waitingToStart, let device else { return }
+        waitingToStart = false
+        self.device = nil
+        try setUp(device)
+        logger.info("scanning", metadata: ["adapter": "\(adapter)", "mode": "\(mode?.rawValue ?? "?")"])
     }
 
     deinit { stop() }
@@ -103,7 +123,11 @@ package final class LiveScanner: HCIEventSource {
     package var mode: ScanSetup.Mode? { setup.mode }
 
     private func open() throws {
-        let device = try openTransport(adapter)
+        try setUp(try openTransport(adapter))
+    }
+
+    /// Enables the scan on `device` (kept once scanning; closed when the controller refuses).
+    private func setUp(_ device: HCITransport) throws {
         setup = ScanSetup(scan)
         var action = setup.start()
         while case .send(let command) = action {

@@ -88,6 +88,30 @@ import Testing
         #expect(second.closed)
     }
 
+    /// `scanning: false` opens the adapter (a missing one throws at once) and sends nothing;
+    /// `start()` enables the scan once and says so, and a second `start()` does nothing.
+    @Test func aScannerMadeNotToScanEnablesItsScanOnlyWhenStarted() throws {
+        let timeline = Timeline()
+        let adapter = ScriptedAdapter(timeline, script: [.success(Self.report)])
+        let log = LogCapture()
+        let scanner = try LiveScanner(
+            adapter: "hci2", logger: log.logger, scanning: false, open: { _ in adapter }, uptime: { timeline.now },
+            sleep: { timeline.now += $0 })
+        #expect(adapter.sent.isEmpty && scanner.mode == nil)
+        try scanner.start()
+        #expect(adapter.sent.map(\.name) == ["LE Set Scan Parameters", "LE Set Scan Enable"])
+        #expect(scanner.mode == .legacy)
+        #expect(log.lines.withLock { $0.map(\.1) } == ["scanning"])
+        try scanner.start()
+        #expect(adapter.sent.count == 2 && log.lines.withLock { $0.count } == 1)
+        #expect(try scanner.nextEvent(timeout: .seconds(1)) == Self.report)
+        #expect(throws: BluetoothUnavailable.self) {
+            _ = try LiveScanner(
+                adapter: "hci3", logger: log.logger, scanning: false,
+                open: { _ throws(BluetoothUnavailable) in throw .noSuchAdapter("hci3") }, uptime: { timeline.now })
+        }
+    }
+
     @Test func aFailedSetUpClosesTheAdapterAndThrows() {
         let timeline = Timeline()
         final class Refusing: HCITransport {

@@ -115,6 +115,9 @@ package struct LiveRun {
                             + "silences and timers are moved back with it"))
             }
             try driver.commit()
+            // The run is built: a scan enabled only now has no report wait for it (each is
+            // stamped when read, docs/live-radio.md).
+            try source?.start()
             while !shouldStop(), control?.isStopping != true {
                 let current = clock()
                 try driver.advance(to: current)

@@ -302,9 +302,10 @@ package struct BeaconwatchService: Service {
                 )
             }
             if case .adapter(let name) = source {
+                // The adapter is opened now (a missing one fails before anything is built); its
+                // scan is enabled once the run is ready to read (`LiveRun.run`).
                 let scanner = try LiveScanner(
-                    adapter: name, scan: .init(active: active), logger: logger, uptime: clock.elapsed)
-                logger.info("scanning", metadata: ["adapter": "\(name)", "mode": "\(scanner.mode?.rawValue ?? "?")"])
+                    adapter: name, scan: .init(active: active), logger: logger, scanning: false, uptime: clock.elapsed)
                 var live = LiveRun(configuration: configuration, now: clock.now, elapsed: clock.elapsed)
                 live.rules = rules
                 live.hook = hook
