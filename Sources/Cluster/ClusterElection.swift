@@ -22,11 +22,35 @@
 ///   and a standby is taking over at that moment: it steps down (no output of its own past
 ///   that) and reconnects, to find out who leads (its own record back: it is the active again).
 package struct ClusterElection: Sendable {
+    /// The name of a ``State``: what the shell is told (``Action/role(_:)``) and asks.
     package enum Role: Sendable, Hashable {
         case standby
         /// Published its claim, waiting for the broker's echo.
         case claiming
         case active
+    }
+
+    /// The role, with what this daemon holds in it.
+    package enum State: Sendable, Hashable {
+        /// Not leading. `cutOff`: the record it was the active with when it found itself cut off,
+        /// kept until it hears another member's record (which withdraws it): its own record back
+        /// makes it the active again, but a standby neither publishes it again when the topic
+        /// holds none nor holds it against another's claim.
+        case standby(cutOff: LeaderRecord?)
+        /// Published its claim, waiting for the broker's echo.
+        case claiming(LeaderRecord)
+        /// The active, with its record, when it beats next and when it last heard itself through
+        /// the broker (its record, or its beat, back); both `nil` after a disconnect, until it
+        /// hears its record (or, for the echo, its beat) back.
+        case active(LeaderRecord, beatAt: Int64?, echoAt: Int64?)
+
+        package var role: Role {
+            switch self {
+            case .standby: .standby
+            case .claiming: .claiming
+            case .active: .active
+            }
+        }
     }
 
     /// What the shell does.
@@ -48,20 +72,15 @@ package struct ClusterElection: Sendable {
     /// Microseconds to wait for the retained record after connecting, or for an active's record
     /// after the record was cleared.
     package let settle: Int64
-    package private(set) var role = Role.standby
+    package private(set) var state = State.standby(cutOff: nil)
     package private(set) var connected = false
     /// The leader record as last heard since the connection came up (`nil`: none, or none yet).
     package private(set) var leader: LeaderRecord?
-    /// This daemon's record, while it claims or is active.
-    package private(set) var mine: LeaderRecord?
     /// When to claim (or publish the active's record again) unless a record is heard first.
     package private(set) var claimAt: Int64?
-    /// The last sign of another member's leadership (its record or its beat), for a standby.
+    /// The last sign of another member's leadership (its record or its beat): a standby that
+    /// hears none for ``silenceLimit`` claims.
     package private(set) var heardAt: Int64?
-    /// When the active beats next.
-    package private(set) var beatAt: Int64?
-    /// When the active last heard itself through the broker (its record, or its beat, back).
-    package private(set) var echoAt: Int64?
     /// The highest epoch heard.
     private var highest: UInt64 = 0
     /// Records of this member it gave up in this run: their echoes are not wins.
@@ -72,6 +91,38 @@ package struct ClusterElection: Sendable {
         self.settle = settle
     }
 
+    /// The name of ``state``.
+    package var role: Role { state.role }
+
+    /// This daemon's record: its claim, the active's, or the one a standby was cut off with.
+    package var mine: LeaderRecord? {
+        switch state {
+        case .standby(let cutOff): cutOff
+        case .claiming(let record), .active(let record, _, _): record
+        }
+    }
+
+    /// This daemon's record while it claims or is active: what it publishes again when the topic
+    /// holds none, and what it holds against another's claim (`nil` for a standby).
+    private var held: LeaderRecord? {
+        switch state {
+        case .standby: nil
+        case .claiming(let record), .active(let record, _, _): record
+        }
+    }
+
+    /// When the active beats next.
+    package var beatAt: Int64? {
+        guard case .active(_, let beatAt, _) = state else { return nil }
+        return beatAt
+    }
+
+    /// When the active last heard itself through the broker (its record, or its beat, back).
+    package var echoAt: Int64? {
+        guard case .active(_, _, let echoAt) = state else { return nil }
+        return echoAt
+    }
+
     /// Microseconds between the active's beats: twice the settle (half a keepalive).
     package var beatEvery: Int64 { settle &* 2 }
     /// Microseconds without a sign of the leader after which a standby claims: 1.5 keepalives.
@@ -80,8 +131,7 @@ package struct ClusterElection: Sendable {
     /// The next time the machine has something to do unless something is heard first.
     package var deadline: Int64? {
         [
-            claimAt, role == .active ? beatAt : nil, heardAt.map { $0 &+ silenceLimit },
-            role == .active ? echoAt.map { $0 &+ silenceLimit } : nil,
+            claimAt, beatAt, heardAt.map { $0 &+ silenceLimit }, echoAt.map { $0 &+ silenceLimit },
         ].compactMap { $0 }.min()
     }
 
@@ -104,16 +154,15 @@ package struct ClusterElection: Sendable {
         connected = false
         claimAt = nil
         heardAt = nil
-        beatAt = nil
-        echoAt = nil
+        if case .active(let record, _, _) = state { state = .active(record, beatAt: nil, echoAt: nil) }
     }
 
     /// The leader's beat (its record), at `now`: a sign it is there (the active's own, back:
     /// its connection works).
     package mutating func beat(_ record: LeaderRecord, at now: Int64) {
         guard connected else { return }
-        if role == .active, record == mine {
-            echoAt = now
+        if case .active(let mine, let beatAt, _) = state, record == mine {
+            state = .active(mine, beatAt: beatAt, echoAt: now)
             return
         }
         guard record.member != member, record == leader else { return }
@@ -136,18 +185,14 @@ package struct ClusterElection: Sendable {
                 heardAt = nil
                 if withdrawn.contains(record) { return [] }
                 if let mine, mine.beats(record) { return [.publish(mine)] }
-                // Its claim echoed, or its record from before a restart: it is the active.
-                mine = record
-                if beatAt == nil || role != .active { beatAt = now &+ beatEvery }
-                echoAt = now
-                return become(.active)
+                // Its claim echoed, its record from before a restart, or the one it was cut off
+                // with: it is the active (an active already beating keeps its schedule).
+                return become(.active(record, beatAt: beatAt ?? (now &+ beatEvery), echoAt: now))
             }
-            if let mine, role != .standby, mine.beats(record) { return [.publish(mine)] }
+            if let held, held.beats(record) { return [.publish(held)] }
             if let mine { withdrawn.insert(mine) }
-            mine = nil
-            beatAt = nil
             heardAt = now
-            return become(.standby)
+            return become(.standby(cutOff: nil))
         }
     }
 
@@ -155,9 +200,9 @@ package struct ClusterElection: Sendable {
     private mutating func cleared(at now: Int64, said: [Action]) -> [Action] {
         leader = nil
         heardAt = nil
-        if let mine, role != .standby {
+        if let held {
             claimAt = nil
-            return said + [.publish(mine)]
+            return said + [.publish(held)]
         }
         claimAt = now &+ wait
         return said
@@ -169,14 +214,14 @@ package struct ClusterElection: Sendable {
     /// The clock reached `now`: a claim, or the active's record again, when nothing was heard.
     package mutating func advance(to now: Int64) -> [Action] {
         guard connected else { return [] }
-        if role == .active, let echo = echoAt, echo &+ silenceLimit <= now {
+        if case .active(let mine, _, let echo?) = state, echo &+ silenceLimit <= now {
             // Cut off: a standby hearing no beat claims now. Out of the way, then find out.
             disconnected()
-            return become(.standby) + [.reconnect]
+            return become(.standby(cutOff: mine)) + [.reconnect]
         }
         var beat: [Action] = []
-        if role == .active, let mine, let due = beatAt, due <= now {
-            beatAt = now &+ beatEvery
+        if case .active(let mine, let due?, let echo) = state, due <= now {
+            state = .active(mine, beatAt: now &+ beatEvery, echoAt: echo)
             beat = [.beat(mine)]
         }
         if role == .standby, leader != nil, let heard = heardAt, heard &+ silenceLimit <= now {
@@ -187,10 +232,10 @@ package struct ClusterElection: Sendable {
             return claim(at: now)
         }
         guard let due = claimAt, due <= now, leader == nil else { return beat }
-        if let mine, role != .standby {
+        if let held {
             // Reconnected with no record there (a broker that lost it), or a claim not echoed yet.
             claimAt = now &+ settle
-            return beat + [.publish(mine)]
+            return beat + [.publish(held)]
         }
         return beat + claim(at: now)
     }
@@ -198,14 +243,14 @@ package struct ClusterElection: Sendable {
     /// Claims the epoch after the highest heard.
     private mutating func claim(at now: Int64) -> [Action] {
         let claim = LeaderRecord(epoch: highest &+ 1, member: member)
-        mine = claim
         claimAt = now &+ settle
-        return become(.claiming) + [.publish(claim)]
+        return become(.claiming(claim)) + [.publish(claim)]
     }
 
-    private mutating func become(_ next: Role) -> [Action] {
-        guard role != next else { return [] }
-        role = next
-        return [.role(next)]
+    /// Goes to `next`; tells the shell when that changes the role.
+    private mutating func become(_ next: State) -> [Action] {
+        let was = role
+        state = next
+        return was == next.role ? [] : [.role(next.role)]
     }
 }

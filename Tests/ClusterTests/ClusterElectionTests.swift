@@ -227,6 +227,39 @@ import Testing
         #expect(standby.deadline == 5_000_000)
     }
 
+    /// An active that heard none of its beats back steps down and keeps its record as a standby:
+    /// that record back makes it the active again at the same epoch; another's record withdraws
+    /// it (its late echo is no win); with no record it waits and claims as any standby does.
+    @Test func anActiveCutOffKeepsItsRecordOnlyToKnowItBack() {
+        let a1 = LeaderRecord(epoch: 1, member: "a")
+        var election = ClusterElection(member: "a", settle: Self.settle)
+        election.connected(at: 0)
+        #expect(election.advance(to: 1_000_000) == [.role(.claiming), .publish(a1)])
+        #expect(election.received(.record(a1), at: 1_000_000) == [.role(.active)])
+        #expect(election.advance(to: 2_000_000) == [.beat(a1)])
+        #expect(election.advance(to: 3_000_000) == [.beat(a1)])
+        #expect(election.advance(to: 4_000_000) == [.role(.standby), .reconnect])
+        #expect(!election.connected && election.mine == a1 && election.deadline == nil)
+
+        var back = election
+        back.connected(at: 5_000_000)
+        #expect(back.received(.record(a1), at: 5_000_000) == [.role(.active)])
+        #expect(back.isActive && back.mine == a1 && back.deadline == 6_000_000)
+
+        var overtaken = election
+        overtaken.connected(at: 5_000_000)
+        #expect(overtaken.received(.record(LeaderRecord(epoch: 2, member: "b")), at: 5_000_000).isEmpty)
+        #expect(overtaken.mine == nil)
+        #expect(overtaken.received(.record(a1), at: 5_100_000).isEmpty)
+        #expect(overtaken.role == .standby)
+
+        var empty = election
+        empty.connected(at: 5_000_000)
+        #expect(empty.deadline == 6_000_000, "a standby's wait, twice the settle")
+        #expect(empty.advance(to: 5_500_000).isEmpty)
+        #expect(empty.advance(to: 6_000_000) == [.role(.claiming), .publish(LeaderRecord(epoch: 2, member: "a"))])
+    }
+
     @Test func aBrokerThatLostTheRecordKeepsTheSameActive() {
         var broker = Broker(["a", "b"])
         broker.connect(0)
