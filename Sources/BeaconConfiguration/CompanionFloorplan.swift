@@ -34,7 +34,8 @@ package struct CompanionFloorplan: Sendable, Hashable {
         package var id: String
         package var name: String?
         package var point: PlanPoint
-        package var z: Double
+        /// `nil`: not given (``FloorPlanSettings/scannerHeight`` above its floor's bottom).
+        package var z: Double?
         package var floors: [String]
         package var stationary: Bool
         package var enabled: Bool
@@ -210,7 +211,7 @@ package struct CompanionFloorplan: Sendable, Hashable {
         }
         return Node(
             id: id, name: name, point: PlanPoint(point[0], point[1]),
-            z: point.count == 3 ? point[2] : FloorPlanSettings.scannerHeight, floors: floors,
+            z: point.count == 3 ? point[2] : nil, floors: floors,
             stationary: flag("stationary"), enabled: flag("enabled"), line: node.mark?.line, path: path)
     }
 

@@ -10,7 +10,7 @@ extension Loader {
     static func isFloorPlanKey(_ key: String) -> Bool {
         key == "Floorplan.file" || key == "Rooms.minConfidence" || key.hasPrefix("LocationZoneShape.")
             || key.hasPrefix("LocationScannerPoint.")
-            || key.hasPrefix("LocationAreaLevel.") || key.hasPrefix("Door.")
+            || key.hasPrefix("LocationAreaLevel.") || key.hasPrefix("Door.") || key.hasPrefix("Stairs.")
     }
 
     /// The floor plan's ini keys (docs/behaviour.md §20), once the building and the scanners are loaded.
@@ -64,7 +64,7 @@ extension Loader {
                 plan.scannerPoints.append(
                     .init(
                         scanner: id, point: .init(values[0], values[1]),
-                        z: values.count == 3 ? values[2] : FloorPlanSettings.scannerHeight, line: entry.line))
+                        z: values.count == 3 ? values[2] : nil, line: entry.line))
             } else if let text = key.suffix(after: "LocationAreaLevel.") {
                 guard let uuid = UUID(uuidString: text) else {
                     error(entry, "'\(text.excerpt)' is not a UUID; a level is LocationAreaLevel.<UUID> = z0,z1")
@@ -96,12 +96,38 @@ extension Loader {
                     )
                     continue
                 }
-                guard let points = points(entry, count: 2...2, example: "2,3; 3,3") else { continue }
+                var value = entry
+                var exit = false
+                // `x,y; x,y, exit`: a door to the outside.
+                if let comma = entry.value.lastIndex(of: ","), entry.value.filter({ $0 == "," }).count == 3,
+                    case let kind = entry.value[entry.value.index(after: comma)...].trimmingWhitespace(),
+                    Double(kind) == nil, !kind.contains(";")
+                {
+                    guard kind.lowercased() == "exit" else {
+                        error(
+                            entry,
+                            "'\(kind.excerpt)' is not a kind of door; the one kind is exit (x,y; x,y, exit: a door to the outside)"
+                        )
+                        continue
+                    }
+                    exit = true
+                    value.value = String(entry.value[..<comma])
+                }
+                guard let points = points(value, count: 2...2, example: "2,3; 3,3 or 2,3; 3,3, exit") else { continue }
                 guard points[0] != points[1] else {
                     error(entry, "a door is a gap of some width: give its two ends apart, such as 2,3; 3,3")
                     continue
                 }
-                plan.doors.append(.init(id: id, from: points[0], to: points[1], line: entry.line))
+                plan.doors.append(.init(id: id, from: points[0], to: points[1], exit: exit, line: entry.line))
+            } else if let id = key.suffix(after: "Stairs.") {
+                guard DeviceDeclaration.isValidID(id) else {
+                    error(
+                        entry,
+                        "stairs id '\(id.excerpt)' must be 1 to 64 letters, digits, '-', '_' or '.', such as Stairs.main"
+                    )
+                    continue
+                }
+                if let stairs = stairs(entry, id: id) { plan.stairs.append(stairs) }
             }
         }
         if let file = plan.file, let entry = entries.first(where: { $0.key == "Floorplan.file" }) {
@@ -204,7 +230,7 @@ extension Loader {
             }
             rooms[area, default: []].append(FloorPlan.Room(zone: Int32(zone), polygon: shape.points))
         }
-        var floors: [Int32: FloorMap] = [:]
+        var plans: [FloorPlan] = []
         let points = Dictionary(plan.scannerPoints.map { ($0.scanner, $0) }, uniquingKeysWith: { first, _ in first })
         for (area, areaRooms) in rooms.sorted(by: { $0.key < $1.key }) {
             let uuid = hierarchy.areas[Int(area)].uuid
@@ -231,6 +257,7 @@ extension Loader {
                                 + "the first; draw their shapes edge to edge"))
                 }
             }
+            let level = plan.levels.first { $0.area == uuid }
             var scanners: [FloorPlan.Scanner] = []
             for scanner in configuration.scanners?.scanners ?? [] {
                 guard let location = hierarchy.index(ofLocation: scanner.locationID),
@@ -244,9 +271,9 @@ extension Loader {
                                 + "place tags; give it LocationScannerPoint.\(scanner.id) = x,y[,z]"))
                     continue
                 }
-                scanners.append(FloorPlan.Scanner(location: Int32(location), point: point.point, z: point.z))
+                let z = point.z ?? (level?.bottom ?? 0) + FloorPlanSettings.scannerHeight
+                scanners.append(FloorPlan.Scanner(location: Int32(location), point: point.point, z: z))
             }
-            let level = plan.levels.first { $0.area == uuid }
             var box = Box(areaRooms.flatMap(\.polygon))
             box?.x0 -= 0.5
             box?.y0 -= 0.5
@@ -257,14 +284,77 @@ extension Loader {
                 let middle = PlanPoint((door.from.x + door.to.x) / 2, (door.from.y + door.to.y) / 2)
                 return middle.x >= box.x0 && middle.x <= box.x1 && middle.y >= box.y0 && middle.y <= box.y1
             }
-            floors[area] = FloorMap(
+            plans.append(
                 FloorPlan(
                     area: area, rooms: areaRooms, scanners: scanners,
-                    doors: doors.map { PlanSegment($0.from, $0.to) }, bounds: plan.bounds[uuid],
+                    doors: doors.map { PlanSegment($0.from, $0.to) },
+                    exits: doors.filter(\.exit).map { PlanSegment($0.from, $0.to) }, bounds: plan.bounds[uuid],
                     bottom: level?.bottom ?? 0, top: level?.top ?? 3))
         }
+        var stairs: [(areaA: Int32, a: PlanPoint, areaB: Int32, b: PlanPoint)] = []
+        for joint in plan.stairs {
+            let areas = [joint.areaA, joint.areaB].map { uuid in
+                hierarchy.areas.firstIndex { $0.uuid == uuid }.map(Int32.init).flatMap { area in
+                    plans.contains { $0.area == area } ? area : nil
+                }
+            }
+            guard let a = areas[0], let b = areas[1] else {
+                let uuid = areas[0] == nil ? joint.areaA : joint.areaB
+                configuration.warnings.append(
+                    InputError(
+                        file: path, line: joint.line,
+                        message: "Stairs.\(joint.id): floor \(uuid.uuidString) has no floor plan, so the stairs join "
+                            + "nothing; give its Zones shapes (LocationZoneShape) or remove the stairs"))
+                continue
+            }
+            stairs.append((a, joint.pointA, b, joint.pointB))
+        }
+        let buildings = Building.group(plans, stairs: stairs)
+        var floors: [Int32: FloorMap] = [:]
+        for building in buildings.values {
+            for map in building.floors { floors[map.plan.area] = map }
+        }
+        configuration.buildings = buildings
         configuration.floors = floors
         configuration.scanners?.hasFloors = !floors.isEmpty
+    }
+
+    /// `Stairs.<id> = <UUID of floor A>, x,y; <UUID of floor B>, x,y` (docs/behaviour.md §20).
+    mutating func stairs(_ entry: IniFile.Entry, id: String) -> FloorPlanSettings.Stairs? {
+        let example = "<UUID of floor A>, x,y; <UUID of floor B>, x,y"
+        let ends = entry.value.split(separator: ";", omittingEmptySubsequences: false)
+        var parsed: [(UUID, FloorPlanSettings.Point)] = []
+        for end in ends {
+            let parts = end.split(separator: ",", omittingEmptySubsequences: false).map {
+                String($0).trimmingWhitespace()
+            }
+            guard parts.count == 3, let uuid = UUID(uuidString: parts[0]), let x = Double(parts[1]),
+                let y = Double(parts[2]), Self.isCoordinate(x), Self.isCoordinate(y)
+            else {
+                error(
+                    entry,
+                    "'\(end.trimmingWhitespace().excerpt)' is not a floor's UUID and a point x,y; write \(example)")
+                return nil
+            }
+            guard configuration.hierarchy.beacons.contains(where: { $0.id.uuid == uuid }) else {
+                error(
+                    entry,
+                    "Area \(uuid.uuidString) has no beacon; stairs join two floors (Areas) of the building: write \(example)"
+                )
+                return nil
+            }
+            parsed.append((uuid, .init(x, y)))
+        }
+        guard parsed.count == 2 else {
+            error(entry, "stairs have two ends, \(parsed.count) given; write \(example)")
+            return nil
+        }
+        guard parsed[0].0 != parsed[1].0 else {
+            error(entry, "both ends are on floor \(parsed[0].0.uuidString); stairs join two floors: write \(example)")
+            return nil
+        }
+        return .init(
+            id: id, areaA: parsed[0].0, pointA: parsed[0].1, areaB: parsed[1].0, pointB: parsed[1].1, line: entry.line)
     }
 
     /// `x,y; x,y; …` with `count` points, each coordinate within ``FloorPlanSettings/coordinateLimit``.

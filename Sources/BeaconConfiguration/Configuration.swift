@@ -21,6 +21,8 @@ package struct Configuration: Sendable {
     package var floorPlan: FloorPlanSettings?
     /// The floors compiled from ``floorPlan``, by Area index: what `Tags.rooms = position` runs on.
     package var floors: [Int32: FloorMap] = [:]
+    /// Each floor's building (floors joined by `Stairs` or stacked by their levels), by Area index.
+    package var buildings: [Int32: Building] = [:]
     package var rules = RulesSettings()
     /// `LocationAlert.<id>` in file order.
     package var alerts: [AlertDefinition] = []

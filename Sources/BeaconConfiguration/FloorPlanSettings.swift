@@ -17,11 +17,11 @@ package struct FloorPlanSettings: Sendable, Hashable {
         package var line: Int
     }
 
-    /// `LocationScannerPoint.<scanner id> = x,y[,z]` (z: 2.0 unless given).
+    /// `LocationScannerPoint.<scanner id> = x,y[,z]` (z: 2.0 above its floor's bottom unless given).
     package struct ScannerPoint: Sendable, Hashable {
         package var scanner: String
         package var point: Point
-        package var z: Double
+        package var z: Double?
         package var line: Int
     }
 
@@ -33,11 +33,23 @@ package struct FloorPlanSettings: Sendable, Hashable {
         package var line: Int
     }
 
-    /// `Door.<id> = x,y; x,y`: a gap in a wall, as a segment.
+    /// `Door.<id> = x,y; x,y[, exit]`: a gap in a wall, as a segment; `exit`: a door to the outside.
     package struct Door: Sendable, Hashable {
         package var id: String
         package var from: Point
         package var to: Point
+        package var exit = false
+        package var line: Int
+    }
+
+    /// `Stairs.<id> = <UUID of floor A>, x,y; <UUID of floor B>, x,y`: a staircase or a lift
+    /// joining two floors, at a point on each.
+    package struct Stairs: Sendable, Hashable {
+        package var id: String
+        package var areaA: UUID
+        package var pointA: Point
+        package var areaB: UUID
+        package var pointB: Point
         package var line: Int
     }
 
@@ -45,6 +57,7 @@ package struct FloorPlanSettings: Sendable, Hashable {
     package var scannerPoints: [ScannerPoint] = []
     package var levels: [Level] = []
     package var doors: [Door] = []
+    package var stairs: [Stairs] = []
     /// `Floorplan.file`: an ESPresense companion `config.yaml`, resolved against the ini's folder.
     package var file: String?
     /// A floor's extent by its Area's UUID (from a companion file's `bounds`).
@@ -54,7 +67,7 @@ package struct FloorPlanSettings: Sendable, Hashable {
 
     package init() {}
 
-    /// The default height of a scanner, metres.
+    /// The default height of a scanner above its floor's bottom, metres.
     package static let scannerHeight = 2.0
     /// The largest coordinate taken, metres: far beyond any building.
     package static let coordinateLimit = 100_000.0

@@ -14,13 +14,15 @@ extension Devices {
         guard let configuration, configuration.scanners?.effectiveRooms == .position, !configuration.floors.isEmpty
         else { return nil }
         let confidence = configuration.floorPlan?.minConfidence ?? 0.6
+        let buildings = configuration.buildings
         if var tuning = configuration.scanners?.positionTuning {
-            (tuning.floors, tuning.minConfidence) = (configuration.floors, confidence)
+            tuning.place(buildings)
+            tuning.minConfidence = confidence
             return tuning
         }
         return configuration.scanners?.reportsAreFiltered == true
-            ? .filteredReports(floors: configuration.floors, minConfidence: confidence)
-            : PositionSettings(floors: configuration.floors, minConfidence: confidence)
+            ? .filteredReports(floors: configuration.floors, minConfidence: confidence, buildings: buildings)
+            : PositionSettings(floors: configuration.floors, minConfidence: confidence, buildings: buildings)
     }
 
     /// The configuration device `id`'s engine runs under: the daemon's, with a phone's own

@@ -69,7 +69,7 @@ extension Devices {
     mutating func learnRadio(_ configuration: Configuration) {
         guard let calibration, let scanners = configuration.scanners else { return }
         var points: [String: (area: Int32, map: FloorMap, point: PlanPoint, z: Double)] = [:]
-        for (area, map) in configuration.floors {
+        for (area, map) in configuration.floors.sorted(by: { $0.key < $1.key }) {
             for placed in map.plan.scanners {
                 let locationID = configuration.hierarchy.beacons[Int(placed.location)].locationID
                 guard let scanner = scanners.scanners.first(where: { $0.locationID == locationID }) else { continue }
@@ -78,12 +78,17 @@ extension Devices {
         }
         var pairs: [RadioModel.Pair] = []
         for pair in calibration.pairs {
-            guard let a = points[pair.a], let b = points[pair.b], a.area == b.area else { continue }
+            // Two scanners of one building: on one floor through its walls, else through its floors.
+            guard let a = points[pair.a], let b = points[pair.b], let building = configuration.buildings[a.area],
+                configuration.buildings[b.area] === building
+            else { continue }
             let flat = a.point.distance(to: b.point)
             let distance = (flat * flat + (a.z - b.z) * (a.z - b.z)).squareRoot()
+            let walls = a.area == b.area ? Double(a.map.walls(from: a.point, to: b.point)) : 0
             pairs.append(
                 RadioModel.Pair(
-                    distance: distance, walls: Double(a.map.walls(from: a.point, to: b.point)), level: pair.level))
+                    distance: distance, walls: walls, floors: Double(building.floors(between: a.z, and: b.z)),
+                    level: pair.level))
         }
         radio = RadioModel.fit(pairs) ?? RadioModel()
     }

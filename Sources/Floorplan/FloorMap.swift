@@ -2,8 +2,8 @@ import Foundation
 
 /// A ``FloorPlan`` compiled for the position estimator (docs/behaviour.md §20): the floor as a grid
 /// of cells, each with its room, which neighbours a person can step to (through doors where doors
-/// are given), and for each scanner the distance and the walls between it and the cell. Built once
-/// per configuration and shared, read-only, by every tag on the floor.
+/// are given). A ``Building`` joins floors and holds what each scanner hears of each cell. Built
+/// once per configuration and shared, read-only, by every tag on the floor.
 package final class FloorMap: Sendable, Hashable {
     package let plan: FloorPlan
     /// The cell's side, metres, and the grid's origin (the low corner of cell 0).
@@ -22,12 +22,6 @@ package final class FloorMap: Sendable, Hashable {
     /// (`blockedY`): a wall without a door between their centres. All open without doors.
     let blockedX: [Bool]
     let blockedY: [Bool]
-    /// Scanner slot by location index.
-    package let scannerSlot: [Int32: Int]
-    /// `10 · log10(distance)` and the walls crossed, from scanner slot `s` to cell `c`, at
-    /// `s * cellCount + c`.
-    let logDistance: [Float]
-    let wallsCrossed: [Float]
     /// The walls: every room edge once, with the doors cut out where a signal or a step crosses.
     package let walls: [PlanSegment]
 
@@ -38,18 +32,19 @@ package final class FloorMap: Sendable, Hashable {
 
     package var cellCount: Int { columns * rows }
 
-    package init(_ plan: FloorPlan) {
-        self.plan = plan
-        var box = plan.bounds ?? Box(plan.rooms.flatMap(\.polygon)) ?? Box(x0: 0, y0: 0, x1: 1, y1: 1)
-        if box.width <= 0 { box.x1 = box.x0 + 1 }
-        if box.height <= 0 { box.y1 = box.y0 + 1 }
+    /// The floor alone, as fine as ``maximumCells`` allows.
+    package convenience init(_ plan: FloorPlan) {
         var cell = Self.finestCell
-        func count(_ size: Double) -> (Int, Int) {
-            (max(1, Int((box.width / size).rounded(.up))), max(1, Int((box.height / size).rounded(.up))))
-        }
-        while count(cell).0 * count(cell).1 > Self.maximumCells { cell *= 1.25 }
+        while Self.cells(of: plan, cell: cell) > Self.maximumCells { cell *= 1.25 }
+        self.init(plan, cell: cell)
+    }
+
+    /// The floor in cells of `cell` metres.
+    package init(_ plan: FloorPlan, cell: Double) {
+        self.plan = plan
+        let box = Self.box(of: plan)
         self.cell = cell
-        (columns, rows) = count(cell)
+        (columns, rows) = Self.grid(box, cell: cell)
         (originX, originY) = (box.x0, box.y0)
         zones = plan.rooms.map(\.zone)
         let cells = columns * rows
@@ -90,25 +85,24 @@ package final class FloorMap: Sendable, Hashable {
         }
         self.blockedX = blockedX
         self.blockedY = blockedY
-        var slots: [Int32: Int] = [:]
-        var logDistance: [Float] = []
-        var wallsCrossed: [Float] = []
-        logDistance.reserveCapacity(plan.scanners.count * cells)
-        wallsCrossed.reserveCapacity(plan.scanners.count * cells)
-        let height = plan.bottom + FloorPlan.tagHeight
-        for scanner in plan.scanners where slots[scanner.location] == nil {
-            slots[scanner.location] = slots.count
-            for index in 0..<cells {
-                let point = center(index)
-                let flat = point.distance(to: scanner.point)
-                let distance = (flat * flat + (scanner.z - height) * (scanner.z - height)).squareRoot()
-                logDistance.append(Float(10 * log10(max(distance, 0.25))))
-                wallsCrossed.append(Float(crossings(scanner.point, point, tolerance: 0.05)))
-            }
-        }
-        scannerSlot = slots
-        self.logDistance = logDistance
-        self.wallsCrossed = wallsCrossed
+    }
+
+    /// The box the grid covers: the floor's bounds, else the box around its rooms.
+    static func box(of plan: FloorPlan) -> Box {
+        var box = plan.bounds ?? Box(plan.rooms.flatMap(\.polygon)) ?? Box(x0: 0, y0: 0, x1: 1, y1: 1)
+        if box.width <= 0 { box.x1 = box.x0 + 1 }
+        if box.height <= 0 { box.y1 = box.y0 + 1 }
+        return box
+    }
+
+    static func grid(_ box: Box, cell: Double) -> (columns: Int, rows: Int) {
+        (max(1, Int((box.width / cell).rounded(.up))), max(1, Int((box.height / cell).rounded(.up))))
+    }
+
+    /// How many cells of `cell` metres `plan` takes.
+    static func cells(of plan: FloorPlan, cell: Double) -> Int {
+        let (columns, rows) = grid(box(of: plan), cell: cell)
+        return columns * rows
     }
 
     /// The centre of cell `index`.
@@ -129,8 +123,8 @@ package final class FloorMap: Sendable, Hashable {
 
     /// The walls between two points (outside doors): what the scanners hearing each other are
     /// fitted with (``RadioModel/fit(_:defaults:)``).
-    package func walls(from p: PlanPoint, to q: PlanPoint) -> Int {
-        Self.crossings(from: p, to: q, walls: walls, doors: plan.doors, tolerance: 0.05)
+    package func walls(from p: PlanPoint, to q: PlanPoint, tolerance: Double = 0.05) -> Int {
+        Self.crossings(from: p, to: q, walls: walls, doors: plan.doors, tolerance: tolerance)
     }
 
     /// The walls the segment from `p` to `q` crosses outside the doors (`tolerance` metres around

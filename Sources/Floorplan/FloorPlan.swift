@@ -36,6 +36,9 @@ package struct FloorPlan: Sendable, Hashable {
     package var scanners: [Scanner]
     /// Gaps in the walls. With none, rooms that share an edge connect all along it.
     package var doors: [PlanSegment]
+    /// The doors to the outside (`Door.<id> = …, exit`), each also one of ``doors``: a tag last
+    /// placed by one that falls silent has left the building.
+    package var exits: [PlanSegment]
     /// The floor's extent (`nil`: the box around the rooms).
     package var bounds: Box?
     /// The heights the floor spans, metres: a tag is taken to be a metre above its bottom.
@@ -43,9 +46,10 @@ package struct FloorPlan: Sendable, Hashable {
     package var top: Double
 
     package init(
-        area: Int32, rooms: [Room], scanners: [Scanner], doors: [PlanSegment] = [], bounds: Box? = nil,
-        bottom: Double = 0, top: Double = 3
+        area: Int32, rooms: [Room], scanners: [Scanner], doors: [PlanSegment] = [], exits: [PlanSegment] = [],
+        bounds: Box? = nil, bottom: Double = 0, top: Double = 3
     ) {
+        self.exits = exits
         self.area = area
         self.rooms = rooms
         self.scanners = scanners

@@ -4,7 +4,9 @@ import Foundation
 /// it runs on. The figures were chosen by `scripts/bench rooms` (docs/performance.md).
 package struct PositionSettings: Sendable, Hashable {
     /// The floors, by Area index.
-    package var floors: [Int32: FloorMap]
+    package private(set) var floors: [Int32: FloorMap]
+    /// Each floor's building, by Area index (one instance for all the floors of a building).
+    package private(set) var buildings: [Int32: Building]
     /// `Rooms.minConfidence`: a tag is put in a room only at this probability or more.
     package var minConfidence: Double
     /// A tag keeps its room while the room's probability stays at this share of
@@ -43,14 +45,20 @@ package struct PositionSettings: Sendable, Hashable {
         floors: [Int32: FloorMap] = [:], minConfidence: Double = 0.6, holdShare: Double = 2.0 / 3.0,
         spread: Double = 0.5, sigmaAbove: Double = 5, sigmaBelow: Double = 7, outlier: Double = 0.05,
         correlation: Double = 2, drift: Double = 0.2, threshold: Double = 1.5, corroboration: Double = 10,
-        audible: Double = -30
+        audible: Double = -30, buildings: [Int32: Building]? = nil
     ) {
+        let buildings = buildings ?? Building.group(floors.values.map(\.plan), stairs: [])
+        self.buildings = buildings
+        var maps: [Int32: FloorMap] = [:]
+        for building in buildings.values {
+            for map in building.floors { maps[map.plan.area] = map }
+        }
         self.corroboration = corroboration
         self.audible = audible
         self.correlation = correlation
         self.drift = drift
         self.threshold = threshold
-        self.floors = floors
+        self.floors = maps
         self.minConfidence = minConfidence
         self.holdShare = holdShare
         self.spread = spread
@@ -60,28 +68,39 @@ package struct PositionSettings: Sendable, Hashable {
         likelihood = Likelihood(sigmaAbove: sigmaAbove, sigmaBelow: sigmaBelow, outlier: outlier)
     }
 
+    /// Puts these settings on `buildings` (by Area index, as ``buildings``).
+    package mutating func place(_ buildings: [Int32: Building]) {
+        self.buildings = buildings
+        floors = [:]
+        for building in buildings.values {
+            for map in building.floors { floors[map.plan.area] = map }
+        }
+    }
+
     /// For ESPresense nodes' reports, each a median of 15 s of advertisements: closer to the
     /// truth than one advertisement.
-    package static func filteredReports(floors: [Int32: FloorMap], minConfidence: Double = 0.6) -> PositionSettings {
+    package static func filteredReports(
+        floors: [Int32: FloorMap], minConfidence: Double = 0.6, buildings: [Int32: Building]? = nil
+    ) -> PositionSettings {
         // Measured on the firmware's cadence (scripts/bench rooms --feeds firmware, docs/performance.md):
         // walkers 21.5 % wrong against 28.9 % with the raw figures, still tags alike.
         PositionSettings(
             floors: floors, minConfidence: minConfidence, spread: 1, sigmaAbove: 4, sigmaBelow: 5.5, outlier: 0.05,
-            correlation: 5, threshold: 1, corroboration: 16)
+            correlation: 5, threshold: 1, corroboration: 16, buildings: buildings)
     }
 
     /// The likelihood of a reading's departure from its expected level, tabled.
     let likelihood: Likelihood
 
     package static func == (lhs: PositionSettings, rhs: PositionSettings) -> Bool {
-        lhs.floors == rhs.floors && lhs.minConfidence == rhs.minConfidence && lhs.holdShare == rhs.holdShare
+        lhs.buildings == rhs.buildings && lhs.minConfidence == rhs.minConfidence && lhs.holdShare == rhs.holdShare
             && lhs.spread == rhs.spread && lhs.sigmaAbove == rhs.sigmaAbove && lhs.sigmaBelow == rhs.sigmaBelow
             && lhs.outlier == rhs.outlier && lhs.correlation == rhs.correlation && lhs.drift == rhs.drift
             && lhs.threshold == rhs.threshold && lhs.corroboration == rhs.corroboration && lhs.audible == rhs.audible
     }
 
     package func hash(into hasher: inout Hasher) {
-        hasher.combine(floors)
+        hasher.combine(buildings)
         hasher.combine(minConfidence)
         hasher.combine(spread)
     }

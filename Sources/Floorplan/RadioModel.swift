@@ -2,19 +2,23 @@ import Foundation
 
 /// How a signal weakens on a floor (docs/behaviour.md §20): a reading, in dB above the
 /// transmitter's measured power at 1 m (with the receiver's offset), is expected at
-/// `bias - 10 · exponent · log10(distance) - wallLoss · walls crossed`. Learned from what the
-/// scanners hear of each other at known distances through known walls (``fit(_:)``), else these
-/// defaults.
+/// `bias - 10 · exponent · log10(distance) - wallLoss · walls crossed - floorLoss · floors
+/// crossed`. Learned from what the scanners hear of each other at known distances through known
+/// walls and floors (``fit(_:defaults:)``), else these defaults.
 package struct RadioModel: Sendable, Hashable, CustomStringConvertible {
     /// dB at 1 m above the measured power (0 when the tags' measured power is right).
     package var bias: Double
     package var exponent: Double
     /// dB lost through a wall.
     package var wallLoss: Double
+    /// dB lost through a floor (between two storeys).
+    package var floorLoss: Double
     /// How many scanner pairs the figures were learned from (0: defaults).
     package var pairs: Int
 
-    package init(bias: Double = 0, exponent: Double = 2.5, wallLoss: Double = 3, pairs: Int = 0) {
+    package init(bias: Double = 0, exponent: Double = 2.5, wallLoss: Double = 3, floorLoss: Double = 10, pairs: Int = 0)
+    {
+        self.floorLoss = floorLoss
         self.bias = bias
         self.exponent = exponent
         self.wallLoss = wallLoss
@@ -25,43 +29,49 @@ package struct RadioModel: Sendable, Hashable, CustomStringConvertible {
     package static let exponents = 1.5...4.5
     package static let wallLosses = 0.0...15.0
     package static let biases = -15.0...15.0
+    package static let floorLosses = 0.0...40.0
 
-    /// The level expected at `distance` metres through `walls` walls.
-    package func level(distance: Double, walls: Double) -> Double {
-        bias - 10 * exponent * log10(max(distance, 0.25)) - wallLoss * walls
+    /// The level expected at `distance` metres through `walls` walls and `floors` floors.
+    package func level(distance: Double, walls: Double, floors: Double = 0) -> Double {
+        bias - 10 * exponent * log10(max(distance, 0.25)) - wallLoss * walls - floorLoss * floors
     }
 
-    /// One pair of scanners that hear each other: their distance, the walls between, and the level
-    /// (the mean of both directions, each above the transmitter's power, offsets removed).
+    /// One pair of scanners that hear each other: their distance, the walls and floors between,
+    /// and the level (the mean of both directions, each above the transmitter's power, offsets
+    /// removed).
     package struct Pair: Sendable, Hashable {
         package var distance: Double
         package var walls: Double
+        package var floors: Double
         package var level: Double
 
-        package init(distance: Double, walls: Double, level: Double) {
+        package init(distance: Double, walls: Double, floors: Double = 0, level: Double) {
             self.distance = distance
             self.walls = walls
+            self.floors = floors
             self.level = level
         }
     }
 
     /// The least-squares fit of bias, exponent and wall loss to `pairs`, each within its limits:
     /// all three when the pairs span distances and walls, the exponent and wall loss with the
-    /// bias at 0 when they do not; `nil` for fewer than three pairs (the defaults stand).
+    /// bias at 0 when they do not; the floor loss too where pairs hear each other across a floor;
+    /// `nil` for fewer than three pairs (the defaults stand).
     package static func fit(_ pairs: [Pair], defaults: RadioModel = RadioModel()) -> RadioModel? {
         guard pairs.count >= 3 else { return nil }
-        // Columns: 1, -10 log10 d, -walls.
-        let rows = pairs.map { [1, -10 * log10(max($0.distance, 0.25)), -$0.walls] }
+        // Columns: 1, -10 log10 d, -walls, -floors.
+        let rows = pairs.map { [1, -10 * log10(max($0.distance, 0.25)), -$0.walls, -$0.floors] }
         let values = pairs.map(\.level)
         // The wall loss is learned wherever pairs cross walls; the power at 1 m only where they
         // cross different numbers of walls (else it and the walls say the same thing).
         let anyWalls = pairs.contains { $0.walls > 0 }
         let varied = Set(pairs.map(\.walls)).count > 1
-        var columns = varied ? [0, 1, 2] : (anyWalls ? [1, 2] : [0, 1])
+        let floors = pairs.contains { $0.floors > 0 } && pairs.contains { $0.floors == 0 } ? [3] : []
+        var columns = (varied ? [0, 1, 2] : (anyWalls ? [1, 2] : [0, 1])) + floors
         var solution = solve(rows, values, columns: columns)
         // A bias the pairs cannot pin down (or beyond reason): fitted at 0.
         if columns.first == 0, !(solution?.first.map(biases.contains) ?? false) {
-            columns = anyWalls ? [1, 2] : [1]
+            columns = (anyWalls ? [1, 2] : [1]) + floors
             solution = solve(rows, values, columns: columns)
         }
         guard let solution else { return nil }
@@ -72,7 +82,8 @@ package struct RadioModel: Sendable, Hashable, CustomStringConvertible {
             switch column {
             case 0: model.bias = min(max(value, biases.lowerBound), biases.upperBound)
             case 1: model.exponent = min(max(value, exponents.lowerBound), exponents.upperBound)
-            default: model.wallLoss = min(max(value, wallLosses.lowerBound), wallLosses.upperBound)
+            case 2: model.wallLoss = min(max(value, wallLosses.lowerBound), wallLosses.upperBound)
+            default: model.floorLoss = min(max(value, floorLosses.lowerBound), floorLosses.upperBound)
             }
         }
         if columns.first != 0 { model.bias = 0 }

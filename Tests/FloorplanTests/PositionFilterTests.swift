@@ -28,9 +28,10 @@ struct PositionFilterTests {
 
     @Test func readingsThatFitAPointPutTheTagInItsRoom() {
         let map = Self.twoRooms()
+        let building = Building(map)
         let radio = RadioModel(exponent: 2.5, wallLoss: 5)
         let settings = PositionSettings(floors: [0: map])
-        var filter = PositionFilter(map: map)
+        var filter = PositionFilter(building: building)
         // By the shared wall on room A's side: nearer B's scanner (3.5 m) than A's (2.5 m)? No:
         // 3.5 m from A's scanner, 3.5 m from B's, and B's reading loses the wall.
         let tag = PlanPoint(3.5, 2)
@@ -38,11 +39,11 @@ struct PositionFilterTests {
             for slot in 0..<2 {
                 filter.observe(
                     slot: slot, level: Self.level(map, radio, slot: slot, at: tag), at: Int64(second) * 1_000_000,
-                    map: map, radio: radio, settings: settings)
+                    building: building, radio: radio, settings: settings)
             }
         }
         #expect(filter.rooms[0] > 0.8)
-        let (point, error) = filter.estimate(map: map)
+        let (point, error) = filter.estimate(building: building)
         #expect(point.distance(to: tag) < 1.5)
         #expect(error < 2)
     }
@@ -51,15 +52,16 @@ struct PositionFilterTests {
     /// where it would hear the tag at the audible level, explained where the tag is beyond it.
     @Test func aSilenceIsExplainedOnlyWhereTheScannerCouldNotHear() {
         let map = Self.twoRooms()
+        let building = Building(map)
         let radio = RadioModel(exponent: 2.5, wallLoss: 5)
         let settings = PositionSettings(floors: [0: map])
         func filter(at tag: PlanPoint, silentFrom: Int) -> PositionFilter {
-            var filter = PositionFilter(map: map)
+            var filter = PositionFilter(building: building)
             for second in 0..<30 {
                 for slot in 0..<2 where slot == 1 || second < silentFrom {
                     filter.observe(
                         slot: slot, level: Self.level(map, radio, slot: slot, at: tag),
-                        at: Int64(second) * 1_000_000, map: map, radio: radio, settings: settings)
+                        at: Int64(second) * 1_000_000, building: building, radio: radio, settings: settings)
                 }
             }
             return filter
@@ -67,40 +69,42 @@ struct PositionFilterTests {
         let now: Int64 = 29_000_000
         // By A's scanner (-5 dB there), A silent for 14 s: unexplained.
         let near = filter(at: PlanPoint(1.5, 2), silentFrom: 15)
-        #expect(near.silenceUnexplained(within: 10, of: now, map: map, radio: radio, audible: -30))
+        #expect(near.silenceUnexplained(within: 10, of: now, building: building, radio: radio, audible: -30))
         // Silent for 5 s only: not yet.
         #expect(
             !filter(at: PlanPoint(1.5, 2), silentFrom: 25).silenceUnexplained(
-                within: 10, of: now, map: map, radio: radio, audible: -30))
+                within: 10, of: now, building: building, radio: radio, audible: -30))
         // Where A would read the tag at -25 dB through the wall, an audible level of -15 explains the silence.
         let far = filter(at: PlanPoint(7.5, 2), silentFrom: 15)
-        #expect(far.silenceUnexplained(within: 10, of: now, map: map, radio: radio, audible: -30))
-        #expect(!far.silenceUnexplained(within: 10, of: now, map: map, radio: radio, audible: -15))
+        #expect(far.silenceUnexplained(within: 10, of: now, building: building, radio: radio, audible: -30))
+        #expect(!far.silenceUnexplained(within: 10, of: now, building: building, radio: radio, audible: -15))
         // A scanner that never heard the tag, or nobody heard lately: nothing to explain.
         #expect(
             !filter(at: PlanPoint(1.5, 2), silentFrom: 0).silenceUnexplained(
-                within: 10, of: now, map: map, radio: radio, audible: -30))
-        #expect(!near.silenceUnexplained(within: 10, of: now + 20_000_000, map: map, radio: radio, audible: -30))
+                within: 10, of: now, building: building, radio: radio, audible: -30))
+        #expect(
+            !near.silenceUnexplained(within: 10, of: now + 20_000_000, building: building, radio: radio, audible: -30))
         // Garbage windows and times never trap.
-        #expect(!near.silenceUnexplained(within: .nan, of: .max, map: map, radio: radio, audible: -30))
-        _ = near.silenceUnexplained(within: -.infinity, of: .min, map: map, radio: radio, audible: .nan)
+        #expect(!near.silenceUnexplained(within: .nan, of: .max, building: building, radio: radio, audible: -30))
+        _ = near.silenceUnexplained(within: -.infinity, of: .min, building: building, radio: radio, audible: .nan)
     }
 
     @Test func aWallWithADoorIsCrossedOnlyThere() {
         let map = Self.twoRooms(door: true)
-        var filter = PositionFilter(map: map)
+        let building = Building(map)
+        var filter = PositionFilter(building: building)
         // All the probability in one cell of room A far from the door.
         let start = map.cell(at: PlanPoint(3.75, 0.25))!
         for index in filter.probability.indices { filter.probability[index] = index == start ? 1 : 0 }
-        for _ in 0..<4 { filter.pass(map: map) }
+        for _ in 0..<4 { filter.pass(map: map, from: 0) }
         // The cell just across the wall got nothing; the cell beside it in room A did.
         #expect(filter.probability[map.cell(at: PlanPoint(4.25, 0.25))!] == 0)
         #expect(filter.probability[map.cell(at: PlanPoint(3.25, 0.25))!] > 0)
         // Without doors rooms connect all along the shared edge.
         let open = Self.twoRooms()
-        var spread = PositionFilter(map: open)
+        var spread = PositionFilter(building: Building(open))
         for index in spread.probability.indices { spread.probability[index] = index == start ? 1 : 0 }
-        for _ in 0..<4 { spread.pass(map: open) }
+        for _ in 0..<4 { spread.pass(map: open, from: 0) }
         #expect(spread.probability[open.cell(at: PlanPoint(4.25, 0.25))!] > 0)
         // Mass is kept.
         #expect(abs(filter.probability.reduce(0, +) - 1) < 1e-5)
@@ -108,18 +112,19 @@ struct PositionFilterTests {
 
     @Test func garbageReadingsChangeNothing() {
         let map = Self.twoRooms()
+        let building = Building(map)
         let settings = PositionSettings(floors: [0: map])
-        var filter = PositionFilter(map: map)
+        var filter = PositionFilter(building: building)
         let before = filter.probability
         for level in [Double.nan, .infinity, -.infinity] {
-            filter.observe(slot: 0, level: level, at: 0, map: map, radio: RadioModel(), settings: settings)
+            filter.observe(slot: 0, level: level, at: 0, building: building, radio: RadioModel(), settings: settings)
         }
-        filter.observe(slot: 7, level: -10, at: 0, map: map, radio: RadioModel(), settings: settings)
-        filter.observe(slot: -1, level: -10, at: 0, map: map, radio: RadioModel(), settings: settings)
+        filter.observe(slot: 7, level: -10, at: 0, building: building, radio: RadioModel(), settings: settings)
+        filter.observe(slot: -1, level: -10, at: 0, building: building, radio: RadioModel(), settings: settings)
         #expect(filter.probability == before)
         // Readings far outside any table and time that runs backwards or overflows are taken safely.
-        filter.observe(slot: 0, level: 500, at: .max, map: map, radio: RadioModel(), settings: settings)
-        filter.observe(slot: 1, level: -500, at: .min + 1, map: map, radio: RadioModel(), settings: settings)
+        filter.observe(slot: 0, level: 500, at: .max, building: building, radio: RadioModel(), settings: settings)
+        filter.observe(slot: 1, level: -500, at: .min + 1, building: building, radio: RadioModel(), settings: settings)
         #expect(abs(filter.probability.reduce(0, +) - 1) < 1e-4)
         #expect(filter.probability.allSatisfy { $0.isFinite && $0 >= 0 })
     }

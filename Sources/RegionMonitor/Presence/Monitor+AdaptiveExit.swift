@@ -134,7 +134,9 @@ extension Monitor {
     func exitDeadline(_ ref: RegionRef) -> Int64? {
         let last = last(ref)
         guard last != Self.never else { return nil }
-        let due = last + currentLimit(ref)
+        var due = last + currentLimit(ref)
+        // By an exit door, a silence is the tag leaving (docs/behaviour.md §20).
+        if let quick = exitDoorSilence { due = min(due, last &+ quick) }
         guard ref.level == .beacon, let zoneDue = zoneDeadline(of: ref.index) else { return due }
         return min(due, zoneDue)
     }

@@ -1,10 +1,10 @@
 import BeaconCore
 import Floorplan
 
-/// A tag's position on the floors that have a plan (docs/behaviour.md §20): one filter per floor,
-/// the radio they read with, and the Area it is in while in no room.
+/// A tag's position on the floors that have a plan (docs/behaviour.md §20): one filter per
+/// building (all its floors), the radio they read with, and the Area it is in while in no room.
 package struct PositionState: Sendable {
-    /// By Area index.
+    /// By building: the Area index of its first floor.
     var filters: [Int32: PositionFilter] = [:]
     /// How signals weaken: the building's, learned from its scanners (set by the device table).
     package var radio = RadioModel()
@@ -21,6 +21,13 @@ package struct PositionState: Sendable {
     var contestAt: Int64 = .min
     /// When the look at the exit of the Area it is in without a room is scheduled.
     var holdDue: Int64 = .min
+    /// Whether the last reading placed the tag by an exit door (most of its probability within
+    /// ``Building/exitReach`` of one): its silence is then its leaving.
+    var byExit = false
+    /// The tag's last reading (µs) and the seconds between its readings, smoothed (readings of
+    /// one advertisement by several scanners count once).
+    var lastReading: Int64 = .min
+    var interval = 0.0
 
     package init() {}
 }
@@ -49,109 +56,169 @@ extension Monitor {
         set { rooms.position.radio = newValue }
     }
 
-    /// The probability of each room of the tag's floor, highest first, with the share outside
-    /// every room last (`nil` region); empty when it has no position.
+    /// The probability of each room of the tag's floor, highest first, with the share on that
+    /// floor outside every room last (`nil` region); empty when it has no position.
     package var roomProbabilities: [(room: Region?, probability: Double)] {
-        guard let (area, filter) = currentFilter, let map = settings.floorPlans?.floors[area] else { return [] }
-        var rows = map.zones.indices.map {
-            (room: Optional(hierarchy.zones[Int(map.zones[$0])].region), probability: Double(filter.rooms[$0]))
+        guard let (area, building, filter) = currentFilter, let floor = building.floor(ofArea: area) else { return [] }
+        let first = building.roomOffsets[floor]
+        var rows = building.floors[floor].zones.indices.map {
+            (
+                room: Optional(hierarchy.zones[Int(building.zones[first + $0])].region),
+                probability: Double(filter.rooms[first + $0])
+            )
         }
         rows.sort { $0.probability > $1.probability }
-        rows.append((nil, Double(filter.unroomed)))
+        rows.append((nil, Double(building.floors.count == 1 ? filter.unroomed : filter.outside[floor])))
         return rows
     }
 
     /// The tag's estimated position: Area, point and error, `nil` when it has none.
     package var estimatedPosition: (area: Region, point: PlanPoint, error: Double)? {
-        guard let (area, filter) = currentFilter, let map = settings.floorPlans?.floors[area] else { return nil }
-        let (point, error) = filter.estimate(map: map)
+        guard let (area, building, filter) = currentFilter, let floor = building.floor(ofArea: area) else { return nil }
+        let (point, error) = filter.estimate(building: building, floor: floor)
         return (hierarchy.areas[Int(area)].region, point, error)
     }
 
-    /// The filter of the floor the tag is on: its room's, else the Area it is in without one.
-    var currentFilter: (Int32, PositionFilter)? {
+    /// The floor the tag is on (its room's Area, else the Area it is in without one), its building
+    /// and the building's filter.
+    var currentFilter: (Int32, Building, PositionFilter)? {
         let area = rooms.zone >= 0 ? hierarchy.areaOfZone[Int(rooms.zone)] : rooms.position.area
-        guard area >= 0, let filter = rooms.position.filters[area] else { return nil }
-        return (area, filter)
+        guard area >= 0, let building = settings.floorPlans?.buildings[area],
+            let filter = rooms.position.filters[Self.key(of: building)]
+        else { return nil }
+        return (area, building, filter)
     }
+
+    /// The key of `building`'s filter: the Area of its first floor.
+    static func key(of building: Building) -> Int32 { building.floors[0].plan.area }
 
     /// Whether a report of the scanner at `beacon`, in `area`, goes to the position estimator.
     func isPositioned(_ beacon: Int32, area: Int32) -> Bool {
-        guard let map = settings.floorPlans?.floors[area] else { return false }
-        return map.scannerSlot[beacon] != nil
+        guard let building = settings.floorPlans?.buildings[area] else { return false }
+        return building.scannerSlot[beacon] != nil
     }
 
-    /// A reading of the scanner at `beacon` (`level` dB above the tag's measured power) on a floor
-    /// with a plan: the filter takes it, the room follows from the probabilities — a change needs
-    /// the new room at `Rooms.minConfidence`, the present room is kept while it stays at
-    /// ``PositionSettings/holdShare`` of that, and below it the tag is in its Area with no room.
+    /// A reading of the scanner at `beacon` (`level` dB above the tag's measured power) in a
+    /// building with a plan: the filter takes it, the room follows from the probabilities of every
+    /// room of every floor — a change needs the new room at `Rooms.minConfidence`, the present room
+    /// is kept while it stays at ``PositionSettings/holdShare`` of that, and below it the tag is
+    /// on its floor (its Area) with no room. The floor changes only when another floor holds
+    /// `Rooms.minConfidence` of the probability, which reaches it only up the stairs.
     mutating func sightPosition(
         _ beacon: Int32, level: Double, zone: Int32, area: Int32, into outputs: inout [MonitorOutput]
     ) {
-        guard let settings = settings.floorPlans, let map = settings.floors[area],
-            let slot = map.scannerSlot[beacon]
+        guard let settings = settings.floorPlans, let building = settings.buildings[area],
+            let slot = building.scannerSlot[beacon]
         else { return }
         dropRoomAfterSilence(into: &outputs)
-        if rooms.position.area >= 0, rooms.position.area != area,
+        if rooms.position.area >= 0, building.floor(ofArea: rooms.position.area) == nil,
             !(exitDeadline(RegionRef(.area, rooms.position.area)).map { timing.now < $0 } ?? false)
         {
             rooms.position.area = -1
         }
+        let key = Self.key(of: building)
         // In place: a copy would copy every cell's probability at every report.
         let radio = rooms.position.radio
-        rooms.position.filters[area, default: PositionFilter(map: map)].observe(
-            slot: slot, level: level, at: timing.now, map: map, radio: radio, settings: settings)
-        guard let filter = rooms.position.filters[area] else { return }
-        // The most probable room of this floor.
+        rooms.position.filters[key, default: PositionFilter(building: building)].observe(
+            slot: slot, level: level, at: timing.now, building: building, radio: radio, settings: settings)
+        guard let filter = rooms.position.filters[key] else { return }
+        noteReading(byExit: !building.exitCells.isEmpty && filter.byExit(building) >= 0.5)
+        // The most probable room of the building.
         var best = -1
         for index in filter.rooms.indices where best < 0 || filter.rooms[index] > filter.rooms[best] { best = index }
         let confidence = best >= 0 ? Double(filter.rooms[best]) : 0
         let current = rooms.zone
         var target: Int32? = current >= 0 ? current : nil
+        // The floor it is on: its room's, else the one it is on without a room, unless another
+        // floor holds Rooms.minConfidence of the probability.
+        var floor = building.floor(ofArea: current >= 0 ? hierarchy.areaOfZone[Int(current)] : rooms.position.area)
+        if floor.map({ Double(filter.floors[$0]) < 1 - settings.minConfidence }) ?? true {
+            floor = filter.floors.indices.max { filter.floors[$0] < filter.floors[$1] }
+        }
         // One scanner alone cannot place a tag in a room (a ring around it may cross a wall).
         let corroborated =
-            map.scannerSlot.count < 2 || filter.scannersHeard(within: settings.corroboration, of: timing.now) >= 2
+            building.scannerSlot.count < 2
+            || filter.scannersHeard(within: settings.corroboration, of: timing.now) >= 2
         // A scanner gone quiet where it would hear the tag: no room is entered on the others' word
         // (its room's scanner died, and the tag in it is heard only through walls).
         func unexplained() -> Bool {
             filter.silenceUnexplained(
-                within: settings.corroboration, of: timing.now, map: map, radio: radio, audible: settings.audible)
+                within: settings.corroboration, of: timing.now, building: building, radio: radio,
+                audible: settings.audible)
         }
-        if current >= 0, hierarchy.areaOfZone[Int(current)] == area, let mine = map.roomSlot(ofZone: current) {
+        if current >= 0, let mine = building.roomSlot(ofZone: current) {
             let share = Double(filter.rooms[mine])
             if best != mine, confidence >= settings.minConfidence, corroborated, !unexplained() {
-                if contest(map.zones[best], lead: confidence - share, settings: settings) { target = map.zones[best] }
+                if contest(building.zones[best], lead: confidence - share, settings: settings) {
+                    target = building.zones[best]
+                }
             } else if share < settings.minConfidence * settings.holdShare {
                 if contest(-1, lead: settings.minConfidence - share, settings: settings) { target = nil }
             } else {
                 contest(nil, lead: 0, settings: settings)
             }
         } else if best >= 0, confidence >= settings.minConfidence, corroborated, !unexplained() {
-            target = map.zones[best]
-        } else if current >= 0, hierarchy.areaOfZone[Int(current)] == area {
-            target = nil  // its room has no polygon on this floor: no longer placed there
+            target = building.zones[best]
+        } else if current >= 0, building.floor(ofArea: hierarchy.areaOfZone[Int(current)]) != nil {
+            target = nil  // its room has no polygon on its floor: no longer placed there
         }
-        if target != (current >= 0 ? current : nil) || (target == nil && rooms.position.area != area) {
-            let previous = current >= 0 ? map.roomSlot(ofZone: current).map { Double(filter.rooms[$0]) } : nil
+        let floorArea =
+            target.map { hierarchy.areaOfZone[Int($0)] } ?? floor.map { building.floors[$0].plan.area } ?? area
+        if target != (current >= 0 ? current : nil) || (target == nil && rooms.position.area != floorArea) {
+            let previous = current >= 0 ? building.roomSlot(ofZone: current).map { Double(filter.rooms[$0]) } : nil
+            if target == nil, rooms.position.area >= 0, rooms.position.area != floorArea,
+                building.floor(ofArea: rooms.position.area) != nil
+            {
+                // Another floor of the building, with no room: the old floor is left at once.
+                sightings.area[Int(rooms.position.area)] = Self.never
+            }
             moveRoom(
-                to: target, area: area, scanner: beacon,
-                probability: target.flatMap { map.roomSlot(ofZone: $0) }.map { Double(filter.rooms[$0]) } ?? confidence,
+                to: target, area: floorArea, scanner: beacon,
+                probability: target.flatMap { building.roomSlot(ofZone: $0) }.map { Double(filter.rooms[$0]) }
+                    ?? confidence,
                 previous: previous, into: &outputs)
         }
-        // The report keeps the tag's room, or its Area, inside.
-        sightings.area[Int(area)] = timing.now
-        if rooms.zone >= 0, hierarchy.areaOfZone[Int(rooms.zone)] == area {
+        // The report keeps the tag's room, or its floor, inside.
+        sightings.area[Int(floorArea)] = timing.now
+        if rooms.zone >= 0, building.roomSlot(ofZone: rooms.zone) != nil {
             let anchor = hierarchy.zones[Int(rooms.zone)].beacons[0]
             sightings.beacon[Int(anchor)] = timing.now
             sightings.zone[Int(rooms.zone)] = timing.now
-            enterAncestors(of: anchor, zone: rooms.zone, area: area, into: &outputs)
+            enterAncestors(of: anchor, zone: rooms.zone, area: floorArea, into: &outputs)
         } else if rooms.zone < 0 {
-            rooms.position.area = area
+            rooms.position.area = floorArea
             armPositionHold()
             reconcileAll(into: &outputs)
         }
         applyPolicy(into: &outputs)
-        reportPosition(area: area, filter: filter, map: map, into: &outputs)
+        // By an exit door its regions exit after a shorter silence: their looks move up to it.
+        if rooms.position.byExit {
+            for ref in tracked.filter({ $0.value.inside }).keys.sorted() { armExit(ref) }
+        }
+        if let shown = building.floor(ofArea: floorArea) {
+            reportPosition(area: floorArea, filter: filter, building: building, floor: shown, into: &outputs)
+        }
+    }
+
+    /// Notes a reading's time (for the interval between the tag's readings) and whether it placed
+    /// the tag by an exit door.
+    mutating func noteReading(byExit: Bool) {
+        rooms.position.byExit = byExit
+        let last = rooms.position.lastReading
+        rooms.position.lastReading = timing.now
+        guard last != .min else { return }
+        let (gap, overflow) = timing.now.subtractingReportingOverflow(last)
+        guard !overflow, gap > Self.sameAdvertisement else { return }
+        let seconds = min(Double(gap) / 1_000_000, 3600)
+        rooms.position.interval =
+            rooms.position.interval == 0 ? seconds : rooms.position.interval * 0.8 + seconds * 0.2
+    }
+
+    /// The silence after which a tag placed by an exit door has left (docs/behaviour.md §20): three
+    /// of its usual intervals between readings, 1.5 s at least; `nil` when it is not by one.
+    var exitDoorSilence: Int64? {
+        guard settings.floorPlans != nil, rooms.position.byExit, rooms.position.interval > 0 else { return nil }
+        return Int64((max(1.5, 3 * rooms.position.interval) * 1_000_000).rounded())
     }
 
     /// A look at the exit of the Area the tag is in without a room: one pending at a time, moved
@@ -255,7 +322,7 @@ extension Monitor {
     /// The `position` output: on every room change, and at most once a second while the estimate
     /// moves 0.5 m or more.
     mutating func reportPosition(
-        area: Int32, filter: PositionFilter, map: FloorMap, into outputs: inout [MonitorOutput]
+        area: Int32, filter: PositionFilter, building: Building, floor: Int, into outputs: inout [MonitorOutput]
     ) {
         let roomNow = rooms.zone >= 0 && hierarchy.areaOfZone[Int(rooms.zone)] == area ? rooms.zone : -1
         let changed = roomNow != rooms.position.reportedRoom
@@ -263,16 +330,17 @@ extension Monitor {
         else {
             return
         }
-        let (point, error) = filter.estimate(map: map)
+        let (point, error) = filter.estimate(building: building, floor: floor)
         if !changed, let last = rooms.position.reportedPoint, last.distance(to: point) < 0.5 { return }
         rooms.position.reportedAt = timing.now
         rooms.position.reportedPoint = point
         rooms.position.reportedRoom = roomNow
         var confidence = 0.0
-        if roomNow >= 0, let slot = map.roomSlot(ofZone: roomNow) {
+        if roomNow >= 0, let slot = building.roomSlot(ofZone: roomNow) {
             confidence = Double(filter.rooms[slot])
         } else {
-            confidence = Double(filter.rooms.max() ?? 0)
+            let first = building.roomOffsets[floor]
+            confidence = Double(filter.rooms[first..<(first + building.floors[floor].zones.count)].max() ?? 0)
         }
         let report = PositionReport(
             area: hierarchy.areas[Int(area)].region, x: Self.rounded(point.x), y: Self.rounded(point.y),
