@@ -71,7 +71,7 @@ extension Configuration {
     package static let keyPrefixes = [
         "LocationBaseBeacon.", "LocationBeaconName.", "LocationBeaconPower.", "LocationAreaName.",
         "LocationZoneName.", "LocationAlert.", "Script.", "Device.", "LocationScanner.", "Scanner.", "Tag.",
-        "LocationZoneShape.", "LocationScannerPoint.", "LocationAreaLevel.", "Door.",
+        "LocationZoneShape.", "LocationScannerPoint.", "LocationAreaLevel.", "Door.", "Stairs.",
     ]
 }
 

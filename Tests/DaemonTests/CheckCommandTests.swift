@@ -30,6 +30,12 @@ import TestSupport
         #expect(
             run.stdout.contains("  floor room F1000000-0000-4000-8000-000000000001:4 \"Kitchen\": 10 corners, 36.6 m²"))
         #expect(run.stdout.contains("  floor scanner upstairs_hallway at 10.4,6.4, 3.4 m high"))
+        // Its two floors are stacked by their bounds: one building, which no stairs join yet.
+        #expect(
+            run.stdout.contains(
+                "  building of 2 floors (F1000000-0000-4000-8000-000000000001, F2000000-0000-4000-8000-000000000002), "
+                    + "0 stairs: a tag changes floor only on strong evidence; join the floors with Stairs.<id>"))
+        #expect(run.stdout.contains("through their known walls and floors (a floor 10 dB until then)"))
         #expect(run.stdout.contains("  tags: rooms position:"))
         #expect(run.stdout.contains("no warnings"))
     }

@@ -307,7 +307,9 @@ struct CheckJob {
 
     func quoted(_ name: String?) -> String { name.map { " \"\($0.excerpt)\"" } ?? "" }
 
-    func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+    func count(_ n: Int, _ noun: String, plural: String? = nil) -> String {
+        "\(n) \(n == 1 ? noun : plural ?? noun + "s")"
+    }
 
     /// Each floor with a plan (docs/behaviour.md §20): its rooms matched to Zones, its scanners placed,
     /// its doors, and the grid the estimator runs on.
@@ -340,12 +342,34 @@ struct CheckJob {
                 lines.append(
                     "  floor scanner \(id) at \(scanner.point), \(JSONValue.numberText(scanner.z)) m high")
             }
-            for door in plan.doors { lines.append("  floor door \(door.a); \(door.b)") }
+            for door in plan.doors {
+                lines.append(
+                    "  floor door \(door.a); \(door.b)\(plan.exits.contains(door) ? ", exit (to the outside)" : "")")
+            }
+        }
+        // Buildings of more than one floor: their floors and stairs (docs/behaviour.md §20).
+        var seen: Set<ObjectIdentifier> = []
+        for (_, building) in configuration.buildings.sorted(by: { $0.key < $1.key })
+        where building.floors.count > 1 && seen.insert(ObjectIdentifier(building)).inserted {
+            let names = building.floors.map { hierarchy.areas[Int($0.plan.area)].region.description }
+            lines.append(
+                "  building of \(count(building.floors.count, "floor")) (\(names.joined(separator: ", "))), "
+                    + "\(count(building.stairs.count, "stairs", plural: "stairs")): "
+                    + (building.stairs.isEmpty
+                        ? "a tag changes floor only on strong evidence; join the floors with Stairs.<id>"
+                        : "a tag changes floor only through them"))
+            for stairs in building.stairs {
+                lines.append(
+                    "  building stairs \(names[stairs.floorA]) \(stairs.pointA) to \(names[stairs.floorB]) \(stairs.pointB)"
+                )
+            }
         }
         if !configuration.floors.isEmpty {
             lines.append(
                 "  floor radio: until the scanners have heard each other, \(RadioModel()); then fitted to what "
-                    + "they hear of each other at their known distances through their known walls")
+                    + "they hear of each other at their known distances through their known walls"
+                    + (configuration.buildings.values.contains { $0.floors.count > 1 }
+                        ? " and floors (a floor \(JSONValue.numberText(RadioModel().floorLoss)) dB until then)" : ""))
         }
         return lines
     }
