@@ -89,13 +89,7 @@ extension Loader {
                 }
                 plan.levels.append(.init(area: uuid, bottom: values[0], top: values[1], line: entry.line))
             } else if let id = key.suffix(after: "Door.") {
-                guard DeviceDeclaration.isValidID(id) else {
-                    error(
-                        entry,
-                        "door id '\(id.excerpt)' must be 1 to 64 letters, digits, '-', '_' or '.', such as Door.kitchen"
-                    )
-                    continue
-                }
+                guard isValidID(id, entry, kind: "door", example: "Door.kitchen") else { continue }
                 var value = entry
                 var exit = false
                 // `x,y; x,y, exit`: a door to the outside.
@@ -120,13 +114,7 @@ extension Loader {
                 }
                 plan.doors.append(.init(id: id, from: points[0], to: points[1], exit: exit, line: entry.line))
             } else if let id = key.suffix(after: "Stairs.") {
-                guard DeviceDeclaration.isValidID(id) else {
-                    error(
-                        entry,
-                        "stairs id '\(id.excerpt)' must be 1 to 64 letters, digits, '-', '_' or '.', such as Stairs.main"
-                    )
-                    continue
-                }
+                guard isValidID(id, entry, kind: "stairs", example: "Stairs.main") else { continue }
                 if let stairs = stairs(entry, id: id) { plan.stairs.append(stairs) }
             }
         }
@@ -317,6 +305,13 @@ extension Loader {
         configuration.buildings = buildings
         configuration.floors = floors
         configuration.scanners?.hasFloors = !floors.isEmpty
+    }
+
+    /// Whether `id` is a door's or stairs' id; an error on `entry` when it is not.
+    mutating func isValidID(_ id: String, _ entry: IniFile.Entry, kind: String, example: String) -> Bool {
+        guard !DeviceDeclaration.isValidID(id) else { return true }
+        error(entry, "\(kind) id '\(id.excerpt)' must be 1 to 64 letters, digits, '-', '_' or '.', such as \(example)")
+        return false
     }
 
     /// `Stairs.<id> = <UUID of floor A>, x,y; <UUID of floor B>, x,y` (docs/behaviour.md §20).

@@ -139,18 +139,8 @@ package final class Building: Sendable, Hashable {
     /// The floor (index in ``floors``) of Area `area`, `nil` when it has no plan here.
     package func floor(ofArea area: Int32) -> Int? { floors.firstIndex { $0.plan.area == area } }
 
-    /// The floor of building cell `cell`.
-    package func floor(ofCell cell: Int) -> Int {
-        var floor = 0
-        while floor + 1 < floors.count, offsets[floor + 1] <= cell { floor += 1 }
-        return floor
-    }
-
     /// The room slot of `zone`, `nil` when it has no polygon here.
     package func roomSlot(ofZone zone: Int32) -> Int? { zones.firstIndex(of: zone) }
-
-    /// The Area of room slot `slot`.
-    package func area(ofRoom slot: Int) -> Int32 { floors[roomFloor[slot]].plan.area }
 
     /// The buildings `floors` make: floors joined by stairs, or stacked (at heights that do not
     /// overlap), are one building; a floor alone is a building of its own. By Area, each Area's
