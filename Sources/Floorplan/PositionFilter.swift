@@ -103,7 +103,7 @@ package struct PositionFilter: Sendable {
                 }
             }
         }
-        normalise(total: total, building: building)
+        normalise(total: total, building: building, share: Float(settings.jump))
         readings &+= 1
     }
 
@@ -236,15 +236,15 @@ package struct PositionFilter: Sendable {
 
     /// Scales to a sum of 1, mixes in ``floorShare`` of the whole building, and sums the rooms and
     /// the floors.
-    mutating func normalise(total: Float, building: Building) {
+    mutating func normalise(total: Float, building: Building, share: Float = floorShare) {
         let cells = building.cellCount
-        let even = Self.floorShare / Float(cells)
+        let even = share / Float(cells)
         guard total.isFinite, total > 0 else {
             // Nothing left anywhere (cannot happen with the outlier floor): start over.
             self = PositionFilter(building: building)
             return
         }
-        let scale = (1 - Self.floorShare) / total
+        let scale = (1 - share) / total
         var outside: Float = 0
         for index in rooms.indices { rooms[index] = 0 }
         for (floor, map) in building.floors.enumerated() {

@@ -40,12 +40,23 @@ package struct PositionSettings: Sendable, Hashable {
     /// it, where it would hear the tag at this level or more, holds every room change (a silence
     /// the position does not explain: the scanner died, or the position is wrong).
     package var audible: Double
+    /// The share of the whole building mixed into the probability at every reading: how readily
+    /// the estimate jumps (through a wall) rather than walks (through a door).
+    package var jump = 1e-4
+    /// The contest's threshold while the tag walks: its estimate moved ``moving`` metres or more
+    /// within ``movingWindow`` seconds. A walker's room follows within a second or two of the
+    /// lead; a still tag's needs ``threshold`` (its estimate wobbles by a metre or two, a walker's
+    /// crosses rooms).
+    package var walkThreshold: Double
+    package var moving: Double
+    package var movingWindow: Double
 
     package init(
         floors: [Int32: FloorMap] = [:], minConfidence: Double = 0.6, holdShare: Double = 2.0 / 3.0,
         spread: Double = 0.5, sigmaAbove: Double = 5, sigmaBelow: Double = 7, outlier: Double = 0.05,
-        correlation: Double = 2, drift: Double = 0.2, threshold: Double = 1.5, corroboration: Double = 10,
-        audible: Double = -30, buildings: [Int32: Building]? = nil
+        correlation: Double = 2, drift: Double = 0.2, threshold: Double = 4, corroboration: Double = 10,
+        audible: Double = -30, walkThreshold: Double = 0.5, moving: Double = 3, movingWindow: Double = 15,
+        buildings: [Int32: Building]? = nil
     ) {
         let buildings = buildings ?? Building.group(floors.values.map(\.plan), stairs: [])
         self.buildings = buildings
@@ -55,6 +66,9 @@ package struct PositionSettings: Sendable, Hashable {
         }
         self.corroboration = corroboration
         self.audible = audible
+        self.walkThreshold = walkThreshold
+        self.moving = moving
+        self.movingWindow = movingWindow
         self.correlation = correlation
         self.drift = drift
         self.threshold = threshold
@@ -83,10 +97,11 @@ package struct PositionSettings: Sendable, Hashable {
         floors: [Int32: FloorMap], minConfidence: Double = 0.6, buildings: [Int32: Building]? = nil
     ) -> PositionSettings {
         // Measured on the firmware's cadence (scripts/bench rooms --feeds firmware, docs/performance.md):
-        // walkers 21.5 % wrong against 28.9 % with the raw figures, still tags alike.
+        // walkers 21.5 % wrong against 28.9 % with the raw figures, still tags alike. A walker's
+        // faster contest gains nothing here (the node's 15 s median is the lag), so there is none.
         PositionSettings(
             floors: floors, minConfidence: minConfidence, spread: 1, sigmaAbove: 4, sigmaBelow: 5.5, outlier: 0.05,
-            correlation: 5, threshold: 1, corroboration: 16, buildings: buildings)
+            correlation: 5, threshold: 1, corroboration: 16, walkThreshold: 1, buildings: buildings)
     }
 
     /// The likelihood of a reading's departure from its expected level, tabled.
@@ -97,6 +112,8 @@ package struct PositionSettings: Sendable, Hashable {
             && lhs.spread == rhs.spread && lhs.sigmaAbove == rhs.sigmaAbove && lhs.sigmaBelow == rhs.sigmaBelow
             && lhs.outlier == rhs.outlier && lhs.correlation == rhs.correlation && lhs.drift == rhs.drift
             && lhs.threshold == rhs.threshold && lhs.corroboration == rhs.corroboration && lhs.audible == rhs.audible
+            && lhs.jump == rhs.jump && lhs.walkThreshold == rhs.walkThreshold && lhs.moving == rhs.moving
+            && lhs.movingWindow == rhs.movingWindow
     }
 
     package func hash(into hasher: inout Hasher) {

@@ -166,6 +166,51 @@ package struct Floor: Sendable {
         return Floor(name: "open plan", rooms: rooms, walls: [], scanners: scanners, exit: Point(-0.5, 4))
     }
 
+    /// A 12 × 8 m open-plan floor of six 4 × 4 m zones with `count` scanners drawn anywhere on it
+    /// (0.3 m from its edges), not one per zone: drawn again until every zone has one (a zone's
+    /// scanner names it for the nearest rules). Receivers `offsets` dB off.
+    package static func openPlanAtRandom(seed: UInt64, count: Int = 8, offsets: Double = 4) -> Floor {
+        var random = SeededGenerator(seed: seed)
+        var rooms: [Room] = []
+        for row in 0..<2 {
+            for column in 0..<3 {
+                let rect = Rect(Double(column) * 4, Double(row) * 4, Double(column) * 4 + 4, Double(row) * 4 + 4)
+                rooms.append(Room(name: "Zone \(rooms.count + 1)", rect: rect, door: nil))
+            }
+        }
+        let whole = Rect(0, 0, 12, 8)
+        var points: [Point] = []
+        repeat {
+            points = (0..<max(count, rooms.count)).map { _ in place(in: whole, margin: 0.3, random: &random) }
+        } while Set(points.compactMap { point in rooms.firstIndex { $0.rect.contains(point) } }).count < rooms.count
+        let scanners = points.enumerated().map { index, point in
+            Scanner(
+                id: "node-\(index + 1)", room: rooms.firstIndex { $0.rect.contains(point) } ?? 0, at: point,
+                offset: Double.random(in: -offsets...offsets, using: &random))
+        }
+        return Floor(name: "open plan at random", rooms: rooms, walls: [], scanners: scanners, exit: Point(-0.5, 4))
+    }
+
+    /// The ESPresense companion's accuracy harness as its repository describes it
+    /// (docs/companion-harness.md): a 6 × 4 m floor of two rooms without a wall between them
+    /// (living x 0–4, bedroom x 4–6), a node in each corner, path loss exponent 3, calibrated
+    /// receivers.
+    package static func companionHarness() -> Floor {
+        let rooms = [
+            Room(name: "Living", rect: Rect(0, 0, 4, 4.01), door: nil),
+            Room(name: "Bedroom", rect: Rect(4, 0, 6.01, 4.01), door: nil),
+        ]
+        let scanners = [
+            Scanner(id: "node-living-nw", room: 0, at: Point(0.2, 3.8), offset: 0),
+            Scanner(id: "node-living-sw", room: 0, at: Point(0.2, 0.2), offset: 0),
+            Scanner(id: "node-bedroom-ne", room: 1, at: Point(5.8, 3.8), offset: 0),
+            Scanner(id: "node-bedroom-se", room: 1, at: Point(5.8, 0.2), offset: 0),
+        ]
+        var floor = Floor(name: "harness", rooms: rooms, walls: [], scanners: scanners, exit: Point(-0.5, 2))
+        floor.exponent = 3
+        return floor
+    }
+
     /// The ESPresense companion's published simulation setting: a 6 × 4 m flat, four 3 × 2 m rooms
     /// with 3 dB walls, a node in each room's outer corner, calibrated receivers.
     package static func flat() -> Floor {

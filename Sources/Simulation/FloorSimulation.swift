@@ -208,16 +208,22 @@ package struct FloorSimulation: Sendable {
         return mover
     }
 
-    /// A walker going to and fro between `a` and `b` at `speed` for the whole run (the ESPresense
-    /// companion's walks).
-    package func shuttle(_ a: Floor.Point, _ b: Floor.Point, speed: Double) -> Mover {
+    /// A walker going along `points` and back for the whole run: at `speed` (m/s), or taking
+    /// `segment` seconds over each leg whatever its length (the ESPresense companion's harness
+    /// samples each leg alike: docs/companion-harness.md).
+    package func shuttle(along points: [Floor.Point], speed: Double = 0.5, segment: Double? = nil) -> Mover {
         var mover = Mover()
-        mover.keyframes.append(Mover.Keyframe(time: 0, point: a))
+        guard let first = points.first else { return mover }
+        mover.keyframes.append(Mover.Keyframe(time: 0, point: first))
         var time = 0.0
-        var towards = b
-        while time < duration {
-            time = mover.walk([towards == b ? a : b, towards], from: time, speed: speed)
-            towards = towards == b ? a : b
+        var forward = true
+        while time < duration, points.count > 1 {
+            let path = forward ? points : points.reversed()
+            for (from, to) in zip(path, path.dropFirst()) {
+                let legSpeed = segment.map { from.distance(to: to) / max($0, 1e-3) } ?? speed
+                time = mover.walk([from, to], from: time, speed: max(legSpeed, 1e-3))
+            }
+            forward.toggle()
         }
         return mover
     }

@@ -28,6 +28,10 @@ package struct PositionState: Sendable {
     /// one advertisement by several scanners count once).
     var lastReading: Int64 = .min
     var interval = 0.0
+    /// The estimate's recent points (µs, the likeliest floor, the point there), oldest first, and
+    /// whether it moved far enough among them to be walking.
+    var trail: [(at: Int64, floor: Int, point: PlanPoint)] = []
+    var walking = false
 
     package init() {}
 }
@@ -135,6 +139,9 @@ extension Monitor {
         if floor.map({ Double(filter.floors[$0]) < 1 - settings.minConfidence }) ?? true {
             floor = filter.floors.indices.max { filter.floors[$0] < filter.floors[$1] }
         }
+        if let likeliest = filter.floors.indices.max(by: { filter.floors[$0] < filter.floors[$1] }) {
+            noteTrail(filter.estimate(building: building, floor: likeliest).point, floor: likeliest, settings: settings)
+        }
         // One scanner alone cannot place a tag in a room (a ring around it may cross a wall).
         let corroborated =
             building.scannerSlot.count < 2
@@ -200,6 +207,22 @@ extension Monitor {
         }
     }
 
+    /// Adds `point` on `floor` (the likeliest) to the estimate's trail and notes whether the tag
+    /// walks: the estimate moved ``PositionSettings/moving`` metres or changed floor within
+    /// ``PositionSettings/movingWindow`` seconds.
+    mutating func noteTrail(_ point: PlanPoint, floor: Int, settings: PositionSettings) {
+        let window = Int64(max(0, min(settings.movingWindow, 3600)) * 1_000_000)
+        let now = timing.now
+        rooms.position.trail.removeAll { entry in
+            let (age, overflow) = now.subtractingReportingOverflow(entry.at)
+            return overflow || age > window || age < 0
+        }
+        rooms.position.walking = rooms.position.trail.contains {
+            $0.floor != floor || $0.point.distance(to: point) >= settings.moving
+        }
+        rooms.position.trail.append((now, floor, point))
+    }
+
     /// Notes a reading's time (for the interval between the tag's readings) and whether it placed
     /// the tag by an exit door.
     mutating func noteReading(byExit: Bool) {
@@ -258,7 +281,8 @@ extension Monitor {
             rooms.position.score = 0
         }
         rooms.position.score = max(0, rooms.position.score + (lead - settings.drift) * seconds)
-        guard rooms.position.score >= settings.threshold else { return false }
+        let threshold = rooms.position.walking ? settings.walkThreshold : settings.threshold
+        guard rooms.position.score >= threshold else { return false }
         rooms.position.score = 0
         rooms.position.challenger = -2
         return true

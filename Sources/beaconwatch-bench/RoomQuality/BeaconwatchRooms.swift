@@ -10,7 +10,7 @@ import Simulation
 /// `replay` (docs/behaviour.md §19), each floor room a Zone, each scanner placed, each tag
 /// declared, fed the same reports as the peers.
 struct BeaconwatchRooms: RoomDecider {
-    let name: String
+    var name: String
     var table: Devices
     let scanners: [String]
     let tags: [String]
@@ -18,6 +18,10 @@ struct BeaconwatchRooms: RoomDecider {
     /// `Scanner.<id>.address` (a Theengs gateway reports the address).
     let scannerTags: [(tag: String, address: BluetoothAddress?)]
     var actions: [Devices.Action] = []
+    /// Shows the position filter's most probable room once it holds `Rooms.minConfidence`, with no
+    /// contest and no hold (a probe: how much of the hand-over is the filter's own lag).
+    var filterOnly = false
+    var probed: [Int?] = []
 
     /// `nodes`: the reports are ESPresense nodes' (filtered estimates), else every advertisement
     /// (a Theengs gateway's). `extra`: more ini lines (the defaults without).
@@ -73,6 +77,18 @@ struct BeaconwatchRooms: RoomDecider {
         actions.removeAll(keepingCapacity: true)
         for (index, id) in tags.enumerated() {
             let monitor = table.engine(id)?.monitor
+            if filterOnly, let monitor {
+                if probed.count != tags.count { probed = Array(repeating: nil, count: tags.count) }
+                if let top = monitor.roomProbabilities.first, let region = top.room, top.probability >= 0.6,
+                    case .zone(_, let major) = region
+                {
+                    probed[index] = Int(major) - 1
+                } else if monitor.currentArea == nil {
+                    probed[index] = nil
+                }
+                rooms[index] = probed[index]
+                continue
+            }
             guard let room = monitor?.presentRoom, case .zone(_, let major) = room else {
                 // In the building but in no room (a floor plan's honest "not sure"): never the
                 // right room, never away.

@@ -63,9 +63,18 @@ struct RoomQualityBench: ParsableCommand {
 
     @Option(
         help:
-            "Also beaconwatch's position rule with these figures: spread,holdShare,sigmaAbove,sigmaBelow,outlier,correlation,drift,threshold[,audible] (PositionSettings; repeatable)."
+            "Also beaconwatch's position rule with these figures: spread,holdShare,sigmaAbove,sigmaBelow,outlier,correlation,drift,threshold[,audible[,jump]] (PositionSettings; repeatable)."
     )
     var position: [String] = []
+
+    @Flag(help: "Also the position filter's most probable room without the contest (a probe of its lag).")
+    var probe = false
+
+    @Option(
+        help:
+            "Also beaconwatch's position rule with these settings changed: key=value,… (PositionSettings' names; repeatable)."
+    )
+    var tune: [String] = []
 
     @Option(help: "Also beaconwatch with these ini lines added (\\n between lines; repeatable).")
     var ini: [String] = []
@@ -94,8 +103,10 @@ struct RoomQualityBench: ParsableCommand {
     struct Scenario {
         var name: String
         var simulation: FloorSimulation
-        /// Walkers going to and fro between two points instead of room to room.
-        var shuttles: [(Floor.Point, Floor.Point)] = []
+        /// Walkers going to and fro along a path instead of room to room, and the seconds each leg
+        /// takes (`nil`: at 0.5 m/s).
+        var shuttles: [[Floor.Point]] = []
+        var leg: Double?
         /// A scanner (by index) that dies at a time: nothing of it after, as sender or receiver.
         var dies: (scanner: Int, at: Double)?
     }
@@ -122,7 +133,7 @@ struct RoomQualityBench: ParsableCommand {
         espresense.loss = 0
         func flat(_ name: String, _ a: Floor.Point, _ b: Floor.Point) -> Scenario {
             var scenario = make(name, Floor.flat(), seconds: 1800, walkers: 0, still: 0) { $0 = espresense }
-            scenario.shuttles = Array(repeating: (a, b), count: 4)
+            scenario.shuttles = Array(repeating: [a, b], count: 4)
             return scenario
         }
         func quiet(_ scenario: Scenario) -> Scenario {
@@ -134,6 +145,17 @@ struct RoomQualityBench: ParsableCommand {
             var scenario = scenario
             scenario.simulation.wander = 60
             scenario.simulation.stay = 90...240
+            return scenario
+        }
+        // The companion's harness (docs/companion-harness.md): its two walks as it samples them (each
+        // leg in 30 samples whatever its length), walked to and fro by four tags advertising at 1 Hz,
+        // a leg in 30 s: a sample's share of the harness is its share of the time here.
+        func harness(_ name: String, _ path: [Floor.Point]) -> Scenario {
+            var scenario = make(name, Floor.companionHarness(), seconds: 1800, walkers: 0, still: 0) {
+                $0 = espresense
+            }
+            scenario.shuttles = Array(repeating: path, count: 4)
+            scenario.leg = 30
             return scenario
         }
         return [
@@ -163,6 +185,11 @@ struct RoomQualityBench: ParsableCommand {
                 scenario.dies = (2, scenario.simulation.duration / 2)
                 return scenario
             }(),
+            make("open plan at random, 1 Hz", Floor.openPlanAtRandom(seed: 27)),
+            harness("harness, diagonal walk", [Floor.Point(0.5, 0.5), Floor.Point(3, 2), Floor.Point(5.5, 3.5)]),
+            harness(
+                "harness, crossing",
+                [Floor.Point(1, 2), Floor.Point(3, 2), Floor.Point(3.9, 2), Floor.Point(4.1, 2), Floor.Point(5, 2)]),
             flat("flat, diagonal walk", Floor.Point(0.4, 0.4), Floor.Point(5.6, 3.6)),
             flat("flat, across a wall", Floor.Point(1.5, 1), Floor.Point(4.5, 1)),
         ]
@@ -225,7 +252,7 @@ struct RoomQualityBench: ParsableCommand {
         let simulation = scenario.simulation
         let floor = simulation.floor
         var movers = simulation.movers()
-        for (a, b) in scenario.shuttles { movers.append(simulation.shuttle(a, b, speed: 0.5)) }
+        for path in scenario.shuttles { movers.append(simulation.shuttle(along: path, segment: scenario.leg)) }
         let count = movers.count
         // The scanners also advertise and hear each other (tags count + s: scanner s).
         let heard = (simulation.heard(movers) + simulation.heardBetweenScanners(firstTag: count)).sorted {
@@ -261,6 +288,12 @@ struct RoomQualityBench: ParsableCommand {
                     extra: exact))
             starts += [1800, 1800, 1800]
         }
+        if probe {
+            var probe = try BeaconwatchRooms(
+                name: "bw filter only", floor: floor, tags: count, nodes: nodes, phones: phones, plan: true)
+            probe.filterOnly = true
+            systems.append(probe)
+        }
         for text in ini {
             let lines = text.replacingOccurrences(of: "\\n", with: "\n")
             systems.append(
@@ -279,17 +312,59 @@ struct RoomQualityBench: ParsableCommand {
         }
         for text in position {
             let values = text.split(separator: ",").compactMap { Double($0) }
-            guard values.count == 8 || values.count == 9 else {
-                throw ValidationError("--position takes eight or nine numbers, not \(text)")
+            guard values.count >= 8 && values.count <= 10 else {
+                throw ValidationError("--position takes eight to ten numbers, not \(text)")
             }
-            let tuning = PositionSettings(
+            var tuning = PositionSettings(
                 holdShare: values[1], spread: values[0], sigmaAbove: values[2], sigmaBelow: values[3],
                 outlier: values[4], correlation: values[5], drift: values[6], threshold: values[7],
-                audible: values.count == 9 ? values[8] : PositionSettings().audible)
-            systems.append(
-                try BeaconwatchRooms(
-                    name: "pos \(text)", floor: floor, tags: count, nodes: nodes, phones: phones, plan: true,
-                    position: tuning))
+                audible: values.count >= 9 ? values[8] : PositionSettings().audible)
+            if values.count == 10 { tuning.jump = values[9] }
+            let variant = try BeaconwatchRooms(
+                name: "pos \(text)", floor: floor, tags: count, nodes: nodes, phones: phones, plan: true,
+                position: tuning)
+            systems.append(variant)
+            if probe {
+                var filter = variant
+                filter.filterOnly = true
+                filter.name = "filter \(text)"
+                systems.append(filter)
+            }
+        }
+        for text in tune {
+            var values: [String: Double] = [:]
+            for pair in text.split(separator: ",") {
+                let parts = pair.split(separator: "=")
+                guard parts.count == 2, let value = Double(parts[1]) else {
+                    throw ValidationError("--tune takes key=value pairs, not \(pair)")
+                }
+                values[String(parts[0])] = value
+            }
+            let known: Set = [
+                "spread", "holdShare", "sigmaAbove", "sigmaBelow", "outlier", "correlation", "drift", "threshold",
+                "audible", "corroboration", "jump", "walkThreshold", "moving", "movingWindow",
+            ]
+            if let unknown = values.keys.first(where: { !known.contains($0) }) {
+                throw ValidationError("--tune: no setting \(unknown)")
+            }
+            // The feed's own defaults: ESPresense nodes' reports are read with other figures.
+            let defaults = nodes ? PositionSettings.filteredReports(floors: [:]) : PositionSettings()
+            var tuning = PositionSettings(
+                holdShare: values["holdShare"] ?? defaults.holdShare, spread: values["spread"] ?? defaults.spread,
+                sigmaAbove: values["sigmaAbove"] ?? defaults.sigmaAbove,
+                sigmaBelow: values["sigmaBelow"] ?? defaults.sigmaBelow, outlier: values["outlier"] ?? defaults.outlier,
+                correlation: values["correlation"] ?? defaults.correlation, drift: values["drift"] ?? defaults.drift,
+                threshold: values["threshold"] ?? defaults.threshold,
+                corroboration: values["corroboration"] ?? defaults.corroboration,
+                audible: values["audible"] ?? defaults.audible,
+                walkThreshold: values["walkThreshold"] ?? defaults.walkThreshold,
+                moving: values["moving"] ?? defaults.moving,
+                movingWindow: values["movingWindow"] ?? defaults.movingWindow)
+            tuning.jump = values["jump"] ?? defaults.jump
+            let variant = try BeaconwatchRooms(
+                name: "tune \(text)", floor: floor, tags: count, nodes: nodes, phones: phones, plan: true,
+                position: tuning)
+            systems.append(variant)
         }
         starts += Array(repeating: 15.0, count: systems.count - starts.count)
         var reports: [FloorSimulation.Heard] = heard
