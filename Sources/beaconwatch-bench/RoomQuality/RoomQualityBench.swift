@@ -12,10 +12,11 @@ struct RoomQualityBench: ParsableCommand {
         abstract: "Room decisions of beaconwatch and of the rules people run today, on the same simulated floors.",
         discussion: """
             Floors (RegionMonitor's Floor): five rooms along a corridor (5 dB walls between rooms, 4 dB \
-            onto the corridor through 1 m doors) and an open-plan floor of six zones, each with \
-            receivers ±4 dB off; and the ESPresense companion's published setting (a 6 × 4 m flat of \
-            four rooms, 2.5 dB noise, 10 % of readings 6 dB down by multipath) walked diagonally and \
-            across a wall. People walk room to room (stays of 30 to 180 s, 1.2 m/s, one stay in ten \
+            onto the corridor through 1 m doors), an open-plan floor of six zones (a scanner in each, \
+            or eight drawn anywhere on it), each with receivers ±4 dB off; the ESPresense companion's \
+            accuracy harness (docs/companion-harness.md: two rooms of a 6 × 4 m floor, a node in each \
+            corner, its two walks, each leg in 30 s) and its published flat (four rooms, 3 dB walls), \
+            both with 2.5 dB noise and 10 % of readings 6 dB down by multipath. People walk room to room (stays of 30 to 180 s, 1.2 m/s, one stay in ten \
             followed by 1 to 5 minutes out of the building); still tags sit by a wall or in a doorway. \
             The radio: shadowing of 3 dB correlated over 10 s, 2 dB of noise per reading, multipath \
             bursts (one a minute per path, 6 to 12 dB for 1 to 4 s), 15 % of advertisements lost \
