@@ -91,5 +91,10 @@ package enum Assets {
         svg.floor .tag .error { fill: var(--accent); fill-opacity: 0.15; stroke: var(--accent); stroke-width: 0.02; }
         svg.floor .tag .dot { fill: var(--accent); }
         a.floor-link { font-size: 0.8rem; margin-left: 0.6rem; font-weight: normal; }
+        nav.floors ol { list-style: none; display: flex; flex-wrap: wrap; gap: .4rem; padding: 0; margin: 0 0 .8rem; }
+        nav.floors a { display: inline-block; padding: .2rem .7rem; border: 1px solid var(--line); border-radius: 1rem;
+          background: var(--card); color: var(--ink); text-decoration: none; }
+        nav.floors a[aria-current="page"] { background: var(--ink); border-color: var(--ink); color: #fff; font-weight: 600; }
+        nav.floors a[aria-current="page"] .count { background: #475467; }
         """#
 }

@@ -137,14 +137,24 @@ package struct BuildingModel: Sendable {
         }
 
         package var area: Region
+        /// The building it is a floor of (docs/behaviour.md §20): the hierarchy index of its
+        /// building's lowest-numbered Area, its own when no other floor shares its building.
+        /// Floors with the same one are one building, which the floor picker lists.
+        package var building: Int32
+        /// Where the floor begins, metres (the bottom of `LocationAreaLevel`): the picker lists
+        /// a building's floors from the lowest.
+        package var level: Double
         package var rooms: [Room]
         package var doors: [PlanSegment]
         package var scanners: [Scanner]
         /// What the page shows: the rooms and scanners with a margin.
         package var box: Box
 
-        package init(map: FloorMap, hierarchy: Hierarchy) {
+        /// The floor of `map`, one of `building`'s floors (`nil`: a floor alone).
+        package init(map: FloorMap, hierarchy: Hierarchy, building: Building? = nil) {
             area = hierarchy.areas[Int(map.plan.area)].region
+            self.building = building?.floors.map(\.plan.area).min() ?? map.plan.area
+            level = map.plan.bottom
             rooms = map.plan.rooms.map { Room(region: hierarchy.zones[Int($0.zone)].region, polygon: $0.polygon) }
             doors = map.plan.doors
             scanners = map.plan.scanners.map {
@@ -161,6 +171,24 @@ package struct BuildingModel: Sendable {
 
     /// The floors with a plan, in the order of their Areas.
     package var floors: [Floor] = []
+
+    /// The floors of `floor`'s building, lowest first (by level, then in the order of their
+    /// Areas): `floor` alone when no other floor shares its building.
+    package func floors(inBuildingOf floor: Floor) -> [Floor] {
+        floors.enumerated().filter { $0.element.building == floor.building }
+            .sorted { ($0.element.level, $0.offset) < ($1.element.level, $1.offset) }.map(\.element)
+    }
+
+    /// How many tags are on each floor now, by its Area: the devices whose latest position is on
+    /// it (what the floor page draws). A floor with none is not in it.
+    package var tagsByFloor: [Region: Int] {
+        var counts: [Region: Int] = [:]
+        for device in devices.values {
+            if let area = device.reading?.monitor.position?.area { counts[area, default: 0] += 1 }
+        }
+        return counts
+    }
+
     /// The floors' radio as the scanners taught it (docs/behaviour.md §20); nil with no floor plan.
     package var radio: RadioModel? {
         didSet { version &+= 1 }

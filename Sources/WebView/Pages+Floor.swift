@@ -6,7 +6,8 @@ import RegionMonitor
 extension Pages {
     /// `/floors/<Area>`'s main (docs/behaviour.md §20): the floor drawn to scale — its rooms, doors
     /// and scanners (online or offline) — and every tag on it as a dot with its error circle,
-    /// redrawn live like every page; `nil` for an Area without a plan.
+    /// redrawn live like every page; for a floor of a building of several, first the picker of
+    /// its floors (``floorPicker(_:current:_:into:)``). `nil` for an Area without a plan.
     package static func floor(_ model: BuildingModel, area: String) -> String? {
         guard let region = Region(area), let floor = model.floors.first(where: { $0.area == region }) else {
             return nil
@@ -15,6 +16,8 @@ extension Pages {
         html.open("p", [("class", "now")])
         html.escaped(model.latestTime.map { "as of \(HTML.clock($0)) UTC" } ?? "waiting for the engine")
         html.close("p")
+        let storeys = model.floors(inBuildingOf: floor)
+        if storeys.count > 1 { floorPicker(storeys, current: region, model, into: &html) }
         let box = floor.box
         /// Metres to the drawing's units, y up as on a plan.
         func x(_ value: Double) -> String { number(value - box.x0) }
@@ -90,6 +93,30 @@ extension Pages {
         if placed.isEmpty { html.raw("<tr><td colspan=\"3\" class=\"none\">no tag is on this floor</td></tr>") }
         html.raw("</tbody></table>")
         return html.text
+    }
+
+    /// The floors of one building, lowest first, each a link to its page with how many tags are
+    /// on it now; the one shown (`current`) is marked for the eye and for assistive technology.
+    /// Part of the page's main, so it is redrawn live with the rest: a tag going upstairs moves
+    /// from one floor's count to the next.
+    static func floorPicker(
+        _ floors: [BuildingModel.Floor], current: Region, _ model: BuildingModel, into html: inout HTML
+    ) {
+        let counts = model.tagsByFloor
+        html.raw("<nav class=\"floors\" aria-label=\"Floors of this building\"><ol>")
+        for floor in floors {
+            let here = floor.area == current
+            let tags = counts[floor.area] ?? 0
+            html.open("li", [("class", here ? "floor current" : "floor"), ("data-area", floor.area.description)])
+            html.open(
+                "a", [("href", "/floors/\(floor.area.description)")] + (here ? [("aria-current", "page")] : []))
+            html.escaped(model.name(of: floor.area))
+            html.element(
+                "span", [("class", "count"), ("title", "\(tags) tag\(tags == 1 ? "" : "s") on this floor")], "\(tags)")
+            html.close("a")
+            html.close("li")
+        }
+        html.raw("</ol></nav>")
     }
 
     /// A tag's position and the probability of each room near it (its device page).

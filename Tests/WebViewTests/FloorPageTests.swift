@@ -69,6 +69,94 @@ import WebView
                 "Floor radio: power at 1 m -1.2 dB, exponent 2.5, wall 4.4 dB (learned from 6 scanner pairs)"))
     }
 
+    /// A house of two floors (the first floor's Area comes first in the hierarchy, the ground
+    /// floor's second; stairs join them) and a shed of one floor beside it.
+    static func house() -> BuildingModel {
+        let first = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E1")!
+        let ground = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+        let shed = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E2")!
+        let hierarchy = Hierarchy(
+            beacons: [
+                .init(locationID: "201", id: BeaconID(uuid: first, major: 1, minor: 1)),
+                .init(locationID: "101", id: BeaconID(uuid: ground, major: 1, minor: 1)),
+                .init(locationID: "301", id: BeaconID(uuid: shed, major: 1, minor: 1)),
+            ],
+            areaNames: [first: "First floor", ground: "Ground <floor>", shed: "Shed"])
+        func plan(_ area: Int32, bottom: Double) -> FloorPlan {
+            FloorPlan(
+                area: area,
+                rooms: [
+                    .init(zone: area, polygon: [PlanPoint(0, 0), PlanPoint(4, 0), PlanPoint(4, 4), PlanPoint(0, 4)])
+                ],
+                scanners: [.init(location: area, point: PlanPoint(2, 2), z: bottom + 2)], bottom: bottom,
+                top: bottom + 3)
+        }
+        var buildings = Building.group(
+            [plan(0, bottom: 3), plan(1, bottom: 0)], stairs: [(0, PlanPoint(3, 3), 1, PlanPoint(3, 3))])
+        buildings[2] = Building(FloorMap(plan(2, bottom: 0)))
+        var model = BuildingModel(hierarchy: hierarchy, maxRegions: 20)
+        model.floors = buildings.sorted { $0.key < $1.key }.compactMap { area, building in
+            building.floors.first { $0.plan.area == area }.map {
+                BuildingModel.Floor(map: $0, hierarchy: hierarchy, building: building)
+            }
+        }
+        // Two tags on the ground floor, one upstairs, one in the shed, and a device with no position.
+        let tags: [(String, UUID?)] = [
+            ("badge", ground), ("keys", ground), ("cup", first), ("mower", shed), ("phone", nil),
+        ]
+        for (id, area) in tags {
+            var reading = WebViewTests.reading(zone: nil, at: 10)
+            reading.monitor.position = area.map {
+                MonitorReading.PositionReading(area: .area($0), x: 1, y: 1, error: 0.5, rooms: [])
+            }
+            model.update(id, reading: reading)
+        }
+        return model
+    }
+
+    /// A floor of a building of several lists every floor of it, lowest first, each with how many
+    /// tags are on it now, the one shown marked; a floor alone in its building lists none.
+    @Test func aFloorOfSeveralListsTheBuildingsFloorsWithTheirTags() throws {
+        let model = Self.house()
+        let ground = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+        let first = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E1"
+        let page = try #require(Pages.floor(model, area: ground))
+        let picker = try #require(
+            page.range(of: "<nav class=\"floors\"").flatMap { start in
+                page.range(of: "</nav>", range: start.upperBound..<page.endIndex).map {
+                    page[start.lowerBound..<$0.upperBound]
+                }
+            })
+        #expect(
+            picker == """
+                <nav class="floors" aria-label="Floors of this building"><ol>\
+                <li class="floor current" data-area="\(ground)"><a href="/floors/\(ground)" aria-current="page">\
+                Ground &lt;floor&gt;<span class="count" title="2 tags on this floor">2</span></a></li>\
+                <li class="floor" data-area="\(first)"><a href="/floors/\(first)">\
+                First floor<span class="count" title="1 tag on this floor">1</span></a></li></ol></nav>
+                """)
+        // Upstairs, the same floors in the same order, the first floor marked.
+        let upstairs = try #require(Pages.floor(model, area: first))
+        #expect(upstairs.components(separatedBy: "aria-current=\"page\"").count - 1 == 1)
+        #expect(upstairs.contains("<a href=\"/floors/\(first)\" aria-current=\"page\">First floor"))
+        #expect(upstairs.contains("<a href=\"/floors/\(ground)\">Ground &lt;floor&gt;"))
+        // The shed is a building of its own: no picker, and no house floor named on its page.
+        let shed = try #require(Pages.floor(model, area: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E2"))
+        #expect(!shed.contains("<nav"))
+        #expect(!shed.contains("/floors/\(ground)"))
+        #expect(!page.contains("Shed"))
+        // The floor page of a building of one floor has none either.
+        #expect(!(try #require(Pages.floor(Self.model(), area: Self.uuid.uuidString))).contains("<nav"))
+        // A tag going upstairs moves from one floor's count to the other.
+        var moved = model
+        var reading = WebViewTests.reading(zone: nil, at: 11)
+        reading.monitor.position = .init(area: .area(UUID(uuidString: first)!), x: 1, y: 1, error: 0.5, rooms: [])
+        moved.update("badge", reading: reading)
+        let after = try #require(Pages.floor(moved, area: ground))
+        #expect(after.contains("Ground &lt;floor&gt;<span class=\"count\" title=\"1 tag on this floor\">1</span>"))
+        #expect(after.contains("First floor<span class=\"count\" title=\"2 tags on this floor\">2</span>"))
+    }
+
     @Test func aTagsPageShowsTheRoomsProbabilities() throws {
         let page = try #require(Pages.device(Self.model(), id: "badge"))
         #expect(page.contains("<section class=\"position\">"))

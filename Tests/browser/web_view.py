@@ -4,19 +4,28 @@
 Starts `beaconwatch run` on a trace it feeds through a FIFO (so the walk moves when this script
 says), opens `/` and `/devices/alice` in Chromium through chromedriver, and checks what is on the
 screen: the walker appears in the Zone it entered, moves to the next Zone after that Zone's enter,
-and the device page shows its monitored set as Monitor.maxRegions slots. Screenshots go to the
-folder given with --artefacts, with chromedriver's log (Chromium's own output in it) and the
-daemons' logs. Exit status 0 when every check holds, 1 when one fails, 77 when Chromium or Selenium
-is missing (the caller says so and skips).
+and the device page shows its monitored set as Monitor.maxRegions slots. Then a floor plan (a tag's
+dot moving across one floor), and a house of two floors fed through a real mosquitto by four
+scanners publishing as Theengs gateways do: the floor picker lists both floors with the tag counted
+on the one it is on, and follows it upstairs. Screenshots go to the folder given with --artefacts,
+with chromedriver's log (Chromium's own output in it) and the daemons' and the broker's logs. Exit
+status 0 when every check holds, 1 when one fails (mosquitto or mosquitto_pub missing too: the
+unit tests need them as well), 77 when Chromium or Selenium is missing (the caller says so and
+skips).
 
 Usage: web_view.py BEACONWATCH_BINARY --artefacts DIR
 """
 import argparse
 import contextlib
 import json
+import math
 import os
+import pwd
 import re
 import select
+import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -301,6 +310,7 @@ def main():
                 fail(f"the tag's page lists the scanners {scanners!r}")
             page.screenshot(os.path.join(args.artefacts, "web-device-badge.png"))
     floor_page(args, chromium_path, driver_path)
+    floors_page(args, chromium_path, driver_path)
     print(f"the longest wait took {longest[0]:.1f} s (for {longest[1]}); each may take {PATIENCE} s;"
           " Chromium started in " + " and ".join(f"{s:.1f}" for s in starts) + " s")
     print(f"web view test passed; screenshots in {args.artefacts}")
@@ -324,22 +334,24 @@ Tags.exitTimeout = 30
 """
 
 
-def start_daemon(args, ini_text, folder, name):
-    """Runs the daemon on `ini_text` in `folder`, fed a trace through a FIFO, its web view on a
-    free port; returns the process, the FIFO's descriptor and the web view's address, once the
-    daemon has said it (within PATIENCE). What it says after that goes to a log in the artefacts
-    (read as it comes, so that a full pipe never stops the daemon)."""
+def start_daemon(args, ini_text, folder, name, mqtt=False):
+    """Runs the daemon on `ini_text` in `folder`, its web view on a free port, fed a trace through
+    a FIFO (or, with `mqtt`, only what its ini's broker brings: no FIFO, its descriptor None);
+    returns the process, the FIFO's descriptor and the web view's address, once the daemon has
+    said it (within PATIENCE). What it says after that goes to a log in the artefacts (read as it
+    comes, so that a full pipe never stops the daemon)."""
     ini = os.path.join(folder, "hsyco.ini")
     with open(ini, "w") as out:
         out.write(ini_text + f"State.database = {folder}/state.sqlite\n")
-    fifo = os.path.join(folder, "trace.fifo")
-    os.mkfifo(fifo)
-    # Read and write: opening does not wait for the daemon; closing it ends the daemon's input.
-    writer = os.open(fifo, os.O_RDWR)
-    daemon = subprocess.Popen(
-        [args.binary, "run", "--config", ini, "--source", f"trace:{fifo}", "--no-mqtt",
-         "--web-listen", "127.0.0.1:0", "--log-level", "notice"],
-        stderr=subprocess.PIPE, text=True)
+    command = [args.binary, "run", "--config", ini, "--web-listen", "127.0.0.1:0", "--log-level", "notice"]
+    writer = None
+    if not mqtt:
+        fifo = os.path.join(folder, "trace.fifo")
+        os.mkfifo(fifo)
+        # Read and write: opening does not wait for the daemon; closing it ends the daemon's input.
+        writer = os.open(fifo, os.O_RDWR)
+        command += ["--source", f"trace:{fifo}", "--no-mqtt"]
+    daemon = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     started = time.monotonic()
     deadline = started + PATIENCE
     said = []
@@ -378,8 +390,12 @@ def stopped_at_end(daemon, writer, name):
 
 
 def stop_daemon(daemon, writer, name):
-    """Ends the daemon's input and waits (at most PATIENCE) for it to exit with status 0."""
-    os.close(writer)
+    """Ends the daemon's input (a daemon on a broker: SIGTERM, as systemd stops it) and waits (at
+    most PATIENCE) for it to exit with status 0."""
+    if writer is None:
+        daemon.send_signal(signal.SIGTERM)
+    else:
+        os.close(writer)
     try:
         daemon.wait(timeout=PATIENCE)
     except subprocess.TimeoutExpired:
@@ -461,6 +477,229 @@ def floor_page(args, chromium_path, driver_path):
             if not odds or not odds[0].startswith("Lab"):
                 fail(f"the tag's page does not show the Lab as most probable: {odds!r}")
             page.screenshot(os.path.join(args.artefacts, "web-device-positioned.png"))
+
+
+# A house of two floors (docs/floorplans.md "Several floors, stairs and exit doors"): each 8 × 4 m
+# of two rooms with a door between them at x = 4, one scanner in each room, stairs at 7,3.5.
+GROUND = "F1002000-0000-4000-8000-000000000010"
+FIRST = "F1002000-0000-4000-8000-000000000011"
+BADGE = "FDA50693-A4E2-4FB1-AFCF-C6EB07647825"
+# Each scanner: where it is, in the building's frame (z above the ground floor).
+HOUSE_SCANNERS = {"kitchen": (0.3, 2, 1.5), "hall": (7, 2, 2.6), "bedroom": (0.5, 2.2, 4.5), "bath": (6.7, 1.8, 5.6)}
+HOUSE_INI = f"""Monitor.userid = house
+Monitor.source = none
+Monitor.rssiFilter = none
+LocationBaseBeacon.101 = {GROUND},1,1
+LocationBaseBeacon.102 = {GROUND},2,1
+LocationBaseBeacon.201 = {FIRST},1,1
+LocationBaseBeacon.202 = {FIRST},2,1
+LocationAreaName.{GROUND} = Ground floor
+LocationAreaName.{FIRST} = First floor
+LocationZoneName.{GROUND}:1 = Kitchen
+LocationZoneName.{GROUND}:2 = Hall
+LocationZoneName.{FIRST}:1 = Bedroom
+LocationZoneName.{FIRST}:2 = Bath
+Scanners.theengs = home/+/BTtoMQTT/#
+LocationScanner.101 = kitchen
+LocationScanner.102 = hall
+LocationScanner.201 = bedroom
+LocationScanner.202 = bath
+Tag.badge = ibeacon:{BADGE}:7:1, Badge
+Tags.exitTimeout = 30
+LocationAreaLevel.{GROUND} = 0,3
+LocationAreaLevel.{FIRST} = 3,6
+LocationZoneShape.{GROUND}:1 = 0,0; 4,0; 4,4; 0,4
+LocationZoneShape.{GROUND}:2 = 4,0; 8,0; 8,4; 4,4
+LocationZoneShape.{FIRST}:1 = 0,0; 4,0; 4,4; 0,4
+LocationZoneShape.{FIRST}:2 = 4,0; 8,0; 8,4; 4,4
+Door.inside = 4,1.5; 4,2.5
+Stairs.main = {GROUND}, 7,3.5; {FIRST}, 7,3.5
+MQTT.host = 127.0.0.1
+MQTT.homeassistant = false
+""" + "".join(f"LocationScannerPoint.{name} = {x},{y},{z}\n" for name, (x, y, z) in HOUSE_SCANNERS.items())
+# The badge's walk once told to go, (seconds, x, y, floor) at each corner, at a walker's pace: from
+# the hall to the foot of the stairs, up them, and into the bath. Before, it stands at the first
+# corner; after, at the last.
+WALK = [(0, 5.5, 2, 0), (2, 7, 3.5, 0), (4, 7, 3.5, 0), (5, 7, 3.5, 1), (6.5, 6, 2.2, 1)]
+REPORT_INTERVAL = 0.5  # seconds between two reports of one scanner, as a gateway sends them
+
+
+class Broker:
+    """A real mosquitto on a free loopback port, its log in the artefacts; a context manager that
+    stops it."""
+
+    def __init__(self, folder, artefacts):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        config = os.path.join(folder, "mosquitto.conf")
+        with open(config, "w") as out:
+            # Run as root, mosquitto would drop to the user `mosquitto`: it stays this user.
+            out.write(f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+                      f"user {pwd.getpwuid(os.getuid()).pw_name}\nlog_dest stderr\n")
+        self.log = os.path.join(artefacts, "mosquitto-floors.log")
+        with open(self.log, "w") as log:
+            self.process = subprocess.Popen(["mosquitto", "-c", config], stdout=log, stderr=log)
+
+    def __enter__(self):
+        started = time.monotonic()
+        while True:
+            if self.process.poll() is not None:
+                fail(f"mosquitto exited at once with status {self.process.returncode} (its log: {self.log})")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                break
+            if time.monotonic() - started >= PATIENCE:
+                fail(f"mosquitto did not listen on 127.0.0.1:{self.port} within {PATIENCE} s (its log: {self.log})")
+            time.sleep(POLL)
+        waited("mosquitto to listen", started)
+        return self
+
+    def __exit__(self, *_):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=PATIENCE)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def house_rssi(scanner, x, y, floor):
+    """What `scanner` reads of the badge at x, y on `floor` (a metre above it): the estimator's
+    radio until it learns another (docs/floorplans.md "Radio": -59 dBm at 1 m, exponent 2.5, 3 dB a
+    wall, 10 dB a floor), as a whole dBm."""
+    sx, sy, sz = HOUSE_SCANNERS[scanner]
+    z = floor * 3 + 1
+    distance = max(0.25, math.dist((x, y, z), (sx, sy, sz)))
+    level = -59 - 25 * math.log10(distance)
+    if (sz > 3) != (z > 3):
+        level -= 10
+    elif (x - 4) * (sx - 4) < 0:
+        at = y + (sy - y) * (4 - x) / (sx - x)  # where the line to the scanner crosses the wall
+        if not 1.5 <= at <= 2.5:
+            level -= 3
+    return max(-127, min(-1, round(level)))
+
+
+class Gateways:
+    """The house's four scanners, each a Theengs gateway (docs/rooms.md) publishing its reports of
+    the badge on `home/<scanner>/BTtoMQTT/<address>` through a `mosquitto_pub -l` of its own, every
+    REPORT_INTERVAL from a thread until stopped: the badge stands where WALK begins until `go()`,
+    then walks it."""
+
+    def __init__(self, port, artefacts):
+        self.log = os.path.join(artefacts, "mosquitto_pub-floors.log")
+        self.publishers = {}
+        self.started_walk = None
+        self.error = None
+        self.stop = threading.Event()
+        with open(self.log, "w") as log:
+            for scanner in HOUSE_SCANNERS:
+                self.publishers[scanner] = subprocess.Popen(
+                    ["mosquitto_pub", "-h", "127.0.0.1", "-p", str(port), "-q", "1", "-l",
+                     "-t", f"home/{scanner}/BTtoMQTT/C8FD19A2B301"],
+                    stdin=subprocess.PIPE, stdout=log, stderr=log, text=True)
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_):
+        self.stop.set()
+        self.thread.join(timeout=PATIENCE)
+        for publisher in self.publishers.values():
+            with contextlib.suppress(OSError):
+                publisher.stdin.close()
+            try:
+                publisher.wait(timeout=PATIENCE)
+            except subprocess.TimeoutExpired:
+                publisher.kill()
+
+    def go(self):
+        self.started_walk = time.monotonic()
+
+    def where(self):
+        """The badge's x, y and floor now."""
+        if self.started_walk is None:
+            return WALK[0][1:]
+        t = time.monotonic() - self.started_walk
+        for (t0, x0, y0, f0), (t1, x1, y1, f1) in zip(WALK, WALK[1:]):
+            if t < t1:
+                share = max(0, (t - t0) / (t1 - t0))
+                return x0 + (x1 - x0) * share, y0 + (y1 - y0) * share, f0 if share < 1 else f1
+        return WALK[-1][1:]
+
+    def run(self):
+        try:
+            while not self.stop.is_set():
+                x, y, floor = self.where()
+                for scanner, publisher in self.publishers.items():
+                    payload = {"id": "C8:FD:19:A2:B3:01", "mfid": "4c00", "uuid": BADGE.replace("-", "").lower(),
+                               "major": 7, "minor": 1, "txpower": -59, "rssi": house_rssi(scanner, x, y, floor)}
+                    publisher.stdin.write(json.dumps(payload) + "\n")
+                    publisher.stdin.flush()
+                self.stop.wait(REPORT_INTERVAL)  # a gateway's pace, not a wait for anything
+        except OSError as error:
+            self.error = f"a gateway's mosquitto_pub went away ({error}; its log: {self.log})"
+
+    def said(self):
+        """What went wrong with the gateways, for a failure's message."""
+        return self.error or "the gateways kept publishing"
+
+
+def floors_page(args, chromium_path, driver_path):
+    """The floor picker (issue 61): a daemon on a real mosquitto with a house of two floors, a tag
+    reported by four Theengs gateways. The ground floor's page lists both floors, lowest first,
+    the tag counted on the ground floor; the tag takes the stairs, and the page (live) counts it
+    upstairs; its link leads to the first floor's page, where the tag's dot is."""
+    for tool in ("mosquitto", "mosquitto_pub"):
+        if shutil.which(tool) is None:
+            fail(f"{tool} is not installed (./scripts/setup installs mosquitto and mosquitto-clients)")
+    with tempfile.TemporaryDirectory(prefix="bw-floors-") as folder, Broker(folder, args.artefacts) as broker:
+        daemon, writer, base = start_daemon(
+            args, HOUSE_INI + f"MQTT.port = {broker.port}\n", folder, "the house daemon", mqtt=True)
+        with stopped_at_end(daemon, writer, "the house daemon"), Gateways(broker.port, args.artefacts) as gateways, \
+                chromium(args, chromium_path, driver_path, "floors") as page:
+            def picker():
+                """Each floor the picker lists: its Area, name, tag count and whether it is the one shown."""
+                return page.script(
+                    "return Array.from(document.querySelectorAll('nav.floors li'), li => {"
+                    "  var a = li.querySelector('a'), count = li.querySelector('.count');"
+                    "  return [li.getAttribute('data-area'), a ? a.firstChild.textContent : null,"
+                    "          count ? count.textContent : null, a ? a.getAttribute('aria-current') : null]; })")
+
+            def dot():
+                return page.script("return !!document.querySelector('svg.floor g.tag[data-device=\"badge\"]')")
+
+            def seen():
+                return f"picker {picker()}, the badge's dot {'drawn' if dot() else 'not drawn'}; {gateways.said()}"
+
+            page.open(base + f"floors/{GROUND}")
+            page.until("the ground floor's page to go live", page.live, seen=lambda: page.texts("#live"))
+            page.until("the picker with both floors, the badge counted on the ground floor, and its dot",
+                       lambda: picker() == [[GROUND, "Ground floor", "1", "page"], [FIRST, "First floor", "0", None]]
+                       and dot(), seen=seen)
+            # Up the stairs: the page, live, counts the badge upstairs and no longer draws it here.
+            gateways.go()
+            took = page.until(
+                "the picker to count the badge upstairs",
+                lambda: picker() == [[GROUND, "Ground floor", "0", "page"], [FIRST, "First floor", "1", None]]
+                and not dot(), seen=seen)
+            print(f"the badge counted upstairs {took:.1f} s after it set off"
+                  f" (its walk reaches the top of the stairs at {WALK[-2][0]:.1f} s)")
+            # The picker's link to the first floor (clicked in the page: a redraw cannot take it away
+            # between finding it and clicking it).
+            page.step = "following the picker's link to the first floor"
+            if not page.script(
+                    f"var a = document.querySelector('nav.floors a[href=\"/floors/{FIRST}\"]');"
+                    "if (a) { a.click(); } return !!a;"):
+                fail(f"the picker has no link to /floors/{FIRST}: {picker()}")
+            page.until("the first floor's page, live",
+                       lambda: page.script("return location.pathname") == f"/floors/{FIRST}" and page.live(),
+                       seen=lambda: (page.script("return location.pathname"), page.texts("#live")))
+            page.until("the first floor marked in the picker and the badge's dot drawn upstairs",
+                       lambda: picker() == [[GROUND, "Ground floor", "0", None], [FIRST, "First floor", "1", "page"]]
+                       and dot(), seen=seen)
+            page.screenshot(os.path.join(args.artefacts, "web-floors.png"))
 
 
 if __name__ == "__main__":

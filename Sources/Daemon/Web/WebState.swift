@@ -72,9 +72,7 @@ package final class WebState: OutputSink, Sendable {
         }
         for tag in configuration.scanners?.tags ?? [] { model.declare(.init(id: tag.id, name: tag.name)) }
         model.place(configuration.scanners?.scanners.map { ($0.id, $0.locationID) } ?? [])
-        model.floors = configuration.floors.sorted { $0.key < $1.key }.map {
-            BuildingModel.Floor(map: $0.value, hierarchy: configuration.hierarchy)
-        }
+        model.floors = Self.floors(of: configuration)
         self.model = Mutex(model)
     }
 
@@ -105,9 +103,16 @@ package final class WebState: OutputSink, Sendable {
                 model.declare(.init(id: declaration.id, name: declaration.name))
             }
             for tag in configuration.scanners?.tags ?? [] { model.declare(.init(id: tag.id, name: tag.name)) }
-            model.floors = configuration.floors.sorted { $0.key < $1.key }.map {
-                BuildingModel.Floor(map: $0.value, hierarchy: configuration.hierarchy)
-            }
+            model.floors = Self.floors(of: configuration)
+        }
+    }
+
+    /// The floors with a plan, in the order of their Areas, each with its building (the floor
+    /// picker groups by it).
+    static func floors(of configuration: Configuration) -> [BuildingModel.Floor] {
+        configuration.floors.sorted { $0.key < $1.key }.map {
+            BuildingModel.Floor(
+                map: $0.value, hierarchy: configuration.hierarchy, building: configuration.buildings[$0.key])
         }
     }
 
