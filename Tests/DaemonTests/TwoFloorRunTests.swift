@@ -79,29 +79,13 @@ import Testing
         }
     }
 
-    /// What `scanner` reads of a tag at `spot`: FloorsAndDoorsTests' radio (-59 dBm at 1 m,
-    /// exponent 2.5, 6 dB a wall outside the door, 12 dB through the floor, a bell of about 3 dB
-    /// of seeded noise).
+    /// What `scanner` reads of a tag at `spot` (``TwoStoreyRadio``, 3 dB of noise): -59 dBm at 1 m,
+    /// exponent 2.5, 6 dB a wall outside the door, 12 dB through the floor.
     static func rssi(_ scanner: Scanner, _ spot: Spot, random: inout SeededGenerator) -> Int {
-        let z = Double(spot.floor) * 3 + 1
-        let dx = spot.x - scanner.x
-        let dy = spot.y - scanner.y
-        let dz = z - scanner.z
-        let distance = (dx * dx + dy * dy + dz * dz).squareRoot()
-        let crossesWall = (spot.x - 4) * (scanner.x - 4) < 0
-        let atDoor =
-            crossesWall
-            && {
-                let yAt = spot.y + (scanner.y - spot.y) * (4 - spot.x) / (scanner.x - spot.x)
-                return yAt >= 1.5 && yAt <= 2.5
-            }()
-        let otherFloor = (scanner.z > 3) != (z > 3)
-        var level = -59 - 25 * log10(max(0.25, distance))
-        if crossesWall && !atDoor && !otherFloor { level -= 6 }
-        if otherFloor { level -= 12 }
-        var sum = 0.0
-        for _ in 0..<3 { sum += Double.random(in: -1...1, using: &random) }
-        return Int((level + sum * 3).rounded())
+        Int(
+            TwoStoreyRadio.rssi(
+                scanner: (scanner.x, scanner.y, scanner.z), x: spot.x, y: spot.y, floor: spot.floor, noise: 3,
+                random: &random))
     }
 
     /// Each second the tags in turn (0.3 s apart), each heard by every scanner in turn (0.05 s

@@ -4,6 +4,7 @@ import Fleet
 import Floorplan
 import Foundation
 import RegionMonitor
+import TestSupport
 import Testing
 
 /// Moving tags and floors (docs/behaviour.md §20): several floors joined by stairs, rooms joined by
@@ -75,32 +76,12 @@ import Testing
 
     static func time(_ seconds: Double) -> Timestamp { Timestamp(secondsSinceEpoch: 1_700_000_000 + seconds)! }
 
-    /// What `scanner` reads of a tag at `x`, `y` on floor `floor` (0 or 1, a metre above it): -59
-    /// dBm at 1 m, exponent 2.5, 6 dB a wall (x = 4 outside the door), 12 dB through the floor,
-    /// and `noise` dB of seeded noise.
+    /// What `scanner` reads of a tag at `x`, `y` on floor `floor` (``TwoStoreyRadio``).
     static func rssi(
         _ scanner: Scanner, x: Double, y: Double, floor: Int, noise: Double, random: inout SeededGenerator
     ) -> Double {
-        let z = Double(floor) * 3 + 1
-        let distance =
-            ((x - scanner.x) * (x - scanner.x) + (y - scanner.y) * (y - scanner.y)
-            + (z - scanner.z) * (z - scanner.z)).squareRoot()
-        let crossesWall = (x - 4) * (scanner.x - 4) < 0
-        let atDoor =
-            crossesWall
-            && {
-                let t = (4 - x) / (scanner.x - x)
-                let yAt = y + (scanner.y - y) * t
-                return yAt >= 1.5 && yAt <= 2.5
-            }()
-        let otherFloor = (scanner.z > 3) != (z > 3)
-        var level = -59 - 25 * log10(max(0.25, distance))
-        if crossesWall && !atDoor && !otherFloor { level -= 6 }
-        if otherFloor { level -= 12 }
-        // A sum of uniforms: a bell of about `noise` dB.
-        var sum = 0.0
-        for _ in 0..<3 { sum += Double.random(in: -1...1, using: &random) }
-        return (level + sum * noise).rounded()
+        TwoStoreyRadio.rssi(
+            scanner: (scanner.x, scanner.y, scanner.z), x: x, y: y, floor: floor, noise: noise, random: &random)
     }
 
     /// Every scanner hears the tag at `x`, `y` on `floor` at second `second` (each a tenth of a
