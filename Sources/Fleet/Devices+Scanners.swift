@@ -91,6 +91,7 @@ extension Devices {
                     level: pair.level))
         }
         radio = RadioModel.fit(pairs) ?? RadioModel()
+        if let noise = calibration.noise { radio.learn(noise: noise.reading, shadowing: noise.shadowing) }
     }
 
     /// The scanner a report is of, when it is of a placed scanner: ESPresense's `node:<id>`, or a

@@ -39,6 +39,18 @@ package struct ScannerCalibration: Sendable, Hashable {
         var next = 0
         var fresh = 0
         var settled: Double?
+        /// The variances of ``spread``, smoothed over windows as ``settled`` is.
+        var variances: (fast: Double, total: Double)?
+
+        static func == (lhs: Window, rhs: Window) -> Bool {
+            lhs.values == rhs.values && lhs.next == rhs.next && lhs.fresh == rhs.fresh && lhs.settled == rhs.settled
+                && lhs.variances?.fast == rhs.variances?.fast && lhs.variances?.total == rhs.variances?.total
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(values)
+            hasher.combine(settled)
+        }
 
         mutating func add(_ value: Double) {
             if values.count < ScannerCalibration.window {
@@ -51,11 +63,37 @@ package struct ScannerCalibration: Sendable, Hashable {
             if fresh >= ScannerCalibration.window, let median = Self.median(values) {
                 fresh = 0
                 settled = settled.map { $0 + (median - $0) / 4 } ?? median
+                if let spread {
+                    // Variances, smoothed as the level is.
+                    let now = (spread.fast * spread.fast, spread.total * spread.total)
+                    variances = variances.map { ($0.0 + (now.0 - $0.0) / 4, $0.1 + (now.1 - $0.1) / 4) } ?? now
+                }
             }
         }
 
         var level: Double? {
             settled ?? (values.count >= ScannerCalibration.minimum ? Self.median(values) : nil)
+        }
+
+        /// How the window's readings spread, dB (robust: a multipath dip or a burst does not count):
+        /// `fast`, from one reading to the next (the noise of each reading), and `total`, about
+        /// their median (that and the shadowing that lasts longer than a reading); `nil` until the
+        /// window is full.
+        var spread: (fast: Double, total: Double)? {
+            guard values.count >= ScannerCalibration.window, let middle = Self.median(values) else { return nil }
+            // In the order they came: the oldest is at `next`.
+            var steps: [Double] = []
+            steps.reserveCapacity(values.count - 1)
+            for offset in 1..<values.count {
+                let index = (next + offset) % values.count
+                let previous = (next + offset - 1) % values.count
+                steps.append(abs(values[index] - values[previous]))
+            }
+            guard let step = Self.median(steps), let deviation = Self.median(values.map { abs($0 - middle) })
+            else { return nil }
+            // The median absolute deviation of a normal spread is 0.6745 σ; a difference of two
+            // readings spreads √2 times as far as one.
+            return (step / 0.6745 / 2.0.squareRoot(), deviation / 0.6745)
         }
 
         static func median(_ values: [Double]) -> Double? {
@@ -143,6 +181,22 @@ package struct ScannerCalibration: Sendable, Hashable {
             let pairs = ids.indices.filter { pairLevels(index, $0) != nil }.count
             return pairs > 0 && !anchored[index] ? (ids[index], learned[index], pairs) : nil
         }
+    }
+
+    /// How readings between scanners spread about their level (the median over every direction
+    /// of its windows' spreads, smoothed; docs/behaviour.md §20): the noise of each reading, dB, and the
+    /// shadowing that lasts longer (what spreads them about their median beyond that noise);
+    /// `nil` until a direction has a full window.
+    package var noise: (reading: Double, shadowing: Double)? {
+        var fast: [Double] = []
+        var total: [Double] = []
+        for (index, window) in heard.enumerated() where index / ids.count != index % ids.count {
+            guard let variances = window.variances, let level = window.level, level >= Self.weakest else { continue }
+            fast.append(variances.fast)
+            total.append(variances.total)
+        }
+        guard let reading = Window.median(fast), let spread = Window.median(total) else { return nil }
+        return (reading.squareRoot(), max(0, spread - reading).squareRoot())
     }
 
     /// Every pair heard both ways: the mean of the two directions' levels, each with its receiver's

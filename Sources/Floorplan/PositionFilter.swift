@@ -59,12 +59,13 @@ package struct PositionFilter: Sendable {
         if heardAt.count != scanners { heardAt = Array(repeating: .min, count: scanners) }
         var weight = 1.0
         let (since, overflow) = time.subtractingReportingOverflow(heardAt[slot])
-        if heardAt[slot] != .min, !overflow, since >= 0, settings.correlation > 0 {
-            weight = min(1, Double(since) / 1_000_000 / settings.correlation)
+        let correlation = settings.correlation(for: radio)
+        if heardAt[slot] != .min, !overflow, since >= 0, correlation > 0 {
+            weight = min(1, Double(since) / 1_000_000 / correlation)
         }
         heardAt[slot] = max(heardAt[slot], time)
         let cells = building.cellCount
-        let table = settings.likelihood.tables
+        let table = settings.likelihood(for: radio).tables
         let base = Likelihood.level(weight) * Likelihood.count
         let last = Float(Likelihood.count - 1)
         let reading = Float(level - radio.bias)

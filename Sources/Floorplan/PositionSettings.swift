@@ -50,6 +50,12 @@ package struct PositionSettings: Sendable, Hashable {
     package var walkThreshold: Double
     package var moving: Double
     package var movingWindow: Double
+    /// Whether readings are weighed by the spread learned from what scanners hear of each other
+    /// (``RadioModel/learn(noise:shadowing:)``) rather than ``sigmaAbove`` and ``sigmaBelow``, and
+    /// the contest and ``correlation`` scaled by the share of it that lasts
+    /// (``RadioModel/steadiness``): where readings are independent the filter's probabilities are
+    /// taken as they are. Not for ESPresense nodes' reports (each is a median of 15 s already).
+    package var learnsSpread = true
 
     package init(
         floors: [Int32: FloorMap] = [:], minConfidence: Double = 0.6, holdShare: Double = 2.0 / 3.0,
@@ -99,9 +105,31 @@ package struct PositionSettings: Sendable, Hashable {
         // Measured on the firmware's cadence (scripts/bench rooms --feeds firmware, docs/performance.md):
         // walkers 21.5 % wrong against 28.9 % with the raw figures, still tags alike. A walker's
         // faster contest gains nothing here (the node's 15 s median is the lag), so there is none.
-        PositionSettings(
+        var settings = PositionSettings(
             floors: floors, minConfidence: minConfidence, spread: 1, sigmaAbove: 4, sigmaBelow: 5.5, outlier: 0.05,
             correlation: 5, threshold: 1, corroboration: 16, walkThreshold: 1, buildings: buildings)
+        settings.learnsSpread = false
+        return settings
+    }
+
+    /// The likelihood readings are weighed by with `radio`: its learned spread's, else this one's.
+    func likelihood(for radio: RadioModel) -> Likelihood {
+        learnsSpread ? radio.likelihood ?? likelihood : likelihood
+    }
+
+    /// ``correlation`` with `radio`: scaled by its ``RadioModel/steadiness`` (readings err alike only
+    /// as long as shadowing lasts).
+    package func correlation(for radio: RadioModel) -> Double {
+        guard learnsSpread, let steadiness = radio.steadiness else { return correlation }
+        return correlation * steadiness
+    }
+
+    /// The contest's scale with `radio`: the square of its ``RadioModel/steadiness`` (the contest
+    /// holds against shadowing that lasts; with none, the probabilities decide at once), 1 when
+    /// nothing is learned.
+    package func contestScale(for radio: RadioModel) -> Double {
+        guard learnsSpread, let steadiness = radio.steadiness else { return 1 }
+        return steadiness * steadiness
     }
 
     /// The likelihood of a reading's departure from its expected level, tabled.
@@ -113,7 +141,7 @@ package struct PositionSettings: Sendable, Hashable {
             && lhs.outlier == rhs.outlier && lhs.correlation == rhs.correlation && lhs.drift == rhs.drift
             && lhs.threshold == rhs.threshold && lhs.corroboration == rhs.corroboration && lhs.audible == rhs.audible
             && lhs.jump == rhs.jump && lhs.walkThreshold == rhs.walkThreshold && lhs.moving == rhs.moving
-            && lhs.movingWindow == rhs.movingWindow
+            && lhs.movingWindow == rhs.movingWindow && lhs.learnsSpread == rhs.learnsSpread
     }
 
     package func hash(into hasher: inout Hasher) {

@@ -1,3 +1,4 @@
+import Foundation
 import BeaconConfiguration
 import BeaconCore
 import Fleet
@@ -170,5 +171,39 @@ import Testing
         #expect(off.calibration == nil && off.fleet.isEmpty)
         off.handle(ScannerReport(scanner: "kitchen", tag: "badge-1", rssi: -60), at: TagTests.time(41), into: &actions)
         #expect(off.engine("badge-1")?.monitor.roomChange?.evidence == -1)
+    }
+
+    /// Gaussian draws of spread `sigma` (Box–Muller), seeded.
+    static func gaussian(_ random: inout SeededGenerator, sigma: Double) -> Double {
+        let u = Double.random(in: Double.ulpOfOne..<1, using: &random)
+        let v = Double.random(in: 0..<1, using: &random)
+        return sigma * (-2 * log(u)).squareRoot() * cos(2 * .pi * v)
+    }
+
+    /// The spread of readings between scanners (docs/behaviour.md §20): independent noise of 2 dB
+    /// reads as about 2 dB of noise and no shadowing; the same noise on a level that wanders by
+    /// 4 dB over a minute reads as shadowing beside it; nothing is said before a window is full.
+    @Test func theSpreadOfReadingsIsToldFromTheirShadowing() throws {
+        var random = SeededGenerator(seed: 20)
+        var independent = ScannerCalibration(scanners: ["a", "b", "c"])
+        var shadowed = ScannerCalibration(scanners: ["a", "b", "c"])
+        for index in 0..<400 {
+            let wander = 4 * sin(Double(index) / 60 * 2 * .pi)
+            for (a, b) in [("a", "b"), ("b", "a"), ("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")] {
+                if index == ScannerCalibration.window - 2 { #expect(independent.noise == nil) }
+                independent.heard(receiver: a, transmitter: b, level: -20 + Self.gaussian(&random, sigma: 2))
+                shadowed.heard(receiver: a, transmitter: b, level: -20 + wander + Self.gaussian(&random, sigma: 2))
+            }
+        }
+        let still = try #require(independent.noise)
+        #expect(abs(still.reading - 2) < 0.4 && still.shadowing < 0.8, "\(still)")
+        let moving = try #require(shadowed.noise)
+        #expect(abs(moving.reading - 2) < 0.5 && moving.shadowing > 1.5, "\(moving)")
+        // Readings out of range are not readings: nothing changes.
+        var garbage = independent
+        for level in [Double.nan, .infinity, -.infinity, 1e9, -1e9] {
+            garbage.heard(receiver: "a", transmitter: "b", level: level)
+        }
+        #expect(garbage == independent)
     }
 }

@@ -272,16 +272,18 @@ extension Monitor {
         let seconds =
             rooms.position.contestAt == .min || overflow || elapsed < 0 ? 0 : min(1, Double(elapsed) / 1_000_000)
         rooms.position.contestAt = timing.now
+        // Scaled by how much of the radio's spread lasts (PositionSettings.contestScale).
+        let scale = settings.contestScale(for: rooms.position.radio)
         guard let challenger else {
-            rooms.position.score = max(0, rooms.position.score - settings.threshold * seconds / 4)
+            rooms.position.score = max(0, rooms.position.score - settings.threshold * scale * seconds / 4)
             return false
         }
         if challenger != rooms.position.challenger {
             rooms.position.challenger = challenger
             rooms.position.score = 0
         }
-        rooms.position.score = max(0, rooms.position.score + (lead - settings.drift) * seconds)
-        let threshold = rooms.position.walking ? settings.walkThreshold : settings.threshold
+        rooms.position.score = max(0, rooms.position.score + (lead - settings.drift * scale) * seconds)
+        let threshold = (rooms.position.walking ? settings.walkThreshold : settings.threshold) * scale
         guard rooms.position.score >= threshold else { return false }
         rooms.position.score = 0
         rooms.position.challenger = -2

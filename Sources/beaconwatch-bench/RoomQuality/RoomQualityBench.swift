@@ -321,6 +321,7 @@ struct RoomQualityBench: ParsableCommand {
                 outlier: values[4], correlation: values[5], drift: values[6], threshold: values[7],
                 audible: values.count >= 9 ? values[8] : PositionSettings().audible)
             if values.count == 10 { tuning.jump = values[9] }
+            tuning.learnsSpread = false  // the figures given, not the radio's
             let variant = try BeaconwatchRooms(
                 name: "pos \(text)", floor: floor, tags: count, nodes: nodes, phones: phones, plan: true,
                 position: tuning)
@@ -343,7 +344,7 @@ struct RoomQualityBench: ParsableCommand {
             }
             let known: Set = [
                 "spread", "holdShare", "sigmaAbove", "sigmaBelow", "outlier", "correlation", "drift", "threshold",
-                "audible", "corroboration", "jump", "walkThreshold", "moving", "movingWindow",
+                "audible", "corroboration", "jump", "walkThreshold", "moving", "movingWindow", "learnsSpread",
             ]
             if let unknown = values.keys.first(where: { !known.contains($0) }) {
                 throw ValidationError("--tune: no setting \(unknown)")
@@ -362,6 +363,7 @@ struct RoomQualityBench: ParsableCommand {
                 moving: values["moving"] ?? defaults.moving,
                 movingWindow: values["movingWindow"] ?? defaults.movingWindow)
             tuning.jump = values["jump"] ?? defaults.jump
+            tuning.learnsSpread = values["learnsSpread"].map { $0 != 0 } ?? defaults.learnsSpread
             let variant = try BeaconwatchRooms(
                 name: "tune \(text)", floor: floor, tags: count, nodes: nodes, phones: phones, plan: true,
                 position: tuning)
