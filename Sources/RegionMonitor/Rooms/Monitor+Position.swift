@@ -139,7 +139,9 @@ extension Monitor {
         if floor.map({ Double(filter.floors[$0]) < 1 - settings.minConfidence }) ?? true {
             floor = filter.floors.indices.max { filter.floors[$0] < filter.floors[$1] }
         }
-        if let likeliest = filter.floors.indices.max(by: { filter.floors[$0] < filter.floors[$1] }) {
+        // The trail every half second at most: the estimate is a pass over the cells, and readings
+        // of one advertisement by several scanners come within milliseconds.
+        if isTrailDue, let likeliest = filter.floors.indices.max(by: { filter.floors[$0] < filter.floors[$1] }) {
             noteTrail(filter.estimate(building: building, floor: likeliest).point, floor: likeliest, settings: settings)
         }
         // One scanner alone cannot place a tag in a room (a ring around it may cross a wall).
@@ -206,6 +208,16 @@ extension Monitor {
             reportPosition(area: floorArea, filter: filter, building: building, floor: shown, into: &outputs)
         }
     }
+
+    /// Whether the trail's last point is ``trailStep`` old or more (or none, or the clock went back).
+    var isTrailDue: Bool {
+        guard let last = rooms.position.trail.last else { return true }
+        let (age, overflow) = timing.now.subtractingReportingOverflow(last.at)
+        return overflow || age < 0 || age >= Self.trailStep
+    }
+
+    /// The least time between two points of the trail, µs.
+    static let trailStep: Int64 = 500_000
 
     /// Adds `point` on `floor` (the likeliest) to the estimate's trail and notes whether the tag
     /// walks: the estimate moved ``PositionSettings/moving`` metres or changed floor within
