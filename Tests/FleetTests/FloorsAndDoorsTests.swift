@@ -132,6 +132,32 @@ import Testing
         #expect(rooms == ["Bedroom"])
     }
 
+    /// A first report from one scanner places no floor: a still tag upstairs first heard by the
+    /// kitchen's scanner alone, through the floor, is never put downstairs, nor in a room of it
+    /// (40 draws of the noise; a floor was placed by that one report in 5 of them).
+    @Test func aFirstReportFromOneScannerPlacesNoFloor() throws {
+        for seed in 0..<40 {
+            var table = try Self.house()
+            var actions: [Devices.Action] = []
+            table.start(at: Self.time(0), into: &actions)
+            var random = SeededGenerator(seed: UInt64(seed))
+            var areas: Set<String> = []
+            var rooms: Set<String> = []
+            for second in 1...10 {
+                for (n, scanner) in Self.scanners.enumerated() {
+                    let rssi = Self.rssi(scanner, x: 2.5, y: 1.5, floor: 1, noise: 3, random: &random)
+                    table.handle(
+                        ScannerReport(scanner: scanner.id, tag: "badge", rssi: rssi, power: -59),
+                        at: Self.time(Double(second) + Double(n) * 0.1), into: &actions)
+                    if let area = Self.area(table) { areas.insert(area) }
+                    if let room = Self.room(table) { rooms.insert(room) }
+                }
+            }
+            #expect(areas == ["First floor"], "seed \(seed)")
+            #expect(rooms == ["Bedroom"], "seed \(seed)")
+        }
+    }
+
     /// A walker goes down the stairs: the tag changes floor through them, within seconds.
     @Test func aWalkerTakesTheStairsDown() throws {
         var table = try Self.house()

@@ -28,6 +28,8 @@ package struct PositionState: Sendable {
     /// one advertisement by several scanners count once).
     var lastReading: Int64 = .min
     var interval = 0.0
+    /// When its readings began again after a silence of ``PositionSettings/corroboration`` or more.
+    var readingSince: Int64 = .min
     /// The estimate's recent points (µs, the likeliest floor, the point there), oldest first, and
     /// whether it moved far enough among them to be walking.
     var trail: [(at: Int64, floor: Int, point: PlanPoint)] = []
@@ -126,7 +128,7 @@ extension Monitor {
         rooms.position.filters[key, default: PositionFilter(building: building)].observe(
             slot: slot, level: level, at: timing.now, building: building, radio: radio, settings: settings)
         guard let filter = rooms.position.filters[key] else { return }
-        noteReading(byExit: !building.exitCells.isEmpty && filter.byExit(building) >= 0.5)
+        noteReading(byExit: !building.exitCells.isEmpty && filter.byExit(building) >= 0.5, settings: settings)
         // The most probable room of the building.
         var best = -1
         for index in filter.rooms.indices where best < 0 || filter.rooms[index] > filter.rooms[best] { best = index }
@@ -148,6 +150,16 @@ extension Monitor {
         let corroborated =
             building.scannerSlot.count < 2
             || filter.scannersHeard(within: settings.corroboration, of: timing.now) >= 2
+        // Nor on a floor of several, until it has been heard alone for as long: its first report
+        // may come through a floor (the scanner below hears it before those beside it). And a
+        // floor is first placed, as it is changed, only at Rooms.minConfidence.
+        if current < 0, building.floors.count > 1,
+            rooms.position.area < 0 || building.floor(ofArea: rooms.position.area) == nil,
+            !(corroborated || heardAlone(for: settings.corroboration))
+                || floor.map({ Double(filter.floors[$0]) < settings.minConfidence }) ?? true
+        {
+            return
+        }
         // A scanner gone quiet where it would hear the tag: no room is entered on the others' word
         // (its room's scanner died, and the tag in it is heard only through walls).
         func unexplained() -> Bool {
@@ -235,12 +247,26 @@ extension Monitor {
         rooms.position.trail.append((now, floor, point))
     }
 
-    /// Notes a reading's time (for the interval between the tag's readings) and whether it placed
-    /// the tag by an exit door.
-    mutating func noteReading(byExit: Bool) {
+    /// Whether the tag's readings have gone on without a silence for `seconds` or more.
+    func heardAlone(for seconds: Double) -> Bool {
+        guard rooms.position.readingSince != .min else { return false }
+        let (span, overflow) = timing.now.subtractingReportingOverflow(rooms.position.readingSince)
+        return !overflow && span >= Int64(max(0, min(seconds, 86_400)) * 1_000_000)
+    }
+
+    /// Notes a reading's time (for the interval between the tag's readings, and when they began
+    /// after a silence of ``PositionSettings/corroboration``) and whether it placed the tag by an
+    /// exit door.
+    mutating func noteReading(byExit: Bool, settings: PositionSettings) {
         rooms.position.byExit = byExit
         let last = rooms.position.lastReading
         rooms.position.lastReading = timing.now
+        let (silence, wrapped) = timing.now.subtractingReportingOverflow(last)
+        if last == .min || wrapped || silence < 0
+            || silence >= Int64(max(0, min(settings.corroboration, 86_400)) * 1_000_000)
+        {
+            rooms.position.readingSince = timing.now
+        }
         guard last != .min else { return }
         let (gap, overflow) = timing.now.subtractingReportingOverflow(last)
         guard !overflow, gap > Self.sameAdvertisement else { return }
