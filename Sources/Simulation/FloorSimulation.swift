@@ -4,10 +4,13 @@ import Foundation
 /// Someone carrying a tag on a ``Floor``: where they are at each instant.
 package struct Mover: Sendable {
     /// From `time` on, the mover goes in a straight line towards the next keyframe's point (or
-    /// stands, when the next is `nil`); a `nil` point is out of the building.
+    /// stands, when the next is `nil`); a `nil` point is out of the building. `storey`: the storey
+    /// it is on there; between two keyframes of different storeys it climbs (or goes down) the
+    /// stairs, between them.
     package struct Keyframe: Sendable {
         package var time: Double
         package var point: Floor.Point?
+        package var storey = 0.0
     }
 
     /// A stay in a room, from arriving in it to leaving it.
@@ -32,7 +35,11 @@ package struct Mover: Sendable {
     }
 
     /// Where the mover is at `time`, `nil` out of the building.
-    package func position(at time: Double) -> Floor.Point? {
+    package func position(at time: Double) -> Floor.Point? { place(at: time)?.point }
+
+    /// Where the mover is at `time` and on which storey (between two on the stairs), `nil` out of
+    /// the building.
+    package func place(at time: Double) -> (point: Floor.Point, storey: Double)? {
         var low = 0
         var high = keyframes.count
         while low < high {
@@ -40,18 +47,23 @@ package struct Mover: Sendable {
             if keyframes[middle].time <= time { low = middle + 1 } else { high = middle }
         }
         guard low > 0, let point = keyframes[low - 1].point else { return nil }
-        guard low < keyframes.count, let next = keyframes[low].point else { return point }
+        let storey = keyframes[low - 1].storey
+        guard low < keyframes.count, let next = keyframes[low].point else { return (point, storey) }
         let span = keyframes[low].time - keyframes[low - 1].time
-        guard span > 0 else { return point }
+        guard span > 0 else { return (point, storey) }
         let share = (time - keyframes[low - 1].time) / span
-        return Floor.Point(point.x + (next.x - point.x) * share, point.y + (next.y - point.y) * share)
+        return (
+            Floor.Point(point.x + (next.x - point.x) * share, point.y + (next.y - point.y) * share),
+            storey + (keyframes[low].storey - storey) * share
+        )
     }
 
-    mutating func walk(_ points: [Floor.Point], from start: Double, speed: Double) -> Double {
+    /// Walks along `points` on storey `storey` from `start`; returns when it arrives.
+    mutating func walk(_ points: [Floor.Point], from start: Double, speed: Double, storey: Int = 0) -> Double {
         var time = start
         for (from, to) in zip(points, points.dropFirst()) {
             time += from.distance(to: to) / speed
-            keyframes.append(Keyframe(time: time, point: to))
+            keyframes.append(Keyframe(time: time, point: to, storey: Double(storey)))
         }
         return time
     }
@@ -151,23 +163,22 @@ package struct FloorSimulation: Sendable {
         var room = Int.random(in: 0..<floor.rooms.count, using: &random)
         var point = spot(in: room, random: &random)
         var time = 0.0
-        mover.keyframes.append(Mover.Keyframe(time: 0, point: point))
+        mover.keyframes.append(Mover.Keyframe(time: 0, point: point, storey: Double(floor.rooms[room].storey)))
         while time < duration {
             let arrive = time
             let length = Double.random(in: stay, using: &random)
             // Walking about the room first (to a desk, a shelf, a colleague), then standing.
             while time < arrive + min(wander, length) {
                 let next = spot(in: room, random: &random)
-                time = mover.walk([point, next], from: time, speed: speed)
+                time = mover.walk([point, next], from: time, speed: speed, storey: floor.rooms[room].storey)
                 point = next
             }
             time = max(time, arrive + length)
-            mover.keyframes.append(Mover.Keyframe(time: time, point: point))
+            mover.keyframes.append(Mover.Keyframe(time: time, point: point, storey: Double(floor.rooms[room].storey)))
             mover.stops.append(Mover.Stop(room: room, arrive: arrive, leave: time))
             var from: Int? = room
             if Double.random(in: 0..<1, using: &random) < leaving {
-                time = mover.walk(
-                    floor.route(from: point, in: room, to: floor.exit, in: nil), from: time, speed: speed)
+                time = go(&mover, from: point, in: room, to: floor.exit, in: nil, at: time)
                 let back = time + Double.random(in: outside, using: &random)
                 mover.keyframes.append(Mover.Keyframe(time: time, point: nil))
                 mover.outings.append((time, back))
@@ -179,10 +190,38 @@ package struct FloorSimulation: Sendable {
             var next = Int.random(in: 0..<floor.rooms.count, using: &random)
             while next == from { next = Int.random(in: 0..<floor.rooms.count, using: &random) }
             let target = spot(in: next, random: &random)
-            time = mover.walk(floor.route(from: point, in: from, to: target, in: next), from: time, speed: speed)
+            time = go(&mover, from: point, in: from, to: target, in: next, at: time)
             (room, point) = (next, target)
         }
         return mover
+    }
+
+    /// Walks `mover` from `start` in room `from` to `end` in room `to` (`nil`: outside, by the exit
+    /// of the ground storey) from `time`; returns when it arrives. On one storey by
+    /// ``Floor/route(from:in:to:in:)``; to another by the stairs: to them on this storey, up or
+    /// down them (``Floor/climb`` seconds a storey), and on from them on the other.
+    func go(
+        _ mover: inout Mover, from start: Floor.Point, in from: Int?, to end: Floor.Point, in to: Int?, at time: Double
+    )
+        -> Double
+    {
+        let here = from.map { floor.rooms[$0].storey } ?? 0
+        let there = to.map { floor.rooms[$0].storey } ?? 0
+        guard here != there, let stairs = floor.stairs else {
+            return mover.walk(
+                floor.route(from: start, in: from, to: end, in: to), from: time, speed: speed, storey: here)
+        }
+        var time = mover.walk(
+            floor.route(from: start, in: from, to: stairs, in: floor.room(at: stairs, storey: here)), from: time,
+            speed: speed, storey: here)
+        let step = there > here ? 1 : -1
+        for storey in stride(from: here + step, through: there, by: step) {
+            time += floor.climb
+            mover.keyframes.append(Mover.Keyframe(time: time, point: stairs, storey: Double(storey)))
+        }
+        return mover.walk(
+            floor.route(from: stairs, in: floor.room(at: stairs, storey: there), to: end, in: to), from: time,
+            speed: speed, storey: there)
     }
 
     /// A tag left by a wall or in a doorway of a room, 0.3 to 0.6 m inside it.
@@ -202,9 +241,10 @@ package struct FloorSimulation: Sendable {
             default: point = Floor.Point(rect.x0 + along * (rect.x1 - rect.x0), rect.y1 - inset)
             }
         }
+        let storey = floor.rooms[room].storey
         var mover = Mover(stationary: true)
-        mover.keyframes = [Mover.Keyframe(time: 0, point: point)]
-        mover.stops = [Mover.Stop(room: floor.room(at: point) ?? room, arrive: 0, leave: duration)]
+        mover.keyframes = [Mover.Keyframe(time: 0, point: point, storey: Double(storey))]
+        mover.stops = [Mover.Stop(room: floor.room(at: point, storey: storey) ?? room, arrive: 0, leave: duration)]
         return mover
     }
 
@@ -288,13 +328,14 @@ package struct FloorSimulation: Sendable {
             var time = Double.random(in: 0..<interval, using: &random)
             while time < duration {
                 defer { time += interval + Double.random(in: 0..<0.01, using: &random) }
-                guard let point = mover.position(at: time), !mover.isQuiet(at: time) else { continue }
+                guard let place = mover.place(at: time), !mover.isQuiet(at: time) else { continue }
                 for scanner in floor.scanners.indices {
                     var path = paths[scanner]
                     defer { paths[scanner] = path }
                     let elapsed = shadow(&path, to: time, random: &random)
                     let mean =
-                        floor.level(power, from: point, at: scanner) + floor.scanners[scanner].offset + path.shadow
+                        floor.level(power, from: place.point, storey: place.storey, at: scanner)
+                        + floor.scanners[scanner].offset + path.shadow
                     guard
                         let rssi = receive(
                             mean, on: &path, at: time, after: elapsed, losses: (lossStart, lossEnd), random: &random)
@@ -335,7 +376,8 @@ package struct FloorSimulation: Sendable {
                 let elapsed = time - path.time
                 path.time = time
                 let mean =
-                    floor.level(power, from: point, at: receiver) + floor.scanners[receiver].offset
+                    floor.level(power, from: point, storey: Double(floor.storey(ofScanner: transmitter)), at: receiver)
+                    + floor.scanners[receiver].offset
                     + shared[pair].shadow
                 guard
                     let rssi = receive(

@@ -3,6 +3,7 @@ import BeaconCore
 import Engine
 import Fleet
 import Floorplan
+import Foundation
 import RegionMonitor
 import Simulation
 
@@ -22,6 +23,8 @@ struct BeaconwatchRooms: RoomDecider {
     /// contest and no hold (a probe: how much of the hand-over is the filter's own lag).
     var filterOnly = false
     var probed: [Int?] = []
+    /// Each storey's Area (``Floor/area(storey:)``): its storey.
+    let storeyOfArea: [UUID: Int]
 
     /// `nodes`: the reports are ESPresense nodes' (filtered estimates), else every advertisement
     /// (a Theengs gateway's). `extra`: more ini lines (the defaults without).
@@ -47,6 +50,10 @@ struct BeaconwatchRooms: RoomDecider {
         scanners = floor.scanners.map(\.id)
         scannerTags = zip(floor.scanners, addresses).map { nodes ? ("node:\($0.id)", nil) : ($1.description, $1) }
         self.tags = (1...max(tags, 1)).map { "t\($0)" }
+        storeyOfArea = Dictionary(
+            uniqueKeysWithValues: (0..<floor.storeys).compactMap { storey in
+                UUID(uuidString: Floor.area(storey: storey)).map { ($0, storey) }
+            })
         table.start(at: Self.time(0), into: &actions)
         actions.removeAll()
     }
@@ -96,6 +103,17 @@ struct BeaconwatchRooms: RoomDecider {
                 continue
             }
             rooms[index] = Int(major) - 1
+        }
+    }
+
+    /// The floor of the tag's Area, in a room or not.
+    func floors(into floors: inout [Int?], rooms: [Int?], storeys: [Int]) {
+        for (index, id) in tags.enumerated() {
+            guard case .area(let uuid)? = table.engine(id)?.monitor.currentArea else {
+                floors[index] = nil
+                continue
+            }
+            floors[index] = storeyOfArea[uuid]
         }
     }
 }

@@ -10,10 +10,19 @@ protocol RoomDecider {
     mutating func rooms(at time: Double, into rooms: inout [Int?])
     /// Scanner `receiver` heard scanner `transmitter` advertise at `rssi` dBm (peers ignore it).
     mutating func scannerHeard(transmitter: Int, receiver: Int, rssi: Double, at time: Double)
+    /// Each tag's floor (storey) after ``rooms(at:into:)`` gave `rooms`, `nil` for none: the floor
+    /// of its room (`storeys`: each room's) unless the system says the floor apart from the room.
+    func floors(into floors: inout [Int?], rooms: [Int?], storeys: [Int])
 }
 
 extension RoomDecider {
     mutating func scannerHeard(transmitter: Int, receiver: Int, rssi: Double, at time: Double) {}
+
+    func floors(into floors: inout [Int?], rooms: [Int?], storeys: [Int]) {
+        for (tag, room) in rooms.enumerated() {
+            floors[tag] = room.flatMap { storeys.indices.contains($0) ? storeys[$0] : nil }
+        }
+    }
 }
 
 /// Distances as the peers compute them from RSSI: `10^((power - rssi) / (10 n))`.

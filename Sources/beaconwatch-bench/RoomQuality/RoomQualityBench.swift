@@ -13,7 +13,9 @@ struct RoomQualityBench: ParsableCommand {
         discussion: """
             Floors (RegionMonitor's Floor): five rooms along a corridor (5 dB walls between rooms, 4 dB \
             onto the corridor through 1 m doors), an open-plan floor of six zones (a scanner in each, \
-            or eight drawn anywhere on it), each with receivers ±4 dB off; the ESPresense companion's \
+            or eight drawn anywhere on it), a house of two storeys (a hall and two rooms on each, a \
+            scanner in each room, those upstairs almost straight above those downstairs, 13 dB through \
+            the floor, stairs, a front door marked exit), each with receivers ±4 dB off; the ESPresense companion's \
             accuracy harness (docs/companion-harness.md: two rooms of a 6 × 4 m floor, a node in each \
             corner, its two walks, each leg in 30 s) and its published flat (four rooms, 3 dB walls), \
             both with 2.5 dB noise and 10 % of readings 6 dB down by multipath. People walk room to room (stays of 30 to 180 s, 1.2 m/s, one stay in ten \
@@ -28,7 +30,10 @@ struct RoomQualityBench: ParsableCommand {
             noise-free radio (the oracle: the floor's own limit) was right; hand-over: from entering a \
             room (for stays of 30 s or more) to showing it; flaps: room changes of still tags an hour; \
             away: from leaving the building to showing away; false aways: away shown while in, an hour \
-            of time in. The first 15 s of a run are not scored.
+            of time in. In the house also the right floor: the share of the time in it that the floor \
+            (Area) shown is the true one (on the stairs the nearer; away counts as wrong), and floor \
+            changes of still tags an hour, and the floor hand-over: from a walker half way up or down \
+            the stairs to showing its new floor. The first 15 s of a run are not scored.
             """
     )
 
@@ -82,7 +87,7 @@ struct RoomQualityBench: ParsableCommand {
 
     @Option(
         help:
-            "Write the corridor walk at 1 Hz (every advertisement) as a trace of scanner reports to this file, and its hsyco.ini beside it (FILE.ini; with its floor plan, FILE.plan.ini), then stop."
+            "Write the corridor walk at 1 Hz (with --only, the first scenario it names; every advertisement) as a trace of scanner reports to this file, and its hsyco.ini beside it (FILE.ini; with its floor plan, FILE.plan.ini), then stop."
     )
     var trace: String?
 
@@ -187,6 +192,8 @@ struct RoomQualityBench: ParsableCommand {
                 return scenario
             }(),
             make("open plan at random, 1 Hz", Floor.openPlanAtRandom(seed: 27)),
+            // Issue 61's house: two storeys, scanners upstairs almost straight above those downstairs.
+            make("two floors, 1 Hz", Floor.twoStorey(seed: 31)),
             harness("harness, diagonal walk", [Floor.Point(0.5, 0.5), Floor.Point(3, 2), Floor.Point(5.5, 3.5)]),
             harness(
                 "harness, crossing",
@@ -216,6 +223,27 @@ struct RoomQualityBench: ParsableCommand {
         /// The dead scanner's room, and the longest one of its still tags was shown in another.
         var deadRoom: Int?
         var deadRoomLongestWrong = 0.0
+        /// On a building of several storeys: the time in it and on the right floor (Area), walkers
+        /// and still tags, and how often a still tag's floor changed (an away between not counted).
+        var walkerFloorTime = 0.0
+        var walkerFloorRight = 0.0
+        var stillFloorTime = 0.0
+        var stillFloorRight = 0.0
+        var stillFloorChanges = 0
+        /// From a walker's true floor changing (half way up or down the stairs) to showing it.
+        var floorHandOvers: [Double] = []
+
+        func floorLine() -> String {
+            func share(_ part: Double, _ whole: Double) -> String { format(part / max(whole, 1e-9) * 100, 2) + "%" }
+            return "right floor: walkers \(share(walkerFloorRight, walkerFloorTime)), still "
+                + "\(share(stillFloorRight, stillFloorTime)), all "
+                + "\(share(walkerFloorRight + stillFloorRight, walkerFloorTime + stillFloorTime)); still tags' floor "
+                + "changes \(stillFloorTime > 0 ? format(Double(stillFloorChanges) / (stillFloorTime / 3600), 1) : "–")/h "
+                + "(\(stillFloorChanges)); floor hand-over p50/p95 "
+                + (floorHandOvers.isEmpty
+                    ? "–"
+                    : "\(format(quantile(floorHandOvers, 0.5), 1))/\(format(quantile(floorHandOvers, 0.95), 1)) s")
+        }
 
         func line() -> String {
             func share(_ part: Double, _ whole: Double) -> String { format(part / max(whole, 1e-9) * 100, 1) + "%" }
@@ -246,6 +274,12 @@ struct RoomQualityBench: ParsableCommand {
         var oracleRight = false
         /// Since when a still tag has been shown in a room not its own.
         var wrongSince: Double?
+        /// The floor last shown (away not counted).
+        var floor: Int?
+        /// A walker's true floor (out of the building not counted), and since when it has not
+        /// been shown since it changed.
+        var floorTruth: Int?
+        var floorSince: Double?
     }
 
     func measure(_ scenario: Scenario, feed: Feed) throws {
@@ -398,6 +432,10 @@ struct RoomQualityBench: ParsableCommand {
         }
         var tracking = Array(repeating: Array(repeating: Tracking(), count: count), count: systems.count + 1)
         var shown = Array(repeating: Array(repeating: Int?.none, count: count), count: systems.count + 1)
+        // On a building of several storeys, each system's floor for each tag too.
+        let storeys = floor.rooms.map(\.storey)
+        let floors = floor.storeys > 1
+        var shownFloor = shown
         let step = 0.1
         let warmUp = 15.0
         var cursor = 0
@@ -420,17 +458,28 @@ struct RoomQualityBench: ParsableCommand {
                 }
                 cursor += 1
             }
-            for system in systems.indices { systems[system].rooms(at: time, into: &shown[system]) }
+            for system in systems.indices {
+                systems[system].rooms(at: time, into: &shown[system])
+                if floors { systems[system].floors(into: &shownFloor[system], rooms: shown[system], storeys: storeys) }
+            }
             for (tag, mover) in movers.enumerated() {
-                let point = mover.position(at: time)
-                let truth = point.flatMap(floor.room(at:))
-                let oracle = point.map(floor.nearestRoom(to:))
+                // On the stairs a tag is on the storey it is nearer.
+                let place = mover.place(at: time)
+                let storey = place.map { Int($0.storey.rounded()) }
+                let truth = place.flatMap { floor.room(at: $0.point, storey: Int($0.storey.rounded())) }
+                let oracle = place.map { floor.nearestRoom(to: $0.point, storey: $0.storey) }
                 shown[systems.count][tag] = oracle
+                if floors { shownFloor[systems.count][tag] = oracle.map { storeys[$0] } }
                 guard time >= warmUp else { continue }
                 for system in 0...systems.count where system == systems.count || time >= starts[system] {
                     score(
                         &scores[system], &tracking[system][tag], shown: shown[system][tag], truth: truth,
                         oracle: oracle, still: mover.stationary, at: time, step: step)
+                    if floors {
+                        scoreFloor(
+                            &scores[system], &tracking[system][tag], shown: shownFloor[system][tag],
+                            truth: truth == nil ? nil : storey, still: mover.stationary, at: time, step: step)
+                    }
                 }
             }
         }
@@ -442,6 +491,11 @@ struct RoomQualityBench: ParsableCommand {
             var score = scores[system]
             score.visits = visits
             print("rooms: \(pad(scenario.name, 30)) \(pad(feed, 6)) \(pad(name, 22)) \(score.line())")
+        }
+        if floors {
+            for (system, name) in names.enumerated() {
+                print("rooms: \(pad(scenario.name, 30)) \(pad(feed, 6)) \(pad(name, 22)) \(scores[system].floorLine())")
+            }
         }
         if let own = systems.first as? BeaconwatchRooms, let calibration = own.table.calibration,
             floor.scanners.contains(where: { $0.offset != 0 })
@@ -533,10 +587,50 @@ struct RoomQualityBench: ParsableCommand {
         }
     }
 
-    /// The corridor walk at 1 Hz as a trace of scanner reports (docs/behaviour.md §19), and its ini
-    /// with and without the floor plan (§20).
+    /// The floor (storey) shown against the true one (`nil`: out of the building), on a building of
+    /// several storeys.
+    func scoreFloor(
+        _ score: inout Score, _ track: inout Tracking, shown: Int?, truth: Int?, still: Bool, at time: Double,
+        step: Double
+    ) {
+        if !still, truth == nil, let since = track.floorSince {
+            // Out of the building before its new floor was shown: unshown for as long as it was in.
+            score.floorHandOvers.append(time - since)
+            track.floorSince = nil
+        }
+        if !still, let truth {
+            if let previous = track.floorTruth, previous != truth {
+                // Back before the last change was shown: that one counts as long as it went unshown.
+                if let since = track.floorSince { score.floorHandOvers.append(time - since) }
+                track.floorSince = time
+            }
+            track.floorTruth = truth
+            if let since = track.floorSince, shown == truth {
+                score.floorHandOvers.append(time - since)
+                track.floorSince = nil
+            }
+        }
+        if let truth {
+            if still {
+                score.stillFloorTime += step
+                if shown == truth { score.stillFloorRight += step }
+            } else {
+                score.walkerFloorTime += step
+                if shown == truth { score.walkerFloorRight += step }
+            }
+        }
+        guard let shown else { return }
+        if still, let last = track.floor, last != shown { score.stillFloorChanges += 1 }
+        track.floor = shown
+    }
+
+    /// The corridor walk at 1 Hz (or the first scenario `--only` names) as a trace of scanner
+    /// reports (docs/behaviour.md §19), and its ini with and without the floor plan (§20).
     func writeTrace(_ path: String) throws {
-        var scenario = Self.scenarios(scale: scale)[0]
+        let scenarios = Self.scenarios(scale: scale)
+        guard var scenario = scenarios.first(where: { only.map($0.name.contains) ?? true }) else {
+            throw ValidationError("--only \(only ?? ""): no scenario of that name")
+        }
         scenario.simulation.walkers = 2
         scenario.simulation.stationary = 1
         let movers = scenario.simulation.movers()
