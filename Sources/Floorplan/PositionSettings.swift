@@ -56,6 +56,12 @@ package struct PositionSettings: Sendable, Hashable {
     /// (``RadioModel/steadiness``): where readings are independent the filter's probabilities are
     /// taken as they are. Not for ESPresense nodes' reports (each is a median of 15 s already).
     package var learnsSpread = true
+    /// Whether a tag by an exit door leaves after a few of its intervals of silence
+    /// (docs/behaviour.md §20). Not for ESPresense nodes' reports: a node reports a still tag every
+    /// 5 s, each on its own clock, so their silences say little; §19's exit is as soon on them
+    /// (`scripts/bench rooms`, two floors: the same leaving times, and 16 false aways an hour's
+    /// worth of still tags by the front door with the door's rule).
+    package var exitDoors = true
 
     package init(
         floors: [Int32: FloorMap] = [:], minConfidence: Double = 0.6, holdShare: Double = 2.0 / 3.0,
@@ -109,6 +115,7 @@ package struct PositionSettings: Sendable, Hashable {
             floors: floors, minConfidence: minConfidence, spread: 1, sigmaAbove: 4, sigmaBelow: 5.5, outlier: 0.05,
             correlation: 5, threshold: 1, corroboration: 16, walkThreshold: 1, buildings: buildings)
         settings.learnsSpread = false
+        settings.exitDoors = false
         return settings
     }
 
@@ -142,6 +149,7 @@ package struct PositionSettings: Sendable, Hashable {
             && lhs.threshold == rhs.threshold && lhs.corroboration == rhs.corroboration && lhs.audible == rhs.audible
             && lhs.jump == rhs.jump && lhs.walkThreshold == rhs.walkThreshold && lhs.moving == rhs.moving
             && lhs.movingWindow == rhs.movingWindow && lhs.learnsSpread == rhs.learnsSpread
+            && lhs.exitDoors == rhs.exitDoors
     }
 
     package func hash(into hasher: inout Hasher) {

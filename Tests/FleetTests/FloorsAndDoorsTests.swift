@@ -31,7 +31,9 @@ import Testing
         Scanner(id: "bedroom", x: 0.5, y: 2.2, z: 4.5), Scanner(id: "bath", x: 6.7, y: 1.8, z: 5.6),
     ]
 
-    static func house(exit: Bool = true, stairs: Bool = true) throws -> Devices {
+    static func house(
+        exit: Bool = true, stairs: Bool = true, source: String = "Scanners.theengs = home/+/BTtoMQTT/#"
+    ) throws -> Devices {
         var text = """
             LocationBaseBeacon.101 = \(ground),1,1
             LocationBaseBeacon.102 = \(ground),2,1
@@ -44,7 +46,7 @@ import Testing
             LocationZoneName.\(upstairs):1 = Bedroom
             LocationZoneName.\(upstairs):2 = Bath
             MQTT.host = 127.0.0.1
-            Scanners.theengs = home/+/BTtoMQTT/#
+            \(source)
             Monitor.rssiFilter = none
             LocationScanner.101 = kitchen
             LocationScanner.102 = hall
@@ -249,6 +251,35 @@ import Testing
         #expect(byExit <= 4, "left \(byExit) s after the last report by the exit door")
         #expect(plain >= 9.5 && plain <= 11, "without an exit door: \(plain) s")
         #expect(inside >= 9.5 && inside <= 11, "in the middle of the room: \(inside) s")
+    }
+
+    /// ESPresense nodes report a still tag every 5 s, each on its own clock: a silence of their
+    /// reports by the exit door is no leaving (docs/behaviour.md §20); the tag leaves by §19's exit.
+    @Test func nodesFallingSilentByTheExitDoorAreNoLeaving() throws {
+        var table = try Self.house(source: "Scanners.espresense = espresense/devices/+/+")
+        var actions: [Devices.Action] = []
+        table.start(at: Self.time(0), into: &actions)
+        var random = SeededGenerator(seed: 66)
+        var last = 0.0
+        for period in 0..<12 {
+            for (n, scanner) in Self.scanners.enumerated() {
+                last = Double(period) * 5 + 1 + Double(n) * 1.2
+                let rssi = Self.rssi(scanner, x: 0.4, y: 2, floor: 0, noise: 1, random: &random)
+                table.handle(
+                    ScannerReport(scanner: scanner.id, tag: "badge", rssi: rssi, power: -59), at: Self.time(last),
+                    into: &actions)
+            }
+        }
+        #expect(Self.area(table) == "Ground floor")
+        var left: Double?
+        var t = last + 0.25
+        while t < last + 60, left == nil {
+            table.advance(to: Self.time(t), into: &actions)
+            if Self.area(table) == nil { left = t - last }
+            t += 0.25
+        }
+        let after = try #require(left, "never left")
+        #expect(after >= 9.5, "left \(after) s after the last report")
     }
 
     /// Garbage heights and stairs never crash and never leave the tag in two places.

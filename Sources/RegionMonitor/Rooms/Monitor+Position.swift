@@ -276,9 +276,12 @@ extension Monitor {
     }
 
     /// The silence after which a tag placed by an exit door has left (docs/behaviour.md §20): three
-    /// of its usual intervals between readings, 1.5 s at least; `nil` when it is not by one.
+    /// of its usual intervals between readings, 1.5 s at least; `nil` when it is not by one, or its
+    /// readings are nodes' reports (``PositionSettings/exitDoors``).
     var exitDoorSilence: Int64? {
-        guard settings.floorPlans != nil, rooms.position.byExit, rooms.position.interval > 0 else { return nil }
+        guard settings.floorPlans?.exitDoors == true, rooms.position.byExit, rooms.position.interval > 0 else {
+            return nil
+        }
         return Int64((max(1.5, 3 * rooms.position.interval) * 1_000_000).rounded())
     }
 
