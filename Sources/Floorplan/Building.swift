@@ -99,9 +99,13 @@ package final class Building: Sendable, Hashable {
                         let flat = point.distance(to: scanner.point)
                         let distance = (flat * flat + (scanner.z - height) * (scanner.z - height)).squareRoot()
                         logDistance.append(Float(10 * log10(max(distance, 0.25))))
-                        // Through another floor the slab is the loss; its walls are the floor's.
+                        // Through another floor: the slab, and the walls of each floor on the way.
                         wallsCrossed.append(
-                            other == floor ? Float(map.walls(from: scanner.point, to: point, tolerance: 0.05)) : 0)
+                            Float(
+                                other == floor
+                                    ? map.walls(from: scanner.point, to: point, tolerance: 0.05)
+                                    : Self.walls(
+                                        maps, from: (floor, scanner.point, scanner.z), to: (other, point, height))))
                         if maps.count > 1 { floorsCrossed.append(crossed) }
                     }
                 }
@@ -127,6 +131,41 @@ package final class Building: Sendable, Hashable {
             }
         }
         exitCells = exits
+    }
+
+    /// The walls a straight path crosses from `a` (on floor `a.floor` of ``floors``, at `a.point`
+    /// and height `a.z`) to `b` on another floor: on each floor it passes through, those its stretch
+    /// there crosses (a scanner downstairs is heard upstairs through the floor and the walls of
+    /// both).
+    package func walls(
+        from a: (floor: Int, point: PlanPoint, z: Double), to b: (floor: Int, point: PlanPoint, z: Double)
+    ) -> Int {
+        guard floors.indices.contains(a.floor), floors.indices.contains(b.floor) else { return 0 }
+        guard a.floor != b.floor else { return floors[a.floor].walls(from: a.point, to: b.point, tolerance: 0.05) }
+        return Self.walls(floors, from: a, to: b)
+    }
+
+    static func walls(
+        _ maps: [FloorMap], from a: (floor: Int, point: PlanPoint, z: Double),
+        to b: (floor: Int, point: PlanPoint, z: Double)
+    ) -> Int {
+        let rise = b.z - a.z
+        guard rise.isFinite, abs(rise) > 1e-9 else { return maps[a.floor].walls(from: a.point, to: b.point) }
+        func at(_ z: Double) -> PlanPoint {
+            let t = min(1, max(0, (z - a.z) / rise))
+            return PlanPoint(a.point.x + (b.point.x - a.point.x) * t, a.point.y + (b.point.y - a.point.y) * t)
+        }
+        let (low, high) = (min(a.z, b.z), max(a.z, b.z))
+        var count = 0
+        var bands: Set<[Double]> = []
+        // Each height band once: its own floor at either end, else the first floor there.
+        for index in [a.floor, b.floor] + Array(maps.indices) {
+            let plan = maps[index].plan
+            let (bottom, top) = (max(low, plan.bottom), min(high, plan.top))
+            guard bottom < top, bands.insert([plan.bottom, plan.top]).inserted else { continue }
+            count += maps[index].walls(from: at(bottom), to: at(top), tolerance: 0.05)
+        }
+        return count
     }
 
     /// How many floors lie between heights `a` and `b`.

@@ -103,15 +103,23 @@ package struct RadioModel: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The least-squares fit of bias, exponent and wall loss to `pairs`, each within its limits:
+    /// The least-squares fit of bias, exponent and wall loss to `pairs` (drawn towards the usual
+    /// power at 1 m and exponent where the pairs say little), each within its limits:
     /// all three when the pairs span distances and walls, the exponent and wall loss with the
     /// bias at 0 when they do not; the floor loss too where pairs hear each other across a floor;
     /// `nil` for fewer than three pairs (the defaults stand).
     package static func fit(_ pairs: [Pair], defaults: RadioModel = RadioModel()) -> RadioModel? {
         guard pairs.count >= 3 else { return nil }
         // Columns: 1, -10 log10 d, -walls, -floors.
-        let rows = pairs.map { [1, -10 * log10(max($0.distance, 0.25)), -$0.walls, -$0.floors] }
-        let values = pairs.map(\.level)
+        var rows = pairs.map { [1, -10 * log10(max($0.distance, 0.25)), -$0.walls, -$0.floors] }
+        var values = pairs.map(\.level)
+        // A light pull towards what rooms usually are (the tags' own power at 1 m, exponent 2.5),
+        // far less than one pair weighs: where the pairs' distances are all alike, power and
+        // exponent explain them equally well together (a two-storey house's pairs are 5.5–7.4 m
+        // apart: fitted as 9 dB and 3.6 without it), and the usual values decide; pairs that span
+        // distances move the fit by a few hundredths.
+        rows += [[0.3, 0, 0, 0], [0, 1, 0, 0]]
+        values += [0, 2.5]
         // The wall loss is learned wherever pairs cross walls; the power at 1 m only where they
         // cross different numbers of walls (else it and the walls say the same thing).
         let anyWalls = pairs.contains { $0.walls > 0 }

@@ -137,9 +137,23 @@ struct PositionFilterTests {
         }
         let fitted = RadioModel.fit(pairs)
         #expect(fitted != nil)
-        #expect(abs((fitted?.exponent ?? 0) - 2.8) < 0.01)
-        #expect(abs((fitted?.wallLoss ?? 0) - 4.5) < 0.01)
-        #expect(abs((fitted?.bias ?? 0) + 2) < 0.01)
+        #expect(abs((fitted?.exponent ?? 0) - 2.8) < 0.05)
+        #expect(abs((fitted?.wallLoss ?? 0) - 4.5) < 0.05)
+        #expect(abs((fitted?.bias ?? 0) + 2) < 0.3)
+        // Pairs all 5.5–7.5 m apart (a two-storey house's) say little of power and exponent apart:
+        // the usual values decide, not a fit of 9 dB and 3.6 that explains them as well.
+        let house = RadioModel(exponent: 2.5, wallLoss: 5, floorLoss: 13)
+        let alike = [
+            (6.0, 1.0, 0.0), (5.6, 0.0, 0.0), (3.0, 0.0, 1.0), (7.4, 1.0, 0.0), (5.5, 0.0, 0.0), (7.1, 1.0, 0.0),
+        ]
+        .enumerated().map { index, pair in
+            RadioModel.Pair(
+                distance: pair.0, walls: pair.1, floors: pair.2,
+                level: house.level(distance: pair.0, walls: pair.1, floors: pair.2) + (index % 2 == 0 ? 0.5 : -0.5))
+        }
+        let usual = try #require(RadioModel.fit(alike))
+        #expect(abs(usual.bias) < 1.5 && abs(usual.exponent - 2.5) < 0.3, "\(usual)")
+        #expect(abs(usual.floorLoss - 13) < 2, "\(usual)")
         #expect(RadioModel.fit(Array(pairs.prefix(2))) == nil)
         // An open plan: every pair crosses one edge between zones, which weakens nothing. The
         // loss of those "walls" is learned (0), with the power at 1 m taken as 0.
