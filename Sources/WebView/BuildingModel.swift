@@ -169,8 +169,11 @@ package struct BuildingModel: Sendable {
         }
     }
 
-    /// The floors with a plan, in the order of their Areas.
-    package var floors: [Floor] = []
+    /// The floors with a plan, in the order of their Areas (a reload's new floors are a new
+    /// version: pages rendered with the old ones are stale).
+    package var floors: [Floor] = [] {
+        didSet { version &+= 1 }
+    }
 
     /// The floors of `floor`'s building, lowest first (by level, then in the order of their
     /// Areas): `floor` alone when no other floor shares its building.

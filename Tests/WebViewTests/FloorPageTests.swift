@@ -155,6 +155,10 @@ import WebView
         let after = try #require(Pages.floor(moved, area: ground))
         #expect(after.contains("Ground &lt;floor&gt;<span class=\"count\" title=\"1 tag on this floor\">1</span>"))
         #expect(after.contains("First floor<span class=\"count\" title=\"2 tags on this floor\">2</span>"))
+        // A reload that changes the floors is a new version of the model: no page is kept.
+        var reloaded = model
+        reloaded.floors = Array(model.floors.prefix(1))
+        #expect(reloaded.version != model.version)
     }
 
     @Test func aTagsPageShowsTheRoomsProbabilities() throws {
