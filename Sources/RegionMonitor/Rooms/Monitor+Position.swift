@@ -170,7 +170,10 @@ extension Monitor {
         if current >= 0, let mine = building.roomSlot(ofZone: current) {
             let share = Double(filter.rooms[mine])
             if best != mine, confidence >= settings.minConfidence, corroborated, !unexplained() {
-                if contest(building.zones[best], lead: confidence - share, settings: settings) {
+                // A room on another floor holds Rooms.minConfidence only once the probability has
+                // come up or down the stairs: a walker has taken them, and no contest holds it.
+                let climbed = rooms.position.walking && building.roomFloor[best] != building.roomFloor[mine]
+                if climbed || contest(building.zones[best], lead: confidence - share, settings: settings) {
                     target = building.zones[best]
                 }
             } else if share < settings.minConfidence * settings.holdShare {
