@@ -15,10 +15,11 @@ import Testing
     static let uuid = "FDA50693-A4E2-4FB1-AFCF-C6EB07647825"
     static let start = 1_700_000_000.0
 
-    /// The longest a walker's room may follow it after a door. Issue 61's goal is 5 s
-    /// (`FloorsAndDoorsTests.handOver`, which holds it on the engine alone: 4.3 s there); here,
-    /// through the page's house and the commands, it takes 5.3 s: not yet met, held at 6.
-    static let handOver = 6.0
+    /// The longest a walker's room may follow it after a door: issue 61's goal, 5 s (as
+    /// `FloorsAndDoorsTests.handOver` holds it on the engine alone). Through the page's house and
+    /// the commands it takes 4.3 s (5.3 s when the test was written, before the estimator's changes
+    /// of issue 61's second session).
+    static let handOver = 5.0
 
     /// The longest a walker that fell silent at the exit door may stay in the house (issue 61).
     static let leavesTheHouse = 10.0
