@@ -73,6 +73,13 @@ struct RoomQualityBench: ParsableCommand {
     )
     var position: [String] = []
 
+    @Flag(
+        help: """
+            Only how well rooms are told from 60 s of training in each (issue 59): the nearest \
+            scanner, k nearest training vectors and a Gaussian per room and scanner.
+            """)
+    var fingerprints = false
+
     @Flag(help: "Also the position filter's most probable room without the contest (a probe of its lag).")
     var probe = false
 
@@ -94,6 +101,7 @@ struct RoomQualityBench: ParsableCommand {
     func run() throws {
         if let trace { return try writeTrace(trace) }
         if calibration { return calibrationExperiment() }
+        if fingerprints { return fingerprintExperiment() }
         print(
             "rooms: \(pad("scenario", 30)) \(pad("feed", 6)) \(pad("system", 22)) "
                 + "\(pad("walkers: wrong, decision", 26)) \(pad("still: wrong, decision", 24)) "
