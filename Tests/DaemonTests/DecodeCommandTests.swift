@@ -53,6 +53,18 @@ import TestSupport
             productsDirectory.appendingPathComponent("beaconwatch"), arguments, stdin: Data(stdin.utf8), in: directory)
     }
 
+    /// `run` of `config` fed the trace file `trace`, both in `directory`, without the web view, its
+    /// events written to `events.jsonl` there: the run and those events.
+    static func runTrace(config: String, trace: String, in directory: URL) async throws -> (run: Run, events: String) {
+        let run = try await beaconwatch(
+            [
+                "run", "--web-listen", "", "--config", config, "--source", "trace:\(trace)", "--events",
+                "events.jsonl", "--log-level", "error",
+            ], in: directory)
+        let events = try String(contentsOf: directory.appendingPathComponent("events.jsonl"), encoding: .utf8)
+        return (run, events)
+    }
+
     /// `.build/<triple>/debug`: where `swift build` put the test bundle and the executable.
     static var productsDirectory: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()

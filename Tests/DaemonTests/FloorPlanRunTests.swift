@@ -181,13 +181,8 @@ import Testing
         let folder = try Self.folder(port: broker.port)
         let expected = try await Self.replay("shapes.ini", in: folder)
         let watcher = try await Subscriber(port: broker.port, filter: "beaconwatch/#")
-        let run = try await DecodeCommandTests.beaconwatch(
-            [
-                "run", "--web-listen", "", "--config", "shapes.ini", "--source", "trace:walk.jsonl", "--events",
-                "events.jsonl", "--log-level", "error",
-            ], in: folder)
+        let (run, events) = try await DecodeCommandTests.runTrace(config: "shapes.ini", trace: "walk.jsonl", in: folder)
         #expect(run.status == 0, "\(run.stderr)")
-        let events = try String(contentsOf: folder.appendingPathComponent("events.jsonl"), encoding: .utf8)
         let end = 119.6
         let upToTheEnd = expected.split(separator: "\n").filter { line in
             let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]

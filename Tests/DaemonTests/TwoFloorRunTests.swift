@@ -274,13 +274,8 @@ import Testing
         let folder = try Self.folder(port: broker.port)
         let expected = Self.outputs(try await Self.replay(in: folder))
         let watcher = try await Subscriber(port: broker.port, filter: "beaconwatch/#")
-        let run = try await DecodeCommandTests.beaconwatch(
-            [
-                "run", "--web-listen", "", "--config", "house.ini", "--source", "trace:walk.jsonl", "--events",
-                "events.jsonl", "--log-level", "error",
-            ], in: folder)
+        let (run, events) = try await DecodeCommandTests.runTrace(config: "house.ini", trace: "walk.jsonl", in: folder)
         #expect(run.status == 0, "\(run.stderr)")
-        let events = try String(contentsOf: folder.appendingPathComponent("events.jsonl"), encoding: .utf8)
         let end = try #require(try Self.lastReport(in: folder))
         let upToTheEnd = expected.filter { $0.second <= end }
         #expect(upToTheEnd.count > 100 && upToTheEnd.count < expected.count)
