@@ -70,7 +70,7 @@ let package = Package(
         .target(
             name: "Persistence",
             dependencies: [
-                "BeaconCore", "CSQLiteSession", "Engine", "RegionMonitor", "Rules", "Syscalls",
+                "BeaconCore", "CSQLiteSession", "Engine", "Floorplan", "RegionMonitor", "Rules", "Syscalls",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -248,6 +248,16 @@ package struct Engine: Sendable {
                     settings: geofences.settings)
             }
             replaceRuleRegions()
+        case .learn(let region, let seconds):
+            if let zone = monitor.hierarchy.zoneIndex(of: region) {
+                monitor.startLearning(zone: Int32(zone), seconds: seconds, at: time, into: &pending)
+            } else {
+                monitor.advance(to: time, into: &pending)
+            }
+            observe(from: start)
+        case .stopLearning:
+            monitor.stopLearning(at: time, into: &pending)
+            observe(from: start)
         case .position(let position):
             monitor.advance(to: time, into: &pending)
             if geofences != nil {
@@ -441,5 +451,17 @@ extension Engine {
     package mutating func setRadio(_ radio: RadioModel) {
         guard monitor.radio != radio else { return }
         monitor.radio = radio
+    }
+
+    /// The building's fingerprints (docs/behaviour.md §22), made again only when their version
+    /// changed; `nil`: untrained.
+    package mutating func setFingerprints(_ fingerprints: RoomFingerprints?) {
+        guard monitor.fingerprints?.version != fingerprints?.version else { return }
+        monitor.fingerprints = fingerprints
+    }
+
+    /// A session that ended, taken (``Monitor/takeLearned()``).
+    package mutating func takeLearned() -> LearnedRoom? {
+        monitor.takeLearned()
     }
 }

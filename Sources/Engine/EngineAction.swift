@@ -29,6 +29,10 @@ package enum EngineInput: Sendable {
     case deviceTransition(Region, entered: Bool)
     /// An advertisement a phone ranged, with the class its own ranging gave (OwnTracks `prox`).
     case phoneSighting(Advertisement, proximity: Proximity)
+    /// A tag's training session in a Zone for that many seconds (docs/behaviour.md §22).
+    case learn(Region, seconds: Double)
+    /// Ends the tag's training session now.
+    case stopLearning
 
     /// The input a source event stands for, and its time; `nil` for a scanner's report, which
     /// is its tag's, not the own radio's (docs/behaviour.md §19: the table of devices takes it).
@@ -38,7 +42,7 @@ package enum EngineInput: Sendable {
         case .mode(_, let mode): self = .mode(mode)
         case .command(_, let command): self = .command(command)
         case .position(_, let position): self = .position(position)
-        case .report: return nil
+        case .report, .learn: return nil
         }
     }
 }

@@ -58,6 +58,7 @@ extension Devices {
             address: report.address)
         known[position].sightedSinceRecord = true
         if !configuration.floors.isEmpty { engines[position].setRadio(radio) }
+        engines[position].setFingerprints(fingerprintModel)
         engines[position].handle(.advertisement(advertisement), at: arrival, into: &scratch)
         finish(position, into: &actions)
         return nil

@@ -36,6 +36,8 @@ package struct Devices {
         case answer(device: DeviceID, ServerAnswer, call: Int)
         /// An input for one device alone (the web API's `cmd/mode`, `cmd/alert`).
         case device(DeviceID, EngineInput)
+        /// Train, stop or forget a room (docs/behaviour.md §22: `B/cmd/learn`, the HTTP API).
+        case learn(LearnCommand)
 
         /// The fleet device a refusal is about: the message's or the report's tag.
         package var device: String? {
@@ -43,6 +45,7 @@ package struct Devices {
             case .message(let message): message.device
             case .report(let report): report.tag
             case .answer(let device, _, _), .device(let device, _): device.fleetID
+            case .learn(let command): command.device.isEmpty ? nil : command.device
             case .daemon, .scannerStatus: nil
             }
         }
@@ -71,6 +74,9 @@ package struct Devices {
         case notice(device: DeviceID, String)
         /// The scanners' calibration settled anew: its levels, to keep (with the next commit).
         case calibration([ScannerLevel])
+        /// A room's fingerprints replaced (`nil`: forgotten; room `*`: every room forgotten), to
+        /// keep with the next commit (docs/behaviour.md §22).
+        case fingerprints(room: String, Fingerprints.Room?)
     }
 
     /// What the daemon knows of a device beyond its engine's state (kept per device, the own
@@ -117,6 +123,8 @@ package struct Devices {
         case unplacedScanner(String)
         /// A report of something that is none of the tags (not declared, not auto-added).
         case unknownTag
+        /// A learn command that was refused, and why (docs/behaviour.md §22).
+        case learn(String)
     }
 
     /// What the daemon knows of one device (its engine is kept apart: reading this copies no
@@ -181,6 +189,9 @@ package struct Devices {
     package internal(set) var calibration: ScannerCalibration?
     /// The building's radio, learned from its scanners on floor plans (docs/behaviour.md §20).
     package internal(set) var radio = RadioModel()
+    /// The building's training (docs/behaviour.md §22), and the model every tag reads of it.
+    package internal(set) var fingerprints = Fingerprints()
+    package internal(set) var fingerprintModel: RoomFingerprints?
     /// The scanners by their `Scanner.<id>.address`.
     var scannerAddresses: [BluetoothAddress: String] = [:]
     /// Each fleet device's next wake-up, earliest first; an entry is stale when the device's own
@@ -383,6 +394,9 @@ package struct Devices {
         case .answer(let device, let answer, let call):
             handle(.answer(answer, call: call), for: device, at: time, into: &actions)
         case .device(let device, let input): handle(input, for: device, at: time, into: &actions)
+        case .learn(let command):
+            tick(to: time, into: &actions)
+            return learn(command, at: time, into: &actions).map(Refusal.learn)
         }
         return nil
     }
@@ -470,6 +484,10 @@ package struct Devices {
             tick(to: time, into: &actions)
             handle(report, at: time, into: &actions)
             return
+        case .learn(let time, let command):
+            tick(to: time, into: &actions)
+            learn(command, at: time, into: &actions)
+            return
         case .advertisement(let time, let advertisement):
             if heardAsScanner(advertisement, at: time, into: &actions) { return }
         default:
@@ -510,6 +528,7 @@ package struct Devices {
             ruleSettings = settings
             (calibration, scannerAddresses) = Self.calibration(for: configuration.scanners, from: calibration)
             names = WaypointNames(configuration.hierarchy)
+            refreshFingerprints()
             var fleet = configuration.fleet ?? sources
             (fleet.owntracks, fleet.theengs, fleet.forward) = (sources.owntracks, sources.theengs, sources.forward)
             self.settings = fleet
@@ -592,7 +611,10 @@ package struct Devices {
     /// with the `setWaypoints` its monitored set calls for and what the daemon keeps of it before
     /// the step's persist, and schedules its next wake-up (a fleet device's).
     mutating func finish(_ position: Int, into actions: inout [Action]) {
-        defer { scratch.removeAll(keepingCapacity: true) }
+        defer {
+            scratch.removeAll(keepingCapacity: true)
+            takeLearned(position, into: &actions)
+        }
         let id = ids[position]
         let device = known[position]
         var regions: [Region]?

@@ -120,6 +120,8 @@ enum ParserTargets {
                 precondition(
                     ScannerReport.isValidName(report.scanner) && ScannerReport.isValidName(report.tag)
                         && (-128...126).contains(report.rssi))
+            case .learn(let command):
+                if case .train(let seconds) = command.action { precondition(LearnCommand.seconds.contains(seconds)) }
             case .mode, .command: break
             }
         }

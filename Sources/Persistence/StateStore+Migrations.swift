@@ -169,6 +169,16 @@ extension StateStore {
                         PRIMARY KEY (receiver, transmitter));
                     """)
         }
+        migrator.registerMigration("v13: the building's fingerprints") { db in
+            // Each trained room's samples from its last session (docs/behaviour.md §22): a restart,
+            // or a cluster's next active, places tags with them at once.
+            try db.execute(
+                sql: """
+                    CREATE TABLE fingerprint (room TEXT NOT NULL, sequence INTEGER NOT NULL, scanner TEXT NOT NULL,
+                        level REAL NOT NULL, at INTEGER NOT NULL, device TEXT NOT NULL, trainedAt INTEGER NOT NULL,
+                        PRIMARY KEY (room, sequence));
+                    """)
+        }
         return migrator
     }
 }

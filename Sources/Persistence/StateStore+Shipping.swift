@@ -9,12 +9,12 @@ import GRDB
 extension StateStore {
     /// What a restart reads, so what a standby must hold to take over: every device's reports,
     /// counters, alerts, dwell, nearest beacon and record, the outbox, the scanners' calibration,
-    /// and the position. Not the
+    /// the building's fingerprints, and the position. Not the
     /// `--events` journal (of a file on the active's machine) nor the rules cache (each daemon
     /// fetches its own rules).
     package static let shippedTables = [
         "beaconReport", "ruleCounter", "groupCounter", "notificationDay", "alertRecord", "dwell", "nearestBeacon",
-        "deviceRecord", "outbox", "scannerLevel", "clusterPosition",
+        "deviceRecord", "outbox", "scannerLevel", "fingerprint", "clusterPosition",
     ]
     static let shippedTableSet = Set(shippedTables)
 

@@ -174,21 +174,23 @@ package final class StateStore: Sendable {
     /// Writes what each device's outputs change in its state (`devices`, the own radio's
     /// among them), the messages they put in the outbox, the lines of the `--events` journal,
     /// the removal of `settled` outbox entries (acknowledged since) and the scanners'
-    /// `calibration` when it changed (every level, replacing those kept), in one transaction;
+    /// `calibration` when it changed (every level, replacing those kept) and the rooms whose
+    /// `fingerprints` changed, in one transaction;
     /// none when there is nothing to write. Returns the outbox entries as written, in order.
     @discardableResult
     package func record(
         devices: [DeviceChanges], outbox: [OutboxMessage] = [], settled: [Int64] = [], journal: [JournalLine] = [],
-        calibration: [ScannerLevel]? = nil
+        calibration: [ScannerLevel]? = nil, fingerprints: [FingerprintChange] = []
     ) throws -> [OutboxEntry] {
         guard
             devices.contains(where: \.writes) || !outbox.isEmpty || !settled.isEmpty || !journal.isEmpty
-                || calibration != nil
+                || calibration != nil || !fingerprints.isEmpty
         else { return [] }
         do {
             return try commit { db in
                 try Self.write(journal, in: db)
                 if let calibration { try Self.write(calibration, in: db) }
+                try Self.write(fingerprints, in: db)
                 for share in devices where share.writes { try write(share, in: db) }
                 try Self.remove(settled, in: db)
                 var entries: [OutboxEntry] = []

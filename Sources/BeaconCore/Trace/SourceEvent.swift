@@ -10,11 +10,13 @@ package enum SourceEvent: Sendable, Hashable {
     case position(Timestamp, Position)
     /// A fixed scanner's report of a tag (docs/behaviour.md §19), for the tag's own engine.
     case report(Timestamp, ScannerReport)
+    /// Train, stop or forget a room (docs/behaviour.md §22), for the table of devices.
+    case learn(Timestamp, LearnCommand)
 
     package var time: Timestamp {
         switch self {
         case .advertisement(let time, _), .mode(let time, _), .command(let time, _), .position(let time, _),
-            .report(let time, _):
+            .report(let time, _), .learn(let time, _):
             time
         }
     }

@@ -33,6 +33,8 @@ package enum TraceRecord: Sendable, Hashable {
     case position(Position)
     /// A fixed scanner heard a tag (`{"t", "scanner", "tag", "rssi", "power"}`, docs/behaviour.md §19).
     case report(ScannerReport)
+    /// Train, stop or forget a room (`{"t", "learn": {"device", "room", "seconds"}}`, docs/behaviour.md §22).
+    case learn(LearnCommand)
 }
 
 /// Which `Scanners.*` filter a report came through (docs/behaviour.md §19).
@@ -158,12 +160,13 @@ package struct TraceParser {
         default:
             return .failure(TraceLineError("\"t\" must be a number of seconds or an ISO-8601 string"))
         }
-        let kinds = ["uuid", "hci", "mode", "command", "lat", "scanner"].filter { fields[$0] != nil }
+        let kinds = ["uuid", "hci", "mode", "command", "lat", "scanner", "learn"].filter { fields[$0] != nil }
         guard kinds.count == 1, let kind = kinds.first else {
             if kinds.isEmpty {
                 return .failure(
                     TraceLineError(
-                        "the line has none of \"uuid\", \"hci\", \"mode\", \"command\", \"lat\", \"scanner\"; give one")
+                        "the line has none of \"uuid\", \"hci\", \"mode\", \"command\", \"lat\", \"scanner\", \"learn\"; give one"
+                    )
                 )
             }
             return .failure(
@@ -176,6 +179,7 @@ package struct TraceParser {
         case "mode": record = mode(from: fields)
         case "lat": record = position(from: fields)
         case "scanner": record = report(from: fields)
+        case "learn": record = learn(from: fields)
         default: record = command(from: fields)
         }
         return record.map { (time, $0) }
@@ -295,6 +299,17 @@ package struct TraceParser {
         }
         return .success(
             .report(ScannerReport(scanner: scanner, tag: tag, rssi: rssi, power: power, address: address, via: via)))
+    }
+
+    static func learn(from fields: [String: JSONValue]) -> Result<TraceRecord, TraceLineError> {
+        guard case .object(let object)? = fields["learn"] else {
+            return .failure(
+                TraceLineError("\"learn\" must be an object such as {\"device\": \"badge\", \"room\": \"Kitchen\"}"))
+        }
+        switch LearnCommand.parse(object) {
+        case .success(let command): return .success(.learn(command))
+        case .failure(let error): return .failure(TraceLineError(error.message))
+        }
     }
 
     static func command(from fields: [String: JSONValue]) -> Result<TraceRecord, TraceLineError> {

@@ -112,6 +112,8 @@ package struct FileSource {
                         try body(.position(time, position))
                     case .report(let scannerReport):
                         try body(.report(time, scannerReport))
+                    case .learn(let command):
+                        try body(.learn(time, command))
                     }
                 case .failure(let error):
                     let problem = InputError(file: spec.displayName, line: report.lines, message: error.message)

@@ -94,6 +94,8 @@ package final class Refusals: Sendable {
                 }
                 return "scanners: scanner '\(scanner.excerpt)' reports but no LocationScanner places it; its reports "
                     + "are ignored (place it with LocationScanner.<Location ID> = \(scanner.excerpt))"
+            case .learn(let problem):
+                return problem
             case .otherShard, .unknownTag:
                 // A scanner hears every advertiser around it: most are none of the tags.
                 return nil

@@ -288,6 +288,8 @@ package struct EngineDriver {
                     logger.warning("\(line)")
                 case .calibration(let levels):
                     batch.keep(calibration: levels)
+                case .fingerprints(let room, let training):
+                    batch.keep(fingerprints: FingerprintChange(room: room, training: training))
                 }
             }
         }

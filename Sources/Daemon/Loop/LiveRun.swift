@@ -81,6 +81,7 @@ package struct LiveRun {
             // docs/behaviour.md §21.3).
             if configuration.scanners != nil {
                 devices.resumeCalibration(from: try store.keptCalibration())
+                devices.resumeFingerprints(try store.keptFingerprints())
             }
             var driver = EngineDriver(devices: devices, store: store, sinks: sinks, requests: requests, output: output)
             driver.logger = logger

@@ -24,6 +24,8 @@ package struct StepBatch: Sendable {
     private var settled: [Int64] = []
     /// The scanners' calibration, when it settled anew since the last commit.
     private var calibration: [ScannerLevel]?
+    /// The rooms whose fingerprints changed since the last commit, in order.
+    private var fingerprints: [FingerprintChange] = []
     /// Each step: where its outputs end, where its messages for each sink end, where the user is.
     private var steps: [(outputs: Int, messages: [Int], context: StepContext)] = []
 
@@ -36,6 +38,9 @@ package struct StepBatch: Sendable {
 
     /// Keeps the scanners' calibration with the next commit (replacing one staged before).
     package mutating func keep(calibration levels: [ScannerLevel]) { calibration = levels }
+
+    /// Keeps a room's new fingerprints (or their loss) with the next commit.
+    package mutating func keep(fingerprints change: FingerprintChange) { fingerprints.append(change) }
 
     package mutating func add(
         _ step: [MonitorOutput], state changes: StateChanges, sinks: [any OutputSink], whereabouts: Whereabouts,
@@ -79,9 +84,10 @@ package struct StepBatch: Sendable {
     ) throws -> Int {
         for sink in sinks { settled += sink.takeSettled() }
         guard !steps.isEmpty else {
-            if let calibration {
-                try store.record(devices: [], settled: settled, calibration: calibration)
+            if calibration != nil || !fingerprints.isEmpty {
+                try store.record(devices: [], settled: settled, calibration: calibration, fingerprints: fingerprints)
                 self.calibration = nil
+                fingerprints.removeAll()
             } else {
                 try store.settle(settled)
             }
@@ -90,9 +96,10 @@ package struct StepBatch: Sendable {
         }
         let entries = try store.record(
             devices: deviceOrder.compactMap { devices[$0] }, outbox: messages, settled: settled, journal: journal,
-            calibration: calibration)
+            calibration: calibration, fingerprints: fingerprints)
         settled.removeAll(keepingCapacity: true)
         calibration = nil
+        fingerprints.removeAll()
         defer {
             outputs.removeAll(keepingCapacity: true)
             devices.removeAll(keepingCapacity: true)
@@ -110,16 +117,17 @@ package struct StepBatch: Sendable {
     package mutating func take(store: StateStore, sinks: [any OutputSink]) throws -> CommittedSteps {
         for sink in sinks { settled += sink.takeSettled() }
         let entries: [OutboxEntry]
-        if steps.isEmpty, calibration == nil {
+        if steps.isEmpty, calibration == nil, fingerprints.isEmpty {
             try store.settle(settled)
             entries = []
         } else {
             entries = try store.record(
                 devices: deviceOrder.compactMap { devices[$0] }, outbox: messages, settled: settled, journal: journal,
-                calibration: calibration)
+                calibration: calibration, fingerprints: fingerprints)
         }
         settled.removeAll(keepingCapacity: true)
         calibration = nil
+        fingerprints.removeAll()
         defer {
             outputs = []
             devices.removeAll(keepingCapacity: true)

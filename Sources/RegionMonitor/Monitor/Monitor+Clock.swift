@@ -36,5 +36,14 @@ extension Monitor {
         timing.now = timing.now.shifted(by: delta)
         classes.windowEnd = classes.windowEnd.shifted(by: delta)
         phone.areaHoldUntil = phone.areaHoldUntil?.shifted(by: delta)
+        if let session = rooms.prints.session {
+            rooms.prints.session?.started = session.started.shifted(by: delta)
+            rooms.prints.session?.until = session.until.shifted(by: delta)
+            for index in session.samples.indices {
+                rooms.prints.session?.samples[index].at = session.samples[index].at.shifted(by: delta)
+            }
+        }
+        rooms.prints.recent = rooms.prints.recent.map { ($0.beacon, $0.level, $0.at.shifted(by: delta)) }
+        rooms.prints.scoredAt = rooms.prints.scoredAt.shifted(by: delta)
     }
 }

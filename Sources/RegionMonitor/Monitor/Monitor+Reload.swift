@@ -54,6 +54,18 @@ extension Monitor {
             rooms.since = previous.rooms.since
             rooms.change = previous.rooms.change
         }
+        if settings.rooms != nil {
+            // The fingerprints go on; a session goes on in its room while the Zone is there.
+            rooms.prints.offset = previous.rooms.prints.offset
+            if let session = previous.rooms.prints.session,
+                let zone = reference(to: previous.hierarchy.zones[Int(session.zone)].region)
+            {
+                var kept = session
+                kept.zone = zone.index
+                rooms.prints.session = kept
+                timing.timers.schedule(.learnEnd, at: kept.until)
+            }
+        }
         currentAreaIndex = previous.currentArea.flatMap { reference(to: $0) }
             .flatMap { carriedInside[$0] != nil ? Int($0.index) : nil }
         currentZoneIndex = previous.currentZone.flatMap { reference(to: $0) }

@@ -209,6 +209,8 @@ package struct Monitor: Sendable {
                     monitoring.dirty = true
                     regionsMayExit = true
                     positionHoldFired()
+                case .learnEnd:
+                    learnDeadlineFired(into: &outputs)
                 }
             }
             if regionsMayExit { reconcileAll(into: &outputs) }
@@ -239,6 +241,7 @@ package struct Monitor: Sendable {
         let power =
             settings.powerFromSighting ? advertisement.power : hierarchy.beacons[index].power ?? advertisement.power
         range(beacon, rssi: advertisement.rssi, power: power)
+        if settings.rooms != nil { notePrint(beacon, level: Double(advertisement.rssi) - Double(power)) }
         if classes.enterRSSI.map({ Int(advertisement.rssi) >= $0 }) ?? true {
             let zone = hierarchy.zoneOfBeacon[index]
             let area = hierarchy.areaOfZone[Int(zone)]
@@ -249,7 +252,10 @@ package struct Monitor: Sendable {
                 return true
             }
             if let rule = settings.rooms {
-                sightRoom(beacon, zone: zone, area: area, rule: rule, into: &outputs)
+                dropRoomAfterSilence(into: &outputs)
+                if !sightPrintedRoom(beacon, area: area, into: &outputs) {
+                    sightRoom(beacon, zone: zone, area: area, rule: rule, into: &outputs)
+                }
                 report(into: &outputs)
                 return true
             }
@@ -405,6 +411,8 @@ enum Deadline: Sendable {
     case grace
     /// The end of ``Monitor/areaHoldUntil``: no Zone followed the device's Area.
     case areaHold
+    /// The end of a training session (docs/behaviour.md §22).
+    case learnEnd
 }
 
 /// A monitor's life (``Monitor/life``).

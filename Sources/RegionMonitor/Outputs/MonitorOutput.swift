@@ -140,12 +140,14 @@ package enum MonitorOutput: Sendable, Hashable {
     case geofence(Timestamp, GeofenceTransition)
     /// Where a tag is on a floor with a plan (docs/behaviour.md §20).
     case position(Timestamp, PositionReport)
+    /// A training session ended (docs/behaviour.md §22).
+    case learned(Timestamp, LearnedReport)
 
     package var time: Timestamp {
         switch self {
         case .monitoring(let time, _), .transition(let time, _), .location(let time, _), .rule(let time, _),
             .server(let time, _), .notification(let time, _), .nearest(let time, _), .alert(let time, _),
-            .geofence(let time, _), .position(let time, _):
+            .geofence(let time, _), .position(let time, _), .learned(let time, _):
             time
         }
     }
@@ -163,6 +165,7 @@ package enum MonitorOutput: Sendable, Hashable {
         case .notification: "notification"
         case .nearest: "nearest"
         case .position: "position"
+        case .learned: "learned"
         case .alert: "alert"
         }
     }
@@ -255,6 +258,12 @@ package enum MonitorOutput: Sendable, Hashable {
             object.add("error", report.error)
             object.add("room", report.room?.description)
             object.add("confidence", report.confidence)
+        case .learned(_, let report):
+            object.add("room", report.room.description)
+            object.add("name", report.name)
+            object.add("samples", report.samples)
+            object.add("scanners", report.scanners)
+            if report.stopped { object.add("stopped", true) }
         case .alert(_, let change):
             object.add("action", change.action.rawValue)
             object.add("id", change.locationID)

@@ -128,11 +128,13 @@ extension Monitor {
         rooms.position.filters[key, default: PositionFilter(building: building)].observe(
             slot: slot, level: level, at: timing.now, building: building, radio: radio, settings: settings)
         guard let filter = rooms.position.filters[key] else { return }
+        // Each room's probability, with the fingerprints' evidence where rooms are trained (§22).
+        let shares = printedShares(filter, building: building)
         noteReading(byExit: !building.exitCells.isEmpty && filter.byExit(building) >= 0.5, settings: settings)
         // The most probable room of the building.
         var best = -1
-        for index in filter.rooms.indices where best < 0 || filter.rooms[index] > filter.rooms[best] { best = index }
-        let confidence = best >= 0 ? Double(filter.rooms[best]) : 0
+        for index in shares.indices where best < 0 || shares[index] > shares[best] { best = index }
+        let confidence = best >= 0 ? Double(shares[best]) : 0
         let current = rooms.zone
         var target: Int32? = current >= 0 ? current : nil
         // The floor it is on: its room's, else the one it is on without a room, unless another
@@ -168,7 +170,7 @@ extension Monitor {
                 audible: settings.audible)
         }
         if current >= 0, let mine = building.roomSlot(ofZone: current) {
-            let share = Double(filter.rooms[mine])
+            let share = Double(shares[mine])
             if best != mine, confidence >= settings.minConfidence, corroborated, !unexplained() {
                 // A room on another floor holds Rooms.minConfidence only once the probability has
                 // come up or down the stairs: a walker has taken them, and no contest holds it.
@@ -189,7 +191,7 @@ extension Monitor {
         let floorArea =
             target.map { hierarchy.areaOfZone[Int($0)] } ?? floor.map { building.floors[$0].plan.area } ?? area
         if target != (current >= 0 ? current : nil) || (target == nil && rooms.position.area != floorArea) {
-            let previous = current >= 0 ? building.roomSlot(ofZone: current).map { Double(filter.rooms[$0]) } : nil
+            let previous = current >= 0 ? building.roomSlot(ofZone: current).map { Double(shares[$0]) } : nil
             if target == nil, rooms.position.area >= 0, rooms.position.area != floorArea,
                 building.floor(ofArea: rooms.position.area) != nil
             {
@@ -198,7 +200,7 @@ extension Monitor {
             }
             moveRoom(
                 to: target, area: floorArea, scanner: beacon,
-                probability: target.flatMap { building.roomSlot(ofZone: $0) }.map { Double(filter.rooms[$0]) }
+                probability: target.flatMap { building.roomSlot(ofZone: $0) }.map { Double(shares[$0]) }
                     ?? confidence,
                 previous: previous, into: &outputs)
         }

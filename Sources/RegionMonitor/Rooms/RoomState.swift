@@ -16,6 +16,8 @@ package struct RoomState: Sendable {
     var grace: [Double]
     /// Where the tag is on its floor (§20).
     package internal(set) var position = PositionState()
+    /// What the fingerprints say, and a training session (§22).
+    package internal(set) var prints = PrintState()
 
     init(grace: [Double]) { self.grace = grace }
 }

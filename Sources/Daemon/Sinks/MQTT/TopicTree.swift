@@ -55,13 +55,13 @@ package struct TopicTree: Sendable, Hashable {
     }
 
     /// The event an output publishes (`B/event`, `B/transition`, `B/rule`, `B/server`,
-    /// `B/notification`, `B/alert`), if any: what goes through the outbox.
+    /// `B/notification`, `B/alert`, `B/learned`), if any: what goes through the outbox.
     package func event(for output: MonitorOutput) -> MQTTMessage? {
         let topic: String
         switch output {
         case .location: topic = "event"
         case .transition, .geofence: topic = "transition"
-        case .rule, .server, .notification, .alert: topic = output.type
+        case .rule, .server, .notification, .alert, .learned: topic = output.type
         case .monitoring, .nearest, .position: return nil
         }
         return MQTTMessage(topic: "\(base)/\(topic)", payload: output.json(device: device), qos: qos, retain: false)
@@ -85,7 +85,7 @@ package struct TopicTree: Sendable, Hashable {
             } else {
                 []
             }
-        case .rule, .server, .notification, .alert, .nearest: []
+        case .rule, .server, .notification, .alert, .nearest, .learned: []
         case .monitoring:
             [MQTTMessage(topic: "\(base)/monitoring", payload: output.json(device: device), qos: 1, retain: true)]
         case .position:

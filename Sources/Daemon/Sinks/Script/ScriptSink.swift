@@ -61,6 +61,9 @@ package struct ScriptInvocation: Sendable, Hashable {
             environment["BW_ACTION"] = change.action.rawValue
         case .nearest(_, let change):
             environment["BW_ZONE"] = change.locationID ?? ""
+        case .learned(_, let report):
+            environment["BW_REGION"] = report.room.description
+            environment["BW_NAME"] = report.name
         case .monitoring, .position:
             break
         }
