@@ -54,7 +54,7 @@ package struct Fingerprints: Sendable, Hashable {
     /// Room `room`'s training replaced by `samples` (retraining replaces; none: the room is
     /// forgotten).
     package mutating func replace(room: String, with samples: [FingerprintSample], device: String, at time: Int64) {
-        let ordered = samples.sorted { ($0.at, $0.scanner) < ($1.at, $1.scanner) }
+        let ordered = samples.filter(\.level.isFinite).sorted { ($0.at, $0.scanner) < ($1.at, $1.scanner) }
         rooms[room] = ordered.isEmpty ? nil : Room(samples: ordered, device: device, trainedAt: time)
         version &+= 1
     }
@@ -292,8 +292,10 @@ package struct FingerprintModel: Sendable, Hashable {
                 weights += precision
             }
             let own = weighted / weights
-            var score = -0.5 * (own - offset) * (own - offset) * prior
-            var squares = 0.0
+            let stray = (own - offset) * (own - offset) * prior
+            var score = -0.5 * stray
+            // The offset's stray from the learned one counts as one more departure.
+            var squares = stray
             var index = 0
             for slot in 0..<scanners {
                 let cell = base + slot
@@ -325,8 +327,9 @@ package struct FingerprintModel: Sendable, Hashable {
         package var scores: [Double]
         /// The tag's offset that fits each room best, dB.
         package var offsets: [Double]
-        /// Each room's mean squared departure per heard scanner, in spreads: about 1 where the
-        /// readings are like the room's training, far more where they are not.
+        /// Each room's mean squared departure per heard scanner (the offset's from the learned
+        /// one among them), in spreads: about 1 where the readings are like the room's training,
+        /// far more where they are not.
         package var misfit: [Double]
 
         /// The likeliest room (the first of equals), `nil` for none.

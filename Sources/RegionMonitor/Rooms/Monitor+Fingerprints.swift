@@ -93,6 +93,11 @@ extension Monitor {
     /// The learned offset moves this share of the way at each confident reading, and is at most
     /// this far from 0 (dB).
     static let offsetRate = 0.05
+    /// Without a floor plan, the sum of (probability - 0.5) per second of readings a trained room
+    /// named by the fingerprints needs to take the tag from another room: about four seconds of
+    /// readings like its training (a walker between two rooms reads for a few seconds like a
+    /// room between them).
+    static let printContest = 2.0
     static let offsetLimit = 20.0
 
     /// The building's fingerprints (docs/behaviour.md §22), set by the table of devices.
@@ -211,18 +216,19 @@ extension Monitor {
 
     /// Without a floor plan: a reading the fingerprints place in a trained room. The tag enters
     /// it at once when in no room; from another room it moves when the fingerprints have named
-    /// it, with a probability above a half, for about two seconds of its readings. Its room (and
+    /// it, with a probability above a half, for about four seconds of its readings
+    /// (``printContest``). Its room (and
     /// Area) is kept inside by the reading. Whether the reading was taken so.
     mutating func sightPrintedRoom(
         _ beacon: Int32, area: Int32, into outputs: inout [MonitorOutput]
     ) -> Bool {
         guard let (zone, probability) = printedRoom(area: area) else {
             rooms.prints.challenger = -2
-            return false
+            return rooms.zone < 0 && awaitsSecondScanner(area: area)
         }
         let current = rooms.zone
         if current < 0 {
-            guard probability >= 0.6 else { return false }
+            guard probability >= 0.6 else { return awaitsSecondScanner(area: area) }
             moveRoom(
                 to: zone, area: hierarchy.areaOfZone[Int(zone)], scanner: beacon, probability: probability,
                 previous: nil, into: &outputs)
@@ -236,7 +242,7 @@ extension Monitor {
                 rooms.prints.score = 0
             }
             rooms.prints.score = max(0, rooms.prints.score + (probability - 0.5) * seconds)
-            if rooms.prints.score >= 0.9 {
+            if rooms.prints.score >= Self.printContest {
                 rooms.prints.challenger = -2
                 rooms.prints.score = 0
                 moveRoom(
@@ -260,6 +266,20 @@ extension Monitor {
         applyPolicy(into: &outputs)
         return true
     }
+
+    /// Whether a tag in no room of a trained Area waits for a second scanner before the nearest
+    /// rule places it: one scanner's first reading says little of where it is, and the next
+    /// readings come within a second or two. It waits ``firstWait`` at most.
+    func awaitsSecondScanner(area: Int32) -> Bool {
+        guard let prints = rooms.prints.model, prints.areas.contains(area), let first = rooms.prints.recent.first,
+            rooms.prints.recent.allSatisfy({ $0.beacon == first.beacon })
+        else { return false }
+        let (span, overflow) = timing.now.subtractingReportingOverflow(first.at)
+        return !overflow && span >= 0 && span < Self.firstWait
+    }
+
+    /// The longest a first reading in a trained Area waits for a second scanner (µs).
+    static let firstWait: Int64 = 2_000_000
 
     /// With a floor plan (§20 with §22): the rooms' probabilities of `filter` with the
     /// fingerprints' evidence: each trained room's share scaled by its probability from the
