@@ -281,14 +281,20 @@ extension Monitor {
     /// The longest a first reading in a trained Area waits for a second scanner (µs).
     static let firstWait: Int64 = 2_000_000
 
-    /// With a floor plan (§20 with §22): the rooms' probabilities of `filter` with the
-    /// fingerprints' evidence: each trained room's share scaled by its probability from the
-    /// fingerprints against the best trained room's, untrained rooms and the space outside
-    /// rooms as they are; summing to the filter's total. The filter's own when untrained.
+    /// With a floor plan (§20 with §22): the rooms' probabilities of `filter`, with the
+    /// fingerprints' evidence when they name, with readings like its training, a trained room
+    /// with no scanner of its own — the one thing the geometry cannot tell. Each trained room's
+    /// share is then scaled by its probability from the fingerprints against the best one's
+    /// (untrained rooms and the space outside rooms as they are), summing to the filter's total.
+    /// Otherwise the filter's own: measured, fingerprints of rooms the scanners can tell made still
+    /// tags by walls worse (docs/performance.md, "Learn this room").
     mutating func printedShares(_ filter: PositionFilter, building: Building) -> [Float] {
-        guard let prints = rooms.prints.model, let (probabilities, _) = classifyPrints() else { return filter.rooms }
+        guard let prints = rooms.prints.model, let (probabilities, classification) = classifyPrints(),
+            let best = classification.room, classification.misfit[best] <= Self.printMisfit,
+            prints.zones[best] >= 0, !hasScanner(prints.zones[best], building: building)
+        else { return filter.rooms }
         var shares = filter.rooms
-        let top = probabilities.max() ?? 0
+        let top = probabilities[best]
         guard top > 0 else { return shares }
         var changed = false
         for (room, zone) in prints.zones.enumerated() where zone >= 0 {
@@ -302,5 +308,10 @@ extension Monitor {
         guard after > 0 else { return filter.rooms }
         let scale = before / after
         return shares.map { $0 * scale }
+    }
+
+    /// Whether Zone `zone` has a scanner of `building` at one of its locations.
+    func hasScanner(_ zone: Int32, building: Building) -> Bool {
+        hierarchy.zones[Int(zone)].beacons.contains { building.scannerSlot[$0] != nil }
     }
 }

@@ -25,12 +25,15 @@ struct BeaconwatchRooms: RoomDecider {
     var probed: [Int?] = []
     /// Each storey's Area (``Floor/area(storey:)``): its storey.
     let storeyOfArea: [UUID: Int]
+    /// Every tag's reports this many dB quieter than the simulation's (a tag model that hears
+    /// less than the phone that trained the rooms: issue 59).
+    var quieter = 0.0
 
     /// `nodes`: the reports are ESPresense nodes' (filtered estimates), else every advertisement
     /// (a Theengs gateway's). `extra`: more ini lines (the defaults without).
     init(
         name: String = "beaconwatch", floor: Floor, tags: Int, nodes: Bool, phones: Set<Int> = [], extra: String = "",
-        rule: RoomRule? = nil, plan: Bool = false, position: PositionSettings? = nil
+        rule: RoomRule? = nil, plan: Bool = false, position: PositionSettings? = nil, trainer: Bool = false
     ) throws {
         self.name = name
         let source = nodes ? "Scanners.espresense = espresense/devices/+/+" : "Scanners.theengs = home/+/BTtoMQTT/#"
@@ -38,8 +41,9 @@ struct BeaconwatchRooms: RoomDecider {
         let addressLines =
             nodes
             ? "" : zip(floor.scanners, addresses).map { "Scanner.\($0.id).address = \($1)\n" }.joined()
+        // A trainer is one more tag, after the scored ones (``train(floor:simulation:tags:nodes:cadence:)``).
         let text = floor.ini(
-            tags: tags,
+            tags: trainer ? tags + 1 : tags,
             extra: "MQTT.host = 127.0.0.1\n\(source)\nFleet.maxDevices = \(tags + 10)\n\(addressLines)\(extra)\n",
             phones: phones, plan: plan)
         var configuration = try Configuration.load(Array(text.utf8), path: "rooms.ini").get()
@@ -64,7 +68,7 @@ struct BeaconwatchRooms: RoomDecider {
 
     mutating func report(tag: Int, scanner: Int, rssi: Double, at time: Double) {
         table.handle(
-            .report(ScannerReport(scanner: scanners[scanner], tag: tags[tag], rssi: rssi, power: -59)),
+            .report(ScannerReport(scanner: scanners[scanner], tag: tags[tag], rssi: rssi - quieter, power: -59)),
             at: Self.time(time), into: &actions)
         actions.removeAll(keepingCapacity: true)
     }

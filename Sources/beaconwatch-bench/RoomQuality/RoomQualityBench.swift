@@ -80,6 +80,13 @@ struct RoomQualityBench: ParsableCommand {
             """)
     var fingerprints = false
 
+    @Flag(
+        help: """
+            Also beaconwatch with every room trained for 60 s before the run (issue 59), with and \
+            without a floor plan, and with the tags 4 dB quieter than the trainer.
+            """)
+    var trained = false
+
     @Flag(help: "Also the position filter's most probable room without the contest (a probe of its lag).")
     var probe = false
 
@@ -330,6 +337,22 @@ struct RoomQualityBench: ParsableCommand {
                     name: "bw calibrated, 30 min on", floor: floor, tags: count, nodes: nodes, phones: phones,
                     extra: exact))
             starts += [1800, 1800, 1800]
+        }
+        if trained {
+            let cadence: NodeReports.Cadence = feed == .firmware ? .firmware : .pairs
+            for (name, plan, quieter) in [
+                ("bw trained", false, 0.0), ("bw position, trained", true, 0.0),
+                ("bw position, 4 dB quieter", true, 4.0), ("bw position, trained, 4 dB q.", true, 4.0),
+            ] {
+                var system = try BeaconwatchRooms(
+                    name: name, floor: floor, tags: count, nodes: nodes, phones: phones, plan: plan, trainer: true)
+                if name.contains("trained") {
+                    system.train(floor: floor, simulation: simulation, tags: count, nodes: nodes, cadence: cadence)
+                }
+                system.quieter = quieter
+                systems.append(system)
+                starts.append(15)
+            }
         }
         if probe {
             var probe = try BeaconwatchRooms(
