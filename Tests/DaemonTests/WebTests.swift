@@ -320,6 +320,9 @@ import Testing
             "badge", start, ["Cookie": cookie, "X-Beaconwatch-Command": "learn", "Content-Type": "application/json"])
         #expect(taken.status == 202, "\(taken.body)")
         #expect(Self.object(taken.body)["accepted"] as? Bool == true)
+        #expect(
+            Self.object(taken.body)["message"] as? String
+                == "training Kitchen with badge for 5 s: keep the tag in the room until it ends", "\(taken.body)")
         // A second session for the same tag: refused, the first one unchanged.
         let second = try await post("badge", #"{"room": "Reception", "seconds": 60}"#, bearer)
         #expect(second.status == 400)

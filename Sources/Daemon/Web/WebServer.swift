@@ -170,7 +170,7 @@ package struct WebResponder: HTTPResponder {
         }
         return Self.error(
             .notFound,
-            "no such path \(Self.quoted(path)); see /, /scanners, /floors/<Area>, /api/v1/state, /api/v1/events, /healthz, /metrics"
+            "no such path \(Self.quoted(path)); see /, /scanners, /floors/<Area>, /api/v1/state, /api/v1/events, /api/v1/fingerprints, /healthz, /metrics"
         )
     }
 
@@ -257,6 +257,8 @@ package struct WebResponder: HTTPResponder {
         }
         switch await state.learn(command) {
         case .taken?:
+            // The room as a person reads it (the page's picker sends its region).
+            let room = command.room == "*" ? "*" : await state.current(maxAge: .seconds(3600)).roomName(command.room)
             var object = JSONObjectWriter()
             object.add("accepted", true)
             object.add("device", command.device)
@@ -264,17 +266,18 @@ package struct WebResponder: HTTPResponder {
             switch command.action {
             case .train(let seconds):
                 object.add("action", "train")
+                object.add("name", room)
                 object.add("seconds", seconds)
                 object.add(
                     "message",
-                    "training \(command.room) with \(command.device) for \(JSONValue.numberText(seconds)) s: "
+                    "training \(room) with \(command.device) for \(JSONValue.numberText(seconds)) s: "
                         + "keep the tag in the room until it ends")
             case .stop:
                 object.add("action", "stop")
                 object.add("message", "stopped \(command.device)'s session; the room keeps what it took")
             case .forget:
                 object.add("action", "forget")
-                object.add("message", command.room == "*" ? "forgot every room" : "forgot \(command.room)")
+                object.add("message", command.room == "*" ? "forgot every room" : "forgot \(room)")
             }
             return Self.json(object.text, status: .accepted)
         case .refused(let refusal)?:
