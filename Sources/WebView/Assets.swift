@@ -1,8 +1,10 @@
 /// The web view's only assets, served by the daemon itself (the machine may have no internet).
 package enum Assets {
     /// `/assets/live.js`: follows `/api/v1/events` and fetches the page's main again (coalesced)
-    /// when an output arrives, and every few seconds for the RSSI charts. Without it the page
-    /// is still whole, only not live.
+    /// when an output arrives, and every few seconds for the RSSI charts (every half second while
+    /// a training session's progress bar is shown). Without it the page is still whole, only not
+    /// live. On a tag's page it also sends the "Learn this room" control's commands, with the
+    /// header that lets the page's cookie authorise them (docs/web.md).
     package static let liveJS = #"""
         (function () {
           "use strict";
@@ -10,7 +12,7 @@ package enum Assets {
           var live = document.getElementById("live");
           var device = document.body.getAttribute("data-device");
           var events = "/api/v1/events" + (device ? "?device=" + encodeURIComponent(device) : "");
-          var timer = null, busy = false, again = false;
+          var timer = null, busy = false, again = false, fast = null;
           function refresh() {
             timer = null;
             if (busy) { again = true; return; }
@@ -24,9 +26,39 @@ package enum Assets {
                 }
               })
               .catch(function () {})
-              .then(function () { busy = false; if (again) { again = false; schedule(); } });
+              .then(function () {
+                busy = false;
+                if (again) { again = false; schedule(); }
+                if (fast === null && main.querySelector("progress.learning")) {
+                  fast = setTimeout(function () { fast = null; schedule(); }, 500);
+                }
+              });
           }
           function schedule() { if (timer === null) { timer = setTimeout(refresh, 40); } }
+          var form = document.getElementById("learn-form");
+          if (form && window.fetch) {
+            var message = document.getElementById("learn-message");
+            var send = function (body) {
+              message.textContent = "sending\u2026";
+              message.className = "";
+              fetch("/api/v1/devices/" + encodeURIComponent(form.getAttribute("data-device")) + "/learn", {
+                method: "POST", credentials: "same-origin", cache: "no-store", body: JSON.stringify(body),
+                headers: { "Content-Type": "application/json", "X-Beaconwatch-Command": "learn" }
+              })
+                .then(function (r) { return r.json().then(function (j) { return { ok: r.ok, json: j }; }); })
+                .then(function (a) {
+                  message.textContent = a.ok ? a.json.message : a.json.error;
+                  message.className = a.ok ? "ok" : "error";
+                  schedule();
+                })
+                .catch(function () { message.textContent = "the daemon did not answer"; message.className = "error"; });
+            };
+            form.addEventListener("submit", function (event) {
+              event.preventDefault();
+              send({ room: form.elements.room.value, seconds: Number(form.elements.seconds.value) });
+            });
+            document.getElementById("learn-stop").addEventListener("click", function () { send({ stop: true }); });
+          }
           if (!window.EventSource) { return; }
           var source = new EventSource(events);
           source.onopen = function () { live.textContent = "live"; live.className = "live on"; };
@@ -96,5 +128,13 @@ package enum Assets {
           background: var(--card); color: var(--ink); text-decoration: none; }
         nav.floors a[aria-current="page"] { background: var(--ink); border-color: var(--ink); color: #fff; font-weight: 600; }
         nav.floors a[aria-current="page"] .count { background: #475467; }
+        .controls { padding: 1rem 1.2rem 0; max-width: 1200px; }
+        .controls section { margin-bottom: 0; }
+        #learn-form { display: flex; flex-wrap: wrap; gap: .6rem; align-items: center; }
+        #learn-form input { width: 5rem; }
+        #learn-message.ok { color: var(--inside-ink); } #learn-message.error { color: #b42318; }
+        .learn-control .hint { color: var(--muted); font-size: .85rem; margin: 0 0 .5rem; }
+        progress.learning { width: 100%; height: 1rem; accent-color: var(--accent); }
+        table.learned-rooms tr.too-few td.accuracy { color: #a16207; }
         """#
 }

@@ -197,6 +197,16 @@ package struct BuildingModel: Sendable {
         didSet { version &+= 1 }
     }
 
+    /// What the building's training knows (docs/behaviour.md §22), at the last reading.
+    package var training = Training() {
+        didSet { version &+= 1 }
+    }
+
+    /// The devices that are tags heard by scanners (the ones a room can be learned with).
+    package var tags: Set<String> = [] {
+        didSet { version &+= 1 }
+    }
+
     /// The placed scanners, in the configuration's order.
     package private(set) var scanners: [Scanner] = []
     /// When the scanners were last read.

@@ -7,7 +7,8 @@ import RegionMonitor
 /// script fetches again (`?fragment=main`) when an output arrives over server-sent events.
 package enum Pages {
     /// The whole page: the frame and `main`.
-    package static func page(title: String, device: String?, main: String) -> String {
+    /// `controls` go before `main`, where a live refresh does not replace them (a form's choices).
+    package static func page(title: String, device: String?, main: String, controls: String? = nil) -> String {
         var html = HTML(capacity: main.utf8.count + 1024)
         html.raw("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">")
         html.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")
@@ -17,6 +18,7 @@ package enum Pages {
         html.raw("<header><a class=\"home\" href=\"/\">beaconwatch</a>")
         html.element("h1", [], title)
         html.raw("<span id=\"live\" class=\"live\">static</span></header>")
+        if let controls { html.raw("<div class=\"controls\">\(controls)</div>") }
         html.raw("<main id=\"main\">")
         html.raw(main)
         html.raw("</main><script src=\"/assets/live.js\"></script></body></html>")
@@ -100,6 +102,7 @@ package enum Pages {
         }
         html.raw("</div>")
         deviceTable(devices, model, into: &html)
+        buildingTraining(model, into: &html)
         transitions(model, into: &html)
         return html.text
     }
@@ -176,6 +179,8 @@ package enum Pages {
             "as of \(HTML.clock(monitor.time)) UTC · \(device.own ? "this daemon's radio" : "fleet device \(device.id)")"
                 + " · ranging \(monitor.ranging.rawValue)")
         html.close("p")
+        // A tag: its training session and how well the trained rooms are known (docs/behaviour.md §22).
+        if model.tags.contains(device.id) { training(model, device: device.id, into: &html) }
         // The monitored set, as the phone's slots.
         html.open(
             "section", [("class", "slots-section"), ("data-mode", monitor.mode.rawValue)])

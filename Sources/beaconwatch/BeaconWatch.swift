@@ -25,7 +25,7 @@ struct BeaconWatch: AsyncParsableCommand {
         version: "beaconwatch \(version) (commit \(BuildInfo.commit), libmosquitto \(Mosquitto.libraryVersion))",
         subcommands: [
             Run.self, Replay.self, Check.self, Decode.self, ScheduleCommand.self, Simulate.self, Advertise.self,
-            Calibrate.self, Forward.self,
+            Calibrate.self, Forward.self, Learn.self,
         ]
     )
 }

@@ -25,6 +25,23 @@ import Testing
                 == .alert(.decline, id: "17081"))
     }
 
+    /// `B/cmd/learn` (docs/behaviour.md §22): the JSON of a learn command with its `"device"`.
+    @Test func learnTakesTheCommandWithItsDevice() throws {
+        let payload = Array(#"{"device": "anna", "room": "Kitchen", "seconds": 30}"#.utf8)
+        #expect(
+            try DaemonCommand.parse(name: "learn", payload: payload).get()
+                == .learn(LearnCommand(device: "anna", room: "Kitchen", action: .train(seconds: 30))))
+        #expect(
+            DaemonCommand.learn(LearnCommand(device: "anna", room: "", action: .stop)).description == "learn stop anna")
+        guard
+            case .failure(let error) = DaemonCommand.parse(name: "learn", payload: Array(#"{"room": "Kitchen"}"#.utf8))
+        else {
+            Issue.record("a learn without its device was taken")
+            return
+        }
+        #expect(error.description.contains(#""device" is missing"#))
+    }
+
     @Test func alertBecomesTheTraceCommandTheEngineTakes() throws {
         let command = try parse("alert", #"{"action": "decline", "id": "7"}"#).get()
         #expect(command.traceCommand == TraceCommand(name: "alert/decline", arguments: ["id": "7"]))
@@ -99,6 +116,8 @@ import Testing
                 #expect(!id.isEmpty && DaemonCommand.AlertAction.allCases.contains(action))
             case .success(.mode), .success(.reload):
                 #expect(name != "alert")
+            case .success(.learn):
+                #expect(name == "learn")
             case .failure(let error):
                 #expect(!error.description.isEmpty && !error.description.contains("\n"))
             }

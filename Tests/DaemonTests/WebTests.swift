@@ -216,7 +216,7 @@ import Testing
         let cases: [(String, String, Int)] = [
             ("GET", "/nowhere", 404), ("GET", "/api/v1/devices/bob", 404), ("GET", "/api/v1/events?device=bob", 404),
             ("DELETE", "/api/v1/state", 405), ("POST", "/api/v1/state", 405),
-            ("POST", "/api/v1/devices/alice/cmd/mode", 403),
+            ("POST", "/api/v1/devices/alice/cmd/mode", 403), ("POST", "/api/v1/devices/alice/learn", 403),
         ]
         for (method, path, status) in cases {
             let response = try await HTTPProbe.request(method, path, port: daemon.port)
@@ -258,6 +258,128 @@ import Testing
         // A request after a command reads the engine after it.
         let device = try await daemon.get("/api/v1/devices/alice", headers: bearer)
         #expect(Self.object(device.body)["ranging"] as? String == "background")
+        try await daemon.finish()
+    }
+
+    /// "Learn this room" through the API (docs/behaviour.md §22): `POST /api/v1/devices/<id>/learn`
+    /// with the token (a Bearer header, or the page's cookie with its command header; a cookie
+    /// alone is not enough), the engine's refusals as 400 with nothing changed, a session that
+    /// ends in a `learned` output, and `/api/v1/fingerprints` and the tag's page after it.
+    @Test func learnThroughTheAPIStartsASessionAndRefusesWhatCannotBeLearned() async throws {
+        let token = "0123456789abcdef0123456789abcdef"
+        let daemon = try await Daemon(
+            extra: "Web.token = \(token)\nLocationScanner.1001 = reception\nLocationScanner.2001 = kitchen\n"
+                + "Tag.badge = ibeacon:FDA50693-A4E2-4FB1-AFCF-C6EB07647825:7:1, Badge\n")
+        let bearer = ["Authorization": "Bearer \(token)"]
+        let stream = try HTTPProbe.EventStream("/api/v1/events?token=\(token)", port: daemon.port)
+        try await stream.connected()
+        func post(_ device: String, _ body: String, _ headers: [String: String]) async throws -> HTTPProbe.Response {
+            try await HTTPProbe.request(
+                "POST", "/api/v1/devices/\(device)/learn", port: daemon.port, headers: headers, body: Array(body.utf8))
+        }
+        func fingerprints() async throws -> [String: Any] {
+            Self.object(try await daemon.get("/api/v1/fingerprints", headers: bearer).body)
+        }
+        // A file run takes commands at its input's time: the badge is heard first.
+        daemon.report("kitchen", "badge", rssi: -45, at: 0)
+        while let data = try await stream.next() {
+            if data.contains(#""type":"enter""#) && data.contains(#""name":"Kitchen""#) { break }
+        }
+        let start = #"{"room": "Kitchen", "seconds": 5}"#
+        // No token, a wrong one, and the page's cookie alone: 401.
+        #expect(try await post("badge", start, [:]).status == 401)
+        #expect(try await post("badge", start, ["Authorization": "Bearer nope"]).status == 401)
+        let opened = try await daemon.get("/devices/badge?token=\(token)")
+        #expect(opened.status == 200)
+        #expect(opened.body.contains("<h2>Learn this room</h2>") && opened.body.contains("id=\"learn-form\""))
+        #expect(opened.body.contains("<option value=\"\(Self.uuid):2\">Kitchen</option>"), "\(opened.body)")
+        let cookie = try #require(opened.headers["set-cookie"]?.split(separator: ";").first.map(String.init))
+        #expect(try await post("badge", start, ["Cookie": cookie]).status == 401)
+        #expect(try await post("badge", start, ["Cookie": cookie, "X-Beaconwatch-Command": "mode"]).status == 401)
+        // What cannot be learned: 400, one line naming the cause and the fix; nothing changed.
+        let refused: [(String, String, String)] = [
+            ("badge", #"{"room": "Attic", "seconds": 5}"#, "no room \"Attic\""),
+            ("ghost", start, "no tag \"ghost\""),
+            ("alice", start, "not a tag heard by scanners"),
+            ("badge", #"{"room": "Kitchen", "seconds": 4}"#, "give 5 to 600"),
+            ("badge", #"{"room": "Kitchen", "seconds": 601}"#, "give 5 to 600"),
+            ("badge", "{not json", "not a JSON object"),
+            ("badge", #"{"stop": true}"#, "no session running"),
+        ]
+        for (device, body, says) in refused {
+            let response = try await post(device, body, bearer)
+            #expect(response.status == 400, "\(device) \(body): \(response.body)")
+            let error = Self.object(response.body)["error"] as? String ?? ""
+            #expect(error.contains(says), "\(device) \(body): \(error)")
+            #expect(response.body.split(separator: "\n").count == 1)
+        }
+        var status = try await fingerprints()
+        #expect((status["rooms"] as? [Any])?.isEmpty == true && (status["sessions"] as? [Any])?.isEmpty == true)
+        // The page's own request (its cookie and the command header) starts the session: 202.
+        let taken = try await post(
+            "badge", start, ["Cookie": cookie, "X-Beaconwatch-Command": "learn", "Content-Type": "application/json"])
+        #expect(taken.status == 202, "\(taken.body)")
+        #expect(Self.object(taken.body)["accepted"] as? Bool == true)
+        #expect(
+            Self.object(taken.body)["message"] as? String
+                == "training Kitchen with badge for 5 s: keep the tag in the room until it ends", "\(taken.body)")
+        // A second session for the same tag: refused, the first one unchanged.
+        let second = try await post("badge", #"{"room": "Reception", "seconds": 60}"#, bearer)
+        #expect(second.status == 400)
+        #expect((Self.object(second.body)["error"] as? String)?.contains("is training") == true, "\(second.body)")
+        status = try await fingerprints()
+        let sessions = status["sessions"] as? [[String: Any]] ?? []
+        #expect(sessions.count == 1, "\(status)")
+        #expect(sessions.first?["name"] as? String == "Kitchen" && sessions.first?["seconds"] as? Double == 5)
+        // The tag's reports while it runs are its samples; the file's clock passes its end.
+        for second in 1...7 {
+            daemon.report("kitchen", "badge", rssi: -45, at: Double(second))
+            daemon.report("reception", "badge", rssi: -75, at: Double(second) + 0.5)
+        }
+        var learned: [String: Any] = [:]
+        while let data = try await stream.next() {
+            if data.contains(#""type":"learned""#) {
+                learned = Self.object(data)
+                break
+            }
+        }
+        #expect(learned["device"] as? String == "badge" && learned["name"] as? String == "Kitchen", "\(learned)")
+        #expect((learned["samples"] as? Int ?? 0) > 0 && learned["scanners"] as? Int == 2, "\(learned)")
+        status = try await fingerprints()
+        let rooms = status["rooms"] as? [[String: Any]] ?? []
+        #expect(rooms.count == 1 && (status["sessions"] as? [Any])?.isEmpty == true, "\(status)")
+        let room = rooms.first ?? [:]
+        #expect(room["region"] as? String == "\(Self.uuid):2" && room["name"] as? String == "Kitchen")
+        #expect(room["samples"] as? Int == learned["samples"] as? Int && room["scanners"] as? Int == 2)
+        #expect(
+            room["device"] as? String == "badge" && (room["trainedAt"] as? String)?.hasPrefix("2023-11-14T") == true)
+        #expect(room["tooFew"] as? Bool == true && room["accuracy"] is NSNull, "\(room)")
+        #expect(room["confusedWith"] is [Any])
+        let page = try await daemon.get("/devices/badge", headers: bearer).body
+        #expect(page.contains("class=\"learned-rooms\"") && page.contains("too few samples: train it for 30 s or more"))
+        #expect(page.contains("No session running."), "\(page)")
+        #expect(try await daemon.get("/", headers: bearer).body.contains("<h2>Rooms learned</h2>"))
+        // Forgetting every room.
+        #expect(try await post("badge", #"{"room": "*", "forget": true}"#, bearer).status == 202)
+        #expect((try await fingerprints()["rooms"] as? [Any])?.isEmpty == true)
+        try await daemon.finish()
+    }
+
+    /// Without Web.token the control on a tag's page says how to enable it.
+    @Test func withoutATokenTheLearnControlSaysHowToEnableIt() async throws {
+        let daemon = try await Daemon(
+            extra: "LocationScanner.1001 = reception\nTag.badge = ibeacon:FDA50693-A4E2-4FB1-AFCF-C6EB07647825:7:1\n")
+        let stream = try HTTPProbe.EventStream("/api/v1/events?device=badge", port: daemon.port)
+        try await stream.connected()
+        daemon.report("reception", "badge", rssi: -50, at: 0)
+        while let data = try await stream.next() {
+            if data.contains(#""type":"enter""#) { break }
+        }
+        let page = try await daemon.get("/devices/badge").body
+        #expect(page.contains("<h2>Learn this room</h2>") && !page.contains("learn-form"), "\(page)")
+        #expect(page.contains("Training from this page needs Web.token: set Web.token in the configuration"))
+        // The own radio is no tag: no control.
+        #expect(!(try await daemon.get("/devices/alice").body.contains("Learn this room")))
         try await daemon.finish()
     }
 

@@ -7,7 +7,9 @@ screen: the walker appears in the Zone it entered, moves to the next Zone after 
 and the device page shows its monitored set as Monitor.maxRegions slots. Then a floor plan (a tag's
 dot moving across one floor), and a house of two floors fed through a real mosquitto by four
 scanners publishing as Theengs gateways do: the floor picker lists both floors with the tag counted
-on the one it is on, and follows it upstairs. Screenshots go to the folder given with --artefacts,
+on the one it is on, and follows it upstairs. Then "Learn this room" (docs/behaviour.md §22): a tag's
+page opened with ?token= picks a room, starts a 5-s session, shows its progress bar moving and,
+once it ends, how well the room is known. Screenshots go to the folder given with --artefacts,
 with chromedriver's log (Chromium's own output in it) and the daemons' and the broker's logs. Exit
 status 0 when every check holds, 1 when one fails (mosquitto or mosquitto_pub missing too: the
 unit tests need them as well), 77 when Chromium or Selenium is missing (the caller says so and
@@ -311,6 +313,7 @@ def main():
             page.screenshot(os.path.join(args.artefacts, "web-device-badge.png"))
     floor_page(args, chromium_path, driver_path)
     floors_page(args, chromium_path, driver_path)
+    learn_page(args, chromium_path, driver_path)
     print(f"the longest wait took {longest[0]:.1f} s (for {longest[1]}); each may take {PATIENCE} s;"
           " Chromium started in " + " and ".join(f"{s:.1f}" for s in starts) + " s")
     print(f"web view test passed; screenshots in {args.artefacts}")
@@ -700,6 +703,96 @@ def floors_page(args, chromium_path, driver_path):
                        lambda: picker() == [[GROUND, "Ground floor", "0", None], [FIRST, "First floor", "1", "page"]]
                        and dot(), seen=seen)
             page.screenshot(os.path.join(args.artefacts, "web-floors.png"))
+
+
+LEARN_TOKEN = "browser-learn-0123456789abcdef0123"
+
+
+def learn_page(args, chromium_path, driver_path):
+    """Learn this room (docs/behaviour.md §22, docs/web.md): the badge's page, opened once with
+    ?token= (its cookie and the control's header authorise the command), picks the Kitchen and 5
+    seconds and starts; the badge's reports (the two scanners, every 0.2 s on the trace's clock,
+    which is the wall clock) are the session's samples. The progress bar moves while it runs;
+    after it, the page says how well the Kitchen is known."""
+    from selenium.webdriver.support.ui import Select
+    with tempfile.TemporaryDirectory(prefix="bw-learn-") as folder:
+        daemon, writer, base = start_daemon(args, INI + f"Web.token = {LEARN_TOKEN}\n", folder, "the learn daemon")
+        start = time.time()
+        done = threading.Event()
+
+        def reports():
+            t = time.time() - start
+            return "".join(
+                json.dumps({"t": start + t, "scanner": scanner, "tag": "badge", "rssi": rssi}) + "\n"
+                for scanner, rssi in (("kitchen", -45), ("reception", -75)))
+
+        def feed():
+            while not done.is_set():
+                with contextlib.suppress(OSError):
+                    os.write(writer, reports().encode())
+                done.wait(0.2)  # the scanners' pace, not a wait for anything
+
+        os.write(writer, reports().encode())
+        feeder = threading.Thread(target=feed, daemon=True)
+        with stopped_at_end(daemon, writer, "the learn daemon"), \
+                chromium(args, chromium_path, driver_path, "learn") as page:
+            feeder.start()
+            try:
+                page.open(base + f"devices/badge?token={LEARN_TOKEN}")
+                page.until("the badge's page to go live", page.live, seen=lambda: page.texts("#live"))
+                if not page.browser.find_elements(By.ID, "learn-form"):
+                    fail(f"the badge's page has no Learn this room control: {page.texts('.learn-control')!r}")
+                page.step = "picking the Kitchen and 5 seconds, and starting"
+                Select(page.browser.find_element(By.ID, "learn-room")).select_by_visible_text("Kitchen")
+                seconds = page.browser.find_element(By.ID, "learn-seconds")
+                seconds.clear()
+                seconds.send_keys("5")
+                page.browser.find_element(By.ID, "learn-start").click()
+                page.until("the daemon's answer under the control",
+                           lambda: (page.texts("#learn-message") or [""])[0].startswith("training"),
+                           seen=lambda: page.texts("#learn-message"))
+
+                def progress():
+                    return page.script("var p = document.querySelector('progress.learning');"
+                                       "return p ? [p.value, p.max] : null;")
+
+                page.until("the session's progress bar", lambda: progress() is not None,
+                           seen=lambda: page.texts("section.training"))
+                seen = []
+                page.step = "watching the progress bar until the session ends"
+                started = time.monotonic()
+                while (value := progress()) is not None:
+                    if not seen or seen[-1] != value[0]:
+                        seen.append(value[0])
+                        if len(seen) == 2:
+                            page.screenshot(os.path.join(args.artefacts, "web-learn-progress.png"))
+                    if time.monotonic() - started >= PATIENCE:
+                        fail(f"the 5-s session still runs after {PATIENCE} s; its bar showed {seen}")
+                    time.sleep(POLL)
+                waited("the session's end", started)
+                if len(seen) < 2 or value is not None or seen != sorted(seen):
+                    fail(f"the progress bar did not move forward while the session ran: {seen}")
+                print("the progress bar showed " + ", ".join(f"{v:.1f}" for v in seen) + " of 5 s")
+                # The selection stayed as the user made it through the live redraws.
+                if Select(page.browser.find_element(By.ID, "learn-room")).first_selected_option.text != "Kitchen":
+                    fail("the room picked was lost while the page redrew itself")
+
+                def kitchen():
+                    return page.texts(f'table.learned-rooms tr[data-region="{UUID}:2"] td')
+
+                page.until("the Kitchen's row in the trained rooms, with its samples",
+                           lambda: len(kitchen()) == 6 and int(kitchen()[1]) > 0, seen=kitchen)
+                row = kitchen()
+                if row[0] != "Kitchen" or row[2] != "2" or "by badge" not in row[3]:
+                    fail(f"the Kitchen's row says {row!r}")
+                if "too few samples" not in row[4] and not row[4].endswith("%"):
+                    fail(f"the Kitchen's row gives no accuracy: {row!r}")
+                if "No session running." not in " ".join(page.texts("section.training")):
+                    fail(f"the page still shows a session: {page.texts('section.training')!r}")
+                page.screenshot(os.path.join(args.artefacts, "web-learn.png"))
+            finally:
+                done.set()
+                feeder.join(timeout=PATIENCE)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,9 @@ package enum DaemonCommand: Sendable, Hashable, CustomStringConvertible {
     case reload
     /// `B/cmd/alert`: `{"action": "done"|"decline", "id": "17081"}`.
     case alert(AlertAction, id: String)
+    /// `B/cmd/learn`: train, stop or forget a room (docs/behaviour.md §22), the JSON of
+    /// ``LearnCommand`` with `"device"`.
+    case learn(LearnCommand)
 
     /// What a user may do with an offered alert (docs/behaviour.md §9.1).
     package enum AlertAction: String, Sendable, Hashable, CaseIterable {
@@ -22,13 +25,14 @@ package enum DaemonCommand: Sendable, Hashable, CustomStringConvertible {
     package static let maximumPayload = 4096
 
     /// The command names, as they follow `B/cmd/`.
-    package static let names = ["mode", "reload", "alert"]
+    package static let names = ["mode", "reload", "alert", "learn"]
 
     /// Parses the message on `B/cmd/<name>` carrying `payload`.
     package static func parse(name: String, payload: some Collection<UInt8>) -> Result<DaemonCommand, CommandError> {
         guard names.contains(name) else {
             // The name is the end of a topic: anything, control characters included, shown safely.
-            return .failure(CommandError("no command \(quoted(name)); send to cmd/mode, cmd/reload or cmd/alert"))
+            return .failure(
+                CommandError("no command \(quoted(name)); send to cmd/mode, cmd/reload, cmd/alert or cmd/learn"))
         }
         guard payload.count <= maximumPayload else {
             return .failure(
@@ -46,6 +50,8 @@ package enum DaemonCommand: Sendable, Hashable, CustomStringConvertible {
             return .success(.mode(mode))
         case "reload":
             return .success(.reload)
+        case "learn":
+            return LearnCommand.parse(text: text).map(DaemonCommand.learn)
         default:
             return alert(text)
         }
@@ -70,7 +76,7 @@ package enum DaemonCommand: Sendable, Hashable, CustomStringConvertible {
     package var traceCommand: TraceCommand? {
         switch self {
         case .alert(let action, let id): TraceCommand(name: "alert/\(action.rawValue)", arguments: ["id": id])
-        case .mode, .reload: nil
+        case .mode, .reload, .learn: nil
         }
     }
 
@@ -80,6 +86,7 @@ package enum DaemonCommand: Sendable, Hashable, CustomStringConvertible {
         case .mode(let mode): "mode \(mode.rawValue)"
         case .reload: "reload"
         case .alert(let action, let id): "alert \(action.rawValue) \(id)"
+        case .learn(let command): command.description
         }
     }
 

@@ -103,3 +103,10 @@ package final class Refusals: Sendable {
         }
     }
 }
+
+extension Devices.Refusal {
+    /// The one line a refused learn command says (docs/behaviour.md §22); `nil` for other refusals.
+    package var learnProblem: String? {
+        if case .learn(let problem) = self { problem } else { nil }
+    }
+}

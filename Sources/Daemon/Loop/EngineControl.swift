@@ -23,8 +23,25 @@ package final class EngineControl: Sendable {
     /// the driver, or `nil` once the run loop has ended.
     package typealias Query = @Sendable (EngineDriver?) -> Void
 
+    /// What the run loop says of an order posted with ``ask(_:within:)``.
+    package enum Answer: Sendable, Hashable {
+        /// Handled, and its outputs committed.
+        case taken
+        /// Handled and refused: nothing changed.
+        case refused(Devices.Refusal)
+        /// Never handled: the run loop has ended, or takes no such order (a file run takes
+        /// only the daemon's orders and learn commands).
+        case dropped
+    }
+
+    /// An order in the queue, with who waits for its answer (``ask(_:within:)``), if anyone.
+    package struct Posted: Sendable {
+        package var order: Order
+        package var reply: (@Sendable (Answer) -> Void)?
+    }
+
     private struct State {
-        var orders: [Order] = []
+        var orders: [Posted] = []
         /// Messages and reports waiting (what the limit counts).
         var observations = 0
         var queries: [Query] = []
@@ -60,6 +77,7 @@ package final class EngineControl: Sendable {
         switch command {
         case .mode(let mode): post(EngineInput.mode(mode))
         case .alert: command.traceCommand.map { post(EngineInput.command($0)) }
+        case .learn(let learn): post(Order.learn(learn))
         case .reload: break
         }
     }
@@ -76,14 +94,16 @@ package final class EngineControl: Sendable {
     /// Wakes the loop only when the queue was empty: the loop clears the wake-up only when it
     /// takes the last order, so a queue with orders in it always has one pending (a busy fleet
     /// costs no system call per message).
-    package func post(_ order: Order) {
+    package func post(_ order: Order) { post(Posted(order: order)) }
+
+    private func post(_ posted: Posted) {
         let wasEmpty = state.withLock { state in
             let wasEmpty = state.orders.isEmpty
-            state.orders.append(order)
-            guard order.isObservation else { return wasEmpty }
+            state.orders.append(posted)
+            guard posted.order.isObservation else { return wasEmpty }
             state.observations += 1
             if state.observations > Self.fleetQueueLimit,
-                let oldest = state.orders.firstIndex(where: \.isObservation)
+                let oldest = state.orders.firstIndex(where: \.order.isObservation)
             {
                 state.orders.remove(at: oldest)
                 state.observations -= 1
@@ -92,6 +112,23 @@ package final class EngineControl: Sendable {
             return wasEmpty
         }
         if wasEmpty { wakeup?.signal() }
+    }
+
+    /// Posts `order` as ``post(_:)-(Order)`` does and waits for the run loop's answer: whether it was
+    /// taken (its outputs committed) or refused, and why (docs/behaviour.md §22: a learn command's
+    /// checks need the engine's state). `nil` when no answer came within `limit` (a stuck loop:
+    /// the order is still handled when the loop gets to it).
+    package func ask(_ order: Order, within limit: Duration = .seconds(2)) async -> Answer? {
+        let answer = Mutex<Answer?>(nil)
+        let answered = Awaitable(timers: timers)
+        let reply: @Sendable (Answer) -> Void = { value in
+            answer.withLock { $0 = value }
+            answered.changed()
+        }
+        guard !state.withLock({ $0.ended }) else { return .dropped }
+        post(Posted(order: order, reply: reply))
+        guard await answered.wait(within: limit, until: { answer.withLock { $0 != nil } }) else { return nil }
+        return answer.withLock { $0 }
     }
 
     /// Wakes the run loop to look again with no order (outputs that waited for the broker may
@@ -150,16 +187,20 @@ package final class EngineControl: Sendable {
 
     /// The run loop has ended: waiting and later queries are answered with `nil`.
     package func endQueries() {
-        let queries = state.withLock { state in
+        let (queries, replies) = state.withLock { state in
             state.ended = true
-            defer { state.queries.removeAll() }
-            return state.queries
+            defer {
+                state.queries.removeAll()
+                state.orders.removeAll { $0.reply != nil }
+            }
+            return (state.queries, state.orders.compactMap(\.reply))
         }
         for query in queries { query(nil) }
+        for reply in replies { reply(.dropped) }
     }
 
     /// The orders waiting, oldest first.
-    func take() -> [Order] {
+    func take() -> [Posted] {
         state.withLock { state in
             if !state.stopping, state.queries.isEmpty { wakeup?.clear() }
             state.observations = 0

@@ -94,15 +94,32 @@ package struct FileRun {
             func obey() throws {
                 guard let control else { return }
                 if control.isStopping { throw Stopped() }
-                // A file runs on its own clock: the daemon's orders wait for its first event and are
-                // taken at the input's time; the fleet's messages (said at the start) and orders for
-                // one device are not taken.
+                // A file runs on its own clock: the daemon's orders and learn commands wait for its
+                // first event and are taken at the input's time (a session then runs on the file's
+                // clock, as a trace's learn line does: docs/behaviour.md §22); the fleet's messages
+                // (said at the start) and orders for one device are not taken.
                 if let time = inputClock {
-                    let orders = control.take().filter { if case .daemon = $0 { true } else { false } }
+                    let orders = control.take()
                     if !orders.isEmpty {
                         try driver.commit()
-                        for order in orders { try driver.handle(order, at: time) }
+                        var answers: [(reply: @Sendable (EngineControl.Answer) -> Void, answer: EngineControl.Answer)] =
+                            []
+                        for posted in orders {
+                            switch posted.order {
+                            case .daemon, .learn: break
+                            default:
+                                posted.reply?(.dropped)
+                                continue
+                            }
+                            let refusal = try driver.handle(posted.order, at: time)
+                            if let reply = posted.reply {
+                                answers.append((reply, refusal.map(EngineControl.Answer.refused) ?? .taken))
+                            } else if let problem = refusal?.learnProblem {
+                                logger.warning("\(problem)")
+                            }
+                        }
                         try driver.commit()
+                        for (reply, answer) in answers { reply(answer) }
                     }
                 }
                 // After the orders: a query posted after a command sees what it did.

@@ -122,14 +122,20 @@ package struct LiveRun {
             while !shouldStop(), control?.isStopping != true {
                 let current = clock()
                 try driver.advance(to: current)
-                for order in control?.take() ?? [] {
-                    if let refusal = try driver.handle(order, at: current), let device = order.device,
+                // An order someone waits on (the web API's learn) is answered once committed.
+                var answers: [(reply: @Sendable (EngineControl.Answer) -> Void, answer: EngineControl.Answer)] = []
+                for posted in control?.take() ?? [] {
+                    let refusal = try driver.handle(posted.order, at: current)
+                    if let reply = posted.reply {
+                        answers.append((reply, refusal.map(EngineControl.Answer.refused) ?? .taken))
+                    } else if let refusal, let device = posted.order.device ?? refusal.learnProblem.map({ _ in "" }),
                         let line = refusals.refused(refusal, device: device)
                     {
                         logger.warning("\(line)")
                     }
                 }
                 try driver.commit()
+                for (reply, answer) in answers { reply(answer) }
                 // Outputs that waited for the broker (a cluster's active), once it holds their steps.
                 if driver.isHolding { try driver.release() }
                 control?.answerQueries(driver)

@@ -6,8 +6,9 @@ import Synchronization
     import FoundationNetworking
 #endif
 
-/// One HTTP GET with a deadline and a size limit: the only place beaconwatch talks HTTP (the
-/// rules source and the rules' server hook).
+/// One HTTP request with a deadline and a size limit: the only place beaconwatch talks HTTP as a
+/// client (the rules source, the rules' server hook, and `beaconwatch learn` to the running
+/// daemon's API).
 ///
 /// Blocking: call it from a thread of its own or from a shell that may wait (a file run). Only
 /// http and https are requested, and redirects to anything else are not followed.
@@ -26,6 +27,15 @@ package enum HTTPFetch {
     /// GETs `url`, giving up after `timeout` seconds in all, and as soon as the body passes
     /// `limit` bytes.
     package static func get(_ url: URL, timeout: Double, limit: Int) -> Result<Reply, Failure> {
+        request("GET", url, timeout: timeout, limit: limit)
+    }
+
+    /// `method` on `url` with `headers` and `body`, as ``get(_:timeout:limit:)`` does: any status is
+    /// a reply.
+    package static func request(
+        _ method: String, _ url: URL, headers: [String: String] = [:], body: [UInt8]? = nil, timeout: Double,
+        limit: Int
+    ) -> Result<Reply, Failure> {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             return .failure(Failure(description: "only http and https URLs are fetched"))
         }
@@ -40,6 +50,9 @@ package enum HTTPFetch {
         defer { session.invalidateAndCancel() }
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
         request.setValue("beaconwatch", forHTTPHeaderField: "User-Agent")
+        request.httpMethod = method
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        if let body { request.httpBody = Data(body) }
         let task = session.dataTask(with: request)
         task.resume()
         // Our own deadline too, a little after the session's: nothing waits longer than asked.

@@ -75,19 +75,25 @@ package struct WebResponder: HTTPResponder {
             String($0).removingPercentEncoding ?? String($0)
         }
         if request.method == .post {
+            if segments.count == 5, segments[0] == "api", segments[1] == "v1", segments[2] == "devices",
+                segments[4] == "learn"
+            {
+                return try await learn(request, id: segments[3])
+            }
             guard segments.count == 6, segments[0] == "api", segments[1] == "v1", segments[2] == "devices",
                 segments[4] == "cmd"
             else {
                 return Self.error(
                     .methodNotAllowed,
-                    "POST is taken only on /api/v1/devices/<id>/cmd/mode and /api/v1/devices/<id>/cmd/alert")
+                    "POST is taken only on /api/v1/devices/<id>/cmd/mode, /api/v1/devices/<id>/cmd/alert and /api/v1/devices/<id>/learn"
+                )
             }
             return try await command(request, id: segments[3], name: segments[5])
         }
         guard request.method == .get || request.method == .head else {
             return Self.error(
                 .methodNotAllowed,
-                "\(request.method) is not served here; the API takes GET, and POST on /api/v1/devices/<id>/cmd/mode|alert"
+                "\(request.method) is not served here; the API takes GET, and POST on /api/v1/devices/<id>/cmd/mode|alert and /api/v1/devices/<id>/learn"
             )
         }
         switch segments.first {
@@ -105,7 +111,10 @@ package struct WebResponder: HTTPResponder {
                     Pages.page(title: "Unknown device", device: nil, main: Pages.unknownDevice(id)), status: .notFound)
             }
             if query["fragment"] == "main" { return Self.html(main) }
-            return Self.html(Pages.page(title: model.devices[id]?.label ?? id, device: id, main: main))
+            return Self.html(
+                Pages.page(
+                    title: model.devices[id]?.label ?? id, device: id, main: main,
+                    controls: Pages.learnControl(model, id: id, commands: token != nil)))
         case "scanners":
             guard segments.count == 1 else { break }
             let main = await state.rendered("scanners") { Pages.scanners($0) }
@@ -153,13 +162,15 @@ package struct WebResponder: HTTPResponder {
                 return Self.json(json)
             case ("events", 3):
                 return await events(device: query["device"].map(String.init))
+            case ("fingerprints", 3):
+                return Self.json(await state.rendered("fingerprints") { StateJSON.fingerprints($0) })
             default: break
             }
         default: break
         }
         return Self.error(
             .notFound,
-            "no such path \(Self.quoted(path)); see /, /scanners, /floors/<Area>, /api/v1/state, /api/v1/events, /healthz, /metrics"
+            "no such path \(Self.quoted(path)); see /, /scanners, /floors/<Area>, /api/v1/state, /api/v1/events, /api/v1/fingerprints, /healthz, /metrics"
         )
     }
 
@@ -198,6 +209,83 @@ package struct WebResponder: HTTPResponder {
                 return Self.error(.conflict, "device \(Self.quoted(id)) takes no commands now (the engine has stopped)")
             }
             return Self.json(#"{"accepted":true}"#, status: .accepted)
+        }
+    }
+
+    /// The header that, with the page's cookie, authorises a learn command (docs/web.md): a page
+    /// of another site cannot send it without a CORS preflight, which is never approved.
+    static let commandHeader = HTTPField.Name("X-Beaconwatch-Command")
+
+    /// `POST /api/v1/devices/<id>/learn` (docs/behaviour.md §22): train a room with tag `id`, stop
+    /// its session, or forget a room. The engine checks what needs its state (the room, the tag, a
+    /// session running) and answers before the response: 202 when taken, 400 with the one line
+    /// that says why not (nothing changed).
+    private func learn(_ request: Request, id: String) async throws -> Response {
+        guard let token else {
+            return Self.error(
+                .forbidden,
+                "learn needs Web.token: set it in the configuration and send Authorization: Bearer <token> "
+                    + "(or open the tag's page once with ?token=<token>)")
+        }
+        if case .refused = authorize(request, token: token, headerOnly: true) {
+            // The page's cookie, with the header only a page of this daemon sends (a cookie alone
+            // would let another site's page command it).
+            let header = Self.commandHeader.flatMap { request.headers[$0] }
+            guard header == "learn", let cookie = request.cookies[Self.cookie], Self.same(cookie.value, token) else {
+                return Self.error(
+                    .unauthorized,
+                    "learn needs Authorization: Bearer <Web.token> (a page: its cookie and X-Beaconwatch-Command: learn)",
+                    bearer: true)
+            }
+        }
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > Self.bodyLimit {
+            return Self.error(.contentTooLarge, "the request body is over \(Self.bodyLimit) bytes")
+        }
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: Self.bodyLimit)
+        } catch {
+            return Self.error(.contentTooLarge, "the request body is over \(Self.bodyLimit) bytes")
+        }
+        guard let text = String(validating: body.readableBytesView, as: UTF8.self) else {
+            return Self.error(.badRequest, "learn: the body is not UTF-8 text; send a JSON object")
+        }
+        let command: LearnCommand
+        switch LearnCommand.parse(text: text, device: id) {
+        case .failure(let problem): return Self.error(.badRequest, "\(problem)")
+        case .success(let parsed): command = parsed
+        }
+        switch await state.learn(command) {
+        case .taken?:
+            // The room as a person reads it (the page's picker sends its region).
+            let room = command.room == "*" ? "*" : await state.current(maxAge: .seconds(3600)).roomName(command.room)
+            var object = JSONObjectWriter()
+            object.add("accepted", true)
+            object.add("device", command.device)
+            object.add("room", command.room.isEmpty ? nil : command.room)
+            switch command.action {
+            case .train(let seconds):
+                object.add("action", "train")
+                object.add("name", room)
+                object.add("seconds", seconds)
+                object.add(
+                    "message",
+                    "training \(room) with \(command.device) for \(JSONValue.numberText(seconds)) s: "
+                        + "keep the tag in the room until it ends")
+            case .stop:
+                object.add("action", "stop")
+                object.add("message", "stopped \(command.device)'s session; the room keeps what it took")
+            case .forget:
+                object.add("action", "forget")
+                object.add("message", command.room == "*" ? "forgot every room" : "forgot \(room)")
+            }
+            return Self.json(object.text, status: .accepted)
+        case .refused(let refusal)?:
+            return Self.error(.badRequest, refusal.learnProblem ?? "learn: refused (\(refusal))")
+        case .dropped?:
+            return Self.error(.conflict, "learn: the engine has stopped; start the daemon again")
+        case nil:
+            return Self.error(.serviceUnavailable, "learn: the engine did not answer within 2 s; try again")
         }
     }
 

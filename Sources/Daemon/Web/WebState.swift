@@ -30,6 +30,15 @@ package final class WebState: OutputSink, Sendable {
     /// clients asking at once cost one rendering per change.
     private let rendered = Mutex<[String: (version: Int, text: String)]>([:])
 
+    /// The trained rooms' status, with the training it was worked out from (the engine's thread).
+    private let trainingStatus = Mutex<StatusCache?>(nil)
+
+    private struct StatusCache {
+        var version: Int
+        var signature: Set<String>
+        var rooms: [Fingerprints.Status]
+    }
+
     /// Told when a reading ends: requests that found one under way wait on it.
     private let readingEnded: Awaitable
     /// The daemon's timers and clock: the readings' pace and age, the event latency.
@@ -197,11 +206,15 @@ package final class WebState: OutputSink, Sendable {
             for entry in table.calibration?.corrections ?? [] {
                 learned[entry.id] = .init(offset: entry.offset, pairs: entry.pairs)
             }
+            var tags: Set<String> = []
+            for id in table.ids where table[device: id]?.source == .scanners { tags.insert(webID(id)) }
+            // A declared tag not heard yet can be trained too (the learn command adds it).
+            for tag in table.configuration?.scanners?.tags ?? [] { tags.insert(tag.id) }
             return Snapshot(
                 generation: self.delivered.load(ordering: .acquiring), devices: devices, reports: driver.reports,
                 sightings: table.sightings, failing: driver.failing.map { "\($0)" }, scanners: scanners,
                 learned: learned, radio: table.configuration?.floors.isEmpty == false ? table.radio : nil,
-                now: table.now)
+                now: table.now, training: training(of: table), tags: tags)
         }
         defer { readingEnded.changed() }
         refreshing.withLock { state in
@@ -232,7 +245,29 @@ package final class WebState: OutputSink, Sendable {
                     at: snapshot.now, learned: snapshot.learned)
             }
             if model.radio != snapshot.radio { model.radio = snapshot.radio }
+            if model.training != snapshot.training { model.training = snapshot.training }
+            if model.tags != snapshot.tags { model.tags = snapshot.tags }
         }
+    }
+
+    /// The building's training as the table of devices knows it (the engine's thread): each
+    /// trained room's status, worked out again only when the training changed (its
+    /// cross-validation is not free), and the sessions running.
+    private func training(of table: Devices) -> Training {
+        let prints = table.fingerprints
+        let signature = Set(prints.rooms.map { "\($0.key)@\($0.value.trainedAt)#\($0.value.samples.count)" })
+        let rooms = trainingStatus.withLock { cached in
+            if let cached, cached.version == prints.version, cached.signature == signature { return cached.rooms }
+            let rooms = table.fingerprintStatus
+            cached = StatusCache(version: prints.version, signature: signature, rooms: rooms)
+            return rooms
+        }
+        let sessions = table.learningSessions.map {
+            Training.Session(
+                device: $0.device, room: $0.room, started: Timestamp(microseconds: $0.started),
+                until: Timestamp(microseconds: $0.until), samples: $0.samples)
+        }
+        return Training(rooms: rooms, sessions: sessions, now: table.now)
     }
 
     /// What one reading of the engines brings back.
@@ -249,6 +284,10 @@ package final class WebState: OutputSink, Sendable {
         /// The floors' radio as the scanners taught it (docs/behaviour.md §20); nil with no floor plan.
         var radio: RadioModel? = nil
         var now: Timestamp
+        /// The building's training and the sessions running (docs/behaviour.md §22).
+        var training = Training()
+        /// The tags heard by scanners, by the web view's id.
+        var tags: Set<String> = []
     }
 
     /// Hands `command` to device `id`'s engine; false once the engine's loop has ended.
@@ -261,9 +300,24 @@ package final class WebState: OutputSink, Sendable {
         switch command {
         case .mode(let mode): control.post(.device(device, .mode(mode)))
         case .alert: command.traceCommand.map { control.post(.device(device, .command($0))) }
-        case .reload: return false
+        case .reload, .learn: return false
         }
         return true
+    }
+
+    /// Hands a learn command to the engine and waits for its answer (docs/behaviour.md §22): taken,
+    /// refused (why, in one line: nothing changed), dropped (the engine has ended), or `nil` when
+    /// the engine did not answer within `limit`. The daemon's own radio is no tag.
+    func learn(_ command: LearnCommand, within limit: Duration = .seconds(2)) async -> EngineControl.Answer? {
+        if command.device == ownID, command.action != .forget {
+            return .refused(
+                .learn(
+                    "learn: \"\(ownID.excerpt)\" is this daemon's own radio, not a tag heard by scanners; train with a Tag.<id>"
+                ))
+        }
+        // The next reading is taken after the command: a request that follows sees what it did.
+        defer { delivered.add(1, ordering: .releasing) }
+        return await control.ask(.learn(command), within: limit)
     }
 
     /// The id the web view shows a device of the table by: the own radio's is its userid.
