@@ -199,6 +199,6 @@ import Testing
                     + "c.execute(\"SELECT COUNT(*) FROM sqlite_master WHERE name IN ('alertRecord', 'dwell')\").fetchone()[0])",
                 path,
             ])
-        #expect(tables.stdout == "12 2\n", "\(tables.stderr)")
+        #expect(tables.stdout == "13 2\n", "\(tables.stderr)")
     }
 }
