@@ -67,7 +67,8 @@ extension BeaconwatchRooms {
                 }
                 let reading = readings[cursor]
                 table.handle(
-                    .report(ScannerReport(scanner: scanners[reading.scanner], tag: trainer, rssi: reading.rssi, power: -59)),
+                    .report(
+                        ScannerReport(scanner: scanners[reading.scanner], tag: trainer, rssi: reading.rssi, power: -59)),
                     at: Self.time(reading.time), into: &actions)
                 cursor += 1
             }
