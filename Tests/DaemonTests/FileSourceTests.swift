@@ -129,6 +129,7 @@ import TestSupport
                 case .command: kinds.append("command")
                 case .position: kinds.append("position")
                 case .report: kinds.append("report")
+                case .learn: kinds.append("learn")
                 }
             }
         #expect(report.skippedLines == 1)
