@@ -405,11 +405,12 @@ import Testing
         }
         let script = """
             import sqlite3,sys; c=sqlite3.connect(sys.argv[1])
-            for version in ["v8", "v9", "v10", "v11", "v12"]:
+            for version in ["v8", "v9", "v10", "v11", "v12", "v13"]:
                 c.execute("DELETE FROM grdb_migrations WHERE identifier LIKE ?", (version + ":%",))
             c.execute("DROP TABLE clusterPosition")
             c.execute("DROP TABLE clusterLocal")
             c.execute("DROP TABLE scannerLevel")
+            c.execute("DROP TABLE fingerprint")
             c.execute("ALTER TABLE deviceRecord RENAME TO fleetDevice")
             c.execute("DELETE FROM fleetDevice WHERE device = ''")
             for column in ["waypointForm", "ownWaypoints", "presence"]:

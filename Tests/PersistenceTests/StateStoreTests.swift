@@ -15,7 +15,7 @@ import Testing
         "v7: state per fleet device", "v8: OwnTracks waypoints as the app reads them, presence per device",
         "v9: the own radio's presence", "v10: the own radio's presence in the device table",
         "v11: the cluster's position in the shipped steps",
-        "v12: the scanners' calibration",
+        "v12: the scanners' calibration", "v13: the building's fingerprints",
     ]
 
     /// Runs a Python `script` with `arguments` (sqlite3 edits a database as another program
@@ -259,10 +259,11 @@ import Testing
             c.execute("ALTER TABLE deviceRecord RENAME TO fleetDevice")
             c.execute("CREATE TABLE ownPresence (id INTEGER PRIMARY KEY CHECK (id = 1), presence TEXT NOT NULL)")
             c.execute("INSERT INTO ownPresence VALUES (1, 'inside 1700000000000000 B1A2C3D4-0000-4000-8000-000000000001\\nseen 1700000000000000 17081')")
-            c.execute("DELETE FROM grdb_migrations WHERE identifier LIKE 'v10:%' OR identifier LIKE 'v11:%' OR identifier LIKE 'v12:%'")
+            c.execute("DELETE FROM grdb_migrations WHERE identifier LIKE 'v10:%' OR identifier LIKE 'v11:%' OR identifier LIKE 'v12:%' OR identifier LIKE 'v13:%'")
             c.execute("DROP TABLE clusterPosition")
             c.execute("DROP TABLE clusterLocal")
             c.execute("DROP TABLE scannerLevel")
+            c.execute("DROP TABLE fingerprint")
             c.commit()
             """
         #expect(try Self.python(script, [path]))

@@ -72,12 +72,18 @@ package struct FileRun {
         return try withoutActuallyEscaping(output) { output in
             // A building of scanners: each tag is a device of the table, on the file's clock
             // (docs/behaviour.md §19); without scanners, the own radio alone.
-            let devices =
+            var devices =
                 configuration.scanners == nil
                 ? Devices(own: engine)
                 : Devices(
                     own: engine, configuration: configuration, rules: rules, ruleSettings: .resolve(configuration),
                     kept: try store.keptFleet())
+            // As a live run: the calibration and the building's fingerprints go on from what
+            // was kept (`replay --state`, `run` of a file; docs/behaviour.md §19, §22).
+            if configuration.scanners != nil {
+                devices.resumeCalibration(from: try store.keptCalibration())
+                devices.resumeFingerprints(try store.keptFingerprints())
+            }
             var driver = EngineDriver(
                 devices: devices, store: store, sinks: sinks, requests: .inline(hook), output: output)
             driver.logger = logger
