@@ -40,18 +40,8 @@ import Testing
         return outputs(ReplayCommandTests.withoutSession(run.stdout))
     }
 
-    static func outputs(_ text: String) -> [Output] {
-        text.split(separator: "\n").compactMap { line in
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                let type = object["type"] as? String,
-                let t = (object["t"] as? String).flatMap(Timestamp.init(iso8601:))
-            else { return nil }
-            return Output(
-                line: String(line), second: t.secondsSinceEpoch - start, type: type,
-                device: object["device"] as? String, kind: object["kind"] as? String, name: object["name"] as? String,
-                area: object["area"] as? String)
-        }
-    }
+    /// The outputs with their seconds into the trace (both traces start at the same instant).
+    static func outputs(_ text: String) -> [Output] { TwoFloorRunTests.outputs(text) }
 
     /// `device`'s room enters and exits, as `enter Kitchen`.
     static func rooms(_ outputs: [Output], _ device: String) -> [String] {

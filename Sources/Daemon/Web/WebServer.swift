@@ -188,14 +188,10 @@ package struct WebResponder: HTTPResponder {
         guard name == "mode" || name == "alert" else {
             return Self.error(.notFound, "no command \(Self.quoted(name)); the commands are mode and alert")
         }
-        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > Self.bodyLimit {
-            return Self.error(.contentTooLarge, "the request body is over \(Self.bodyLimit) bytes")
-        }
         let body: ByteBuffer
-        do {
-            body = try await request.body.collect(upTo: Self.bodyLimit)
-        } catch {
-            return Self.error(.contentTooLarge, "the request body is over \(Self.bodyLimit) bytes")
+        switch await Self.body(of: request) {
+        case .success(let bytes): body = bytes
+        case .failure(let refusal): return refusal.response
         }
         let model = await state.current(maxAge: .seconds(3600))
         guard model.devices[id] != nil else {
@@ -209,6 +205,23 @@ package struct WebResponder: HTTPResponder {
                 return Self.error(.conflict, "device \(Self.quoted(id)) takes no commands now (the engine has stopped)")
             }
             return Self.json(#"{"accepted":true}"#, status: .accepted)
+        }
+    }
+
+    /// A request body too large to take (413), as a response.
+    struct TooLarge: Error {
+        var response: Response { WebResponder.error(.contentTooLarge, "the request body is over \(bodyLimit) bytes") }
+    }
+
+    /// A command's body, at most ``bodyLimit`` bytes.
+    static func body(of request: Request) async -> Result<ByteBuffer, TooLarge> {
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > bodyLimit {
+            return .failure(TooLarge())
+        }
+        do {
+            return .success(try await request.body.collect(upTo: bodyLimit))
+        } catch {
+            return .failure(TooLarge())
         }
     }
 
@@ -238,14 +251,10 @@ package struct WebResponder: HTTPResponder {
                     bearer: true)
             }
         }
-        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > Self.bodyLimit {
-            return Self.error(.contentTooLarge, "the request body is over \(Self.bodyLimit) bytes")
-        }
         let body: ByteBuffer
-        do {
-            body = try await request.body.collect(upTo: Self.bodyLimit)
-        } catch {
-            return Self.error(.contentTooLarge, "the request body is over \(Self.bodyLimit) bytes")
+        switch await Self.body(of: request) {
+        case .success(let bytes): body = bytes
+        case .failure(let refusal): return refusal.response
         }
         guard let text = String(validating: body.readableBytesView, as: UTF8.self) else {
             return Self.error(.badRequest, "learn: the body is not UTF-8 text; send a JSON object")
