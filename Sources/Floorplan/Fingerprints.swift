@@ -100,6 +100,8 @@ package struct Fingerprints: Sendable, Hashable {
     package static let window: Int64 = 5_000_000
     /// Training vectors start every second.
     static let step: Int64 = 1_000_000
+    /// The most vectors a room gives: an hour of them (a session is ten minutes at most).
+    static let mostVectors = 3600
 
     /// Each room's vectors (a window every second from its first sample), with the rooms and the
     /// scanners they are numbered by (both sorted).
@@ -111,9 +113,15 @@ package struct Fingerprints: Sendable, Hashable {
         for (index, name) in names.enumerated() {
             guard let samples = rooms[name]?.samples, let first = samples.first?.at, let last = samples.last?.at
             else { continue }
-            var start = first
+            // A session shorter than a window gives one vector; longer ones a window a second, at
+            // most ``mostVectors`` (times read back from a database may be anything).
+            let (span, overflow) = last.subtractingReportingOverflow(first)
+            let count =
+                overflow || span > Self.window &* Int64(Self.mostVectors)
+                ? Self.mostVectors : span < Self.window ? 1 : Int((span - Self.window) / Self.step) + 2
             var from = 0
-            repeat {
+            for k in 0..<min(count, Self.mostVectors) {
+                let start = first &+ Int64(k) &* Self.step
                 while from < samples.count, samples[from].at < start { from += 1 }
                 var sums = [Int: (Double, Int)]()
                 var cursor = from
@@ -128,9 +136,7 @@ package struct Fingerprints: Sendable, Hashable {
                     sums[key].map { (slot: key, level: $0.0 / Double($0.1)) }
                 }
                 if !levels.isEmpty { vectors.append(Vector(room: index, start: start, levels: levels)) }
-                start &+= Self.step
-                // A session shorter than a window gives one vector; longer ones a window a second.
-            } while start &+ Self.window <= last &+ Self.step
+            }
         }
         return (names, scanners, vectors)
     }

@@ -118,8 +118,16 @@ import Testing
         ]
         prints.replace(room: "K", with: odd, device: "p", at: 0)
         prints.replace(room: "O", with: Self.samples("O", Self.office, seconds: 2), device: "p", at: 0)
+        // Samples a day apart (a database's garbage): an hour of vectors at most, not a day's.
+        prints.replace(
+            room: "D",
+            with: [
+                FingerprintSample(room: "D", scanner: "a", level: -5, at: 0),
+                FingerprintSample(room: "D", scanner: "a", level: -5, at: 86_400_000_000),
+            ], device: "p", at: 0)
+        #expect(prints.vectors().vectors.count { $0.room == 0 } <= 3600)
         let status = prints.status()
-        #expect(status.count == 2 && status.allSatisfy(\.tooFew))
+        #expect(status.count == 3 && status.allSatisfy(\.tooFew))
         let (_, scanners, vectors) = prints.vectors()
         let model = FingerprintModel(rooms: 2, scanners: scanners.count, vectors: vectors)
         #expect(model.classify([(0, .infinity)], offset: 0).scores.count == 2)
