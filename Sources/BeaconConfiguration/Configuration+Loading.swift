@@ -65,13 +65,14 @@ extension Configuration {
         "Monitor.scanner", "Scanners.espresense", "Scanners.theengs", "Scanners.forward", "Scanners.silence",
         "Scanners.calibrate", "Floorplan.file", "Rooms.minConfidence",
         "Tags.autoAdd", "Tags.rooms", "Tags.exitTimeout", "Cluster.name", "Cluster.keepalive",
+        "Occupancy.count", "Occupancy.vacantAfter",
     ]
 
     /// Key prefixes followed by an id or a name (`LocationBaseBeacon.<id>`, `Script.enter`).
     package static let keyPrefixes = [
         "LocationBaseBeacon.", "LocationBeaconName.", "LocationBeaconPower.", "LocationAreaName.",
         "LocationZoneName.", "LocationAlert.", "Script.", "Device.", "LocationScanner.", "Scanner.", "Tag.",
-        "LocationZoneShape.", "LocationScannerPoint.", "LocationAreaLevel.", "Door.", "Stairs.",
+        "LocationZoneShape.", "LocationScannerPoint.", "LocationAreaLevel.", "Door.", "Stairs.", "Sensor.",
     ]
 }
 
@@ -128,6 +129,7 @@ struct Loader {
         var scanners: [IniFile.Entry] = []
         var alerts: [IniFile.Entry] = []
         var floorPlan: [IniFile.Entry] = []
+        var occupancy: [IniFile.Entry] = []
         var named = beacons.list
         for entry in file.entries {
             let key = entry.key
@@ -170,6 +172,8 @@ struct Loader {
                 zoneNames[.zone(uuid, major: major)] = entry.value
             } else if key.hasPrefix("LocationAlert.") {
                 alerts.append(entry)
+            } else if Self.isOccupancyKey(key) {
+                occupancy.append(entry)
             } else if Self.isFloorPlanKey(key) {
                 floorPlan.append(entry)
             } else if key.hasPrefix("MQTT.") {
@@ -212,6 +216,7 @@ struct Loader {
         warnAboutOtherShards()
         loadFloorPlan(floorPlan)
         loadWeb(web)
+        loadOccupancy(occupancy)
         checkConsistency(file)
     }
 

@@ -19,6 +19,8 @@ package struct Configuration: Sendable {
     package var scanners: ScannerSettings?
     /// `nil` without any floor plan key (docs/behaviour.md §20).
     package var floorPlan: FloorPlanSettings?
+    /// `Occupancy.*`, `Sensor.*` and the `occupant` keys (docs/behaviour.md §23); `nil` without any.
+    package var occupancy: OccupancySettings?
     /// The floors compiled from ``floorPlan``, by Area index: what `Tags.rooms = position` runs on.
     package var floors: [Int32: FloorMap] = [:]
     /// Each floor's building (floors joined by `Stairs` or stacked by their levels), by Area index.
@@ -139,5 +141,5 @@ package struct RulesSettings: Sendable, Hashable {
 
 /// The outputs a `Script.<type>` may be hung on (docs/behaviour.md §10.2).
 package enum ScriptEvent: String, Sendable, Hashable, CaseIterable {
-    case location, enter, exit, rule, server, notification, alert, nearest
+    case location, enter, exit, rule, server, notification, alert, nearest, occupancy
 }

@@ -32,6 +32,13 @@ package struct Engine: Sendable {
     package private(set) var alerts: AlertConsumer?
     /// Time inside each Area and Zone per local day (docs/behaviour.md §9.3).
     package private(set) var dwell: DwellLedger
+    /// The building's occupancy (docs/behaviour.md §23): kept by the own radio's engine alone
+    /// (``countsOccupancy``), when the configuration has `Occupancy.*` or `Sensor.*` keys.
+    package private(set) var occupancy: OccupancyMonitor?
+    /// This engine keeps the building's occupancy (the own radio's).
+    package let countsOccupancy: Bool
+    /// Lines for the log since the last ``takeNotices()`` (a sensor's garbage, once an hour).
+    package private(set) var notices: [String] = []
     /// The earliest latch or alert reset, and the earliest latch: kept, as every input asks (and
     /// reading through the optionals would copy the rule engine each time).
     private var latchDeadline: Timestamp?
@@ -56,10 +63,16 @@ package struct Engine: Sendable {
     /// An engine for `configuration`, reporting for `identity`, going on from a `kept` state; with
     /// `rules` (the regions of `Rules.source`, and the geofences of `Rules.geofences`), the rule
     /// engine runs by `ruleSettings`.
+    /// With `occupancy`, the engine keeps the building's occupancy (docs/behaviour.md §23): the
+    /// own radio's, told of every device's regions by the table of devices.
     package init(
         configuration: Configuration, identity: MonitorIdentity, kept: KeptState = KeptState(),
-        rules: [RuleRegion]? = nil, ruleSettings: RuleSettings = RuleSettings()
+        rules: [RuleRegion]? = nil, ruleSettings: RuleSettings = RuleSettings(), occupancy: Bool = false
     ) {
+        countsOccupancy = occupancy
+        if occupancy, let settings = configuration.occupancy {
+            self.occupancy = OccupancyMonitor(settings: settings, hierarchy: configuration.hierarchy)
+        }
         monitor = Monitor(
             hierarchy: configuration.hierarchy,
             settings: configuration.monitor,
@@ -115,7 +128,7 @@ package struct Engine: Sendable {
     /// The earliest pending timer: an exit, a beacon going `off`, a latch, an alert reset. A
     /// replay runs its clock on until there is none.
     package var nextDeadline: Timestamp? {
-        Self.earliest(monitor.nextDeadline, latchDeadline)
+        Self.earliest(Self.earliest(monitor.nextDeadline, latchDeadline), occupancy?.nextDeadline)
     }
 
     /// When a live shell must wake even with no input: ``nextDeadline``, or the next local
@@ -130,6 +143,7 @@ package struct Engine: Sendable {
     package mutating func shiftClock(by delta: Int64) {
         guard delta != 0 else { return }
         monitor.shiftClock(by: delta)
+        occupancy?.shiftClock(by: delta)
         geofences?.shiftClock(by: delta)
         rules?.shiftClock(by: delta)
         alerts?.shiftClock(by: delta)
@@ -144,6 +158,7 @@ package struct Engine: Sendable {
     package mutating func start(at time: Timestamp, into actions: inout [EngineAction]) {
         let start = pending.count
         monitor.start(at: time, into: &pending)
+        occupancy?.start(at: time, into: &pending)
         observe(from: start)
         closeStep(into: &actions)
     }
@@ -161,7 +176,9 @@ package struct Engine: Sendable {
     /// The earliest timer that can cause an output: an exit, a beacon going `off`, a latch. An
     /// alert's reset only changes a status (the beacon's condition does not hold then, so nothing
     /// can be offered), and midnight only what is shown.
-    package var nextOutputDeadline: Timestamp? { Self.earliest(monitor.nextDeadline, ruleDeadline) }
+    package var nextOutputDeadline: Timestamp? {
+        Self.earliest(Self.earliest(monitor.nextDeadline, ruleDeadline), occupancy?.nextDeadline)
+    }
 
     /// Fires the earliest instant with a timer that can cause an output, if it falls at or before
     /// `limit` (any, when `limit` is `nil`); returns whether one fired. A replay drains its clock
@@ -183,6 +200,7 @@ package struct Engine: Sendable {
         fireLatches(at: due)
         let start = pending.count
         monitor.advance(to: due, into: &pending)
+        occupancy?.advance(to: due, into: &pending)
         observe(from: start)
         closeStep(into: &actions)
     }
@@ -257,6 +275,18 @@ package struct Engine: Sendable {
             observe(from: start)
         case .stopLearning:
             monitor.stopLearning(at: time, into: &pending)
+            observe(from: start)
+        case .sensor(let message):
+            monitor.advance(to: time, into: &pending)
+            if occupancy != nil,
+                let problem = occupancy!.sensor(message.sensor, payload: message.payload, at: time, into: &pending)
+            {
+                notices.append(problem)
+            }
+            observe(from: start)
+        case .occupants(let device, let regions):
+            monitor.advance(to: time, into: &pending)
+            occupancy?.place(device, inside: regions, at: time, into: &pending)
             observe(from: start)
         case .position(let position):
             monitor.advance(to: time, into: &pending)
@@ -341,12 +371,16 @@ package struct Engine: Sendable {
         kept.nearest = monitor.nearestLocationID
         var next = Engine(
             configuration: configuration, identity: monitor.identity, kept: kept, rules: regions,
-            ruleSettings: settings)
+            ruleSettings: settings, occupancy: countsOccupancy)
         let recording = next.monitor.recordsClassChanges
         next.monitor = Monitor(
             reloading: monitor, hierarchy: configuration.hierarchy, settings: configuration.monitor,
             identity: monitor.identity, restored: kept.classes, restoredNearest: kept.nearest)
         next.monitor.recordsClassChanges = recording
+        if let occupancy, let settings = configuration.occupancy {
+            next.occupancy = OccupancyMonitor(
+                reloading: occupancy, settings: settings, hierarchy: configuration.hierarchy)
+        }
         if next.dwell.timeZone == dwell.timeZone {
             next.dwell = dwell
             next.dwellDue = dwellDue
@@ -458,6 +492,13 @@ extension Engine {
     package mutating func setFingerprints(_ fingerprints: RoomFingerprints?) {
         guard monitor.fingerprints?.version != fingerprints?.version else { return }
         monitor.fingerprints = fingerprints
+    }
+
+    /// The log lines since the last call, taken.
+    package mutating func takeNotices() -> [String] {
+        guard !notices.isEmpty else { return [] }
+        defer { notices.removeAll() }
+        return notices
     }
 
     /// A session that ended, taken (``Monitor/takeLearned()``).

@@ -33,6 +33,11 @@ package enum EngineInput: Sendable {
     case learn(Region, seconds: Double)
     /// Ends the tag's training session now.
     case stopLearning
+    /// A presence sensor's message (docs/behaviour.md §23), for the occupancy.
+    case sensor(SensorMessage)
+    /// Device `device` is now inside `regions` (docs/behaviour.md §23: the table of devices
+    /// tells the own radio's engine, which keeps the building's occupancy).
+    case occupants(device: String, regions: [Region])
 
     /// The input a source event stands for, and its time; `nil` for a scanner's report, which
     /// is its tag's, not the own radio's (docs/behaviour.md §19: the table of devices takes it).
@@ -42,6 +47,7 @@ package enum EngineInput: Sendable {
         case .mode(_, let mode): self = .mode(mode)
         case .command(_, let command): self = .command(command)
         case .position(_, let position): self = .position(position)
+        case .sensor(_, let message): self = .sensor(message)
         case .report, .learn: return nil
         }
     }

@@ -154,6 +154,8 @@ package struct Devices {
         /// The engine's presence count when it was last recorded; sightings since (kept at the end).
         var recordedPresence: UInt64 = 0
         var sightedSinceRecord = false
+        /// The engine's presence count when the occupancy was last told where it is.
+        var placedPresence: UInt64?
     }
 
     /// The configuration fleet devices run under; `nil` when the daemon has no fleet (a file run).
@@ -200,6 +202,10 @@ package struct Devices {
     var scheduled: [Int64?]
     /// The actions of one engine call, before they are named by their device (storage reused).
     var scratch: [EngineAction] = []
+    /// Devices whose regions the occupancy is to be told (docs/behaviour.md §23), in order.
+    var placements: [(device: String, regions: [Region], time: Timestamp)] = []
+    /// The occupancy is being told: a placement's own step does not start another round.
+    var placing = false
 
     /// The table of a daemon whose own radio is `own` (not started: ``start(at:into:)``), with a
     /// fleet when `configuration` has one: fleet devices get their own engines on it, with the
@@ -233,6 +239,9 @@ package struct Devices {
         insert(.own, Device(declaration: nil, source: .radio), engine: own)
     }
 
+    /// The name the occupancy counts device `id` by: its fleet id, or the own radio's userid.
+    func occupantName(_ id: DeviceID) -> String { id.fleetID ?? identity.userid }
+
     /// A table for `configuration` (whose ``Configuration/fleet`` is set), its own radio an engine
     /// for it with `identity`.
     package init(
@@ -240,7 +249,9 @@ package struct Devices {
         ruleSettings: RuleSettings = RuleSettings(), kept: [String: Kept] = [:]
     ) {
         self.init(
-            own: Engine(configuration: configuration, identity: identity, rules: rules, ruleSettings: ruleSettings),
+            own: Engine(
+                configuration: configuration, identity: identity, rules: rules, ruleSettings: ruleSettings,
+                occupancy: true),
             configuration: configuration, rules: rules, ruleSettings: ruleSettings, kept: kept)
     }
 
@@ -614,6 +625,7 @@ package struct Devices {
         defer {
             scratch.removeAll(keepingCapacity: true)
             takeLearned(position, into: &actions)
+            place(position, into: &actions)
         }
         let id = ids[position]
         let device = known[position]
@@ -654,5 +666,33 @@ package struct Devices {
         guard ids[position] != .own, scheduled[position] != wake else { return }
         scheduled[position] = wake
         if let wake { wakeups.schedule(position, at: wake) }
+    }
+
+    /// Tells the occupancy (the own radio's engine: docs/behaviour.md §23) where device
+    /// `position` is when its presence changed, and passes on the own engine's log lines.
+    mutating func place(_ position: Int, into actions: inout [Action]) {
+        guard let own = index[.own] else { return }
+        if engines[own].occupancy != nil {
+            let changes = engines[position].monitor.presenceChanges
+            if known[position].placedPresence != changes {
+                known[position].placedPresence = changes
+                let regions = engines[position].monitor.insideRegions.filter { $0.kind != .beacon }
+                placements.append(
+                    (
+                        occupantName(ids[position]), regions.sorted { $0.description < $1.description },
+                        engines[position].now
+                    ))
+            }
+        }
+        if !engines[own].notices.isEmpty {
+            for line in engines[own].takeNotices() { actions.append(.notice(device: .own, line)) }
+        }
+        guard !placing, !placements.isEmpty else { return }
+        placing = true
+        defer { placing = false }
+        while !placements.isEmpty {
+            let (device, regions, time) = placements.removeFirst()
+            step(.own, into: &actions) { $0.handle(.occupants(device: device, regions: regions), at: time, into: &$1) }
+        }
     }
 }

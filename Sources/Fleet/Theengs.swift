@@ -68,7 +68,8 @@ enum Forward {
                 observations.append(FleetObservation(time: time, kind: .hci(bytes)))
             case .success((let time, .position(let position))?):
                 observations.append(FleetObservation(time: time, kind: .position(position)))
-            case .success((_, .mode)?), .success((_, .command)?), .success((_, .report)?), .success((_, .learn)?):
+            case .success((_, .mode)?), .success((_, .command)?), .success((_, .report)?), .success((_, .learn)?),
+                .success((_, .sensor)?):
                 return .failure(
                     FleetError(topic: topic, "line \(index + 1): a forward node sends sightings and positions only"))
             case .failure(let error):

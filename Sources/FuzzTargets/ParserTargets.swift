@@ -122,6 +122,9 @@ enum ParserTargets {
                         && (-128...126).contains(report.rssi))
             case .learn(let command):
                 if case .train(let seconds) = command.action { precondition(LearnCommand.seconds.contains(seconds)) }
+            case .sensor(let message):
+                precondition(!message.sensor.isEmpty)
+                _ = message.traceLine(at: time)
             case .mode, .command: break
             }
         }

@@ -120,6 +120,11 @@ package struct RuleEngine: Sendable {
         proximityRules = regions.contains { $0.rules.contains { $0.maximumProximity != nil } }
     }
 
+    /// The triggers of a region's presence (a transition), and of a Zone's occupancy
+    /// (docs/behaviour.md §23): what starts and what ends it.
+    static let presenceTriggers = (enter: "on_entry", exit: "on_exit")
+    static let occupancyTriggers = (enter: "occupied", exit: "vacant")
+
     static func fingerprint(_ minimum: Int, _ maximum: Int?) -> String {
         "\(minimum)-\(maximum.map(String.init) ?? "any")"
     }
@@ -191,6 +196,18 @@ package struct RuleEngine: Sendable {
                     } else {
                         hold(transition.direction, for: ref, at: time, into: &outputs)
                     }
+                }
+            }
+        case .occupancy(let time, let change):
+            // A Zone's (or Area's) occupancy flipped (docs/behaviour.md §23): `occupied` and
+            // `vacant` rules, latched as transitions are; a count change is no event.
+            guard change.flipped, let indices = attached[change.region] else { return }
+            cause += 1
+            for index in indices {
+                for rule in regions[index].rules.indices {
+                    hold(
+                        change.occupied ? .enter : .exit, for: RuleRef(region: index, rule: rule), at: time,
+                        occupancy: true, into: &outputs)
                 }
             }
         case .geofence(let time, let transition):
@@ -272,10 +289,12 @@ package struct RuleEngine: Sendable {
     /// An event of a rule's region: into the latch, or accepted at once with latch 0. A pending
     /// event is discarded by the next one.
     private mutating func hold(
-        _ direction: Transition.Direction, for ref: RuleRef, at time: Timestamp, into outputs: inout [MonitorOutput]
+        _ direction: Transition.Direction, for ref: RuleRef, at time: Timestamp, occupancy: Bool = false,
+        into outputs: inout [MonitorOutput]
     ) {
         let rule = regions[ref.region].rules[ref.rule]
-        guard rule.trigger == "on_entry" || rule.trigger == "on_exit" else { return }
+        let triggers = occupancy ? Self.occupancyTriggers : Self.presenceTriggers
+        guard rule.trigger == triggers.enter || rule.trigger == triggers.exit else { return }
         if rule.latchTime == 0 {
             if latches[ref] != nil { setLatch(nil, for: ref) }
             accept(direction, for: ref, cause: cause, at: time)
@@ -290,7 +309,10 @@ package struct RuleEngine: Sendable {
     private mutating func accept(_ direction: Transition.Direction, for ref: RuleRef, cause: Int, at time: Timestamp) {
         let region = regions[ref.region]
         let rule = region.rules[ref.rule]
-        guard rule.trigger == (direction == .enter ? "on_entry" : "on_exit") else { return }
+        let triggers =
+            Self.occupancyTriggers.enter == rule.trigger || Self.occupancyTriggers.exit == rule.trigger
+            ? Self.occupancyTriggers : Self.presenceTriggers
+        guard rule.trigger == (direction == .enter ? triggers.enter : triggers.exit) else { return }
         let key = RuleKey(region: region.countKey, rule: rule.id)
         let count = bump(&state.rules[key], fingerprint: Self.fingerprint(rule.minEvents, rule.maxEvents))
         changes.rules[key] = state.rules[key]

@@ -6,7 +6,8 @@ import RegionMonitor
 /// One Ubudu rule (docs/behaviour.md §7.1): when it fires, and what it does.
 package struct Rule: Sendable, Hashable {
     package var id: String
-    /// `on_entry`, `on_exit`; other values are kept and never fire.
+    /// `on_entry`, `on_exit`, and a Zone's `occupied`, `vacant` (docs/behaviour.md §23); other
+    /// values are kept and never fire.
     package var trigger: String
     /// 0 when empty or negative.
     package var minEvents: Int

@@ -12,11 +12,13 @@ package enum SourceEvent: Sendable, Hashable {
     case report(Timestamp, ScannerReport)
     /// Train, stop or forget a room (docs/behaviour.md §22), for the table of devices.
     case learn(Timestamp, LearnCommand)
+    /// A presence sensor's message (docs/behaviour.md §23), for the occupancy.
+    case sensor(Timestamp, SensorMessage)
 
     package var time: Timestamp {
         switch self {
         case .advertisement(let time, _), .mode(let time, _), .command(let time, _), .position(let time, _),
-            .report(let time, _), .learn(let time, _):
+            .report(let time, _), .learn(let time, _), .sensor(let time, _):
             time
         }
     }

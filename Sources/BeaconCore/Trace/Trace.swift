@@ -35,6 +35,35 @@ package enum TraceRecord: Sendable, Hashable {
     case report(ScannerReport)
     /// Train, stop or forget a room (`{"t", "learn": {"device", "room", "seconds"}}`, docs/behaviour.md §22).
     case learn(LearnCommand)
+    /// A presence sensor's message (`{"t", "sensor": "<id>", "payload": <as received>}`,
+    /// docs/behaviour.md §23).
+    case sensor(SensorMessage)
+}
+
+/// A presence sensor's message (docs/behaviour.md §23): the sensor's `Sensor.<id>` id and the
+/// payload as received (a trace line's JSON value other than a string is its JSON text).
+package struct SensorMessage: Sendable, Hashable {
+    package var sensor: String
+    package var payload: [UInt8]
+
+    package init(sensor: String, payload: [UInt8]) {
+        self.sensor = sensor
+        self.payload = payload
+    }
+
+    /// The trace line that feeds this message in a replay: the payload as its JSON value when it
+    /// is JSON, else as a string.
+    package func traceLine(at time: Timestamp) -> String {
+        var object = JSONObjectWriter()
+        object.add("t", time.iso8601)
+        object.add("sensor", sensor)
+        if let value = JSONValue.parse(payload) {
+            object.add("payload", rawJSON: value.jsonText)
+        } else {
+            object.add("payload", String(decoding: payload, as: UTF8.self))
+        }
+        return object.text
+    }
 }
 
 /// Which `Scanners.*` filter a report came through (docs/behaviour.md §19).
@@ -160,12 +189,12 @@ package struct TraceParser {
         default:
             return .failure(TraceLineError("\"t\" must be a number of seconds or an ISO-8601 string"))
         }
-        let kinds = ["uuid", "hci", "mode", "command", "lat", "scanner", "learn"].filter { fields[$0] != nil }
+        let kinds = ["uuid", "hci", "mode", "command", "lat", "scanner", "learn", "sensor"].filter { fields[$0] != nil }
         guard kinds.count == 1, let kind = kinds.first else {
             if kinds.isEmpty {
                 return .failure(
                     TraceLineError(
-                        "the line has none of \"uuid\", \"hci\", \"mode\", \"command\", \"lat\", \"scanner\", \"learn\"; give one"
+                        "the line has none of \"uuid\", \"hci\", \"mode\", \"command\", \"lat\", \"scanner\", \"learn\", \"sensor\"; give one"
                     )
                 )
             }
@@ -180,6 +209,7 @@ package struct TraceParser {
         case "lat": record = position(from: fields)
         case "scanner": record = report(from: fields)
         case "learn": record = learn(from: fields)
+        case "sensor": record = sensor(from: fields)
         default: record = command(from: fields)
         }
         return record.map { (time, $0) }
@@ -310,6 +340,21 @@ package struct TraceParser {
         case .success(let command): return .success(.learn(command))
         case .failure(let error): return .failure(TraceLineError(error.message))
         }
+    }
+
+    static func sensor(from fields: [String: JSONValue]) -> Result<TraceRecord, TraceLineError> {
+        guard case .string(let id)? = fields["sensor"], !id.isEmpty else {
+            return .failure(TraceLineError("\"sensor\" must be a sensor's id, as in its Sensor.<id> key"))
+        }
+        guard let payload = fields["payload"] else {
+            return .failure(
+                TraceLineError(
+                    "a sensor line needs \"payload\": the message as received, such as {\"occupancy\": true} or \"ON\"")
+            )
+        }
+        let bytes: [UInt8]
+        if case .string(let text) = payload { bytes = Array(text.utf8) } else { bytes = Array(payload.jsonText.utf8) }
+        return .success(.sensor(SensorMessage(sensor: id, payload: bytes)))
     }
 
     static func command(from fields: [String: JSONValue]) -> Result<TraceRecord, TraceLineError> {

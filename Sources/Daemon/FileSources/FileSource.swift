@@ -114,6 +114,8 @@ package struct FileSource {
                         try body(.report(time, scannerReport))
                     case .learn(let command):
                         try body(.learn(time, command))
+                    case .sensor(let message):
+                        try body(.sensor(time, message))
                     }
                 case .failure(let error):
                     let problem = InputError(file: spec.displayName, line: report.lines, message: error.message)

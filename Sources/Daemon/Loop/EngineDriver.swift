@@ -15,7 +15,7 @@ extension Engine {
     {
         Engine(
             configuration: configuration, identity: .resolve(configuration.monitor), kept: try store.kept(),
-            rules: rules, ruleSettings: .resolve(configuration))
+            rules: rules, ruleSettings: .resolve(configuration), occupancy: true)
     }
 }
 

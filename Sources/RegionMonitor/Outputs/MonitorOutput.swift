@@ -142,12 +142,14 @@ package enum MonitorOutput: Sendable, Hashable {
     case position(Timestamp, PositionReport)
     /// A training session ended (docs/behaviour.md §22).
     case learned(Timestamp, LearnedReport)
+    /// A Zone's or Area's occupancy changed (docs/behaviour.md §23).
+    case occupancy(Timestamp, OccupancyChange)
 
     package var time: Timestamp {
         switch self {
         case .monitoring(let time, _), .transition(let time, _), .location(let time, _), .rule(let time, _),
             .server(let time, _), .notification(let time, _), .nearest(let time, _), .alert(let time, _),
-            .geofence(let time, _), .position(let time, _), .learned(let time, _):
+            .geofence(let time, _), .position(let time, _), .learned(let time, _), .occupancy(let time, _):
             time
         }
     }
@@ -166,6 +168,7 @@ package enum MonitorOutput: Sendable, Hashable {
         case .nearest: "nearest"
         case .position: "position"
         case .learned: "learned"
+        case .occupancy: "occupancy"
         case .alert: "alert"
         }
     }
@@ -264,6 +267,22 @@ package enum MonitorOutput: Sendable, Hashable {
             object.add("samples", report.samples)
             object.add("scanners", report.scanners)
             if report.stopped { object.add("stopped", true) }
+        case .occupancy(_, let change):
+            object.add("region", change.region.description)
+            object.add("kind", change.region.kind.rawValue)
+            object.add("name", change.name)
+            object.add("occupied", change.occupied)
+            object.add("count", change.count)
+            object.add("devices", rawJSON: JSONValue.array(change.devices.map(JSONValue.string)).jsonText)
+            var sensors = JSONObjectWriter()
+            for (id, state) in change.sensors.sorted(by: { $0.key < $1.key }) {
+                switch state {
+                case .detected(let value): sensors.add(id, value)
+                case .count(let people): sensors.add(id, people)
+                case .none: sensors.add(id, rawJSON: "null")
+                }
+            }
+            object.add("sensors", rawJSON: sensors.text)
         case .alert(_, let change):
             object.add("action", change.action.rawValue)
             object.add("id", change.locationID)

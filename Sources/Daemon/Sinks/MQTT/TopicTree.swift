@@ -21,6 +21,8 @@ package struct MQTTMessage: Sendable, Hashable {
 package struct TopicTree: Sendable, Hashable {
     /// `MQTT.topic/userid`.
     package let base: String
+    /// `MQTT.topic`: the building's own topics (`MQTT.topic/occupancy/<region>`) are under it.
+    package let root: String
     /// `MQTT.qos`, for events.
     package let qos: Int32
     /// The fleet device whose topics these are (docs/behaviour.md §15): its events' payloads carry `"device"`.
@@ -28,6 +30,7 @@ package struct TopicTree: Sendable, Hashable {
 
     package init(topic: String, userid: String, qos: Int32, device: String? = nil) {
         base = "\(topic)/\(userid)"
+        root = topic
         self.qos = qos
         self.device = device
     }
@@ -55,13 +58,13 @@ package struct TopicTree: Sendable, Hashable {
     }
 
     /// The event an output publishes (`B/event`, `B/transition`, `B/rule`, `B/server`,
-    /// `B/notification`, `B/alert`, `B/learned`), if any: what goes through the outbox.
+    /// `B/notification`, `B/alert`, `B/learned`, `B/occupancy`), if any: what goes through the outbox.
     package func event(for output: MonitorOutput) -> MQTTMessage? {
         let topic: String
         switch output {
         case .location: topic = "event"
         case .transition, .geofence: topic = "transition"
-        case .rule, .server, .notification, .alert, .learned: topic = output.type
+        case .rule, .server, .notification, .alert, .learned, .occupancy: topic = output.type
         case .monitoring, .nearest, .position: return nil
         }
         return MQTTMessage(topic: "\(base)/\(topic)", payload: output.json(device: device), qos: qos, retain: false)
@@ -88,10 +91,18 @@ package struct TopicTree: Sendable, Hashable {
         case .rule, .server, .notification, .alert, .nearest, .learned: []
         case .monitoring:
             [MQTTMessage(topic: "\(base)/monitoring", payload: output.json(device: device), qos: 1, retain: true)]
+        case .occupancy(_, let change):
+            // A region's occupancy, the latest object (docs/behaviour.md §23).
+            [occupancy(region: change.region, payload: output.json)]
         case .position:
             // Where a tag is on its floor (docs/behaviour.md §20): state, not an event.
             [MQTTMessage(topic: "\(base)/position", payload: output.json(device: device), qos: 1, retain: true)]
         }
+    }
+
+    /// `MQTT.topic/occupancy/<region>`: a region's latest `occupancy` output, retained.
+    package func occupancy(region: Region, payload: String) -> MQTTMessage {
+        MQTTMessage(topic: "\(root)/occupancy/\(region.description)", payload: payload, qos: 1, retain: true)
     }
 
     /// `B/geofence`: the labels (name, else id) of the geofences inside, comma-separated in

@@ -64,6 +64,12 @@ package struct ScriptInvocation: Sendable, Hashable {
         case .learned(_, let report):
             environment["BW_REGION"] = report.room.description
             environment["BW_NAME"] = report.name
+        case .occupancy(_, let change):
+            environment["BW_REGION"] = change.region.description
+            environment["BW_KIND"] = change.region.kind.rawValue
+            environment["BW_NAME"] = change.name ?? ""
+            environment["BW_OCCUPIED"] = change.occupied ? "true" : "false"
+            environment["BW_COUNT"] = String(change.count)
         case .monitoring, .position:
             break
         }

@@ -1,0 +1,381 @@
+import BeaconCore
+
+/// What a sensor's state is shown as in an `occupancy` output: `true`/`false` (motion within its
+/// hold, presence), a count, or `null` (offline, or not known yet).
+package enum SensorShown: Sendable, Hashable {
+    case detected(Bool)
+    case count(Int)
+    case none
+}
+
+/// A region's occupancy changed (docs/behaviour.md §23): the `occupancy` output.
+package struct OccupancyChange: Sendable, Hashable {
+    package var region: Region
+    package var name: String?
+    package var occupied: Bool
+    package var count: Int
+    /// The counted devices inside, by id, sorted.
+    package var devices: [String]
+    /// Each of the region's sensors' state, by id (sorted).
+    package var sensors: [String: SensorShown]
+    /// `occupied` flipped from an announced state (what `occupied`/`vacant` rules see); false for
+    /// a count or sensor change, and for a region's first announcement after a start.
+    package var flipped: Bool
+
+    package init(
+        region: Region, name: String?, occupied: Bool, count: Int, devices: [String], sensors: [String: SensorShown],
+        flipped: Bool
+    ) {
+        (self.region, self.name, self.occupied, self.count) = (region, name, occupied, count)
+        (self.devices, self.sensors, self.flipped) = (devices, sensors, flipped)
+    }
+
+    /// The same announcement, whether or not it flipped.
+    func sameState(as other: OccupancyChange) -> Bool {
+        (occupied, count, devices, sensors, name) == (
+            other.occupied, other.count, other.devices, other.sensors, other.name
+        )
+    }
+
+    /// Why the region is occupied, for a person (`check`, the web view): "anna's badge, and the
+    /// lab radar says present"; `names` gives a device's display name.
+    package func explanation(names: (String) -> String = { $0 }) -> String {
+        let label = name ?? region.description
+        guard occupied else { return "\(label) is vacant" }
+        var reasons = devices.map(names)
+        for (id, state) in sensors.sorted(by: { $0.key < $1.key }) {
+            switch state {
+            case .detected(true): reasons.append("\(id) says present")
+            case .count(let people) where people > 0: reasons.append("\(id) counts \(people)")
+            default: continue
+            }
+        }
+        if reasons.isEmpty { return "\(label) is occupied: nobody is seen now; vacant once that has lasted" }
+        let list =
+            reasons.count == 1
+            ? reasons[0] : reasons.dropLast().joined(separator: ", ") + ", and " + reasons[reasons.count - 1]
+        return "\(label) is occupied: \(list)"
+    }
+}
+
+/// Occupancy per Zone (and Area) from the devices inside and the presence sensors
+/// (docs/behaviour.md §23): a pure state machine on the caller's clock.
+///
+/// The rule: a region is occupied while a counted device is inside, a presence sensor says
+/// present, a motion sensor fired within its hold, or a count sensor says more than 0; its count
+/// is the larger of the devices inside and the count sensors' number (a presence or motion sensor
+/// alone counts 1). It is vacant only once every signal has said so for
+/// ``OccupancySettings/vacantAfter``: when they disagree, occupied wins. A sensor silent for its
+/// ``SensorDefinition/silence`` counts for nothing. After a start a region is announced occupied
+/// as soon as anything says so, and vacant only after ``OccupancySettings/vacantAfter`` of
+/// nothing, so that a sensor's retained state or a device's first report can arrive first.
+package struct OccupancyMonitor: Sendable {
+    package let settings: OccupancySettings
+    /// The regions with an occupancy, Zones first, in hierarchy order.
+    package let regions: [Region]
+    package let names: [String?]
+    private let position: [Region: Int]
+    /// Each region's sensors, by index into ``OccupancySettings/sensors``.
+    private let sensorsOf: [[Int]]
+    private let sensorIndex: [String: Int]
+    private let topicIndex: [String: [Int]]
+
+    private struct SensorState: Sendable, Hashable {
+        var reading: SensorReading?
+        /// The last message (any that was not garbage), microseconds.
+        var heard: Int64?
+        /// The last detection of a motion sensor.
+        var motion: Int64?
+        /// When its last garbage was said.
+        var said: Int64?
+    }
+
+    private var sensorStates: [SensorState]
+    /// Each counted device's regions inside.
+    private var membership: [String: [Int]] = [:]
+    private var occupants: [Set<String>]
+    /// What was announced last for each region; `nil` before its first announcement.
+    package private(set) var announced: [OccupancyChange?]
+    /// Since when nothing has said anyone is there (announced occupied, or not announced yet).
+    private var quietSince: [Int64?]
+    /// Each region's next instant its state may change with no input.
+    private var due: [Int64?]
+    private var queue = DeadlineQueue<Int>()
+    private var dirty: Set<Int> = []
+    private var started: Int64?
+
+    /// A monitor for `settings` on `hierarchy`.
+    package init(settings: OccupancySettings, hierarchy: Hierarchy) {
+        self.settings = settings
+        var regions: [Region] = []
+        if settings.scope.zones { regions += hierarchy.zones.map(\.region) }
+        if settings.scope.areas { regions += hierarchy.areas.map(\.region) }
+        self.regions = regions
+        names = regions.map { hierarchy.name(of: $0) }
+        let position = Dictionary(regions.enumerated().map { ($1, $0) }) { first, _ in first }
+        self.position = position
+        var sensorsOf = [[Int]](repeating: [], count: regions.count)
+        var topicIndex: [String: [Int]] = [:]
+        for (index, sensor) in settings.sensors.enumerated() {
+            topicIndex[sensor.topic, default: []].append(index)
+            if let zone = position[sensor.zone] { sensorsOf[zone].append(index) }
+            if case .zone(let uuid, _) = sensor.zone, let area = position[.area(uuid)] {
+                sensorsOf[area].append(index)
+            }
+        }
+        self.sensorsOf = sensorsOf
+        self.topicIndex = topicIndex
+        sensorIndex = Dictionary(settings.sensors.enumerated().map { ($1.id, $0) }) { first, _ in first }
+        sensorStates = Array(repeating: SensorState(), count: settings.sensors.count)
+        occupants = Array(repeating: [], count: regions.count)
+        announced = Array(repeating: nil, count: regions.count)
+        quietSince = Array(repeating: nil, count: regions.count)
+        due = Array(repeating: nil, count: regions.count)
+    }
+
+    /// A monitor for new settings or a new hierarchy going on from `previous`: who is inside,
+    /// what each sensor (by id) said, and what was announced carry over.
+    package init(reloading previous: OccupancyMonitor, settings: OccupancySettings, hierarchy: Hierarchy) {
+        self.init(settings: settings, hierarchy: hierarchy)
+        started = previous.started
+        for (index, sensor) in settings.sensors.enumerated() {
+            guard let old = previous.sensorIndex[sensor.id] else { continue }
+            let oldDefinition = previous.settings.sensors[old]
+            guard oldDefinition.kind == sensor.kind, oldDefinition.zone == sensor.zone else { continue }
+            sensorStates[index] = previous.sensorStates[old]
+        }
+        for (device, regions) in previous.membership where !settings.nonOccupants.contains(device) {
+            let mine = regions.compactMap { self.position[previous.regions[$0]] }
+            membership[device] = mine
+            for region in mine { occupants[region].insert(device) }
+        }
+        for (index, region) in self.regions.enumerated() {
+            guard let old = previous.position[region] else { continue }
+            announced[index] = previous.announced[old]
+            quietSince[index] = previous.quietSince[old]
+        }
+        dirty = Set(self.regions.indices)
+    }
+
+    /// The sensors listening on `topic` (ids), for the shell's subscriptions.
+    package func sensors(on topic: String) -> [String] {
+        (topicIndex[topic] ?? []).map { settings.sensors[$0].id }
+    }
+
+    /// Every sensor topic, sorted, without repeats.
+    package var topics: [String] { topicIndex.keys.sorted() }
+
+    // MARK: - Inputs
+
+    /// The clock starts: every region is looked at now (occupied ones are announced at once,
+    /// vacant ones after ``OccupancySettings/vacantAfter``).
+    package mutating func start(at time: Timestamp, into outputs: inout [MonitorOutput]) {
+        begin(at: time)
+        dirty.formUnion(regions.indices)
+        settle(at: time, into: &outputs)
+    }
+
+    /// The first input starts the clock when ``start(at:into:)`` was not called (as the
+    /// monitor's does: a file run starts at its first record).
+    private mutating func begin(at time: Timestamp) {
+        guard started == nil else { return }
+        started = time.microseconds
+        dirty.formUnion(regions.indices)
+    }
+
+    /// Device `device` is now inside `regions` (of any kind: only the regions with an occupancy
+    /// count). A device that is not a person (``OccupancySettings/nonOccupants``) counts nowhere.
+    package mutating func place(
+        _ device: String, inside regions: some Sequence<Region>, at time: Timestamp, into outputs: inout [MonitorOutput]
+    ) {
+        guard !settings.nonOccupants.contains(device) else { return }
+        begin(at: time)
+        let now = regions.compactMap { position[$0] }.sorted()
+        let before = membership[device] ?? []
+        guard now != before else { return settle(at: time, into: &outputs) }
+        for region in before where !now.contains(region) {
+            occupants[region].remove(device)
+            dirty.insert(region)
+        }
+        for region in now where !before.contains(region) {
+            occupants[region].insert(device)
+            dirty.insert(region)
+        }
+        membership[device] = now.isEmpty ? nil : now
+        settle(at: time, into: &outputs)
+    }
+
+    /// A message of sensor `id`. Returns what was wrong with it when it was garbage and had not
+    /// been said within the hour (the shell logs it); nothing changes then.
+    @discardableResult
+    package mutating func sensor(
+        _ id: String, payload: [UInt8], at time: Timestamp, into outputs: inout [MonitorOutput]
+    ) -> String? {
+        guard let index = sensorIndex[id] else { return nil }
+        begin(at: time)
+        let definition = settings.sensors[index]
+        let now = time.microseconds
+        switch SensorPayload.parse(payload, kind: definition.kind, path: definition.path) {
+        case .garbage(let why):
+            if let said = sensorStates[index].said, now &- said < Self.hour { return nil }
+            sensorStates[index].said = now
+            return "sensor \(id): \(why); its state is unchanged"
+        case .heartbeat:
+            sensorStates[index].heard = now
+        case .reading(let reading):
+            sensorStates[index].heard = now
+            sensorStates[index].reading = reading
+            if definition.kind == .motion, reading == .detected(true) { sensorStates[index].motion = now }
+        }
+        touch(sensor: index)
+        settle(at: time, into: &outputs)
+        return nil
+    }
+
+    private static let hour: Int64 = 3_600_000_000
+
+    private mutating func touch(sensor index: Int) {
+        let zone = settings.sensors[index].zone
+        if let region = position[zone] { dirty.insert(region) }
+        if case .zone(let uuid, _) = zone, let area = position[.area(uuid)] { dirty.insert(area) }
+    }
+
+    // MARK: - Time
+
+    /// The earliest instant a region's state may change with no input: a hold or a silence
+    /// running out, a vacancy due.
+    package var nextDeadline: Timestamp? {
+        queue.nextDue.map(Timestamp.init(microseconds:))
+    }
+
+    /// Every region whose deadline is due at or before `time` is looked at again.
+    package mutating func advance(to time: Timestamp, into outputs: inout [MonitorOutput]) {
+        let now = time.microseconds
+        while let (at, region) = queue.popDue(atOrBefore: now) {
+            guard due[region] == at else { continue }
+            due[region] = nil
+            dirty.insert(region)
+        }
+        guard !dirty.isEmpty else { return }
+        settle(at: time, into: &outputs)
+    }
+
+    /// Every instant held moves by `delta` microseconds (the wall clock was stepped).
+    package mutating func shiftClock(by delta: Int64) {
+        guard delta != 0 else { return }
+        started = started?.shifted(by: delta)
+        for index in sensorStates.indices {
+            sensorStates[index].heard = sensorStates[index].heard?.shifted(by: delta)
+            sensorStates[index].motion = sensorStates[index].motion?.shifted(by: delta)
+            sensorStates[index].said = sensorStates[index].said?.shifted(by: delta)
+        }
+        quietSince = quietSince.map { $0?.shifted(by: delta) }
+        due = due.map { $0?.shifted(by: delta) }
+        queue.shiftClock(by: delta)
+    }
+
+    // MARK: - The rule
+
+    /// What sensor `index` contributes at `now`: its state shown, whether it says someone is
+    /// there, its count, and when that may change with no message.
+    private func contribution(_ index: Int, at now: Int64) -> (SensorShown, positive: Bool, count: Int, until: Int64?) {
+        let definition = settings.sensors[index]
+        let state = sensorStates[index]
+        guard let heard = state.heard else { return (.none, false, 0, nil) }
+        var until: Int64?
+        if definition.silence > 0 {
+            let end = heard.adding(seconds: definition.silence)
+            if now >= end { return (.none, false, 0, nil) }
+            until = end
+        }
+        switch definition.kind {
+        case .motion:
+            guard let motion = state.motion else {
+                return (state.reading == .unknown || state.reading == nil ? .none : .detected(false), false, 0, until)
+            }
+            let end = motion.adding(seconds: definition.hold)
+            guard now < end else { return (.detected(false), false, 0, until) }
+            return (.detected(true), true, 1, min(until ?? end, end))
+        case .presence:
+            guard case .detected(let present)? = state.reading else { return (.none, false, 0, until) }
+            return (.detected(present), present, present ? 1 : 0, until)
+        case .count:
+            guard case .count(let people)? = state.reading else { return (.none, false, 0, until) }
+            return (.count(people), people > 0, people, until)
+        }
+    }
+
+    /// Looks at every dirty region at `time`, announcing those whose state changed.
+    private mutating func settle(at time: Timestamp, into outputs: inout [MonitorOutput]) {
+        guard !dirty.isEmpty, let started else {
+            return
+        }
+        let now = time.microseconds
+        for region in dirty.sorted() {
+            var shown: [String: SensorShown] = [:]
+            var positive = !occupants[region].isEmpty
+            var count = occupants[region].count
+            var next: Int64?
+            for index in sensorsOf[region] {
+                let (state, says, people, until) = contribution(index, at: now)
+                shown[settings.sensors[index].id] = state
+                positive = positive || says
+                count = max(count, people)
+                if let until { next = min(next ?? until, until) }
+            }
+            let previous = announced[region]
+            var change = OccupancyChange(
+                region: regions[region], name: names[region], occupied: true, count: count,
+                devices: occupants[region].sorted(), sensors: shown, flipped: previous?.occupied == false)
+            if positive {
+                quietSince[region] = nil
+            } else if previous?.occupied != false {
+                // Announced occupied, or not yet announced: vacant once quiet for vacantAfter.
+                let quiet = quietSince[region] ?? (previous == nil ? max(started, now) : now)
+                quietSince[region] = quiet
+                let vacancy = quiet.adding(seconds: settings.vacantAfter)
+                if now >= vacancy {
+                    change.occupied = false
+                    change.count = 0
+                    change.flipped = previous != nil
+                    quietSince[region] = nil
+                } else if let previous {
+                    change.count = previous.count
+                    next = min(next ?? vacancy, vacancy)
+                } else {
+                    next = min(next ?? vacancy, vacancy)
+                    schedule(region, at: next)
+                    continue
+                }
+            } else {
+                change.occupied = false
+                change.count = 0
+                change.flipped = false
+            }
+            schedule(region, at: next)
+            if let previous, previous.sameState(as: change) { continue }
+            announced[region] = change
+            outputs.append(.occupancy(time, change))
+        }
+        dirty.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func schedule(_ region: Int, at instant: Int64?) {
+        guard due[region] != instant else { return }
+        due[region] = instant
+        if let instant { queue.schedule(region, at: instant) }
+    }
+
+    /// Each region's announced state now (regions not announced yet left out), for the web view
+    /// and `/metrics`.
+    package var current: [OccupancyChange] { announced.compactMap { $0 } }
+}
+
+extension Int64 {
+    /// This instant `seconds` later, saturating.
+    fileprivate func adding(seconds: Double) -> Int64 {
+        let micros = (seconds * 1_000_000).rounded()
+        guard micros.isFinite, micros < Double(Int64.max) else { return .max }
+        return addingReportingOverflow(Int64(micros)).overflow ? .max : self &+ Int64(micros)
+    }
+}
