@@ -66,7 +66,7 @@ import Testing
             case .nearest(_, let change):
                 #expect(change.locationID != nearest, "a nearest that did not change")
                 nearest = change.locationID
-            case .rule, .server, .notification, .alert, .geofence, .position, .learned:
+            case .rule, .server, .notification, .alert, .geofence, .position, .learned, .occupancy:
                 Issue.record("the monitor alone says nothing of rules, alerts, geofences and positions")
             }
         }
