@@ -98,6 +98,10 @@ package enum Assets {
         ol.leaderboard { margin: .3rem 0; padding-left: 1.2rem; font-size: .85rem; }
         ol.leaderboard .dwell { color: var(--muted); margin-left: .4rem; }
         p.beacons { color: var(--muted); font-size: .78rem; margin: .3rem 0 0; }
+        .occupancy p { margin: .1rem 0; font-size: .85rem; } .occupancy.vacant .state { color: var(--muted); }
+        .occupancy.occupied .state strong { color: var(--inside-ink); } .occupancy .why { color: var(--ink); font-size: .8rem; }
+        ul.sensors { list-style: none; padding: 0; margin: .1rem 0; display: flex; flex-wrap: wrap; gap: .3rem; font-size: .75rem; }
+        ul.sensors li { padding: 0 .4rem; border: 1px solid var(--line); border-radius: 1rem; color: var(--muted); }
         table { border-collapse: collapse; width: 100%; font-size: .9rem; }
         th, td { text-align: left; padding: .25rem .5rem; border-bottom: 1px solid var(--line); vertical-align: middle; }
         .transitions ol { list-style: none; padding: 0; margin: 0; font-size: .9rem; }

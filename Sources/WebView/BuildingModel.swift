@@ -207,6 +207,22 @@ package struct BuildingModel: Sendable {
         didSet { version &+= 1 }
     }
 
+    /// The building's occupancy (docs/behaviour.md §23): each announced region's latest state, in
+    /// the engine's order (Zones first); `nil` when the configuration has none.
+    package var occupancy: [OccupancyChange]? {
+        didSet { version &+= 1 }
+    }
+
+    /// Each announced region's occupancy, by region.
+    package var occupancyByRegion: [Region: OccupancyChange] {
+        Dictionary((occupancy ?? []).map { ($0.region, $0) }) { first, _ in first }
+    }
+
+    /// Why `change`'s region is occupied (or that it is vacant), devices by the names a person reads.
+    package func explanation(_ change: OccupancyChange) -> String {
+        change.explanation { devices[$0]?.label ?? $0 }
+    }
+
     /// The placed scanners, in the configuration's order.
     package private(set) var scanners: [Scanner] = []
     /// When the scanners were last read.

@@ -50,29 +50,35 @@ package enum Pages {
         }
         html.raw("</p><div class=\"building\">")
         let boards = model.leaderboards()
+        let occupancy = model.occupancyByRegion
         for area in model.hierarchy.areas {
             let here = inside[area.region] ?? []
             html.open("section", [("class", "area"), ("data-region", area.region.description)])
             html.open("h2")
             html.escaped(area.name ?? area.region.description)
-            html.element("span", [("class", "count")], "\(here.count)")
+            html.element("span", [("class", "count")], "\(occupancy[area.region]?.count ?? here.count)")
             if model.floors.contains(where: { $0.area == area.region }) {
                 html.element(
                     "a", [("href", "/floors/\(area.region.description)"), ("class", "floor-link")], "floor plan")
             }
             html.close("h2")
+            if let state = occupancy[area.region] { self.occupancy(state, model, into: &html) }
             chips(here, into: &html)
             html.raw("<div class=\"zones\">")
             for index in area.zones {
                 let zone = model.hierarchy.zones[index]
                 let present = inside[zone.region] ?? []
+                let state = occupancy[zone.region]
+                // Occupied as the building's occupancy says (docs/behaviour.md §23), else while a device is inside.
+                let occupied = state?.occupied ?? !present.isEmpty
                 html.open(
-                    "div",
-                    [("class", present.isEmpty ? "zone" : "zone occupied"), ("data-region", zone.region.description)])
+                    "div", [("class", occupied ? "zone occupied" : "zone"), ("data-region", zone.region.description)])
                 html.open("h3")
                 html.escaped(zone.name ?? zone.region.description)
-                html.element("span", [("class", "count")], "\(present.count)")
+                // With an occupancy, the people it counts (a sensor may count people without a tag).
+                html.element("span", [("class", "count")], "\(state?.count ?? present.count)")
                 html.close("h3")
+                if let state { self.occupancy(state, model, into: &html) }
                 chips(present, into: &html)
                 let board = boards[zone.region.description] ?? []
                 if !board.isEmpty {
@@ -105,6 +111,37 @@ package enum Pages {
         buildingTraining(model, into: &html)
         transitions(model, into: &html)
         return html.text
+    }
+
+    /// A region's occupancy (docs/behaviour.md §23): occupied or vacant with its count of people,
+    /// why (the devices inside and the sensors that say so), and each of its sensors' state.
+    private static func occupancy(_ state: OccupancyChange, _ model: BuildingModel, into html: inout HTML) {
+        html.open(
+            "div",
+            [
+                ("class", state.occupied ? "occupancy occupied" : "occupancy vacant"),
+                ("data-occupied", state.occupied ? "true" : "false"), ("data-count", "\(state.count)"),
+            ])
+        html.open("p", [("class", "state")])
+        html.element("strong", [], state.occupied ? "occupied" : "vacant")
+        html.escaped(" · \(state.count) \(state.count == 1 ? "person" : "people")")
+        html.close("p")
+        if state.occupied { html.element("p", [("class", "why")], model.explanation(state)) }
+        if !state.sensors.isEmpty {
+            html.raw("<ul class=\"sensors\">")
+            for (id, shown) in state.sensors.sorted(by: { $0.key < $1.key }) {
+                let said =
+                    switch shown {
+                    case .detected(true): "present"
+                    case .detected(false): "clear"
+                    case .count(let people): "counts \(people)"
+                    case .none: "no reading"
+                    }
+                html.element("li", [("data-sensor", id)], "\(id): \(said)")
+            }
+            html.raw("</ul>")
+        }
+        html.close("div")
     }
 
     private static func chips(_ devices: [BuildingModel.Device], into html: inout HTML) {

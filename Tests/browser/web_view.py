@@ -9,7 +9,9 @@ dot moving across one floor), and a house of two floors fed through a real mosqu
 scanners publishing as Theengs gateways do: the floor picker lists both floors with the tag counted
 on the one it is on, and follows it upstairs. Then "Learn this room" (docs/behaviour.md §22): a tag's
 page opened with ?token= picks a room, starts a 5-s session, shows its progress bar moving and,
-once it ends, how well the room is known. Screenshots go to the folder given with --artefacts,
+once it ends, how well the room is known. Then occupancy (docs/behaviour.md §23): the building page
+shows each room occupied or vacant with its count of people and why, from the devices inside and
+a zigbee2mqtt PIR and a count sensor fed through the trace. Screenshots go to the folder given with --artefacts,
 with chromedriver's log (Chromium's own output in it) and the daemons' and the broker's logs. Exit
 status 0 when every check holds, 1 when one fails (mosquitto or mosquitto_pub missing too: the
 unit tests need them as well), 77 when Chromium or Selenium is missing (the caller says so and
@@ -314,6 +316,7 @@ def main():
     floor_page(args, chromium_path, driver_path)
     floors_page(args, chromium_path, driver_path)
     learn_page(args, chromium_path, driver_path)
+    occupancy_page(args, chromium_path, driver_path)
     print(f"the longest wait took {longest[0]:.1f} s (for {longest[1]}); each may take {PATIENCE} s;"
           " Chromium started in " + " and ".join(f"{s:.1f}" for s in starts) + " s")
     print(f"web view test passed; screenshots in {args.artefacts}")
@@ -793,6 +796,72 @@ def learn_page(args, chromium_path, driver_path):
             finally:
                 done.set()
                 feeder.join(timeout=PATIENCE)
+
+
+OCCUPANCY_INI = INI + """Sensor.kitchen-pir = zigbee2mqtt/kitchen/pir, motion, Kitchen
+Sensor.kitchen-counter = kitchen-counter/sensor/targets/state, count, Kitchen
+Sensor.reception-radar = reception-radar/binary_sensor/presence/state, presence, Reception
+Occupancy.vacantAfter = 30
+"""
+
+
+def occupancy_page(args, chromium_path, driver_path):
+    """Occupancy on the building page (docs/behaviour.md §23, docs/web.md): alice's own radio in the
+    Reception, the Kitchen's PIR (zigbee2mqtt JSON) and its target counter (ESPHome's plain number)
+    fed through the trace. Each room shows occupied with its count and why, live; when alice leaves
+    and the radar says nobody, the Reception shows vacant 30 s (of the trace's clock) later."""
+    with tempfile.TemporaryDirectory(prefix="bw-occupancy-") as folder:
+        daemon, writer, base = start_daemon(args, OCCUPANCY_INI, folder, "the occupancy daemon")
+        start = time.time()
+
+        def line(second, **record):
+            os.write(writer, (json.dumps({"t": start + second, **record}) + "\n").encode())
+
+        def room(zone):
+            """What the page shows of Zone `zone`'s occupancy: occupied, count, the state line, why."""
+            return page.script(
+                f"var d = document.querySelector('.zone[data-region=\"{UUID}:{zone}\"] .occupancy');"
+                "if (!d) { return null; }"
+                "var why = d.querySelector('.why');"
+                "return [d.getAttribute('data-occupied'), d.getAttribute('data-count'),"
+                "        d.querySelector('.state').innerText.trim(), why ? why.innerText.trim() : null];")
+
+        def rooms():
+            return {"Reception": room(1), "Kitchen": room(2)}
+
+        with stopped_at_end(daemon, writer, "the occupancy daemon"), \
+                chromium(args, chromium_path, driver_path, "occupancy") as page:
+            page.open(base)
+            page.until("the building page to go live", page.live, seen=lambda: page.texts("#live"))
+            for second in range(0, 3):
+                line(second, uuid=UUID, major=1, minor=1, rssi=-60, power=-59)
+            line(3, sensor="reception-radar", payload="OFF")
+            line(4, sensor="kitchen-pir", payload={"battery": 97, "occupancy": True, "linkquality": 120})
+            line(5, sensor="kitchen-counter", payload="2")
+            page.until("the Reception occupied by alice and the Kitchen by two people",
+                       lambda: room(1) == ["true", "1", "occupied · 1 person", "Reception is occupied: alice"]
+                       and room(2) == ["true", "2", "occupied · 2 people",
+                                       "Kitchen is occupied: kitchen-counter counts 2, and kitchen-pir says present"],
+                       seen=rooms)
+            badges = [page.texts(f'.zone[data-region="{UUID}:{zone}"] h3 .count') for zone in (1, 2)]
+            if badges != [["1"], ["2"]]:
+                fail(f"the rooms' count badges say {badges!r}; the Reception has 1 person, the Kitchen 2")
+            sensors = page.texts(f'.zone[data-region="{UUID}:2"] ul.sensors li')
+            if sensors != ["kitchen-counter: counts 2", "kitchen-pir: present"]:
+                fail(f"the Kitchen lists its sensors as {sensors!r}")
+            page.screenshot(os.path.join(args.artefacts, "web-occupancy.png"))
+            # alice goes (her beacon silent past exitTimeout); the radar still says nobody: the
+            # Reception is vacant 30 s after her exit; the Kitchen's counter still counts two.
+            # (ESPHome publishes a sensor's state again every minute or so: the trace's clock moves on.)
+            line(60, sensor="kitchen-counter", payload="2")
+            line(120, sensor="kitchen-counter", payload="2")
+            page.until("the Reception vacant and the Kitchen still counting two",
+                       lambda: room(1) == ["false", "0", "vacant · 0 people", None]
+                       and (room(2) or [None, None])[:2] == ["true", "2"], seen=rooms)
+            classes = page.script(f"return document.querySelector('.zone[data-region=\"{UUID}:1\"]').className")
+            if classes != "zone":
+                fail(f"the vacant Reception's card has the classes {classes!r}")
+            page.screenshot(os.path.join(args.artefacts, "web-occupancy-vacant.png"))
 
 
 if __name__ == "__main__":

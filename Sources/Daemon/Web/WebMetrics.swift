@@ -1,6 +1,7 @@
 import CoreMetrics
 import Metrics
 import Prometheus
+import RegionMonitor
 import Synchronization
 
 /// The daemon's metrics (docs/behaviour.md §16, `/metrics`) through swift-metrics, kept in a Prometheus
@@ -28,11 +29,14 @@ package final class WebMetrics: Sendable {
     private let scannerStates: [String: CoreMetrics.Gauge]
     /// Reports per scanner, made as scanners are first read, with the total already counted.
     private let scannerReports = Mutex<[String: (counter: CoreMetrics.Counter, counted: Int)]>([:])
+    /// Per region with an occupancy (docs/behaviour.md §23): its occupants and whether it is
+    /// occupied, made as regions are first announced.
+    private let occupancy = Mutex<[Region: (occupants: CoreMetrics.Gauge, occupied: CoreMetrics.Gauge)]>([:])
     /// `beaconwatch_cluster_active`, made when the daemon is first asked its role.
     private let cluster = Mutex<CoreMetrics.Gauge?>(nil)
 
     static let outputTypes = [
-        "monitoring", "enter", "exit", "location", "rule", "server", "notification", "alert", "nearest",
+        "monitoring", "enter", "exit", "location", "rule", "server", "notification", "alert", "nearest", "occupancy",
     ]
 
     package init() {
@@ -99,6 +103,7 @@ package final class WebMetrics: Sendable {
         for (kind, count) in counts { inside[kind]?.record(count) }
         scannerStates["online"]?.record(snapshot.scanners.filter(\.online).count)
         scannerStates["offline"]?.record(snapshot.scanners.filter { !$0.online }.count)
+        if let states = snapshot.occupancy { take(occupancy: states) }
         scannerReports.withLock { known in
             for scanner in snapshot.scanners {
                 var entry =
@@ -111,6 +116,33 @@ package final class WebMetrics: Sendable {
                 entry.counter.increment(by: Int64(max(0, scanner.health.reports - entry.counted)))
                 entry.counted = scanner.health.reports
                 known[scanner.id] = entry
+            }
+        }
+    }
+
+    /// Each announced region's occupancy: `beaconwatch_zone_occupants{zone,region}` and
+    /// `beaconwatch_zone_occupied{zone,region}` (1 or 0), `area` for an Area's; `zone` is its name,
+    /// else its canonical region, and `region` the canonical form (two rooms may share a name).
+    func take(occupancy states: [OccupancyChange]) {
+        occupancy.withLock { gauges in
+            for state in states {
+                let pair =
+                    gauges[state.region]
+                    ?? {
+                        let kind = state.region.kind == .area ? "area" : "zone"
+                        let dimensions = [
+                            (kind, state.name ?? state.region.description), ("region", state.region.description),
+                        ]
+                        return (
+                            CoreMetrics.Gauge(
+                                label: "beaconwatch_\(kind)_occupants", dimensions: dimensions, factory: factory),
+                            CoreMetrics.Gauge(
+                                label: "beaconwatch_\(kind)_occupied", dimensions: dimensions, factory: factory)
+                        )
+                    }()
+                gauges[state.region] = pair
+                pair.occupants.record(state.count)
+                pair.occupied.record(state.occupied ? 1 : 0)
             }
         }
     }

@@ -164,13 +164,22 @@ package struct WebResponder: HTTPResponder {
                 return await events(device: query["device"].map(String.init))
             case ("fingerprints", 3):
                 return Self.json(await state.rendered("fingerprints") { StateJSON.fingerprints($0) })
+            case ("occupancy", 3):
+                let json = await state.rendered("occupancy") { StateJSON.occupancy($0) ?? "" }
+                guard !json.isEmpty else {
+                    return Self.error(
+                        .notFound,
+                        "this configuration has no occupancy; set Occupancy.count = zones or a Sensor.<id> (docs/occupancy.md)"
+                    )
+                }
+                return Self.json(json)
             default: break
             }
         default: break
         }
         return Self.error(
             .notFound,
-            "no such path \(Self.quoted(path)); see /, /scanners, /floors/<Area>, /api/v1/state, /api/v1/events, /api/v1/fingerprints, /healthz, /metrics"
+            "no such path \(Self.quoted(path)); see /, /scanners, /floors/<Area>, /api/v1/state, /api/v1/events, /api/v1/fingerprints, /api/v1/occupancy, /healthz, /metrics"
         )
     }
 

@@ -82,6 +82,8 @@ package final class WebState: OutputSink, Sendable {
         for tag in configuration.scanners?.tags ?? [] { model.declare(.init(id: tag.id, name: tag.name)) }
         model.place(configuration.scanners?.scanners.map { ($0.id, $0.locationID) } ?? [])
         model.floors = Self.floors(of: configuration)
+        // Known to have an occupancy before the engine's first reading says what it is.
+        if configuration.occupancy != nil { model.occupancy = [] }
         self.model = Mutex(model)
     }
 
@@ -95,15 +97,19 @@ package final class WebState: OutputSink, Sendable {
         for output in outputs {
             metrics.output(output.type)
             if case .transition = output { transitions = true }
-            if hasClients { hub.publish(json: output.json(device: context.device?.id), device: device) }
         }
         if transitions {
             model.withLock { model in
                 for output in outputs { model.record(output, device: device) }
             }
         }
-        if let staged = context.staged { metrics.latency(timers.clock.elapsed() - staged) }
+        // Counted before any client hears of them: a request that follows an event is shown a
+        // reading taken after it.
         delivered.add(outputs.count, ordering: .releasing)
+        if hasClients {
+            for output in outputs { hub.publish(json: output.json(device: context.device?.id), device: device) }
+        }
+        if let staged = context.staged { metrics.latency(timers.clock.elapsed() - staged) }
     }
 
     package func reconfigure(_ configuration: Configuration) {
@@ -214,7 +220,8 @@ package final class WebState: OutputSink, Sendable {
                 generation: self.delivered.load(ordering: .acquiring), devices: devices, reports: driver.reports,
                 sightings: table.sightings, failing: driver.failing.map { "\($0)" }, scanners: scanners,
                 learned: learned, radio: table.configuration?.floors.isEmpty == false ? table.radio : nil,
-                now: table.now, training: training(of: table), tags: tags)
+                now: table.now, training: training(of: table), tags: tags,
+                occupancy: table.engine(.own)?.occupancy?.current)
         }
         defer { readingEnded.changed() }
         refreshing.withLock { state in
@@ -247,6 +254,7 @@ package final class WebState: OutputSink, Sendable {
             if model.radio != snapshot.radio { model.radio = snapshot.radio }
             if model.training != snapshot.training { model.training = snapshot.training }
             if model.tags != snapshot.tags { model.tags = snapshot.tags }
+            if model.occupancy != snapshot.occupancy { model.occupancy = snapshot.occupancy }
         }
     }
 
@@ -288,6 +296,8 @@ package final class WebState: OutputSink, Sendable {
         var training = Training()
         /// The tags heard by scanners, by the web view's id.
         var tags: Set<String> = []
+        /// Each announced region's occupancy (docs/behaviour.md §23); `nil` when the configuration has none.
+        var occupancy: [OccupancyChange]? = nil
     }
 
     /// Hands `command` to device `id`'s engine; false once the engine's loop has ended.

@@ -179,6 +179,7 @@ struct CheckJob {
         }
         lines += scannerLines()
         lines += floorLines()
+        lines += occupancyLines()
         lines.append("  rules: \(configuration.rules.source.map { "\($0)" } ?? "none")")
         if let geofences = configuration.rules.geofences {
             let g = configuration.monitor.geofence

@@ -33,6 +33,9 @@ package final class MQTTSink: OutputSink {
     let discoveryPrefix: String?
     /// The fleet devices whose discovery is published (once a run, retained).
     private let announced = Mutex<Set<String>>([])
+    /// The regions whose occupancy discovery is published, with the name it was published
+    /// under (again when a reload renames the region).
+    private let occupancyAnnounced = Mutex<[Region: String?]>([:])
     /// `MQTT.topic`: fleet devices' topics are under it too.
     let topic: String
     private let client: MQTTClient
@@ -332,7 +335,17 @@ package final class MQTTSink: OutputSink {
                 prefix: prefix, name: device.name ?? device.id, daemon: self.tree, tag: device.isTag,
                 positioned: device.isPositioned)
         }
-        for output in outputs { retained += tree.retained(for: output) }
+        for output in outputs {
+            if case .occupancy(_, let change) = output, let prefix = discoveryPrefix,
+                occupancyAnnounced.withLock({ $0.updateValue(change.name, forKey: change.region) != .some(change.name) }
+                )
+            {
+                // A region's entities, announced with its first state (docs/behaviour.md §23): the
+                // regions with an occupancy are the ones the engine announces, reload or not.
+                retained += self.tree.homeAssistantOccupancy(prefix: prefix, region: change.region, name: change.name)
+            }
+            retained += tree.retained(for: output)
+        }
         retained += tree.current(area: whereabouts.area, zone: whereabouts.zone, nearest: whereabouts.nearest)
         if let geofences = whereabouts.geofences { retained.append(tree.geofences(geofences)) }
         retained += whereabouts.dwell.sorted { $0.key < $1.key }.map { tree.dwell(region: $0.key, seconds: $0.value) }

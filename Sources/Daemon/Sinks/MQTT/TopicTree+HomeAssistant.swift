@@ -92,6 +92,40 @@ extension TopicTree {
         ]
     }
 
+    /// Home Assistant discovery for a region's occupancy (docs/behaviour.md §23, docs/mqtt.md): a
+    /// `binary_sensor` (device class `occupancy`) and a count `sensor` (state class `measurement`,
+    /// unit `people`), both reading the retained `MQTT.topic/occupancy/<region>` JSON through value
+    /// templates, available while this daemon's `B/status` says `online`. Each region is a device
+    /// of its own, connected through the daemon's, and suggests its name as Home Assistant's area
+    /// (a region without a name suggests none). The binary sensor carries the count, the devices
+    /// inside and the sensors' states as attributes.
+    package func homeAssistantOccupancy(prefix: String, region: Region, name: String?) -> [MQTTMessage] {
+        let node = Self.objectID(base)
+        let object = Self.objectID(region.description)
+        let label = name ?? region.description
+        let suggested = name.map { #","suggested_area":"\#(Self.escape($0))""# } ?? ""
+        let device =
+            #"{"identifiers":["beaconwatch_\#(node)_\#(object)"],"name":"\#(Self.escape(label))","manufacturer":"beaconwatch","model":"\#(region.kind.rawValue) occupancy","via_device":"beaconwatch_\#(node)"\#(suggested)}"#
+        let availability =
+            #""availability_topic":"\#(Self.escape(statusTopic))","payload_available":"online","payload_not_available":"offline""#
+        let state = Self.escape(occupancy(region: region, payload: "").topic)
+        func config(_ component: String, _ kind: String, _ fields: String) -> MQTTMessage {
+            MQTTMessage(
+                topic: "\(prefix)/\(component)/\(node)/\(kind)_\(object)/config",
+                payload: "{\(fields),\(availability),\"device\":\(device)}", qos: 1, retain: true)
+        }
+        return [
+            config(
+                "binary_sensor", "occupancy",
+                #""name":"Occupancy","unique_id":"\#(node)_occupancy_\#(object)","device_class":"occupancy","state_topic":"\#(state)","value_template":"{{ 'ON' if value_json.occupied else 'OFF' }}","payload_on":"ON","payload_off":"OFF","json_attributes_topic":"\#(state)","json_attributes_template":"{{ {'count': value_json.count, 'devices': value_json.devices, 'sensors': value_json.sensors} | tojson }}""#
+            ),
+            config(
+                "sensor", "occupants",
+                #""name":"Occupants","unique_id":"\#(node)_occupants_\#(object)","state_topic":"\#(state)","value_template":"{{ value_json.count }}","state_class":"measurement","unit_of_measurement":"people","icon":"mdi:account-group""#
+            ),
+        ]
+    }
+
     /// Home Assistant's object IDs: letters, digits, `_` and `-`.
     static func objectID(_ text: String) -> String {
         String(text.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") ? $0 : "_" })

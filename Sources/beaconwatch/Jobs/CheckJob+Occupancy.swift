@@ -1,0 +1,77 @@
+import BeaconConfiguration
+import BeaconCore
+import JSONText
+import RegionMonitor
+
+extension CheckJob {
+    /// The occupancy (docs/behaviour.md §23): its settings, each sensor (id, kind, Zone, topic,
+    /// field, hold, silence) and, per region with an occupancy, its rule in one readable line.
+    func occupancyLines() -> [String] {
+        guard let occupancy = configuration.occupancy else { return [] }
+        let hierarchy = configuration.hierarchy
+        let scope =
+            switch occupancy.scope {
+            case .zones: "per Zone"
+            case .areas: "per Area"
+            case .both: "per Zone and per Area"
+            }
+        var lines = [
+            "  occupancy: \(scope) (Occupancy.count), \(vacancy(occupancy.vacantAfter)) (Occupancy.vacantAfter); "
+                + "\(count(occupancy.sensors.count, "sensor"))"
+                + (occupancy.nonOccupants.isEmpty
+                    ? "; every device counts"
+                    : "; not counted (occupant = false): \(occupancy.nonOccupants.sorted().joined(separator: ", "))")
+        ]
+        for sensor in occupancy.sensors {
+            let zone = hierarchy.name(of: sensor.zone).map { "\(sensor.zone) (\($0.printable))" } ?? "\(sensor.zone)"
+            var line = "  sensor \(sensor.id): \(sensor.kind.rawValue) in zone \(zone), topic \(sensor.topic.excerpt)"
+            line += ", field \(sensor.path.excerpt) (of a JSON object; a plain payload is read whole)"
+            if sensor.kind == .motion { line += ", holds \(seconds(sensor.hold))" }
+            line +=
+                sensor.silence > 0
+                ? ", offline after \(seconds(sensor.silence)) without a message" : ", never offline (silence 0)"
+            lines.append(line)
+        }
+        var regions: [(region: Region, name: String?)] = []
+        if occupancy.scope.zones { regions += hierarchy.zones.map { ($0.region, $0.name) } }
+        if occupancy.scope.areas { regions += hierarchy.areas.map { ($0.region, $0.name) } }
+        for (region, name) in regions {
+            let sensors = occupancy.sensors.filter { sensor in
+                switch region {
+                case .area(let uuid):
+                    if case .zone(let zoneUUID, _) = sensor.zone { return zoneUUID == uuid }
+                    return false
+                default: return sensor.zone == region
+                }
+            }
+            let label = (name?.printable ?? region.description) + (region.kind == .area ? " (area)" : "")
+            lines.append("  occupancy \(label): \(rule(sensors, vacantAfter: occupancy.vacantAfter))")
+        }
+        return lines
+    }
+
+    /// A region's rule as a person reads it: "occupied when a device is inside, or lab-pir
+    /// (motion, 120 s hold) or lab-radar (presence) says so; vacant after 30 s of nothing".
+    func rule(_ sensors: [SensorDefinition], vacantAfter: Double) -> String {
+        var clauses = ["a device is inside"]
+        let saying = sensors.filter { $0.kind != .count }.map { sensor in
+            sensor.kind == .motion
+                ? "\(sensor.id) (motion, \(seconds(sensor.hold)) hold)" : "\(sensor.id) (presence)"
+        }
+        if !saying.isEmpty { clauses.append(saying.joined(separator: " or ") + " says so") }
+        let counting = sensors.filter { $0.kind == .count }.map(\.id)
+        if !counting.isEmpty { clauses.append(counting.joined(separator: " or ") + " counts anyone") }
+        var text = "occupied when " + clauses.joined(separator: ", or ")
+        if !counting.isEmpty {
+            text += "; people: the devices inside or \(counting.joined(separator: " or "))'s count, whichever is more"
+        }
+        return text + "; " + vacancy(vacantAfter)
+    }
+
+    private func vacancy(_ vacantAfter: Double) -> String {
+        vacantAfter > 0
+            ? "vacant after \(seconds(vacantAfter)) of nothing" : "vacant as soon as nothing says anyone is there"
+    }
+
+    private func seconds(_ value: Double) -> String { "\(JSONValue.numberText(value)) s" }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `check` says the occupancy (docs/behaviour.md §23): its settings, each sensor, and each
+/// region's rule in one line a person reads.
+@Suite struct CheckOccupancyTests {
+    static let building = """
+        LocationBaseBeacon.101 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1
+        LocationBaseBeacon.102 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,2,1
+        LocationBaseBeacon.103 = E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,3,1
+        LocationAreaName.E2C56DB5-DFFB-48D2-B060-D0F5A71096E0 = Flat
+        LocationZoneName.E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1 = Lab
+        LocationZoneName.E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:2 = Hall
+        Tag.trolley.occupant = false
+
+        """
+
+    static func check(_ ini: String) async throws -> [String] {
+        let file = try TemporaryFile(contents: Data(ini.utf8))
+        let run = try await DecodeCommandTests.beaconwatch(["check", "--config", file.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        return run.stdout.split(separator: "\n").map(String.init)
+    }
+
+    @Test func checkListsTheSensorsAndEachZonesRule() async throws {
+        let lines = try await Self.check(
+            Self.building + """
+                Sensor.lab-pir = zigbee2mqtt/lab/pir, motion, Lab
+                Sensor.lab-radar = lab-radar/binary_sensor/presence/state, presence, E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1
+                Sensor.lab-radar.silence = 0
+                Sensor.lab-cam = tele/lab-cam/SENSOR, count, Lab, LD2450.Targets
+                Sensor.lab-pir.hold = 90
+                Occupancy.vacantAfter = 45
+
+                """)
+        let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+        let expected = [
+            "  occupancy: per Zone (Occupancy.count), vacant after 45 s of nothing (Occupancy.vacantAfter); 3 sensors; "
+                + "not counted (occupant = false): trolley",
+            "  sensor lab-pir: motion in zone \(uuid):1 (Lab), topic zigbee2mqtt/lab/pir, field occupancy (of a JSON "
+                + "object; a plain payload is read whole), holds 90 s, offline after 900 s without a message",
+            "  sensor lab-radar: presence in zone \(uuid):1 (Lab), topic lab-radar/binary_sensor/presence/state, field "
+                + "occupancy (of a JSON object; a plain payload is read whole), never offline (silence 0)",
+            "  sensor lab-cam: count in zone \(uuid):1 (Lab), topic tele/lab-cam/SENSOR, field LD2450.Targets (of a "
+                + "JSON object; a plain payload is read whole), offline after 900 s without a message",
+            "  occupancy Lab: occupied when a device is inside, or lab-pir (motion, 90 s hold) or lab-radar (presence) "
+                + "says so, or lab-cam counts anyone; people: the devices inside or lab-cam's count, whichever is more; "
+                + "vacant after 45 s of nothing",
+            "  occupancy Hall: occupied when a device is inside; vacant after 45 s of nothing",
+        ]
+        let start = try #require(lines.firstIndex { $0.hasPrefix("  occupancy:") }, "\(lines)")
+        #expect(Array(lines[start..<min(lines.count, start + expected.count)]) == expected)
+        #expect(!lines.contains { $0.hasPrefix("  occupancy Flat") })
+    }
+
+    /// Areas too (`Occupancy.count = both`): an Area's rule has the sensors of its Zones; with no
+    /// occupancy key at all, `check` says nothing of it.
+    @Test func checkShowsAreasWhenCountedAndNothingWithoutOccupancy() async throws {
+        let lines = try await Self.check(
+            Self.building + "Occupancy.count = both\nOccupancy.vacantAfter = 0\n"
+                + "Sensor.hall-pir = z2m/hall, motion, Hall\n")
+        #expect(lines.contains { $0.hasPrefix("  occupancy: per Zone and per Area (Occupancy.count)") })
+        #expect(
+            lines.contains(
+                "  occupancy Flat (area): occupied when a device is inside, or hall-pir (motion, 120 s hold) says so; "
+                    + "vacant as soon as nothing says anyone is there"), "\(lines)")
+        #expect(
+            lines.contains(
+                "  occupancy Lab: occupied when a device is inside; vacant as soon as nothing says anyone is there"))
+        let without = try await Self.check(
+            Self.building.replacingOccurrences(of: "Tag.trolley.occupant = false\n", with: ""))
+        #expect(!without.contains { $0.contains("occupancy") })
+    }
+}
