@@ -39,6 +39,8 @@ package struct Engine: Sendable {
     package let countsOccupancy: Bool
     /// Lines for the log since the last ``takeNotices()`` (a sensor's garbage, once an hour).
     package private(set) var notices: [String] = []
+    /// The monitor's presence count when the occupancy was last told where the own radio is.
+    private var placedPresence: UInt64?
     /// The earliest latch or alert reset, and the earliest latch: kept, as every input asks (and
     /// reading through the optionals would copy the rule engine each time).
     private var latchDeadline: Timestamp?
@@ -406,6 +408,7 @@ package struct Engine: Sendable {
     /// or Zone's `exit` gets the day's dwell), then the step's computed class changes.
     private mutating func observe(from start: Int) {
         guard start < pending.count || monitor.recordsClassChanges else { return }
+        placeOwnRadio()
         let end = pending.count
         for index in start..<end {
             if case .transition(let time, var transition) = pending[index], transition.direction == .exit,
@@ -492,6 +495,15 @@ extension Engine {
     package mutating func setFingerprints(_ fingerprints: RoomFingerprints?) {
         guard monitor.fingerprints?.version != fingerprints?.version else { return }
         monitor.fingerprints = fingerprints
+    }
+
+    /// The own radio is a device too: the occupancy it keeps hears where it is at the instant
+    /// its presence changed (docs/behaviour.md §23); other devices are told by the table.
+    private mutating func placeOwnRadio() {
+        guard occupancy != nil, monitor.presenceChanges != placedPresence else { return }
+        placedPresence = monitor.presenceChanges
+        let regions = monitor.insideRegions.filter { $0.kind != .beacon }
+        occupancy!.place(monitor.identity.userid, inside: regions, at: now, into: &pending)
     }
 
     /// The log lines since the last call, taken.

@@ -524,6 +524,18 @@ package struct Devices {
 
     /// Moves the daemon's clock (the own radio's engine) to `time`, firing its timers on the way.
     private mutating func tick(to time: Timestamp, into actions: inout [Action]) {
+        if let own = index[.own], engines[own].occupancy != nil {
+            // The occupancy hears of a device's exit at its instant (docs/behaviour.md §23): the
+            // fleet's timers before `time` fire in time order with the own radio's, not after its
+            // clock has moved on (an instant's own timers first).
+            while let due = wakeups.nextDue, due < time.microseconds {
+                if let mine = engines[own].nextDeadline?.microseconds, mine <= due {
+                    step(.own, into: &actions) { $0.advance(to: Timestamp(microseconds: mine), into: &$1) }
+                } else {
+                    wake(upTo: due, into: &actions)
+                }
+            }
+        }
         step(.own, into: &actions) { $0.advance(to: time, into: &$1) }
     }
 
@@ -672,7 +684,8 @@ package struct Devices {
     /// `position` is when its presence changed, and passes on the own engine's log lines.
     mutating func place(_ position: Int, into actions: inout [Action]) {
         guard let own = index[.own] else { return }
-        if engines[own].occupancy != nil {
+        // The own radio's engine places the own radio itself, at its instant.
+        if engines[own].occupancy != nil, position != own {
             let changes = engines[position].monitor.presenceChanges
             if known[position].placedPresence != changes {
                 known[position].placedPresence = changes
