@@ -56,8 +56,22 @@ import Testing
             var logger = Logger(label: "web-test")
             logger.logLevel = .critical
             let service = BeaconwatchService(options: options, logger: logger)
-            task = Task { try await service.run() }
-            try await Eventually.until("the web server listens") { bound.withLock { $0 } != nil }
+            let ended = Mutex(false)
+            task = Task {
+                defer {
+                    ended.withLock { $0 = true }
+                    Eventually.changed()
+                }
+                try await service.run()
+            }
+            // A daemon that stops before it listens says why (its error), rather than a timeout.
+            try await Eventually.until("the web server listens") {
+                bound.withLock { $0 } != nil || ended.withLock { $0 }
+            }
+            if bound.withLock({ $0 }) == nil {
+                try await task.value
+                throw HTTPProbe.Failure("the daemon ended before its web server listened")
+            }
             port = bound.withLock { $0 } ?? 0
         }
 
