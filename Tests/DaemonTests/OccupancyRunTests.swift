@@ -189,11 +189,7 @@ import Testing
         // What the radars said before the daemon started: retained, heard at its subscription.
         for line in turns[0].sensors { try publish(line) }
 
-        let fifo = folder.appendingPathComponent("feed.fifo").path
-        guard mkfifo(fifo, 0o600) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        let pipe = open(fifo, O_RDWR | O_CLOEXEC)
-        guard pipe >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        defer { close(pipe) }
+        let pipe = try NamedPipe(at: folder.appendingPathComponent("feed.fifo").path)
         let process = Process()
         process.currentDirectoryURL = folder
         process.executableURL = DecodeCommandTests.productsDirectory.appendingPathComponent("beaconwatch")
@@ -221,15 +217,7 @@ import Testing
         var written = 0
         /// Writes `reports` and a line that is not JSON, and waits until the daemon skipped it.
         func feed(_ reports: [Line]) async throws {
-            let marker = "not JSON: the test's mark"
-            let bytes = Array((reports.map(\.text) + [marker]).joined(separator: "\n").utf8) + [0x0A]
-            var done = 0
-            while done < bytes.count {
-                let count = bytes[done...].withUnsafeBytes { write(pipe, $0.baseAddress, $0.count) }
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-                done += count
-            }
+            try pipe.write(reports.map(\.text) + ["not JSON: the test's mark"])
             written += reports.count + 1
             try await Subscriber.until("the daemon to skip line \(written)") { log().contains("feed.fifo:\(written):") }
         }
