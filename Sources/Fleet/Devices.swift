@@ -50,10 +50,11 @@ package struct Devices {
             }
         }
 
-        /// A message or a report: what a full queue may drop (an answer or a command never).
+        /// A message, a report or a presence sensor's message: what a full queue may drop (an
+        /// answer or a command never), so that a flood cannot grow it without bound.
         package var isObservation: Bool {
             switch self {
-            case .message, .report: true
+            case .message, .report, .daemon(.sensor): true
             default: false
             }
         }

@@ -28,35 +28,17 @@ import Testing
     /// and write, so neither end waits for the other to open it).
     final class Fed {
         let member: Member
-        let pipe: Int32
+        let pipe: NamedPipe?
 
         init(_ name: String, port: Int32, fed: Bool = true) throws {
             member = try Member(name, port: port)
             try LearnClusterTests.ini(port: port, member: name, fed: fed).write(
                 to: member.folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
-            let path = member.folder.appendingPathComponent("feed.fifo").path
-            guard fed else {
-                pipe = -1
-                return
-            }
-            guard mkfifo(path, 0o600) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-            pipe = open(path, O_RDWR | O_CLOEXEC)
-            guard pipe >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+            pipe = fed ? try NamedPipe(at: member.folder.appendingPathComponent("feed.fifo").path) : nil
         }
-
-        deinit { if pipe >= 0 { close(pipe) } }
 
         /// Writes `lines` to the pipe (the daemon reads them when it is the active).
-        func feed(_ lines: [Substring]) throws {
-            let bytes = Array((lines.joined(separator: "\n") + "\n").utf8)
-            var written = 0
-            while written < bytes.count {
-                let count = bytes[written...].withUnsafeBytes { write(pipe, $0.baseAddress, $0.count) }
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-                written += count
-            }
-        }
+        func feed(_ lines: [Substring]) throws { try pipe?.write(lines) }
 
         /// The fingerprint table, read as another program would: one line a row, in order; empty
         /// when unreadable.

@@ -78,6 +78,18 @@ package final class BrokerConnection: Sendable {
     /// The broker's acknowledgements go to `sink` from now on.
     func attach(_ sink: MQTTSink) { attached.receivers.withLock { $0.sink = sink } }
 
+    /// The input's presence sensors of a reloaded `configuration` from now on (docs/behaviour.md
+    /// §23): a new sensor topic is subscribed at once (while disconnected, at the next connect,
+    /// as every topic is).
+    func reconfigure(_ configuration: Configuration, logger: Logger) {
+        guard let input = attached.input else { return }
+        for (filter, lost) in input.reconfigure(occupancy: configuration.occupancy) {
+            do { _ = try client.subscribe(filter, qos: 1) } catch {
+                logger.warning("\(error); \(lost) until the broker is connected again")
+            }
+        }
+    }
+
     /// Subscribes the input's topics (at a connect: the session is clean); a subscription that
     /// fails is said with what is lost.
     func subscribeInput(logger: Logger) {

@@ -1,15 +1,18 @@
 import BeaconConfiguration
 import BeaconCore
+import Engine
 import Fleet
 import Logging
 import MQTT
+import RegionMonitor
 import Synchronization
 
 /// What comes in over MQTT, as a source of the engine's inputs (docs/mqtt.md, "Commands";
-/// docs/fleet.md): commands on `B/cmd/+` and the fleet's messages, parsed where they arrive (the
-/// MQTT client's network thread: a hop to another thread per message is what a fleet cannot
-/// afford) and posted to the ``EngineControl``; garbage is counted and said through
-/// ``Refusals``. It reads nothing and writes nothing: the engine's thread does that.
+/// docs/fleet.md; docs/occupancy.md): commands on `B/cmd/+`, the fleet's messages and the presence
+/// sensors' (docs/behaviour.md §23), parsed where they arrive (the MQTT client's network thread: a
+/// hop to another thread per message is what a fleet cannot afford) and posted to the
+/// ``EngineControl``; garbage is counted and said through ``Refusals``. It reads nothing and
+/// writes nothing: the engine's thread does that.
 ///
 /// The daemon's one ``BrokerConnection`` (which the ``MQTTSink`` publishes over) subscribes to
 /// ``subscriptions`` at every connect and hands every incoming message here unread.
@@ -21,6 +24,9 @@ package final class MQTTInput: Sendable {
     package let scannerSources: [(ScannerSource, TopicFilter)]
     /// ESPresense nodes' retained health, `<prefix>/rooms/+/status` beside `<prefix>/devices/+/+`.
     package let scannerStatus: TopicFilter?
+    /// Each presence sensor's topic and the ids of the sensors on it (docs/behaviour.md §23), in
+    /// the configuration's order: a reload may change them (``reconfigure(occupancy:)``).
+    private let sensorTopics: Mutex<SensorTopics>
     let control: EngineControl
     package let refusals: Refusals
     let logger: Logger
@@ -28,12 +34,14 @@ package final class MQTTInput: Sendable {
     /// Where `cmd/reload` goes (the daemon's reloader, once there is one).
     private let reloader = Mutex<(@Sendable (String) -> Void)?>(nil)
 
-    /// The input of a daemon reporting as `userid` under `settings`, with `fleet`'s sources, into
-    /// `control`; garbage is counted by minutes of `clock`.
+    /// The input of a daemon reporting as `userid` under `settings`, with `fleet`'s sources and
+    /// `occupancy`'s sensors, into `control`; garbage is counted by minutes of `clock`.
     package init(
         settings: MQTTSettings, userid: String, fleet: FleetSettings?, scanners: ScannerSettings? = nil,
-        control: EngineControl, refusals: Refusals, logger: Logger, clock: DaemonClock = .system
+        occupancy: OccupancySettings? = nil, control: EngineControl, refusals: Refusals, logger: Logger,
+        clock: DaemonClock = .system
     ) {
+        sensorTopics = Mutex(SensorTopics(occupancy))
         self.clock = clock
         tree = TopicTree(topic: settings.topic, userid: userid, qos: Int32(settings.qos))
         fleetSources = [
@@ -55,6 +63,7 @@ package final class MQTTInput: Sendable {
     /// The topic filters to subscribe to at every connect, each with what is lost if it fails.
     package var subscriptions: [(filter: String, lost: String)] {
         [(tree.commandFilter, "commands are not taken")]
+            + sensorTopics.withLock { $0 }.order.map(Self.sensorSubscription)
             + fleetSources.map { _, filter in
                 (filter.withSubtopics, "the fleet's messages on \(filter) are not taken")
             }
@@ -73,8 +82,55 @@ package final class MQTTInput: Sendable {
         return TopicFilter("\(filter.levels[0])/rooms/+/status")
     }
 
-    /// An incoming message (the network thread): a command, a fleet message, or garbage.
+    /// Each sensor topic with the ids of its sensors.
+    struct SensorTopics {
+        var ids: [String: [String]] = [:]
+        /// The topics in the order of the configuration's `Sensor.<id>` lines: the order they are
+        /// subscribed in, so that retained states arrive at a connect in that order.
+        var order: [(topic: String, ids: [String])] { topics.map { ($0, ids[$0] ?? []) } }
+        private var topics: [String] = []
+
+        init(_ occupancy: OccupancySettings?) {
+            for sensor in occupancy?.sensors ?? [] {
+                if ids[sensor.topic] == nil { topics.append(sensor.topic) }
+                ids[sensor.topic, default: []].append(sensor.id)
+            }
+        }
+    }
+
+    static func sensorSubscription(topic: String, ids: [String]) -> (filter: String, lost: String) {
+        let who = ids.count == 1 ? "sensor \(ids[0]) is" : "sensors \(ids.joined(separator: ", ")) are"
+        return (topic, "\(who) not heard")
+    }
+
+    /// The sensors of a reloaded configuration from now on; returns the subscriptions of topics
+    /// that are new (a topic no sensor has any more stays subscribed until the next connect, and
+    /// what comes on it is ignored).
+    package func reconfigure(occupancy: OccupancySettings?) -> [(filter: String, lost: String)] {
+        let topics = SensorTopics(occupancy)
+        let old = sensorTopics.withLock { current in
+            defer { current = topics }
+            return current
+        }
+        return topics.order.filter { old.ids[$0.topic] == nil }.map(Self.sensorSubscription)
+    }
+
+    /// The sensors listening on `topic`, by id (none for a topic of no sensor).
+    package func sensors(on topic: String) -> [String] { sensorTopics.withLock { $0.ids[topic] } ?? [] }
+
+    /// An incoming message (the network thread): a sensor's, a command, a fleet message, or garbage.
+    ///
+    /// A sensor's message goes to the engine for every sensor on its topic, as received: retained
+    /// or not (ESPHome's states are retained, and arrive again at each connect; zigbee2mqtt's are
+    /// not), and whatever it holds (the engine reads it and says its garbage: docs/behaviour.md
+    /// §23). A sensor's topic is exact, so it is looked at first: a message on it is no command
+    /// and no fleet message.
     package func received(topic: String, payload: [UInt8], retained: Bool) {
+        let sensors = sensors(on: topic)
+        if !sensors.isEmpty {
+            for sensor in sensors { control.post(EngineInput.sensor(SensorMessage(sensor: sensor, payload: payload))) }
+            return
+        }
         switch Self.route(
             topic: topic, payload: payload, retained: retained, tree: tree, fleet: fleetSources,
             scanners: scannerSources, status: scannerStatus)

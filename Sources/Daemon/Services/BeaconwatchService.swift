@@ -88,6 +88,15 @@ package struct BeaconwatchService: Service {
         var configuration = try Configuration.load(contentsOf: options.config).get()
         for warning in configuration.warnings { logger.warning("\(warning)") }
         if !options.noMQTT, let problem = configuration.scannersWithoutBroker { throw problem }
+        // Presence sensors are heard from the broker alone (docs/behaviour.md §23); a trace's
+        // sensor lines still feed them.
+        if configuration.mqtt == nil || options.noMQTT, let first = configuration.occupancy?.sensors.first {
+            let message =
+                options.noMQTT
+                ? "Sensor.\(first.id): sensors are heard from the broker, and with --no-mqtt none is; run without --no-mqtt"
+                : "Sensor.\(first.id): sensors are heard from the broker, and without MQTT.host none is; set MQTT.host (and MQTT.port) to the broker they publish to"
+            logger.warning("\(InputError(file: configuration.path, line: first.line, message: message))")
+        }
         if let listen = options.webListen {
             configuration.web = try Self.web(listen, token: configuration.web?.token ?? configuration.webToken)
         }
@@ -143,14 +152,15 @@ package struct BeaconwatchService: Service {
         let input = mqttSettings.map {
             MQTTInput(
                 settings: $0, userid: identity.userid, fleet: configuration.fleet, scanners: configuration.scanners,
-                control: control,
-                refusals: refusals, logger: logger, clock: clock)
+                occupancy: configuration.occupancy, control: control, refusals: refusals, logger: logger, clock: clock)
         }
         // One connection to the broker, shared by what comes in and what goes out.
+        var broker: BrokerConnection?
         let mqtt = try mqttSettings.map { settings in
             let connection = try BrokerConnection(
                 settings: settings, will: MQTTSink.will(settings: settings, userid: identity.userid), timers: timers)
             if let input { connection.attach(input) }
+            broker = connection
             return MQTTSink(
                 settings: settings, userid: identity.userid, hierarchy: configuration.hierarchy, store: store,
                 connection: connection, timers: timers)
@@ -205,8 +215,8 @@ package struct BeaconwatchService: Service {
         // SIGHUP has one owner: the reloader of a daemon alone, the cluster's service in a cluster
         // (which hands it to the active life's reloader through the link).
         let reloader = Reloader(
-            path: config, running: configuration, identity: identity, control: control, sinks: sinks, store: store,
-            logger: logger, clock: clock, trapsSignals: cluster == nil)
+            path: config, running: configuration, identity: identity, control: control, sinks: sinks, broker: broker,
+            store: store, logger: logger, clock: clock, trapsSignals: cluster == nil)
         cluster?.onReload { [weak reloader] in reloader?.request($0) }
         // Weak: the reloader holds the sinks, the MQTT sink the connection, and the connection
         // the input; a strong capture made a cycle that kept every active life of a cluster

@@ -18,6 +18,8 @@ package final class Reloader: Service, Sendable {
     let running: Configuration
     let control: EngineControl
     let sinks: [any OutputSink]
+    /// The broker connection whose input follows a reload's sensor topics (docs/behaviour.md §23).
+    let broker: BrokerConnection?
     let store: StateStore
     let logger: Logger
     /// Read when the rules are loaded (a kept copy's age).
@@ -28,12 +30,14 @@ package final class Reloader: Service, Sendable {
     private let requests: AsyncStream<String>
     private let continuation: AsyncStream<String>.Continuation
 
-    /// Reloads `path` for an engine started on `running`, keeping `identity`.
+    /// Reloads `path` for an engine started on `running`, keeping `identity`; `broker`'s input
+    /// follows the presence sensors' topics.
     package init(
         path: String, running: Configuration, identity: MonitorIdentity, control: EngineControl,
-        sinks: [any OutputSink], store: StateStore, logger: Logger, clock: DaemonClock = .system,
-        trapsSignals: Bool = true
+        sinks: [any OutputSink], broker: BrokerConnection? = nil, store: StateStore, logger: Logger,
+        clock: DaemonClock = .system, trapsSignals: Bool = true
     ) {
+        self.broker = broker
         self.trapsSignals = trapsSignals
         self.path = path
         self.clock = clock
@@ -94,6 +98,7 @@ package final class Reloader: Service, Sendable {
         }
         control.post(.reconfigure(loaded, rules: rules, settings: .resolve(loaded)))
         for sink in sinks { sink.reconfigure(loaded) }
+        broker?.reconfigure(loaded, logger: logger)
         logger.info(
             "configuration reloaded", metadata: ["reason": "\(reason)", "beacons": "\(loaded.hierarchy.beacons.count)"])
         return true
