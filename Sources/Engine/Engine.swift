@@ -280,9 +280,7 @@ package struct Engine: Sendable {
             observe(from: start)
         case .sensor(let message):
             monitor.advance(to: time, into: &pending)
-            if occupancy != nil,
-                let problem = occupancy!.sensor(message.sensor, payload: message.payload, at: time, into: &pending)
-            {
+            if let problem = occupancy?.sensor(message.sensor, payload: message.payload, at: time, into: &pending) {
                 notices.append(problem)
             }
             observe(from: start)
