@@ -91,6 +91,13 @@ struct OccupancyBench: ParsableCommand {
         ]
     }
 
+    func validate() throws {
+        guard scale >= 0.01, scale <= 100 else { throw ValidationError("--scale takes 0.01 to 100, not \(scale)") }
+        guard tagged >= 1, untagged >= 0, assets >= 0, tagged + untagged + assets <= 1000 else {
+            throw ValidationError("--tagged takes at least 1, --untagged and --assets at least 0, 1,000 in all")
+        }
+    }
+
     func run() throws {
         print(
             "occupancy: \(pad("floor", 10)) \(pad("system", 24)) \(pad("rooms", 9)) \(pad("minutes right", 18)) "

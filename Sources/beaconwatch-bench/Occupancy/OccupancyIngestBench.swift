@@ -48,9 +48,16 @@ struct OccupancyIngestBench: ParsableCommand {
 
     static func area(_ floor: Int) -> String { "F1006000-0000-4000-8000-" + String(format: "%012d", floor + 1) }
 
+    func validate() throws {
+        guard tags >= 1, sensors >= 2, reports >= 1, seconds >= 1 else {
+            throw ValidationError("--tags, --reports and --seconds take at least 1, --sensors at least 2")
+        }
+        guard period >= 0.1 else { throw ValidationError("--period takes at least 0.1 s, not \(period)") }
+    }
+
     func run() throws {
-        let roomCount = max(1, sensors / 2)
-        let tagCount = max(tags, 1)
+        let roomCount = sensors / 2
+        let tagCount = tags
         var text = "Monitor.source = none\nMonitor.userid = bench\nFleet.maxDevices = \(tagCount + 10)\n"
         if !withoutOccupancy { text += "Occupancy.count = zones\n" }
         for room in 0..<roomCount {
@@ -150,7 +157,7 @@ struct OccupancyIngestBench: ParsableCommand {
         let (warmMessages, warmOutputs) = (messages, outputs)
         var slowest = 0.0
         let started = clock.now
-        for start in 10..<(10 + max(seconds, 1)) {
+        for start in 10..<(10 + seconds) {
             let began = clock.now
             second(start)
             slowest = max(slowest, (clock.now - began).inSeconds)
@@ -158,7 +165,7 @@ struct OccupancyIngestBench: ParsableCommand {
         let wall = (clock.now - started).inSeconds
         let timed = messages - warmMessages
         let rate = Double(timed) / wall
-        let arrival = Double(timed) / Double(max(seconds, 1))
+        let arrival = Double(timed) / Double(seconds)
         let occupied = table.own.occupancy?.current.filter(\.occupied).count ?? 0
         print(
             "occupancy-ingest: \(withoutOccupancy ? "without the occupancy: " : "")\(tagCount) tags (\(reports) report\(reports == 1 ? "" : "s") a second each) and "
@@ -167,7 +174,7 @@ struct OccupancyIngestBench: ParsableCommand {
                 + "ratio \(format(rate / arrival, 1)); the slowest simulated second took \(format(slowest * 1e3, 0)) ms"
         )
         print(
-            "occupancy-ingest: \(format(Double(outputs - warmOutputs) / Double(max(seconds, 1)), 0)) occupancy outputs "
+            "occupancy-ingest: \(format(Double(outputs - warmOutputs) / Double(seconds), 0)) occupancy outputs "
                 + "a second; \(occupied) of \(roomCount) rooms occupied at the end; heap "
                 + "\(format(Double(memory) / 1_048_576, 0)) MiB after the first 10 s "
                 + "(\(format(Double(memory) / Double(tagCount) / 1024, 1)) KiB a tag)")
