@@ -176,11 +176,8 @@ struct OccupancyBench: ParsableCommand {
         let clock = ContinuousClock()
         let started = clock.now
         let warmUp = 120
-        var truth = Array(repeating: RoomTruth(), count: floor.rooms.count)
-        var leaves: [(room: Int, at: Double)] = []
-        var enters: [[Double]] = Array(repeating: [], count: floor.rooms.count)
+        var truth = FloorTruth(floor: floor, people: people)
         var (report, event) = (0, 0)
-        var roomOf = people.map { $0.room(at: 0, on: floor) }
         var occupiedSeconds = 0
         for second in 1...Int(duration) {
             let time = Double(second)
@@ -206,50 +203,23 @@ struct OccupancyBench: ParsableCommand {
             let devices = systems[0].shown.map { $0?.devices ?? 0 }
             for index in models.indices { models[index].step(at: time, devices: devices) }
 
-            // The truth now; a room's last person leaving is timed to 10 ms.
-            let now = people.map { $0.room(at: time, on: floor) }
-            var counts = Array(repeating: (people: 0, untagged: 0), count: floor.rooms.count)
-            for (person, room) in now.enumerated() {
-                guard let room else { continue }
-                counts[room].people += 1
-                if !people[person].tagged { counts[room].untagged += 1 }
-            }
-            for room in truth.indices {
-                let before = truth[room].people
-                let after = counts[room].people
-                truth[room].untagged = counts[room].untagged
-                guard before != after else { continue }
-                truth[room].people = after
-                truth[room].changed = time
-                if before == 0 {
-                    truth[room].entered = time
-                    enters[room].append(time)
-                } else if after == 0 {
-                    var last = time - 1
-                    for (person, was) in roomOf.enumerated() where was == room {
-                        last = max(last, crossing(people[person], leaving: room, after: time - 1, by: time, floor))
-                    }
-                    truth[room].left = last
-                    leaves.append((room, last))
-                }
-            }
-            roomOf = now
-            oracle.step(at: time, people: truth.map(\.people))
+            truth.step(at: time)
+            oracle.step(at: time, people: truth.rooms.map(\.people))
             guard second >= warmUp else { continue }
             let endsMinute = (second - warmUp) % 60 == 59
-            for room in truth.indices where truth[room].people > 0 { occupiedSeconds += 1 }
+            occupiedSeconds += truth.rooms.filter { $0.people > 0 }.count
             let shown = systems.map(\.shown) + models.map(\.shown) + [oracle.shown]
             for index in scores.indices {
-                for room in truth.indices {
+                for room in truth.rooms.indices {
                     scores[index].sample(
-                        room, truth: truth[room], shown: shown[index][room], at: time, endsMinute: endsMinute)
+                        room, truth: truth.rooms[room], shown: shown[index][room], at: time, endsMinute: endsMinute)
                 }
             }
         }
         // Vacancy delays: rooms that stayed empty long enough for "vacant" to be due.
         let announcers: [any OccupancyAnnouncer] = systems + models + [oracle]
-        for (room, left) in leaves where left >= Double(warmUp) {
-            let back = enters[room].first { $0 > left } ?? duration
+        for (room, left) in truth.leaves where left >= Double(warmUp) {
+            let back = truth.enters[room].first { $0 > left } ?? duration
             guard back - left >= vacantAfter + 30 else { continue }
             for (index, system) in announcers.enumerated() {
                 if system.occupied(room, at: left) == false {
@@ -264,38 +234,7 @@ struct OccupancyBench: ParsableCommand {
         }
         let elapsed = (clock.now - started).inSeconds
 
-        let sensed = Set(scenario.sensors.map(\.room)).sorted()
-        let every = Array(floor.rooms.indices)
-        for (index, system) in announcers.enumerated() {
-            for (label, indices) in [("sensors", sensed), ("all", every)] {
-                let columns = scores[index].summary(indices).columns
-                print(
-                    "occupancy: \(pad(scenario.name, 10)) \(pad(system.name, 24)) \(pad(label, 9)) "
-                        + "\(pad(columns[0], 18)) \(pad(columns[1], 8)) \(pad(columns[2], 13)) \(pad(columns[3], 17)) "
-                        + "\(pad(columns[4], 6)) \(pad(columns[5], 20)) \(columns[6])")
-            }
-        }
-        if why {
-            for (index, system) in announcers.enumerated() {
-                print(
-                    "occupancy: \(pad(scenario.name, 10)) \(pad(system.name, 24)) \(scores[index].summary(sensed).why.line)"
-                )
-            }
-        }
-        if rooms {
-            for (index, system) in announcers.enumerated() {
-                for room in floor.rooms.indices {
-                    let kinds = scenario.sensors.filter { $0.room == room }.map(\.model.rawValue)
-                    let label =
-                        "\(floor.rooms[room].name)" + (kinds.isEmpty ? "" : " (\(kinds.joined(separator: "+")))")
-                    let columns = scores[index].summary([room]).columns
-                    print(
-                        "occupancy: \(pad(scenario.name, 10)) \(pad(system.name, 24)) \(pad(label, 9)) "
-                            + "\(pad(columns[0], 18)) \(pad(columns[1], 8)) \(pad(columns[2], 13)) "
-                            + "\(pad(columns[3], 17)) \(pad(columns[4], 6)) \(pad(columns[5], 20)) \(columns[6])")
-                }
-            }
-        }
+        show(scenario, announcers, scores)
         for system in systems where !system.notices.isEmpty {
             print(
                 "occupancy: \(pad(scenario.name, 10)) \(system.name) logged: \(system.notices.joined(separator: " | "))"
@@ -305,19 +244,41 @@ struct OccupancyBench: ParsableCommand {
         print(
             "occupancy: \(pad(scenario.name, 10)) \(tagged) people with tags, \(untagged) without, \(assets) asset tags "
                 + "over \(format(duration / 60, 0)) simulated minutes: rooms occupied \(format(Double(occupiedSeconds) / Double(max(scored, 1)) * 100, 1))% "
-                + "of the time, \(leaves.count) times a room emptied; \(reports.count) reports, \(events.count) sensor "
+                + "of the time, \(truth.leaves.count) times a room emptied; \(reports.count) reports, \(events.count) sensor "
                 + "messages; scored in \(format(elapsed, 1)) s")
     }
 
-    /// The instant in `(from, to]` at which `occupant` left room `room` (to 10 ms).
-    func crossing(_ occupant: Occupant, leaving room: Int, after from: Double, by to: Double, _ floor: Floor) -> Double
-    {
-        var (low, high) = (from, to)
-        while high - low > 0.01 {
-            let middle = (low + high) / 2
-            if occupant.room(at: middle, on: floor) == room { low = middle } else { high = middle }
+    /// The table's rows for `scenario`: the rooms with a sensor and every room, then (`--why`)
+    /// the wrong seconds by cause and (`--rooms`) each room.
+    func show(_ scenario: Scenario, _ announcers: [any OccupancyAnnouncer], _ scores: [OccupancyScore]) {
+        func row(_ system: String, _ label: String, _ summary: OccupancyScore.Summary) {
+            let columns = summary.columns
+            print(
+                "occupancy: \(pad(scenario.name, 10)) \(pad(system, 24)) \(pad(label, 9)) "
+                    + "\(pad(columns[0], 18)) \(pad(columns[1], 8)) \(pad(columns[2], 13)) \(pad(columns[3], 17)) "
+                    + "\(pad(columns[4], 6)) \(pad(columns[5], 20)) \(columns[6])")
         }
-        return high
+        let floor = scenario.floor
+        let sensed = Set(scenario.sensors.map(\.room)).sorted()
+        for (index, system) in announcers.enumerated() {
+            row(system.name, "sensors", scores[index].summary(sensed))
+            row(system.name, "all", scores[index].summary(Array(floor.rooms.indices)))
+        }
+        if why {
+            for (index, system) in announcers.enumerated() {
+                print(
+                    "occupancy: \(pad(scenario.name, 10)) \(pad(system.name, 24)) \(scores[index].summary(sensed).why.line)"
+                )
+            }
+        }
+        guard rooms else { return }
+        for (index, system) in announcers.enumerated() {
+            for room in floor.rooms.indices {
+                let kinds = scenario.sensors.filter { $0.room == room }.map(\.model.rawValue)
+                let label = "\(floor.rooms[room].name)" + (kinds.isEmpty ? "" : " (\(kinds.joined(separator: "+")))")
+                row(system.name, label, scores[index].summary([room]))
+            }
+        }
     }
 
     /// Every sensor's messages over the day, in time order: the rooms seen every half second.

@@ -1,3 +1,5 @@
+import Simulation
+
 /// The truth of one room at one second of the occupancy benchmark, and when it last changed.
 struct RoomTruth {
     var people = 0
@@ -8,6 +10,66 @@ struct RoomTruth {
     var left = -Double.infinity
     /// When its number of people last changed.
     var changed = -Double.infinity
+}
+
+/// Every room's truth as the benchmark's people move, second by second, and when each room
+/// filled and emptied.
+struct FloorTruth {
+    let floor: Floor
+    let people: [Occupant]
+    private(set) var rooms: [RoomTruth]
+    /// Each time a room's last person left (to 10 ms), and each room's instants of filling.
+    private(set) var leaves: [(room: Int, at: Double)] = []
+    private(set) var enters: [[Double]]
+    private var roomOf: [Int?]
+
+    init(floor: Floor, people: [Occupant]) {
+        (self.floor, self.people) = (floor, people)
+        rooms = Array(repeating: RoomTruth(), count: floor.rooms.count)
+        enters = Array(repeating: [], count: floor.rooms.count)
+        roomOf = people.map { $0.room(at: 0, on: floor) }
+    }
+
+    /// The truth at `time`, one second after the last step.
+    mutating func step(at time: Double) {
+        let now = people.map { $0.room(at: time, on: floor) }
+        var counts = Array(repeating: (people: 0, untagged: 0), count: rooms.count)
+        for (person, room) in now.enumerated() {
+            guard let room else { continue }
+            counts[room].people += 1
+            if !people[person].tagged { counts[room].untagged += 1 }
+        }
+        for room in rooms.indices {
+            let before = rooms[room].people
+            let after = counts[room].people
+            rooms[room].untagged = counts[room].untagged
+            guard before != after else { continue }
+            rooms[room].people = after
+            rooms[room].changed = time
+            if before == 0 {
+                rooms[room].entered = time
+                enters[room].append(time)
+            } else if after == 0 {
+                var last = time - 1
+                for (person, was) in roomOf.enumerated() where was == room {
+                    last = max(last, crossing(people[person], leaving: room, after: time - 1, by: time))
+                }
+                rooms[room].left = last
+                leaves.append((room, last))
+            }
+        }
+        roomOf = now
+    }
+
+    /// The instant in `(from, to]` at which `occupant` left room `room` (to 10 ms).
+    private func crossing(_ occupant: Occupant, leaving room: Int, after from: Double, by to: Double) -> Double {
+        var (low, high) = (from, to)
+        while high - low > 0.01 {
+            let middle = (low + high) / 2
+            if occupant.room(at: middle, on: floor) == room { low = middle } else { high = middle }
+        }
+        return high
+    }
 }
 
 /// How one system's occupancy compares with the truth, room by room (docs/performance.md,
