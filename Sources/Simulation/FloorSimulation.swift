@@ -410,3 +410,16 @@ extension String {
         count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }
+
+extension Mover {
+    /// A mover along `keyframes` written by the caller (the occupancy benchmark's people, who sit
+    /// and walk on their own schedule).
+    package init(along keyframes: [Keyframe], stationary: Bool = false) {
+        self.init(keyframes: keyframes, stationary: stationary)
+    }
+}
+
+extension Mover.Keyframe {
+    /// At `point` (`nil`: out of the building) on the ground storey from `time`.
+    package init(at time: Double, point: Floor.Point?) { self.init(time: time, point: point) }
+}
