@@ -131,11 +131,20 @@ struct FleetReplay: ParsableCommand {
         let userid = MonitorIdentity.resolve(configuration.monitor).userid
         let routing = MQTTInput(
             settings: settings, userid: userid, fleet: configuration.fleet, scanners: configuration.scanners,
-            control: control, refusals: Refusals(), logger: .silent)
+            occupancy: configuration.occupancy, control: control, refusals: Refusals(), logger: .silent)
         let mqtt = try MQTTSink(settings: settings, userid: userid, hierarchy: configuration.hierarchy, store: store)
         let input = ScriptedInput(
             lines: lines, start: first, end: last + Int64(tail * 1_000_000),
             deliver: { line in
+                // A sensor's topic is exact and looked at first, as the daemon does (MQTTInput).
+                let sensors = routing.sensors(on: line.topic)
+                guard sensors.isEmpty else {
+                    for sensor in sensors {
+                        control.post(
+                            EngineInput.sensor(SensorMessage(sensor: sensor, payload: Array(line.payload.utf8))))
+                    }
+                    return
+                }
                 let routed = MQTTInput.route(
                     topic: line.topic, payload: Array(line.payload.utf8), retained: line.retained ?? false,
                     tree: routing.tree, fleet: routing.fleetSources, scanners: routing.scannerSources,
