@@ -124,7 +124,7 @@ struct MonitorHarness {
             return "\(seconds) location \(event.zone) \(event.distance.rawValue) \(event.background ? "bg" : "fg")"
         case .nearest(_, let change):
             return "\(seconds) nearest \(change.locationID ?? "none")"
-        case .rule, .server, .notification, .alert, .geofence, .position, .learned:
+        case .rule, .server, .notification, .alert, .geofence, .position, .learned, .occupancy:
             return "\(seconds) \(output.json)"
         }
     }

@@ -66,8 +66,8 @@ import Testing
             case .nearest(_, let change):
                 #expect(change.locationID != nearest, "a nearest that did not change")
                 nearest = change.locationID
-            case .rule, .server, .notification, .alert, .geofence, .position, .learned:
-                Issue.record("the monitor alone says nothing of rules, alerts, geofences and positions")
+            case .rule, .server, .notification, .alert, .geofence, .position, .learned, .occupancy:
+                Issue.record("the monitor alone says nothing of rules, alerts, geofences, positions and occupancy")
             }
         }
         #expect(areaInside.values.allSatisfy { !$0 }, "an Area left inside at the end")
