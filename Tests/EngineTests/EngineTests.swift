@@ -77,7 +77,7 @@ import Testing
             case .mode(let mode): engine.handle(.mode(mode), at: time, into: &actions)
             case .command(let command): engine.handle(.command(command), at: time, into: &actions)
             case .position(let position): engine.handle(.position(position), at: time, into: &actions)
-            case .report, .learn: Issue.record("a conformance scenario has no scanner")
+            case .report, .learn, .sensor: Issue.record("a conformance scenario has no scanner and no sensor")
             }
         }
         while engine.advanceToNextDeadline(notAfter: nil, into: &actions) {}
