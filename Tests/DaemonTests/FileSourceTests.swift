@@ -130,6 +130,7 @@ import TestSupport
                 case .position: kinds.append("position")
                 case .report: kinds.append("report")
                 case .learn: kinds.append("learn")
+                case .sensor: kinds.append("sensor")
                 }
             }
         #expect(report.skippedLines == 1)
