@@ -73,6 +73,8 @@ import Testing
     @Test(arguments: [
         ("0", Parsed.reading(.count(0))), ("1", .reading(.count(1))), ("3", .reading(.count(3))),
         ("1.0", .reading(.count(1))), ("nan", .reading(.unknown)), ("None", .reading(.unknown)),
+        // glibc's printf writes a NaN with its sign bit set as `-nan`.
+        ("-nan", .reading(.unknown)),
         ("", .reading(.unknown)), ("null", .reading(.unknown)),
     ])
     func esphomeCountsAreCountsAndNanIsUnknown(payload: String, expected: Parsed) {
