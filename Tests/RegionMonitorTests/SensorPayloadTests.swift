@@ -185,6 +185,14 @@ import Testing
         }
         #expect(!why.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }, "\(why)")
         #expect(why.contains(#"a\r\u001b[2J"#) && why.count < 120, "\(why)")
+        // A field path is quoted the same way (the configuration takes any character in a key).
+        let path = "a\u{1B}[2J" + String(repeating: "k", count: 500)
+        guard case .garbage(let mismatch) = SensorPayload.parse("[1]", kind: .presence, path: path) else {
+            Issue.record("a path into an array was taken")
+            return
+        }
+        #expect(!mismatch.unicodeScalars.contains { $0.value < 0x20 }, "\(mismatch)")
+        #expect(mismatch.contains(#"a\u001b[2J"#) && mismatch.count < 300, "\(mismatch)")
     }
 
     @Test func aPayloadTooLargeIsGarbage() {

@@ -80,9 +80,10 @@ package enum SensorPayload {
                 guard index < items.count else { return .missing }
                 current = items[index]
             case (.key(let key), _):
-                return .mismatch("\"\(key)\" of \(path) is looked for in something that is not an object")
+                return .mismatch(
+                    "\"\(key.excerpt)\" of \(path.excerpt) is looked for in something that is not an object")
             case (.index(let index), _):
-                return .mismatch("[\(index)] of \(path) is looked for in something that is not an array")
+                return .mismatch("[\(index)] of \(path.excerpt) is looked for in something that is not an array")
             }
         }
         return .found(current)
@@ -149,7 +150,8 @@ package enum SensorPayload {
         case .string(let text): return interpret(text: text, kind: kind)
         case .array, .object:
             return .garbage(
-                "\(path.map { "\"\($0)\" is" } ?? "the payload is") \(value.isArray ? "an array" : "an object")")
+                "\(path.map { "\"\($0.excerpt)\" is" } ?? "the payload is") \(value.isArray ? "an array" : "an object")"
+            )
         }
     }
 
