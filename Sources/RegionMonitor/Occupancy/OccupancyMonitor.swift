@@ -275,6 +275,7 @@ package struct OccupancyMonitor: Sendable {
             settle(at: Timestamp(microseconds: instant), into: &outputs)
         }
         settle(at: time, into: &outputs)
+        dropStaleDeadlines()
     }
 
     /// Every instant held moves by `delta` microseconds (the wall clock was stepped).
