@@ -17,6 +17,8 @@ extension Loader {
         var sensors: [String: SensorDefinition] = [:]
         var order: [String] = []
         var extras: [IniFile.Entry] = []
+        // Sensors whose line was an error: their settings say nothing more.
+        var refused: Set<String> = []
         for entry in entries {
             let key = entry.key
             if key == "Occupancy.count" {
@@ -27,11 +29,17 @@ extension Loader {
                 error(entry, "no setting \(key.excerpt); Occupancy takes count (zones, areas, both) and vacantAfter")
             } else if key.hasSuffix(".occupant") {
                 let id = String(key.dropLast(".occupant".count).drop { $0 != "." }.dropFirst())
+                guard !id.isEmpty else {
+                    error(entry, "\(key.excerpt) names no device; write Device.<id>.occupant or Tag.<id>.occupant")
+                    continue
+                }
                 guard let counts = boolean(entry) else { continue }
                 if !counts { settings.nonOccupants.insert(id) }
-                checkDeclared(id, entry)
             } else if let rest = key.suffix(after: "Sensor."), !rest.contains(".") {
-                guard let sensor = sensor(id: rest, entry) else { continue }
+                guard let sensor = sensor(id: rest, entry) else {
+                    refused.insert(rest)
+                    continue
+                }
                 if sensors[rest] != nil {
                     error(entry, "Sensor.\(rest.excerpt) is given twice; one line per sensor")
                     continue
@@ -44,9 +52,13 @@ extension Loader {
         }
         for entry in extras {
             let rest = String(entry.key.dropFirst("Sensor.".count))
-            guard let dot = rest.lastIndex(of: ".") else { continue }
+            guard let dot = rest.lastIndex(of: ".") else {
+                error(entry, "\(entry.key.excerpt) names no sensor; write Sensor.<id> = <topic>, <kind>, <Zone>")
+                continue
+            }
             let id = String(rest[..<dot])
             let setting = rest[rest.index(after: dot)...]
+            guard !refused.contains(id) else { continue }
             guard sensors[id] != nil else {
                 error(entry, "no Sensor.\(id.excerpt) = <topic>, <kind>, <Zone> for this \(setting) setting")
                 continue
@@ -62,12 +74,6 @@ extension Loader {
         }
         settings.sensors = order.compactMap { sensors[$0] }
         configuration.occupancy = settings
-    }
-
-    /// `Device.<id>.occupant` or `Tag.<id>.occupant` for a device that is not declared: a
-    /// warning (an auto-added device may still come by that id).
-    private mutating func checkDeclared(_ id: String, _ entry: IniFile.Entry) {
-        guard !id.isEmpty else { return error(entry, "\(entry.key.excerpt) names no device") }
     }
 
     /// `Sensor.<id> = <topic>, <kind>, <Zone>[, <field>]`.
@@ -97,9 +103,13 @@ extension Loader {
             return nil
         }
         guard let zone = zone(named: parts[2]) else {
+            let named = configuration.hierarchy.zones.filter { $0.name == parts[2] }.count
             error(
                 entry,
-                "Sensor.\(id): no Zone '\(parts[2].excerpt)'; give a Zone as UUID:major or by its LocationZoneName")
+                named > 1
+                    ? "Sensor.\(id): \(named) Zones are named '\(parts[2].excerpt)'; give the Zone as UUID:major"
+                    : "Sensor.\(id): no Zone '\(parts[2].excerpt)'; give a Zone as UUID:major or by its LocationZoneName"
+            )
             return nil
         }
         var field: String?

@@ -32,6 +32,9 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     /// A controller's H4 byte stream (`uart:`, `h4tcp:`), cut as the first byte says, through
     /// ``H4Framer``; each event decoded and offered to ``ControllerSetup``.
     case h4
+    /// A presence sensor's message (docs/behaviour.md §23): the kind in the first byte, the field
+    /// path up to a NUL, the payload; read, then through an ``OccupancyMonitor``.
+    case sensor
 
     /// Runs the target on `bytes`.
     package func run(_ bytes: UnsafeRawBufferPointer) {
@@ -48,6 +51,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .json: ParserTargets.json(Array(bytes))
         case .scanners: ScannerTarget.run(Array(bytes))
         case .h4: ParserTargets.h4(Array(bytes))
+        case .sensor: SensorTarget.run(Array(bytes))
         }
     }
 

@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test func theTargetsThatHaveOwnSeedsHaveSome() {
-        for target in [FuzzTarget.hci, .reply, .command, .engine, .fleet, .scanners, .h4, .trace, .ini] {
+        for target in [FuzzTarget.hci, .reply, .command, .engine, .fleet, .scanners, .h4, .trace, .ini, .sensor] {
             #expect(!Self.inputs("seeds", target).isEmpty, "\(target)")
         }
     }

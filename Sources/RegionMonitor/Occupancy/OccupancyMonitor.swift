@@ -91,8 +91,10 @@ package struct OccupancyMonitor: Sendable {
     }
 
     private var sensorStates: [SensorState]
-    /// Each counted device's regions inside.
-    private var membership: [String: [Int]] = [:]
+    /// Each device's Areas and Zones inside, as last told, counted or not: a reload that makes a
+    /// device a person (or a region counted) counts it where it is, without waiting for it to move.
+    private var membership: [String: Set<Region>] = [:]
+    /// The counted devices inside each region.
     private var occupants: [Set<String>]
     /// What was announced last for each region; `nil` before its first announcement.
     package private(set) var announced: [OccupancyChange?]
@@ -144,10 +146,9 @@ package struct OccupancyMonitor: Sendable {
             guard oldDefinition.kind == sensor.kind, oldDefinition.zone == sensor.zone else { continue }
             sensorStates[index] = previous.sensorStates[old]
         }
-        for (device, regions) in previous.membership where !settings.nonOccupants.contains(device) {
-            let mine = regions.compactMap { self.position[previous.regions[$0]] }
-            membership[device] = mine
-            for region in mine { occupants[region].insert(device) }
+        membership = previous.membership
+        for (device, regions) in membership where !settings.nonOccupants.contains(device) {
+            for region in regions { if let index = position[region] { occupants[index].insert(device) } }
         }
         for (index, region) in self.regions.enumerated() {
             guard let old = previous.position[region] else { continue }
@@ -188,20 +189,25 @@ package struct OccupancyMonitor: Sendable {
     package mutating func place(
         _ device: String, inside regions: some Sequence<Region>, at time: Timestamp, into outputs: inout [MonitorOutput]
     ) {
-        guard !settings.nonOccupants.contains(device) else { return }
+        advance(to: time, into: &outputs)
         begin(at: time)
-        let now = regions.compactMap { position[$0] }.sorted()
+        let now = Set(regions.lazy.filter { $0.kind != .beacon })
         let before = membership[device] ?? []
-        guard now != before else { return settle(at: time, into: &outputs) }
-        for region in before where !now.contains(region) {
-            occupants[region].remove(device)
-            dirty.insert(region)
+        if now != before {
+            membership[device] = now.isEmpty ? nil : now
+            if !settings.nonOccupants.contains(device) {
+                for region in before.subtracting(now) {
+                    guard let index = position[region] else { continue }
+                    occupants[index].remove(device)
+                    dirty.insert(index)
+                }
+                for region in now.subtracting(before) {
+                    guard let index = position[region] else { continue }
+                    occupants[index].insert(device)
+                    dirty.insert(index)
+                }
+            }
         }
-        for region in now where !before.contains(region) {
-            occupants[region].insert(device)
-            dirty.insert(region)
-        }
-        membership[device] = now.isEmpty ? nil : now
         settle(at: time, into: &outputs)
     }
 
@@ -212,6 +218,7 @@ package struct OccupancyMonitor: Sendable {
         _ id: String, payload: [UInt8], at time: Timestamp, into outputs: inout [MonitorOutput]
     ) -> String? {
         guard let index = sensorIndex[id] else { return nil }
+        advance(to: time, into: &outputs)
         begin(at: time)
         let definition = settings.sensors[index]
         let now = time.microseconds
@@ -248,16 +255,27 @@ package struct OccupancyMonitor: Sendable {
         queue.nextDue.map(Timestamp.init(microseconds:))
     }
 
-    /// Every region whose deadline is due at or before `time` is looked at again.
+    /// Drops the entries at the head of the queue that were re-armed or cleared since, so that
+    /// ``nextDeadline`` names an instant something is due (a replay runs its clock to it).
+    private mutating func dropStaleDeadlines() {
+        let due = due
+        _ = queue.earliestCurrent { at, region in due[region] == at }
+    }
+
+    /// Every region whose deadline is due at or before `time` is looked at again, instant by
+    /// instant: a vacancy is announced at its own instant however late the clock is moved.
     package mutating func advance(to time: Timestamp, into outputs: inout [MonitorOutput]) {
         let now = time.microseconds
-        while let (at, region) = queue.popDue(atOrBefore: now) {
-            guard due[region] == at else { continue }
-            due[region] = nil
-            dirty.insert(region)
+        while let instant = queue.nextDue, instant <= now {
+            while let (at, region) = queue.popDue(atOrBefore: instant) {
+                guard due[region] == at else { continue }
+                due[region] = nil
+                dirty.insert(region)
+            }
+            settle(at: Timestamp(microseconds: instant), into: &outputs)
         }
-        guard !dirty.isEmpty else { return }
         settle(at: time, into: &outputs)
+        dropStaleDeadlines()
     }
 
     /// Every instant held moves by `delta` microseconds (the wall clock was stepped).
@@ -358,6 +376,7 @@ package struct OccupancyMonitor: Sendable {
             outputs.append(.occupancy(time, change))
         }
         dirty.removeAll(keepingCapacity: true)
+        dropStaleDeadlines()
     }
 
     private mutating func schedule(_ region: Int, at instant: Int64?) {

@@ -1,3 +1,4 @@
+import BeaconCore
 import JSONText
 
 /// What one message of a presence sensor says (docs/behaviour.md §23).
@@ -79,9 +80,10 @@ package enum SensorPayload {
                 guard index < items.count else { return .missing }
                 current = items[index]
             case (.key(let key), _):
-                return .mismatch("\"\(key)\" of \(path) is looked for in something that is not an object")
+                return .mismatch(
+                    "\"\(key.excerpt)\" of \(path.excerpt) is looked for in something that is not an object")
             case (.index(let index), _):
-                return .mismatch("[\(index)] of \(path) is looked for in something that is not an array")
+                return .mismatch("[\(index)] of \(path.excerpt) is looked for in something that is not an array")
             }
         }
         return .found(current)
@@ -148,14 +150,22 @@ package enum SensorPayload {
         case .string(let text): return interpret(text: text, kind: kind)
         case .array, .object:
             return .garbage(
-                "\(path.map { "\"\($0)\" is" } ?? "the payload is") \(value.isArray ? "an array" : "an object")")
+                "\(path.map { "\"\($0.excerpt)\" is" } ?? "the payload is") \(value.isArray ? "an array" : "an object")"
+            )
         }
     }
 
+    /// A number: ESPHome's `nan` is "unknown"; an infinity (`1e999`) or a negative number
+    /// (ESPHome 2025.7's target count of -1) is garbage for every kind; a motion or presence
+    /// sensor's other numbers say whether it detects (an LD2410's energy, Tasmota's `1`/`0`).
     private static func interpret(number: Double, kind: SensorKind) -> Parsed {
-        guard number.isFinite else { return .reading(.unknown) }
+        guard !number.isNaN else { return .reading(.unknown) }
+        guard number.isFinite else { return .garbage("\(number < 0 ? "-" : "")infinity is not a reading") }
+        guard number >= 0 else {
+            return .garbage(
+                "\(kind == .count ? "a negative count" : "a negative reading"), \(JSONValue.numberText(number))")
+        }
         guard kind == .count else { return .reading(.detected(number != 0)) }
-        guard number >= 0 else { return .garbage("a negative count, \(JSONValue.numberText(number))") }
         guard number == number.rounded(), number <= Double(maximumCount) else {
             return .garbage("\(JSONValue.numberText(number)) is not a count of people")
         }
@@ -182,8 +192,10 @@ package enum SensorPayload {
         return .garbage("\"\(excerpt(text))\" is not a count")
     }
 
+    /// At most 40 characters of `text`, control characters escaped: a notice is one clean line
+    /// on a terminal whatever a sensor sent (a CR, an ESC sequence).
     private static func excerpt(_ text: String) -> String {
-        text.count <= 40 ? text : String(text.prefix(40)) + "…"
+        text.count <= 40 ? text.printable : text.prefix(40).printable + "…"
     }
 }
 
