@@ -500,6 +500,9 @@ package struct Devices {
             tick(to: time, into: &actions)
             learn(command, at: time, into: &actions)
             return
+        case .sensor(let time, _):
+            // The fleet's timers before it fire first: the occupancy sees them at their instants.
+            tick(to: time, into: &actions)
         case .advertisement(let time, let advertisement):
             if heardAsScanner(advertisement, at: time, into: &actions) { return }
         default:
