@@ -120,7 +120,8 @@ import Testing
         // The active dies; the standby takes over.
         try await a.member.kill(SIGKILL)
         try await Subscriber.until("B active and online", within: 20) { Self.online(watcher) == 2 }
-        #expect(b.member.logText.contains("cluster: active"))
+        // Its status is published before its log line is written: wait for the line too.
+        try await Subscriber.until("B says it is the active") { b.member.logText.contains("cluster: active") }
         return shipped
     }
 
