@@ -500,8 +500,7 @@ extension Engine {
     private mutating func placeOwnRadio() {
         guard occupancy != nil, monitor.presenceChanges != placedPresence else { return }
         placedPresence = monitor.presenceChanges
-        let regions = monitor.insideRegions.filter { $0.kind != .beacon }
-        occupancy!.place(monitor.identity.userid, inside: regions, at: now, into: &pending)
+        occupancy!.place(monitor.identity.userid, inside: monitor.occupiedRegions, at: now, into: &pending)
     }
 
     /// The log lines since the last call, taken.

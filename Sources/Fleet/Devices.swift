@@ -687,18 +687,17 @@ package struct Devices {
     /// Tells the occupancy (the own radio's engine: docs/behaviour.md §23) where device
     /// `position` is when its presence changed, and passes on the own engine's log lines.
     mutating func place(_ position: Int, into actions: inout [Action]) {
-        guard let own = index[.own] else { return }
+        // The own radio is the table's first device (``init(own:configuration:rules:ruleSettings:kept:)``):
+        // no lookup on every sighting.
+        let own = 0
+        guard ids.first == .own else { return }
         // The own radio's engine places the own radio itself, at its instant.
-        if engines[own].occupancy != nil, position != own {
+        if position != own, engines[own].occupancy != nil {
             let changes = engines[position].monitor.presenceChanges
             if known[position].placedPresence != changes {
                 known[position].placedPresence = changes
-                let regions = engines[position].monitor.insideRegions.filter { $0.kind != .beacon }
                 placements.append(
-                    (
-                        occupantName(ids[position]), regions.sorted { $0.description < $1.description },
-                        engines[position].now
-                    ))
+                    (occupantName(ids[position]), engines[position].monitor.occupiedRegions, engines[position].now))
             }
         }
         if !engines[own].notices.isEmpty {

@@ -77,6 +77,12 @@ extension Monitor {
         Set(tracked.filter { $0.value.inside }.keys.map(region))
     }
 
+    /// The Zones and Areas inside now, in canonical order: where the device counts as an
+    /// occupant (docs/behaviour.md §23).
+    package var occupiedRegions: [Region] {
+        insideRegions.filter { $0.kind != .beacon }.sorted { $0.description < $1.description }
+    }
+
     /// `region` in this monitor's hierarchy, if it holds it.
     func reference(to region: Region) -> RegionRef? {
         switch region {
