@@ -16,7 +16,7 @@ struct Bench: AsyncParsableCommand {
             FleetBench.self, RoomsBench.self, WebBench.self, StateBench.self, DecodeCommandBench.self,
             ReplayCommandBench.self,
             IdleBench.self, GeofenceBench.self, FleetReplay.self, RoomQualityBench.self, PositionIngestBench.self,
-            OccupancyBench.self, OccupancyIngestBench.self,
+            OccupancyBench.self, OccupancyIngestBench.self, RealRadioBench.self,
         ]
     )
 }
