@@ -10,7 +10,8 @@ extension Loader {
     static func isFloorPlanKey(_ key: String) -> Bool {
         key == "Floorplan.file" || key == "Rooms.minConfidence" || key.hasPrefix("LocationZoneShape.")
             || key.hasPrefix("LocationScannerPoint.")
-            || key.hasPrefix("LocationAreaLevel.") || key.hasPrefix("Door.") || key.hasPrefix("Stairs.")
+            || key.hasPrefix("LocationAreaLevel.") || key.hasPrefix("LocationAreaWalls.") || key.hasPrefix("Door.")
+            || key.hasPrefix("Stairs.")
     }
 
     /// The floor plan's ini keys (docs/behaviour.md §20), once the building and the scanners are loaded.
@@ -88,6 +89,27 @@ extension Loader {
                     continue
                 }
                 plan.levels.append(.init(area: uuid, bottom: values[0], top: values[1], line: entry.line))
+            } else if let text = key.suffix(after: "LocationAreaWalls.") {
+                guard let uuid = UUID(uuidString: text) else {
+                    error(entry, "'\(text.excerpt)' is not a UUID; walls are given as LocationAreaWalls.<UUID> = none or edges")
+                    continue
+                }
+                guard beacons.contains(where: { $0.id.uuid == uuid }) else {
+                    error(
+                        entry,
+                        "Area \(uuid.uuidString) has no beacon; add a LocationBaseBeacon with that UUID or remove the walls key"
+                    )
+                    continue
+                }
+                switch entry.value.trimmingWhitespace().lowercased() {
+                case "none": plan.openAreas.insert(uuid)
+                case "edges": plan.openAreas.remove(uuid)
+                default:
+                    error(
+                        entry,
+                        "'\(entry.value.excerpt)' is not a kind of walls; give none (an open plan: the Zones share no walls) or edges (every shared edge a wall)"
+                    )
+                }
             } else if let id = key.suffix(after: "Door.") {
                 guard isValidID(id, entry, kind: "door", example: "Door.kitchen") else { continue }
                 var value = entry
@@ -277,7 +299,7 @@ extension Loader {
                     area: area, rooms: areaRooms, scanners: scanners,
                     doors: doors.map { PlanSegment($0.from, $0.to) },
                     exits: doors.filter(\.exit).map { PlanSegment($0.from, $0.to) }, bounds: plan.bounds[uuid],
-                    bottom: level?.bottom ?? 0, top: level?.top ?? 3))
+                    bottom: level?.bottom ?? 0, top: level?.top ?? 3, open: plan.openAreas.contains(uuid)))
         }
         var stairs: [(areaA: Int32, a: PlanPoint, areaB: Int32, b: PlanPoint)] = []
         for joint in plan.stairs {

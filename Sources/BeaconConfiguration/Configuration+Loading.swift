@@ -64,7 +64,7 @@ extension Configuration {
         "Fleet.autoAdd", "Fleet.maxDevices", "Fleet.maxAge", "Fleet.shard", "Web.listen", "Web.token",
         "Monitor.scanner", "Scanners.espresense", "Scanners.theengs", "Scanners.forward", "Scanners.silence",
         "Scanners.calibrate", "Floorplan.file", "Rooms.minConfidence",
-        "Tags.autoAdd", "Tags.rooms", "Tags.exitTimeout", "Cluster.name", "Cluster.keepalive",
+        "Tags.autoAdd", "Tags.rooms", "Tags.exitTimeout", "Tags.exitTimeoutMin", "Cluster.name", "Cluster.keepalive",
         "Occupancy.count", "Occupancy.vacantAfter",
     ]
 
@@ -72,7 +72,8 @@ extension Configuration {
     package static let keyPrefixes = [
         "LocationBaseBeacon.", "LocationBeaconName.", "LocationBeaconPower.", "LocationAreaName.",
         "LocationZoneName.", "LocationAlert.", "Script.", "Device.", "LocationScanner.", "Scanner.", "Tag.",
-        "LocationZoneShape.", "LocationScannerPoint.", "LocationAreaLevel.", "Door.", "Stairs.", "Sensor.",
+        "LocationZoneShape.", "LocationScannerPoint.", "LocationAreaLevel.", "LocationAreaWalls.", "Door.", "Stairs.",
+        "Sensor.",
     ]
 }
 

@@ -58,6 +58,8 @@ extension Loader {
                 } else if let seconds = duration(entry, positive: true) {
                     settings.exitTimeout = seconds
                 }
+            } else if key == "Tags.exitTimeoutMin" {
+                if let seconds = duration(entry, positive: true) { settings.exitTimeoutMin = seconds }
             } else if key.hasPrefix("Tag.") {
                 if let tag = tag(entry) { settings.tags.append(tag) }
             }

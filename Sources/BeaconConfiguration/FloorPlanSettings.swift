@@ -58,6 +58,9 @@ package struct FloorPlanSettings: Sendable, Hashable {
     package var levels: [Level] = []
     package var doors: [Door] = []
     package var stairs: [Stairs] = []
+    /// `LocationAreaWalls.<UUID> = none`: the Areas whose Zones share no walls (desk zones of one
+    /// hall); `edges` (the default) keeps every shared edge a wall.
+    package var openAreas: Set<UUID> = []
     /// `Floorplan.file`: an ESPresense companion `config.yaml`, resolved against the ini's folder.
     package var file: String?
     /// A floor's extent by its Area's UUID (from a companion file's `bounds`).

@@ -80,6 +80,9 @@ package struct ScannerSettings: Sendable, Hashable {
     /// with `Monitor.exitConfidence` and `Monitor.exitTimeoutMax`). `Monitor.exitTimeout` is the
     /// own radio's and the phones'.
     package var exitTimeout: Double?
+    /// `Tags.exitTimeoutMin` (default 3): under `auto`, the shortest silence that takes a tag away
+    /// (docs/behaviour.md §20, "Real radio").
+    package var exitTimeoutMin: Double = 3
     /// The rule of `Tags.rooms = nearest` when set (not a key: the room benchmark tries others);
     /// `nil`: ``effectiveRoomRule``.
     package var roomRule: RoomRule?

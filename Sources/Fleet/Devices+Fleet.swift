@@ -59,6 +59,7 @@ extension Devices {
                 tagged.monitor.adaptiveExit = false
             } else {
                 tagged.monitor.adaptiveExit = true
+                tagged.monitor.exitTimeoutMin = configuration.scanners?.exitTimeoutMin ?? 3
             }
             return tagged
         }

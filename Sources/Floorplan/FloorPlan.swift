@@ -44,11 +44,15 @@ package struct FloorPlan: Sendable, Hashable {
     /// The heights the floor spans, metres: a tag is taken to be a metre above its bottom.
     package var bottom: Double
     package var top: Double
+    /// An open plan (`LocationAreaWalls.<UUID> = none`): its rooms share no walls; a signal
+    /// crosses from one to the next unweakened, and a tag walks across anywhere.
+    package var open: Bool
 
     package init(
         area: Int32, rooms: [Room], scanners: [Scanner], doors: [PlanSegment] = [], exits: [PlanSegment] = [],
-        bounds: Box? = nil, bottom: Double = 0, top: Double = 3
+        bounds: Box? = nil, bottom: Double = 0, top: Double = 3, open: Bool = false
     ) {
+        self.open = open
         self.exits = exits
         self.area = area
         self.rooms = rooms
@@ -62,9 +66,11 @@ package struct FloorPlan: Sendable, Hashable {
     /// The height a carried tag is taken to be at above the floor, metres.
     package static let tagHeight = 1.0
 
-    /// The walls: every room's edges, each piece once (two rooms sharing an edge share its wall).
+    /// The walls: every room's edges, each piece once (two rooms sharing an edge share its wall);
+    /// none in an open plan.
     package var walls: [PlanSegment] {
         var walls: [PlanSegment] = []
+        if open { return walls }
         for room in rooms {
             for edge in PlanPolygon.edges(room.polygon)
             where !walls.contains(where: { ($0.a == edge.a && $0.b == edge.b) || ($0.a == edge.b && $0.b == edge.a) }) {

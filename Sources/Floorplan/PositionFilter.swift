@@ -21,8 +21,18 @@ package struct PositionFilter: Sendable {
     var pending = 0.0
     /// How many readings it has taken.
     package private(set) var readings = 0
-    /// Each scanner slot's last reading (µs), `.min` for none.
+    /// Each scanner slot's last reading (µs), `.min` for none, and the level held from it (dB
+    /// above the measured power, the radio's bias removed).
     var heardAt: [Int64] = []
+    var peaks: [Float] = []
+    /// When the readings were last weighed (µs).
+    var weighedAt: Int64 = .min
+    /// Each of ``exponentShares``' evidence (log-likelihood, fading with ``exponentMemory``), and
+    /// when it was last added to.
+    var exponentEvidence: [Double] = []
+    var evidenceAt: Int64 = .min
+    /// Room for each cell's score while weighing.
+    var scratch: [Float] = []
 
     /// The longest spread applied at once, in passes; a longer silence also mixes in some of the
     /// whole floor.
@@ -48,64 +58,180 @@ package struct PositionFilter: Sendable {
     }
 
     /// A reading of scanner slot `slot` at `time` (µs): `level` dB above the tag's measured power
-    /// (the receiver's offset added). It counts for the share of ``PositionSettings/correlation``
-    /// since that scanner's previous reading.
+    /// (the receiver's offset added). The reading is held as that scanner's peak (a body or a
+    /// fade only weakens: the loudest of the last seconds is the path's level, falling by
+    /// ``PositionSettings/decay`` a second), and the probability weighed by every scanner heard
+    /// within ``PositionSettings/window`` together, with the tag's power at 1 m left free: a claim
+    /// that is off by any number of dB moves every reading alike, and the likelihood does not see
+    /// it (docs/behaviour.md §20, "Real radio"). The weight is the time since the last weighing
+    /// times ``PositionSettings/rate``: readings that arrive together count once, in any order.
     package mutating func observe(
         slot: Int, level: Double, at time: Int64, building: Building, radio: RadioModel, settings: PositionSettings
     ) {
         let scanners = building.scannerSlot.count
         guard level.isFinite, slot >= 0, slot < scanners else { return }
         spread(to: time, building: building, settings: settings)
-        if heardAt.count != scanners { heardAt = Array(repeating: .min, count: scanners) }
-        var weight = 1.0
-        let (since, overflow) = time.subtractingReportingOverflow(heardAt[slot])
-        let correlation = settings.correlation(for: radio)
-        if heardAt[slot] != .min, !overflow, since >= 0, correlation > 0 {
-            weight = min(1, Double(since) / 1_000_000 / correlation)
+        if heardAt.count != scanners {
+            heardAt = Array(repeating: .min, count: scanners)
+            peaks = Array(repeating: 0, count: scanners)
         }
-        heardAt[slot] = max(heardAt[slot], time)
+        let decay = Float(max(0, settings.decay))
+        let reading = Float(min(max(level - radio.bias, -200), 200))
+        let previous = heardAt[slot]
+        if previous != .min, time >= previous {
+            let held = peaks[slot] - decay * Float(min(Double(time - previous) / 1_000_000, 3600))
+            peaks[slot] = max(reading, held)
+        } else {
+            peaks[slot] = reading
+        }
+        heardAt[slot] = max(previous, time)
+        readings &+= 1
+        // How much this weighing counts: the time since the last one, at the settings' rate.
+        var weight = 1.0
+        if weighedAt != .min {
+            let (since, overflow) = time.subtractingReportingOverflow(weighedAt)
+            weight = overflow || since < 0 ? 0 : min(1, Double(since) / 1_000_000 * settings.rate)
+        }
+        guard weight >= Self.leastWeight else { return }
+        weighedAt = max(weighedAt, time)
+        // The scanners heard within the window, each at its held level now.
+        let window = Int64(max(0, min(settings.window, 3600)) * 1_000_000)
+        var active: [(slot: Int, level: Float)] = []
+        for s in 0..<scanners where heardAt[s] != .min {
+            let (age, overflow) = time.subtractingReportingOverflow(heardAt[s])
+            guard !overflow, age <= window else { continue }
+            active.append((s, peaks[s] - decay * Float(max(0, Double(age)) / 1_000_000)))
+        }
+        guard !active.isEmpty else { return }
+        let exponent = Float(radio.exponent * exponentScale)
+        let (sum, best) = weigh(
+            active, exponent: exponent, weight: Float(weight), building: building, radio: radio, settings: settings)
+        learnExponent(active, cell: best, weight: weight, at: time, building: building, radio: radio, settings: settings)
+        normalise(total: sum, building: building, share: Float(settings.jump))
+    }
+
+    /// The least weight a weighing is made with: readings closer together wait for the next.
+    static let leastWeight = 1.0 / 64
+
+    /// Multiplies every cell's probability by the likelihood of the `active` scanners' levels from
+    /// there, the tag's power at 1 m profiled out (the most likely offset under a prior of
+    /// ``PositionSettings/powerSpread`` dB about the claim), tempered by `weight`. The sum of the
+    /// probabilities after, and the likeliest cell.
+    mutating func weigh(
+        _ active: [(slot: Int, level: Float)], exponent: Float, weight: Float, building: Building, radio: RadioModel,
+        settings: PositionSettings
+    ) -> (sum: Float, best: Int) {
         let cells = building.cellCount
-        let table = settings.likelihood(for: radio).tables
-        let base = Likelihood.level(weight) * Likelihood.count
-        let last = Float(Likelihood.count - 1)
-        let reading = Float(level - radio.bias)
-        let exponent = Float(radio.exponent)
+        let sigma = Float(max(0.5, settings.sigma))
+        let ridge = (sigma * sigma) / Float(max(0.5, settings.powerSpread) * max(0.5, settings.powerSpread))
+        let count = Float(active.count)
         let wall = Float(radio.wallLoss)
-        let scale = 1 / Likelihood.step
-        let offset = Likelihood.range
         let slab = Float(radio.floorLoss)
-        var total: Float = 0
-        probability.withUnsafeMutableBufferPointer { p in
-            building.logDistance.withUnsafeBufferPointer { distances in
-                building.wallsCrossed.withUnsafeBufferPointer { walls in
-                    building.floorsCrossed.withUnsafeBufferPointer { floors in
-                        table.withUnsafeBufferPointer { table in
-                            let start = slot * cells
-                            if floors.isEmpty {
+        let scale = weight / (2 * sigma * sigma)
+        if scratch.count != cells { scratch = Array(repeating: 0, count: cells) }
+        var highest = -Float.infinity
+        scratch.withUnsafeMutableBufferPointer { score in
+            for c in 0..<cells { score[c] = 0 }
+            var sums = [Float](repeating: 0, count: cells)
+            sums.withUnsafeMutableBufferPointer { s1 in
+                building.logDistance.withUnsafeBufferPointer { distances in
+                    building.wallsCrossed.withUnsafeBufferPointer { walls in
+                        building.floorsCrossed.withUnsafeBufferPointer { floors in
+                            for (slot, level) in active {
+                                let start = slot * cells
                                 for c in 0..<cells {
-                                    // The departure of the reading from the level expected in cell c.
-                                    let e = reading + exponent * distances[start + c] + wall * walls[start + c]
-                                    let index = min(max((e + offset) * scale, 0), last)
-                                    p[c] *= table[base + Int(index)]
-                                    total += p[c]
-                                }
-                            } else {
-                                for c in 0..<cells {
-                                    let e =
-                                        reading + exponent * distances[start + c] + wall * walls[start + c]
-                                        + slab * floors[start + c]
-                                    let index = min(max((e + offset) * scale, 0), last)
-                                    p[c] *= table[base + Int(index)]
-                                    total += p[c]
+                                    // The reading's departure from the level expected in cell c at 1 m's power 0.
+                                    var e = level + exponent * distances[start + c] + wall * walls[start + c]
+                                    if !floors.isEmpty { e += slab * floors[start + c] }
+                                    s1[c] += e
+                                    score[c] += e * e
                                 }
                             }
                         }
                     }
                 }
+                for c in 0..<cells {
+                    // The residual sum of squares with the common offset fitted: S2 - S1² / (k + ridge).
+                    let value = -(score[c] - s1[c] * s1[c] / (count + ridge)) * scale
+                    score[c] = value
+                    highest = max(highest, value)
+                }
             }
         }
-        normalise(total: total, building: building, share: Float(settings.jump))
-        readings &+= 1
+        var total: Float = 0
+        var best = 0
+        var bestValue = -Float.infinity
+        probability.withUnsafeMutableBufferPointer { p in
+            scratch.withUnsafeBufferPointer { score in
+                for c in 0..<cells {
+                    let value = p[c] * Float(exp(Double(score[c] - highest)))
+                    p[c] = value
+                    total += value
+                    if value > bestValue {
+                        bestValue = value
+                        best = c
+                    }
+                }
+            }
+        }
+        return (total, best)
+    }
+
+    /// The exponents a tag's readings are weighed against, as shares of the building's: the site's
+    /// path loss is learned among them from the tag's own readings (docs/behaviour.md §20), the
+    /// building's given or learned one favoured by the prior.
+    static let exponentShares = [0.64, 0.8, 1.0, 1.28]
+    /// The prior's log-weight of each share (the building's own: 0).
+    static let exponentPrior = [-2.0, -1.0, 0, -1.0]
+    /// Seconds over which the exponent's evidence is remembered.
+    static let exponentMemory = 120.0
+
+    /// The share of the building's exponent the tag's readings fit best, with the prior.
+    var exponentScale: Double {
+        guard exponentEvidence.count == Self.exponentShares.count else { return 1 }
+        var best = 2
+        var bestValue = -Double.infinity
+        for index in Self.exponentShares.indices {
+            let value = exponentEvidence[index] + Self.exponentPrior[index]
+            if value > bestValue {
+                bestValue = value
+                best = index
+            }
+        }
+        return Self.exponentShares[best]
+    }
+
+    /// Adds to each exponent's evidence how well the `active` levels fit it at the likeliest cell
+    /// (three scanners or more: with fewer, the offset explains any two).
+    mutating func learnExponent(
+        _ active: [(slot: Int, level: Float)], cell: Int, weight: Double, at time: Int64, building: Building,
+        radio: RadioModel, settings: PositionSettings
+    ) {
+        guard active.count >= 3 else { return }
+        if exponentEvidence.count != Self.exponentShares.count {
+            exponentEvidence = Array(repeating: 0, count: Self.exponentShares.count)
+        }
+        let cells = building.cellCount
+        let sigma = max(0.5, settings.sigma)
+        let ridge = sigma * sigma / (max(0.5, settings.powerSpread) * max(0.5, settings.powerSpread))
+        let elapsed = evidenceAt == .min ? 0 : max(0, min(Double(time &- evidenceAt) / 1_000_000, 3600))
+        evidenceAt = time
+        let keep = exp(-elapsed / Self.exponentMemory)
+        for (index, share) in Self.exponentShares.enumerated() {
+            let exponent = radio.exponent * share
+            var (s1, s2) = (0.0, 0.0)
+            for (slot, level) in active {
+                var e = Double(level) + exponent * Double(building.logDistance[slot * cells + cell])
+                e += radio.wallLoss * Double(building.wallsCrossed[slot * cells + cell])
+                if !building.floorsCrossed.isEmpty {
+                    e += radio.floorLoss * Double(building.floorsCrossed[slot * cells + cell])
+                }
+                s1 += e
+                s2 += e * e
+            }
+            let fit = -(s2 - s1 * s1 / (Double(active.count) + ridge)) / (2 * sigma * sigma)
+            exponentEvidence[index] = exponentEvidence[index] * keep + weight * fit
+        }
     }
 
     /// How many scanners have heard the tag in the `seconds` up to `time`.

@@ -62,6 +62,18 @@ package struct PositionSettings: Sendable, Hashable {
     /// (`scripts/bench rooms`, two floors: the same leaving times, and 16 false aways an hour's
     /// worth of still tags by the front door with the door's rule).
     package var exitDoors = true
+    /// How the readings are weighed together (docs/behaviour.md §20, "Real radio"): every scanner
+    /// heard within ``window`` seconds, each at the loudest it heard lately less ``decay`` dB a
+    /// second since, against the level expected in each cell with the tag's power at 1 m left
+    /// free (a prior of ``powerSpread`` dB about the claim: wide enough that a claim 15 dB off
+    /// places the tag as a right one does), the departures spread by ``sigma``
+    /// dB; a weighing counts for the seconds since the last one times ``rate`` (1 at most).
+    /// Chosen on the recorded tracks (scripts/bench real, docs/performance.md "Real radio").
+    package var window = 3.0
+    package var decay = 3.0
+    package var sigma = 3.0
+    package var powerSpread = 30.0
+    package var rate = 3.0
 
     package init(
         floors: [Int32: FloorMap] = [:], minConfidence: Double = 0.6, holdShare: Double = 2.0 / 3.0,
@@ -116,6 +128,11 @@ package struct PositionSettings: Sendable, Hashable {
             correlation: 5, threshold: 1, corroboration: 16, walkThreshold: 1, buildings: buildings)
         settings.learnsSpread = false
         settings.exitDoors = false
+        // A node reports each tag every few seconds, each report a median already: every node's
+        // last report stands for the window, unweakened.
+        settings.window = 8
+        settings.decay = 0
+        settings.rate = 1
         return settings
     }
 
@@ -149,7 +166,8 @@ package struct PositionSettings: Sendable, Hashable {
             && lhs.threshold == rhs.threshold && lhs.corroboration == rhs.corroboration && lhs.audible == rhs.audible
             && lhs.jump == rhs.jump && lhs.walkThreshold == rhs.walkThreshold && lhs.moving == rhs.moving
             && lhs.movingWindow == rhs.movingWindow && lhs.learnsSpread == rhs.learnsSpread
-            && lhs.exitDoors == rhs.exitDoors
+            && lhs.exitDoors == rhs.exitDoors && lhs.window == rhs.window && lhs.decay == rhs.decay
+            && lhs.sigma == rhs.sigma && lhs.powerSpread == rhs.powerSpread && lhs.rate == rhs.rate
     }
 
     package func hash(into hasher: inout Hasher) {
@@ -191,3 +209,4 @@ final class Likelihood: Sendable {
         return min(levels - 1, Int((-log2(weight)).rounded()))
     }
 }
+

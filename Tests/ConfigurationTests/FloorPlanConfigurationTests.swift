@@ -1,5 +1,6 @@
 import BeaconConfiguration
 import BeaconCore
+import Floorplan
 import Foundation
 import RegionMonitor
 import Testing
@@ -70,6 +71,9 @@ import Testing
         ("LocationAreaLevel.\(area) = 0", "is not z0,z1"),
         ("LocationAreaLevel.nope = 0,3", "is not a UUID"),
         ("LocationAreaLevel.11111111-2222-3333-4444-555555555555 = 0,3", "has no beacon"),
+        ("LocationAreaWalls.\(area) = some", "'some' is not a kind of walls; give none"),
+        ("LocationAreaWalls.nope = none", "is not a UUID"),
+        ("LocationAreaWalls.11111111-2222-3333-4444-555555555555 = none", "has no beacon"),
         ("Door.a b = 0,0; 1,0", "door id"),
         ("Door.front = 0,0; 0,0", "give its two ends apart"),
         ("Door.front = 0,0; 1,0; 2,0", "3 points where 2"),
@@ -92,6 +96,26 @@ import Testing
         }
         #expect(failure.errors.map(\.line) == [7], "\(failure)")
         #expect(failure.description.contains(message), "\(failure)")
+    }
+
+    /// `LocationAreaWalls.<UUID> = none`: an open plan, whose Zones share no walls (desk zones of
+    /// one hall, docs/behaviour.md §20 "Real radio"); `edges`, the default, keeps them.
+    @Test(arguments: [("none", 0), ("edges", 7), ("NONE", 0), (nil, 7)] as [(String?, Int)])
+    func anOpenPlanHasNoWalls(walls: String?, count: Int) throws {
+        let shapes = """
+            LocationZoneShape.\(Self.area):1 = 0,0; 4,0; 4,3; 0,3
+            LocationZoneShape.\(Self.area):2 = 4,0; 8,0; 8,3; 4,3
+            LocationScannerPoint.kitchen = 0.2, 1.5
+            LocationScannerPoint.hall = 7.8,1.5
+
+            """
+        let configuration = try Self.load(
+            Self.base + shapes + (walls.map { "LocationAreaWalls.\(Self.area) = \($0)\n" } ?? "")
+        ).get()
+        let floor = try #require(configuration.floors.values.first)
+        #expect(floor.walls.count == count, "\(floor.walls)")
+        // Between the two scanners: one wall crossed on the edges plan, none in the open one.
+        #expect(floor.walls(from: .init(0.2, 1.5), to: .init(7.8, 1.5)) == (count == 0 ? 0 : 1))
     }
 
     /// Two floors with levels, stairs between them and an exit door: one building whose scanners

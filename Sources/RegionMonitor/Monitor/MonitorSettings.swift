@@ -32,6 +32,10 @@ package struct MonitorSettings: Sendable, Hashable {
     /// `Monitor.exitTimeoutMax`: with ``adaptiveExit``, the longest silence (also the restart
     /// grace and a device's Area hold).
     package var exitTimeoutMax: Double = 30
+    /// `Tags.exitTimeoutMin`: with ``adaptiveExit``, the shortest silence that takes a tag heard by
+    /// scanners away (docs/behaviour.md §20, "Real radio"): losses come in bursts every scanner
+    /// shares (the tag's own advertising pauses, a body in the way).
+    package var exitTimeoutMin: Double = 3
     package var enterRSSI: Int?
     package var mode: RangingMode = .background
     package var backgroundRanging: Double = 10

@@ -9,6 +9,16 @@ extension Monitor {
     /// path with its own losses: its scanners' reports hold its room and Area, whichever heard it
     /// (docs/behaviour.md §19); `own` asks for a scanner's own silence (when it goes `off`).
     func silenceLimit(_ ref: RegionRef, after sighting: Int64? = nil, own: Bool = false) -> Int64 {
+        guard exitConfidence != nil else { return exitTimeout }
+        let limit = adaptiveSilenceLimit(ref, after: sighting, own: own)
+        guard settings.rooms != nil, !own else { return limit }
+        // A tag heard by scanners: never a silence shorter than Tags.exitTimeoutMin (§20).
+        let floor = Int64((max(0, min(settings.exitTimeoutMin, 86_400)) * 1_000_000).rounded())
+        return max(limit, min(floor, exitTimeout))
+    }
+
+    /// ``silenceLimit(_:after:own:)`` as the beacons' models give it, before the tags' floor.
+    private func adaptiveSilenceLimit(_ ref: RegionRef, after sighting: Int64?, own: Bool) -> Int64 {
         guard let confidence = exitConfidence else { return exitTimeout }
         if settings.rooms != nil, !own {
             let area: Int32
