@@ -24,6 +24,8 @@ struct PhoneLink {
     /// `<device> monitoring <regions>`.
     var transcript: [String] = []
     var notices: [String] = []
+    /// Every beacon a phone's ranging reported to the fleet (its `beacon` messages), with when.
+    var ranged: [String: [(seconds: Double, beacon: BeaconID)]] = [:]
     /// What the state database would hold of each device.
     var records: [String: Devices.Record] = [:]
     var classes: [String: [String: Proximity]] = [:]
@@ -59,12 +61,22 @@ struct PhoneLink {
         return try deliver(published, at: seconds, device: device)
     }
 
-    /// Time passes to `seconds`; returns every device's transitions.
+    /// Time passes to `seconds`, the fleet waking at each of its deadlines and the phones
+    /// answering its commands there; returns every device's transitions.
     mutating func advance(to seconds: Double) throws -> [String] {
-        var actions: [Devices.Action] = []
-        fleet.advance(to: time(seconds), into: &actions)
         let mark = transcript.count
-        try perform(actions, at: seconds)
+        let end = time(seconds)
+        var rounds = 0
+        while true {
+            rounds += 1
+            try #require(rounds < 10_000, "the fleet's deadlines did not settle")
+            let wake = fleet.nextWake.map { min($0, end) } ?? end
+            let at = Double(wake.microseconds - time(0).microseconds) / 1_000_000
+            var actions: [Devices.Action] = []
+            fleet.advance(to: wake, into: &actions)
+            _ = try deliver(try perform(actions, at: at), at: at, device: "")
+            if wake >= end { break }
+        }
         return transcript[mark...].filter { !$0.contains(" monitoring ") }
     }
 
@@ -111,6 +123,9 @@ struct PhoneLink {
             guard case .success(let message?) = parsed else {
                 Issue.record("the phone's \(next.payload) on \(next.topic) was not taken: \(parsed)")
                 continue
+            }
+            for case .sighting(let advertisement, _) in message.observations.map(\.kind) {
+                ranged[message.device, default: []].append((seconds, advertisement.beacon))
             }
             var actions: [Devices.Action] = []
             fleet.advance(to: Timestamp(microseconds: time(seconds).microseconds - 1), into: &actions)

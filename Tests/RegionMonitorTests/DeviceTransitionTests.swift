@@ -235,6 +235,36 @@ import Testing
         #expect(expected.latest == MonitorHarness.time(1.5).microseconds + day)
     }
 
+    /// The Zone the phone just left keeps its place among the cap's candidates (docs/behaviour.md
+    /// §5.2): its `leave` ends the presence its ranging gave (15.1), not the sighting. A Zone
+    /// sighted next takes the slot of one never sighted, the same after a restart from the kept
+    /// presence.
+    @Test mutating func aZoneThePhoneLeftStaysAheadOfTheNeverSighted() {
+        for restart in [false, true] {
+            // 21 Zones in one Area, a cap of 20: the Area's Zones are 1 more than the cap.
+            var run = MonitorHarness((1...21).map { "\($0)=1,\($0),1" }) { $0.exitTimeout = 10 }
+            run.start(at: 0)
+            phone(&run, .area(MonitorHarness.uuid(1)), entered: true, at: 1)
+            // The last Zone in the ini's order, ranged by the phone at 2 s, left at 5 s.
+            run.see("20", at: 2)
+            let beacon = BeaconID(uuid: MonitorHarness.uuid(1), major: 20, minor: 1)
+            run.monitor.phoneRanged(beacon, at: MonitorHarness.time(2), into: &run.outputs)
+            phone(&run, .zone(MonitorHarness.uuid(1), major: 20), entered: false, at: 5)
+            if restart {
+                var resumed = MonitorHarness((1...21).map { "\($0)=1,\($0),1" }) { $0.exitTimeout = 10 }
+                resumed.monitor.resume(MonitorPresence(text: run.monitor.presence.text))
+                resumed.start(at: 5.5)
+                run = resumed
+            }
+            run.see("21", at: 6)
+            let kept = Set(run.monitor.monitoredRegions)
+            #expect(kept.count == 20, "restart \(restart)")
+            #expect(kept.contains(.zone(MonitorHarness.uuid(1), major: 20)), "restart \(restart)")
+            #expect(kept.contains(.zone(MonitorHarness.uuid(1), major: 21)), "restart \(restart)")
+            #expect(!kept.contains(.zone(MonitorHarness.uuid(1), major: 19)), "restart \(restart)")
+        }
+    }
+
     /// Where a device is survives as text and resumes without an `enter`: held regions stay
     /// held, the monitored set is the one before; garbage lines are skipped.
     @Test mutating func presenceResumesWithoutAnEnter() {

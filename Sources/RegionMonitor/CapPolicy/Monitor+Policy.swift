@@ -26,7 +26,7 @@ extension Monitor {
                 applyMonitoring(mostRecentAreas(), mode: .areas, area: nil, into: &outputs)
             } else if let candidate = monitoring.candidate, tracked[candidate]?.monitored != true {
                 monitoring.candidate = nil
-                let regions = policy.admit(candidate, to: monitoring.regions, lastSighting: last)
+                let regions = policy.admit(candidate, to: monitoring.regions, lastSighting: lastSighted)
                 applyMonitoring(regions, mode: monitoring.mode, area: monitoring.area, into: &outputs)
             } else {
                 monitoring.candidate = nil
@@ -69,7 +69,16 @@ extension Monitor {
     /// regions a restart or reload carries inside) first.
     func mostRecent(_ candidates: [RegionRef], favouring favoured: Set<RegionRef> = []) -> [RegionRef] {
         guard candidates.count > policy.cap else { return candidates }
-        return policy.select(candidates.map { ($0, favoured.contains($0) ? .max : last($0)) })
+        return policy.select(candidates.map { ($0, favoured.contains($0) ? .max : lastSighted($0)) })
+    }
+
+    /// When `ref` was last sighted, as the cap orders its candidates (docs/behaviour.md §5.2): a
+    /// phone's `leave` takes its ranging back from presence (15.1), not from the sightings' order,
+    /// so the Zone just left stays ahead of those sighted earlier or never.
+    func lastSighted(_ ref: RegionRef) -> Int64 {
+        phone.left.reduce(last(ref)) { latest, left in
+            left.value > latest && contains(ref, beacon: left.key) ? left.value : latest
+        }
     }
 
     func mostRecentAreas() -> [RegionRef] {

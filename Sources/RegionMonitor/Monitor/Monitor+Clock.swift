@@ -19,6 +19,7 @@ extension Monitor {
             silences.limits[index].at = silences.limits[index].at.shifted(by: delta)
         }
         phone.seen = phone.seen.mapValues { $0.shifted(by: delta) }
+        phone.left = phone.left.mapValues { $0.shifted(by: delta) }
         phone.areaSeen = phone.areaSeen.mapValues { $0.shifted(by: delta) }
         rooms.since = rooms.since.shifted(by: delta)
         if let change = roomChange { rooms.change?.at = change.at.adding(microseconds: delta) }

@@ -40,6 +40,10 @@ extension Monitor {
             guard let index = hierarchy.index(of: previous.hierarchy.beacons[Int(beacon)].id) else { continue }
             phone.seen[Int32(index)] = time
         }
+        for (beacon, time) in previous.phone.left {
+            guard let index = hierarchy.index(of: previous.hierarchy.beacons[Int(beacon)].id) else { continue }
+            phone.left[Int32(index)] = time
+        }
         for (area, time) in previous.phone.areaSeen {
             guard let ref = reference(to: previous.region(RegionRef(.area, area))) else { continue }
             phone.areaSeen[ref.index] = time

@@ -302,7 +302,10 @@ package struct Monitor: Sendable {
         var zones: Set<Int32> = []
         for beacon in beacons {
             let index = Int(beacon)
-            if sightings.beacon[index] == phone.seen[beacon] { sightings.beacon[index] = Self.never }
+            if sightings.beacon[index] == phone.seen[beacon] {
+                phone.left[beacon] = max(phone.left[beacon] ?? Self.never, sightings.beacon[index])
+                sightings.beacon[index] = Self.never
+            }
             phone.seen[beacon] = nil
             zones.insert(hierarchy.zoneOfBeacon[index])
         }
@@ -312,6 +315,8 @@ package struct Monitor: Sendable {
             let area = Int(hierarchy.areaOfZone[Int(zone)])
             sightings.area[area] = hierarchy.areas[area].zones.map { sightings.zone[$0] }.max() ?? Self.never
         }
+        // A beacon sighted again since its `leave` needs no record of it.
+        phone.left = phone.left.filter { sightings.beacon[Int($0.key)] < $0.value }
     }
 
     /// Notes the class a phone's own ranging gives `beacon` (reported as `phoneProximity`).

@@ -38,6 +38,10 @@ struct PhoneState: Sendable {
     /// When its own ranging last reported each beacon, by beacon index: a region given to the
     /// phone while one of its beacons was ranged less than exitTimeout ago is held.
     var seen: [Int32: Int64] = [:]
+    /// The sightings its `leave` of a region took back, by beacon index: no longer a reason to be
+    /// inside (docs/behaviour.md §15.1), still when the beacon was last sighted, which orders the
+    /// cap's candidates (§5.2).
+    var left: [Int32: Int64] = [:]
     /// When its own ranging last reported a beacon of each Area, by Area index: a `leave` of one of
     /// its Zones does not forget it, so the Area stays inside until exitTimeout after the last
     /// `beacon` message of any of its beacons (walking from a Zone the phone holds into one it does

@@ -15,6 +15,9 @@ package struct MonitorPresence: Sendable, Hashable {
     package var sightings: [String: Int64] = [:]
     /// Last sighting by the phone's own ranging (microseconds), by Location ID.
     package var phoneSightings: [String: Int64] = [:]
+    /// The sightings the phone's `leave` took back from presence, by Location ID: still what
+    /// orders the cap's candidates (docs/behaviour.md §5.2).
+    package var leftSightings: [String: Int64] = [:]
     /// Until when the Area the phone entered stays inside while its Zones are awaited.
     package var areaHoldUntil: Int64?
     /// The phone's last `beacon` message of each Area (microseconds), by the Area's region.
@@ -27,7 +30,7 @@ package struct MonitorPresence: Sendable, Hashable {
 
     /// One line per fact: `inside <µs> <region>`, `held <region>`, `area <region>`,
     /// `zone <region>`, `seen <µs> <location ID>`, `phone <µs> <location ID>`, `hold <µs>`,
-    /// `heard <dB> <location ID>`, `phonearea <µs> <Area>`.
+    /// `heard <dB> <location ID>`, `phonearea <µs> <Area>`, `left <µs> <location ID>`.
     package var text: String {
         var lines: [String] = []
         for (region, since) in inside.sorted(by: { $0.key < $1.key }) { lines.append("inside \(since) \(region)") }
@@ -36,6 +39,7 @@ package struct MonitorPresence: Sendable, Hashable {
         if let currentZone { lines.append("zone \(currentZone)") }
         for (id, time) in sightings.sorted(by: { $0.key < $1.key }) { lines.append("seen \(time) \(id)") }
         for (id, time) in phoneSightings.sorted(by: { $0.key < $1.key }) { lines.append("phone \(time) \(id)") }
+        for (id, time) in leftSightings.sorted(by: { $0.key < $1.key }) { lines.append("left \(time) \(id)") }
         if let areaHoldUntil { lines.append("hold \(areaHoldUntil)") }
         for (id, value) in strengths.sorted(by: { $0.key < $1.key }) { lines.append("heard \(value) \(id)") }
         for (area, time) in phoneAreaSightings.sorted(by: { $0.key < $1.key }) {
@@ -58,6 +62,7 @@ package struct MonitorPresence: Sendable, Hashable {
             case ("zone", _): currentZone = Region(parts[1])
             case ("seen", 3): if let time = Int64(parts[1]) { sightings[parts[2]] = time }
             case ("phone", 3): if let time = Int64(parts[1]) { phoneSightings[parts[2]] = time }
+            case ("left", 3): if let time = Int64(parts[1]) { leftSightings[parts[2]] = time }
             case ("hold", _): areaHoldUntil = Int64(parts[1])
             case ("phonearea", 3):
                 if let time = Int64(parts[1]), let area = Region(parts[2]) { phoneAreaSightings[area] = time }
@@ -73,8 +78,11 @@ extension MonitorPresence {
     /// The latest instant it says something happened (a sighting, an entry), microseconds; `nil`
     /// for none. Later than the clock at a start, it says the wall clock went back meanwhile.
     package var latest: Int64? {
-        [inside.values.max(), sightings.values.max(), phoneSightings.values.max(), phoneAreaSightings.values.max()]
-            .compactMap { $0 }.max()
+        [
+            inside.values.max(), sightings.values.max(), phoneSightings.values.max(), leftSightings.values.max(),
+            phoneAreaSightings.values.max(),
+        ]
+        .compactMap { $0 }.max()
     }
 
     /// Every instant re-expressed `delta` microseconds later (the wall clock was stepped).
@@ -82,6 +90,7 @@ extension MonitorPresence {
         inside = inside.mapValues { $0.shifted(by: delta) }
         sightings = sightings.mapValues { $0.shifted(by: delta) }
         phoneSightings = phoneSightings.mapValues { $0.shifted(by: delta) }
+        leftSightings = leftSightings.mapValues { $0.shifted(by: delta) }
         phoneAreaSightings = phoneAreaSightings.mapValues { $0.shifted(by: delta) }
         areaHoldUntil = areaHoldUntil?.shifted(by: delta)
     }
@@ -101,6 +110,7 @@ extension Monitor {
         for (beacon, time) in phone.seen {
             presence.phoneSightings[hierarchy.beacons[Int(beacon)].locationID] = time
         }
+        for (beacon, time) in phone.left { presence.leftSightings[hierarchy.beacons[Int(beacon)].locationID] = time }
         presence.areaHoldUntil = phone.areaHoldUntil
         for (area, time) in phone.areaSeen { presence.phoneAreaSightings[hierarchy.areas[Int(area)].region] = time }
         if settings.rooms != nil {
@@ -129,6 +139,10 @@ extension Monitor {
         for (id, time) in presence.phoneSightings {
             guard let index = hierarchy.index(ofLocation: id) else { continue }
             phone.seen[Int32(index)] = time
+        }
+        for (id, time) in presence.leftSightings {
+            guard let index = hierarchy.index(ofLocation: id) else { continue }
+            phone.left[Int32(index)] = time
         }
         for (region, since) in presence.inside {
             guard let ref = reference(to: region) else { continue }
