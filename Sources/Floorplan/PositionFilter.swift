@@ -27,6 +27,12 @@ package struct PositionFilter: Sendable {
     var peaks: [Float] = []
     /// When the readings were last weighed (µs).
     var weighedAt: Int64 = .min
+    /// The tag's power at 1 m as its readings say, dB above its claim (the radio's bias removed),
+    /// and the seconds of evidence behind it: the prior the weighing holds the power to narrows
+    /// from ``PositionSettings/powerSpread`` towards ``PositionSettings/learnedPowerSpread`` as it
+    /// grows.
+    package private(set) var power = 0.0
+    package private(set) var powerEvidence = 0.0
     /// Each of ``exponentShares``' evidence (log-likelihood, fading with ``exponentMemory``), and
     /// when it was last added to.
     var exponentEvidence: [Double] = []
@@ -78,7 +84,7 @@ package struct PositionFilter: Sendable {
         let decay = Float(max(0, settings.decay))
         let reading = Float(min(max(level - radio.bias, -200), 200))
         let previous = heardAt[slot]
-        if previous != .min, time >= previous {
+        if decay > 0, previous != .min, time >= previous {
             let held = peaks[slot] - decay * Float(min(Double(time - previous) / 1_000_000, 3600))
             peaks[slot] = max(reading, held)
         } else {
@@ -100,14 +106,17 @@ package struct PositionFilter: Sendable {
         for s in 0..<scanners where heardAt[s] != .min {
             let (age, overflow) = time.subtractingReportingOverflow(heardAt[s])
             guard !overflow, age <= window else { continue }
-            active.append((s, peaks[s] - decay * Float(max(0, Double(age)) / 1_000_000)))
+            active.append((s, peaks[s] - decay * Float(max(0, Double(age)) / 1_000_000) - Float(power)))
         }
         guard !active.isEmpty else { return }
         let exponent = Float(radio.exponent * exponentScale)
         let (sum, best) = weigh(
             active, exponent: exponent, weight: Float(weight), building: building, radio: radio, settings: settings)
         learnExponent(active, cell: best, weight: weight, at: time, building: building, radio: radio, settings: settings)
-        normalise(total: sum, building: building, share: Float(settings.jump))
+        learnPower(
+            active, cell: best, exponent: Double(exponent), weight: weight, building: building, radio: radio,
+            settings: settings)
+        normalise(total: sum, building: building, share: Float(min(0.5, settings.jump * weight)))
     }
 
     /// The least weight a weighing is made with: readings closer together wait for the next.
@@ -123,7 +132,8 @@ package struct PositionFilter: Sendable {
     ) -> (sum: Float, best: Int) {
         let cells = building.cellCount
         let sigma = Float(max(0.5, settings.sigma))
-        let ridge = (sigma * sigma) / Float(max(0.5, settings.powerSpread) * max(0.5, settings.powerSpread))
+        let spread = Float(powerSpread(settings))
+        let ridge = (sigma * sigma) / (spread * spread)
         let count = Float(active.count)
         let wall = Float(radio.wallLoss)
         let slab = Float(radio.floorLoss)
@@ -177,6 +187,46 @@ package struct PositionFilter: Sendable {
         return (total, best)
     }
 
+    /// The prior's spread about the learned power, dB: ``PositionSettings/powerSpread`` at first,
+    /// narrowing with the evidence (as one over its root, every minute: 21 dB after one, 12 after
+    /// five) to
+    /// ``PositionSettings/learnedPowerSpread``.
+    func powerSpread(_ settings: PositionSettings) -> Double {
+        let wide = max(0.5, settings.powerSpread)
+        return max(min(wide, max(0.5, settings.learnedPowerSpread)), wide / (1 + powerEvidence / 60).squareRoot())
+    }
+
+    /// Moves the learned power towards the offset the `active` levels fit at the likeliest cell
+    /// (three scanners or more), by the share of ``PositionSettings/powerMemory`` this weighing
+    /// stands for; held within ``RadioModel/biases``-sized limits (±20 dB of the claim).
+    mutating func learnPower(
+        _ active: [(slot: Int, level: Float)], cell: Int, exponent: Double, weight: Double, building: Building,
+        radio: RadioModel, settings: PositionSettings
+    ) {
+        guard active.count >= 3 else { return }
+        let cells = building.cellCount
+        let sigma = max(0.5, settings.sigma)
+        let spread = powerSpread(settings)
+        var sum = 0.0
+        for (slot, level) in active {
+            var e = Double(level) + exponent * Double(building.logDistance[slot * cells + cell])
+            e += radio.wallLoss * Double(building.wallsCrossed[slot * cells + cell])
+            if !building.floorsCrossed.isEmpty {
+                e += radio.floorLoss * Double(building.floorsCrossed[slot * cells + cell])
+            }
+            sum += e
+        }
+        // The offset fitted there, about the power already learned (the levels have it removed).
+        let offset = sum / (Double(active.count) + sigma * sigma / (spread * spread))
+        let seconds = weight / max(settings.rate, 1e-6)
+        let share = min(1, seconds / max(settings.powerMemory, 1e-6))
+        power = min(max(power + share * offset, -Self.powerLimit), Self.powerLimit)
+        powerEvidence = min(powerEvidence + seconds, 86_400)
+    }
+
+    /// The farthest the learned power goes from the claim, dB.
+    static let powerLimit = 20.0
+
     /// The exponents a tag's readings are weighed against, as shares of the building's: the site's
     /// path loss is learned among them from the tag's own readings (docs/behaviour.md §20), the
     /// building's given or learned one favoured by the prior.
@@ -213,7 +263,7 @@ package struct PositionFilter: Sendable {
         }
         let cells = building.cellCount
         let sigma = max(0.5, settings.sigma)
-        let ridge = sigma * sigma / (max(0.5, settings.powerSpread) * max(0.5, settings.powerSpread))
+        let ridge = sigma * sigma / (powerSpread(settings) * powerSpread(settings))
         let elapsed = evidenceAt == .min ? 0 : max(0, min(Double(time &- evidenceAt) / 1_000_000, 3600))
         evidenceAt = time
         let keep = exp(-elapsed / Self.exponentMemory)
@@ -263,8 +313,8 @@ package struct PositionFilter: Sendable {
         let cells = building.cellCount
         // Heard at `audible` or more where exponent · 10 log10(d) + wallLoss · walls (+ the floors'
         // loss) <= bias - audible.
-        let limit = Float(radio.bias - audible)
-        let exponent = Float(radio.exponent)
+        let limit = Float(radio.bias + power - audible)
+        let exponent = Float(radio.exponent * exponentScale)
         let wall = Float(radio.wallLoss)
         let slab = Float(radio.floorLoss)
         let floors = building.floorsCrossed

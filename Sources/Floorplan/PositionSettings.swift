@@ -40,9 +40,12 @@ package struct PositionSettings: Sendable, Hashable {
     /// it, where it would hear the tag at this level or more, holds every room change (a silence
     /// the position does not explain: the scanner died, or the position is wrong).
     package var audible: Double
-    /// The share of the whole building mixed into the probability at every reading: how readily
-    /// the estimate jumps (through a wall) rather than walks (through a door).
-    package var jump = 1e-4
+    /// The share of the whole building mixed into the probability at a weighing of full weight (a
+    /// lighter one mixes in as much less): how readily the estimate jumps (through a wall) rather
+    /// than walks (through a door), and leaves a wrong place the readings no longer fit (0.05:
+    /// the recorded tracks' open plan 74.5 % right against 71.8 % with 1e-4, docs/performance.md
+    /// "Real radio").
+    package var jump = 0.05
     /// The contest's threshold while the tag walks: its estimate moved ``moving`` metres or more
     /// within ``movingWindow`` seconds. A walker's room follows within a second or two of the
     /// lead; a still tag's needs ``threshold`` (its estimate wobbles by a metre or two, a walker's
@@ -50,12 +53,13 @@ package struct PositionSettings: Sendable, Hashable {
     package var walkThreshold: Double
     package var moving: Double
     package var movingWindow: Double
-    /// Whether readings are weighed by the spread learned from what scanners hear of each other
-    /// (``RadioModel/learn(noise:shadowing:)``) rather than ``sigmaAbove`` and ``sigmaBelow``, and
-    /// the contest and ``correlation`` scaled by the share of it that lasts
-    /// (``RadioModel/steadiness``): where readings are independent the filter's probabilities are
-    /// taken as they are. Not for ESPresense nodes' reports (each is a median of 15 s already).
-    package var learnsSpread = true
+    /// Whether the contest is scaled by the spread learned from what scanners hear of each other
+    /// (``RadioModel/learn(noise:shadowing:)``, ``RadioModel/steadiness``). Off: a path between two
+    /// fixed scanners is steadier than a carried tag's, and where nobody walks between them the
+    /// spread learned said the radio was calm, the contest shrank and still tags changed rooms
+    /// hundreds of times an hour (docs/behaviour.md §20, "Real radio"). Kept for `scripts/bench
+    /// rooms --tune`.
+    package var learnsSpread = false
     /// Whether a tag by an exit door leaves after a few of its intervals of silence
     /// (docs/behaviour.md §20). Not for ESPresense nodes' reports: a node reports a still tag every
     /// 5 s, each on its own clock, so their silences say little; §19's exit is as soon on them
@@ -67,12 +71,22 @@ package struct PositionSettings: Sendable, Hashable {
     /// second since, against the level expected in each cell with the tag's power at 1 m left
     /// free (a prior of ``powerSpread`` dB about the claim: wide enough that a claim 15 dB off
     /// places the tag as a right one does), the departures spread by ``sigma``
-    /// dB; a weighing counts for the seconds since the last one times ``rate`` (1 at most).
+    /// dB; a weighing counts for the seconds since the last one times ``rate`` (1 at most). A
+    /// ``decay`` of 0 holds no peak: each scanner's last reading stands, unweakened, for the window.
     /// Chosen on the recorded tracks (scripts/bench real, docs/performance.md "Real radio").
     package var window = 3.0
     package var decay = 3.0
     package var sigma = 3.0
     package var powerSpread = 30.0
+    /// The tag's power at 1 m is learned from its readings as it goes (``PositionFilter/power``):
+    /// over ``powerMemory`` seconds, and once learned the prior narrows to ``learnedPowerSpread``
+    /// dB about it, so the absolute level tells again (a tag whose room's scanner died is not
+    /// put next door).
+    /// The lead over the present room with which the most probable room contests it below
+    /// ``minConfidence``: the room follows the position when the present room's confidence has gone.
+    package static let followLead = 0.15
+    package var learnedPowerSpread = 6.0
+    package var powerMemory = 10.0
     package var rate = 3.0
 
     package init(
@@ -168,6 +182,7 @@ package struct PositionSettings: Sendable, Hashable {
             && lhs.movingWindow == rhs.movingWindow && lhs.learnsSpread == rhs.learnsSpread
             && lhs.exitDoors == rhs.exitDoors && lhs.window == rhs.window && lhs.decay == rhs.decay
             && lhs.sigma == rhs.sigma && lhs.powerSpread == rhs.powerSpread && lhs.rate == rhs.rate
+            && lhs.learnedPowerSpread == rhs.learnedPowerSpread && lhs.powerMemory == rhs.powerMemory
     }
 
     package func hash(into hasher: inout Hasher) {

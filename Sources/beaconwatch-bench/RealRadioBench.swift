@@ -20,18 +20,22 @@ struct RealRadioBench: ParsableCommand {
     @Option(help: "The power the beacon claims, dBm (the data's own fit is about -62 at 1 m).")
     var power = -59
 
+    @Option(help: "Lines added to every ini (\\n between them), such as 'Rooms.minConfidence = 0.5'.")
+    var ini = ""
+
     @Option(help: "A folder to keep each track's ini, trace and replay output in.")
     var keep: String?
 
     func run() throws {
         let site = try RecordedSite(folder: URL(fileURLWithPath: data))
+        let extra = ini.isEmpty ? "" : ini.replacingOccurrences(of: "\\n", with: "\n") + "\n"
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("beaconwatch-real-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let systems: [(name: String, ini: String?)] = [
-            ("beaconwatch, plan, open (LocationAreaWalls = none)", site.ini(walls: "none")),
-            ("beaconwatch, plan as left (walls on every edge)", site.ini(walls: nil)),
-            ("beaconwatch, nearest rule (no plan)", site.ini(floorPlan: false)),
+            ("beaconwatch, plan, open (LocationAreaWalls = none)", site.ini(walls: "none", extra: extra)),
+            ("beaconwatch, plan as left (walls on every edge)", site.ini(walls: nil, extra: extra)),
+            ("beaconwatch, nearest rule (no plan)", site.ini(floorPlan: false, extra: extra)),
             ("strongest sensor over 2 s", nil), ("Bermuda's rule", nil), ("weighted centroid of 3", nil),
             ("oracle: the nearest sensor by true distance", nil),
         ]

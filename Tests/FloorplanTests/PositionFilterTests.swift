@@ -171,52 +171,60 @@ struct PositionFilterTests {
         }
     }
 
-    /// The spread learned from scanner pairs: held to its limits, garbage ignored; with none of it
-    /// lasting the contest and the correlation vanish, with shadowing as large as the noise they
-    /// are the settings' own; ESPresense reports' settings never take it.
-    @Test func aLearnedSpreadTunesTheEstimator() {
+    /// The spread learned from scanner pairs: held to its limits, garbage ignored; it tunes a
+    /// tag's contest only where a bench asks (``PositionSettings/learnsSpread``): by default a
+    /// calm radio between fixed scanners says nothing of a carried tag's (docs/behaviour.md §20,
+    /// "Real radio"); ESPresense reports' settings never take it.
+    @Test func aLearnedSpreadTunesTheEstimatorOnlyWhenAsked() {
         var radio = RadioModel()
-        let settings = PositionSettings()
-        #expect(settings.contestScale(for: radio) == 1 && settings.correlation(for: radio) == settings.correlation)
+        var settings = PositionSettings()
+        #expect(!settings.learnsSpread && settings.contestScale(for: radio) == 1)
         radio.learn(noise: .nan, shadowing: 1)
         #expect(radio.noise == nil && radio.steadiness == nil)
         radio.learn(noise: 500, shadowing: -3)
         #expect(radio.noise == RadioModel.spreads.upperBound && radio.shadowing == 0 && radio.steadiness == 0)
         radio.learn(noise: 2.5, shadowing: 0)
+        #expect(settings.contestScale(for: radio) == 1)
+        settings.learnsSpread = true
         #expect(settings.contestScale(for: radio) == 0 && settings.correlation(for: radio) == 0)
         radio.learn(noise: 2.1, shadowing: 2.1)
         #expect(radio.steadiness == 1 && settings.contestScale(for: radio) == 1)
-        #expect(settings.correlation(for: radio) == settings.correlation)
         radio.learn(noise: 2, shadowing: 0.5)
         #expect(abs((radio.steadiness ?? 0) - 0.375) < 1e-9)
         #expect(abs(settings.contestScale(for: radio) - 0.140625) < 1e-9)
         let reports = PositionSettings.filteredReports(floors: [:])
         #expect(!reports.learnsSpread && reports.contestScale(for: radio) == 1)
-        #expect(reports.correlation(for: radio) == reports.correlation)
     }
 
-    /// Independent readings 2.5 dB apart are read sharper than with the settings' 5 and 7 dB: the
-    /// same readings put more of the probability in the room they point at.
+    /// Readings weighed with a smaller spread (``PositionSettings/sigma``) put more of the
+    /// probability in the room they point at; the spread scanner pairs learned does not change a
+    /// tag's weighing.
     @Test func aSharperSpreadIsMoreSure() {
         let map = Self.twoRooms()
         let building = Building(map)
         var learned = RadioModel(exponent: 2.5, wallLoss: 5)
-        learned.learn(noise: 2.5, shadowing: 0)
-        let settings = PositionSettings(floors: [0: map])
+        learned.learn(noise: 1, shadowing: 0)
+        var sharpSettings = PositionSettings(floors: [0: map])
+        sharpSettings.sigma = 2
+        var wideSettings = sharpSettings
+        wideSettings.sigma = 5
         var sharp = PositionFilter(building: building)
         var wide = PositionFilter(building: building)
+        var paired = PositionFilter(building: building)
         let point = PlanPoint(3.5, 2)
         for second in 0..<2 {
             for slot in 0..<building.scannerSlot.count {
                 let level = Self.level(map, learned, slot: slot, at: point)
-                let at = Int64(second) * 1_000_000
-                sharp.observe(slot: slot, level: level, at: at, building: building, radio: learned, settings: settings)
-                wide.observe(
-                    slot: slot, level: level, at: at, building: building, radio: RadioModel(exponent: 2.5, wallLoss: 5),
-                    settings: settings)
+                let at = Int64(second) * 1_000_000 + Int64(slot) * 300_000
+                let plain = RadioModel(exponent: 2.5, wallLoss: 5)
+                sharp.observe(slot: slot, level: level, at: at, building: building, radio: plain, settings: sharpSettings)
+                wide.observe(slot: slot, level: level, at: at, building: building, radio: plain, settings: wideSettings)
+                paired.observe(
+                    slot: slot, level: level, at: at, building: building, radio: learned, settings: wideSettings)
             }
         }
         #expect(sharp.rooms[0] > wide.rooms[0], "\(sharp.rooms) against \(wide.rooms)")
+        #expect(paired.rooms == wide.rooms)
     }
 
     @Test func polygonsAreCheckedForShape() {

@@ -166,16 +166,22 @@ extension Monitor {
         // (its room's scanner died, and the tag in it is heard only through walls).
         func unexplained() -> Bool {
             filter.silenceUnexplained(
-                within: settings.corroboration, of: timing.now, building: building, radio: radio,
+                within: settings.window, of: timing.now, building: building, radio: radio,
                 audible: settings.audible)
         }
         if current >= 0, let mine = building.roomSlot(ofZone: current) {
             let share = Double(shares[mine])
-            if best != mine, confidence >= settings.minConfidence, corroborated, !unexplained() {
+            // The room follows the position when another is the most probable by a clear lead, even
+            // below Rooms.minConfidence: the present room's confidence has gone (an open plan's
+            // four quadrants split the probability; docs/behaviour.md §20, "Real radio").
+            let lead = confidence - share
+            if best != mine, confidence >= settings.minConfidence || lead >= PositionSettings.followLead,
+                corroborated, !unexplained()
+            {
                 // A room on another floor holds Rooms.minConfidence only once the probability has
                 // come up or down the stairs: a walker has taken them, and no contest holds it.
                 let climbed = rooms.position.walking && building.roomFloor[best] != building.roomFloor[mine]
-                if climbed || contest(building.zones[best], lead: confidence - share, settings: settings) {
+                if climbed || contest(building.zones[best], lead: lead, settings: settings) {
                     target = building.zones[best]
                 }
             } else if share < settings.minConfidence * settings.holdShare {
