@@ -218,33 +218,9 @@ package enum Pages {
         html.close("p")
         // A tag: its training session and how well the trained rooms are known (docs/behaviour.md §22).
         if model.tags.contains(device.id) { training(model, device: device.id, into: &html) }
-        // The monitored set, as the phone's slots.
-        html.open(
-            "section", [("class", "slots-section"), ("data-mode", monitor.mode.rawValue)])
-        html.open("h2")
-        html.escaped(
-            "Monitored regions: \(monitor.monitored.count) of \(model.maxRegions) slots, \(monitor.mode.rawValue)")
-        html.close("h2")
-        html.raw("<ol class=\"slots\">")
-        let insideRegions = Set(monitor.inside.map(\.region))
-        for slot in 0..<max(model.maxRegions, monitor.monitored.count) {
-            if slot < monitor.monitored.count {
-                let region = monitor.monitored[slot]
-                let inside = insideRegions.contains(region)
-                html.open(
-                    "li",
-                    [
-                        ("class", "slot filled \(region.kind.rawValue)\(inside ? " inside" : "")"),
-                        ("data-region", region.description), ("title", region.description),
-                    ])
-                html.element("span", [("class", "kind")], region.kind.rawValue)
-                html.element("span", [("class", "name")], model.name(of: region))
-                html.close("li")
-            } else {
-                html.raw("<li class=\"slot empty\"><span class=\"kind\">free</span></li>")
-            }
-        }
-        html.raw("</ol></section>")
+        // The monitored set, as a phone's slots under Monitor.maxRegions (docs/behaviour.md §5.2); a
+        // tag is heard by scanners, and has no cap of a phone's (§19).
+        if !model.tags.contains(device.id) { slots(monitor, model, into: &html) }
         // Where it is.
         html.raw("<section class=\"inside\"><h2>Inside</h2><ul>")
         for presence in monitor.inside where presence.region.kind != .beacon {
@@ -283,6 +259,36 @@ package enum Pages {
         extras(reading, model, into: &html)
         transitions(model, device: device.id, into: &html)
         return html.text
+    }
+
+    /// The device's monitored set drawn as its `Monitor.maxRegions` slots, filled or free.
+    private static func slots(_ monitor: MonitorReading, _ model: BuildingModel, into html: inout HTML) {
+        html.open(
+            "section", [("class", "slots-section"), ("data-mode", monitor.mode.rawValue)])
+        html.open("h2")
+        html.escaped(
+            "Monitored regions: \(monitor.monitored.count) of \(model.maxRegions) slots, \(monitor.mode.rawValue)")
+        html.close("h2")
+        html.raw("<ol class=\"slots\">")
+        let insideRegions = Set(monitor.inside.map(\.region))
+        for slot in 0..<max(model.maxRegions, monitor.monitored.count) {
+            if slot < monitor.monitored.count {
+                let region = monitor.monitored[slot]
+                let inside = insideRegions.contains(region)
+                html.open(
+                    "li",
+                    [
+                        ("class", "slot filled \(region.kind.rawValue)\(inside ? " inside" : "")"),
+                        ("data-region", region.description), ("title", region.description),
+                    ])
+                html.element("span", [("class", "kind")], region.kind.rawValue)
+                html.element("span", [("class", "name")], model.name(of: region))
+                html.close("li")
+            } else {
+                html.raw("<li class=\"slot empty\"><span class=\"kind\">free</span></li>")
+            }
+        }
+        html.raw("</ol></section>")
     }
 
     /// Whether the device is a tag heard by fixed scanners (it has a room, or scanners heard it).

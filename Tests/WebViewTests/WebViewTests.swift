@@ -162,6 +162,24 @@ import WebView
         #expect((object?["monitored"] as? [String])?.count == 2)
     }
 
+    /// A phone's page draws its slots under the cap (docs/behaviour.md §5.2); a tag heard by
+    /// scanners has no cap of a phone's (§19), so its page has no slots panel (issue 74).
+    @Test func aTagsPageHasNoSlotsAndAPhonesHasThem() throws {
+        var model = BuildingModel(hierarchy: Self.hierarchy, maxRegions: 20)
+        model.declare(.init(id: "alice-phone"))
+        model.declare(.init(id: "badge", name: "Badge"))
+        model.tags = ["badge"]
+        model.update("alice-phone", reading: Self.reading(zone: 2, at: 5))
+        model.update("badge", reading: Self.reading(zone: 2, at: 5))
+        let phone = try #require(Pages.device(model, id: "alice-phone"))
+        #expect(phone.contains("class=\"slots-section\""))
+        #expect(phone.contains("Monitored regions: 2 of 20 slots"))
+        let tag = try #require(Pages.device(model, id: "badge"))
+        #expect(!tag.contains("slots"), "\(tag)")
+        #expect(!tag.contains("Monitored regions"))
+        #expect(tag.contains("<section class=\"inside\">"), "the rest of the tag's page is there")
+    }
+
     @Test func textIsEscapedAndNumbersAreWrittenPlainly() {
         #expect(HTML.escape("<a href=\"x\">'&'</a>") == "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;")
         #expect(HTML.duration(42) == "42 s")

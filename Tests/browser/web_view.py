@@ -4,18 +4,18 @@
 Starts `beaconwatch run` on a trace it feeds through a FIFO (so the walk moves when this script
 says), opens `/` and `/devices/alice` in Chromium through chromedriver, and checks what is on the
 screen: the walker appears in the Zone it entered, moves to the next Zone after that Zone's enter,
-and the device page shows its monitored set as Monitor.maxRegions slots. Then a floor plan (a tag's
-dot moving across one floor), and a house of two floors fed through a real mosquitto by four
-scanners publishing as Theengs gateways do: the floor picker lists both floors with the tag counted
-on the one it is on, and follows it upstairs. Then "Learn this room" (docs/behaviour.md §22): a tag's
-page opened with ?token= picks a room, starts a 5-s session, shows its progress bar moving and,
-once it ends, how well the room is known. Then occupancy (docs/behaviour.md §23): the building page
-shows each room occupied or vacant with its count of people and why, from the devices inside and
-a zigbee2mqtt PIR and a count sensor fed through the trace. Screenshots go to the folder given with --artefacts,
-with chromedriver's log (Chromium's own output in it) and the daemons' and the broker's logs. Exit
-status 0 when every check holds, 1 when one fails (mosquitto or mosquitto_pub missing too: the
-unit tests need them as well), 77 when Chromium or Selenium is missing (the caller says so and
-skips).
+and the device page shows its monitored set as Monitor.maxRegions slots (a tag's page has none).
+Then a floor plan (a tag's dot moving across one floor), and a house of two floors fed through a
+real mosquitto by four scanners publishing as Theengs gateways do: the floor picker lists both
+floors with the tag counted on the one it is on, and follows it upstairs. Then "Learn this room"
+(docs/behaviour.md §22): a tag's page opened with ?token= picks a room, starts a 5-s session, shows
+its progress bar moving and, once it ends, how well the room is known. Then occupancy
+(docs/behaviour.md §23): the building page shows each room occupied or vacant with its count of
+people and why, from the devices inside and a zigbee2mqtt PIR and a count sensor fed through the
+trace. Screenshots go to the folder given with --artefacts, with chromedriver's log (Chromium's own
+output in it) and the daemons' and the broker's logs. Exit status 0 when every check holds, 1 when
+one fails (mosquitto or mosquitto_pub missing too: the unit tests need them as well), 77 when
+Chromium or Selenium is missing (the caller says so and skips).
 
 Usage: web_view.py BEACONWATCH_BINARY --artefacts DIR
 """
@@ -312,6 +312,10 @@ def main():
             scanners = page.texts("section.scanners-heard td[data-scanner]")
             if sorted(scanners) != ["kitchen at Fridge (2001)", "reception at Desk (1001)"]:
                 fail(f"the tag's page lists the scanners {scanners!r}")
+            # Scanners hear a tag: it has no phone's region cap, so no slots (issue 74; alice's
+            # page above has them).
+            if page.texts("section.slots-section, ol.slots, li.slot"):
+                fail(f"the tag's page draws a phone's slots: {page.texts('section.slots-section h2')!r}")
             page.screenshot(os.path.join(args.artefacts, "web-device-badge.png"))
     floor_page(args, chromium_path, driver_path)
     floors_page(args, chromium_path, driver_path)
