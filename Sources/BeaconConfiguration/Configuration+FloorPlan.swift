@@ -91,7 +91,9 @@ extension Loader {
                 plan.levels.append(.init(area: uuid, bottom: values[0], top: values[1], line: entry.line))
             } else if let text = key.suffix(after: "LocationAreaWalls.") {
                 guard let uuid = UUID(uuidString: text) else {
-                    error(entry, "'\(text.excerpt)' is not a UUID; walls are given as LocationAreaWalls.<UUID> = none or edges")
+                    error(
+                        entry,
+                        "'\(text.excerpt)' is not a UUID; walls are given as LocationAreaWalls.<UUID> = none or edges")
                     continue
                 }
                 guard beacons.contains(where: { $0.id.uuid == uuid }) else {

@@ -25,6 +25,8 @@ package struct PositionFilter: Sendable {
     /// above the measured power, the radio's bias removed).
     var heardAt: [Int64] = []
     var peaks: [Float] = []
+    /// Each scanner slot's usual seconds between readings of the tag (0 until it has two).
+    var gaps: [Float] = []
     /// When the readings were last weighed (µs).
     var weighedAt: Int64 = .min
     /// The tag's power at 1 m as its readings say, dB above its claim (the radio's bias removed),
@@ -80,10 +82,16 @@ package struct PositionFilter: Sendable {
         if heardAt.count != scanners {
             heardAt = Array(repeating: .min, count: scanners)
             peaks = Array(repeating: 0, count: scanners)
+            gaps = Array(repeating: 0, count: scanners)
         }
-        let decay = Float(max(0, settings.decay))
         let reading = Float(min(max(level - radio.bias, -200), 200))
         let previous = heardAt[slot]
+        if previous != .min, time > previous {
+            // The scanner's usual interval between readings of the tag (readings of one burst count once).
+            let gap = Float(min(Double(time - previous) / 1_000_000, 3600))
+            if gap > 0.05 { gaps[slot] = gaps[slot] == 0 ? gap : gaps[slot] * 0.8 + gap * 0.2 }
+        }
+        let decay = heldDecay(slot, settings: settings)
         if decay > 0, previous != .min, time >= previous {
             let held = peaks[slot] - decay * Float(min(Double(time - previous) / 1_000_000, 3600))
             peaks[slot] = max(reading, held)
@@ -100,23 +108,39 @@ package struct PositionFilter: Sendable {
         }
         guard weight >= Self.leastWeight else { return }
         weighedAt = max(weighedAt, time)
-        // The scanners heard within the window, each at its held level now.
-        let window = Int64(max(0, min(settings.window, 3600)) * 1_000_000)
+        // The scanners heard within their window, each at its held level now.
         var active: [(slot: Int, level: Float)] = []
         for s in 0..<scanners where heardAt[s] != .min {
             let (age, overflow) = time.subtractingReportingOverflow(heardAt[s])
-            guard !overflow, age <= window else { continue }
-            active.append((s, peaks[s] - decay * Float(max(0, Double(age)) / 1_000_000) - Float(power)))
+            guard !overflow, Double(age) <= window(s, settings: settings) * 1_000_000 else { continue }
+            let faded = heldDecay(s, settings: settings) * Float(max(0, Double(age)) / 1_000_000)
+            active.append((s, peaks[s] - faded - Float(power)))
         }
         guard !active.isEmpty else { return }
         let exponent = Float(radio.exponent * exponentScale)
         let (sum, best) = weigh(
             active, exponent: exponent, weight: Float(weight), building: building, radio: radio, settings: settings)
-        learnExponent(active, cell: best, weight: weight, at: time, building: building, radio: radio, settings: settings)
+        learnExponent(
+            active, cell: best, weight: weight, at: time, building: building, radio: radio, settings: settings)
         learnPower(
             active, cell: best, exponent: Double(exponent), weight: weight, building: building, radio: radio,
             settings: settings)
         normalise(total: sum, building: building, share: Float(min(0.5, settings.jump * weight)))
+    }
+
+    /// Seconds a scanner's reading stands for: ``PositionSettings/window``, or two and a half of
+    /// that scanner's usual intervals where it reads the tag more slowly (a tag advertising every
+    /// 3 s is weighed on every scanner's last reading, not on one at a time).
+    func window(_ slot: Int, settings: PositionSettings) -> Double {
+        max(0, min(max(settings.window, 2.5 * Double(gaps[slot])), 3600))
+    }
+
+    /// How fast a scanner's held level falls, dB a second: ``PositionSettings/decay`` over the
+    /// settings' window, slower over a longer one (a reading loses as much over its window).
+    func heldDecay(_ slot: Int, settings: PositionSettings) -> Float {
+        let decay = max(0, settings.decay)
+        guard decay > 0 else { return 0 }
+        return Float(decay * max(settings.window, 1e-6) / max(window(slot, settings: settings), 1e-6))
     }
 
     /// The least weight a weighing is made with: readings closer together wait for the next.

@@ -224,4 +224,3 @@ final class Likelihood: Sendable {
         return min(levels - 1, Int((-log2(weight)).rounded()))
     }
 }
-

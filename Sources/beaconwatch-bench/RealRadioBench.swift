@@ -40,7 +40,9 @@ struct RealRadioBench: ParsableCommand {
             ("oracle: the nearest sensor by true distance", nil),
         ]
         var pooled = Array(repeating: TrackScore(), count: systems.count)
-        print("real: \(site.tracks.count) recorded tracks of \(data), the beacon claiming \(power) dBm; scored every 0.1 s")
+        print(
+            "real: \(site.tracks.count) recorded tracks of \(data), the beacon claiming \(power) dBm; scored every 0.1 s"
+        )
         for track in site.tracks {
             try site.trace(track, power: power).write(
                 to: folder.appendingPathComponent("trace.jsonl"), atomically: true, encoding: .utf8)
@@ -56,9 +58,11 @@ struct RealRadioBench: ParsableCommand {
                         for file in ["site.ini", "trace.jsonl"] {
                             try? FileManager.default.removeItem(at: kept.appendingPathComponent("\(index)-\(file)"))
                             try FileManager.default.copyItem(
-                                at: folder.appendingPathComponent(file), to: kept.appendingPathComponent("\(index)-\(file)"))
+                                at: folder.appendingPathComponent(file),
+                                to: kept.appendingPathComponent("\(index)-\(file)"))
                         }
-                        try output.write(to: kept.appendingPathComponent("\(index)-out.jsonl"), atomically: true, encoding: .utf8)
+                        try output.write(
+                            to: kept.appendingPathComponent("\(index)-out.jsonl"), atomically: true, encoding: .utf8)
                     }
                     timeline = site.timeline(fromReplay: output)
                 } else {
@@ -76,10 +80,14 @@ struct RealRadioBench: ParsableCommand {
             print(line)
         }
         print("pooled over \(String(format: "%.0f", site.tracks.map(\.duration).reduce(0, +))) s:")
-        print("  system | right | right ≥ 1 m from other rooms | room changes (truth) | hand-over p50 / p95 | position error median / p90 | Area exits")
+        print(
+            "  system | right | right ≥ 1 m from other rooms | room changes (truth) | hand-over p50 / p95 | position error median / p90 | Area exits"
+        )
         for (index, system) in systems.enumerated() {
             let score = pooled[index]
-            let handover = [0.5, 0.95].map { TrackScore.percentile(score.handovers, $0).map { format($0, 1) + " s" } ?? "-" }
+            let handover = [0.5, 0.95].map {
+                TrackScore.percentile(score.handovers, $0).map { format($0, 1) + " s" } ?? "-"
+            }
             let error = [0.5, 0.9].map { TrackScore.percentile(score.errors, $0).map { format($0, 2) + " m" } ?? "-" }
             print(
                 "  \(system.name) | \(percent(score.rightShare)) | \(score.clearShare.map(percent) ?? "-") | "

@@ -52,7 +52,8 @@ import Testing
         #expect((TrackScore.percentile(plan.errors, 0.5) ?? 99) < 4, "\(TrackScore.percentile(plan.errors, 0.5) ?? -1)")
         #expect(oracle.rightShare > 0.95)
         withKnownIssue("issue 71: the strongest sensor over 2 s is right more often on recorded data") {
-            #expect(plan.rightShare >= strongest.rightShare, "plan \(plan.rightShare), strongest \(strongest.rightShare)")
+            #expect(
+                plan.rightShare >= strongest.rightShare, "plan \(plan.rightShare), strongest \(strongest.rightShare)")
         }
     }
 

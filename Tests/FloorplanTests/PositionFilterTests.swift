@@ -217,7 +217,8 @@ struct PositionFilterTests {
                 let level = Self.level(map, learned, slot: slot, at: point)
                 let at = Int64(second) * 1_000_000 + Int64(slot) * 300_000
                 let plain = RadioModel(exponent: 2.5, wallLoss: 5)
-                sharp.observe(slot: slot, level: level, at: at, building: building, radio: plain, settings: sharpSettings)
+                sharp.observe(
+                    slot: slot, level: level, at: at, building: building, radio: plain, settings: sharpSettings)
                 wide.observe(slot: slot, level: level, at: at, building: building, radio: plain, settings: wideSettings)
                 paired.observe(
                     slot: slot, level: level, at: at, building: building, radio: learned, settings: wideSettings)

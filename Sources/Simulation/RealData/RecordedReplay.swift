@@ -26,7 +26,8 @@ extension RecordedSite {
             lines.append("LocationBaseBeacon.\(id) = \(Self.areaUUID),\(roomOfSensor[index] + 1),\(id)")
             lines.append("LocationScanner.\(id) = \(sensor.name)")
             if floorPlan {
-                lines.append("LocationScannerPoint.\(sensor.name) = \(format(sensor.x)),\(format(sensor.y)),\(format(sensor.z))")
+                lines.append(
+                    "LocationScannerPoint.\(sensor.name) = \(format(sensor.x)),\(format(sensor.y)),\(format(sensor.z))")
             }
         }
         if floorPlan, let walls { lines.append("LocationAreaWalls.\(Self.areaUUID) = \(walls)") }

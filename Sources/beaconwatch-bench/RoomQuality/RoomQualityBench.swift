@@ -410,6 +410,7 @@ struct RoomQualityBench: ParsableCommand {
             let known: Set = [
                 "spread", "holdShare", "sigmaAbove", "sigmaBelow", "outlier", "correlation", "drift", "threshold",
                 "audible", "corroboration", "jump", "walkThreshold", "moving", "movingWindow", "learnsSpread",
+                "window", "decay", "sigma", "powerSpread", "rate", "minConfidence",
             ]
             if let unknown = values.keys.first(where: { !known.contains($0) }) {
                 throw ValidationError("--tune: no setting \(unknown)")
@@ -429,6 +430,12 @@ struct RoomQualityBench: ParsableCommand {
                 movingWindow: values["movingWindow"] ?? defaults.movingWindow)
             tuning.jump = values["jump"] ?? defaults.jump
             tuning.learnsSpread = values["learnsSpread"].map { $0 != 0 } ?? defaults.learnsSpread
+            tuning.window = values["window"] ?? defaults.window
+            tuning.decay = values["decay"] ?? defaults.decay
+            tuning.sigma = values["sigma"] ?? defaults.sigma
+            tuning.powerSpread = values["powerSpread"] ?? defaults.powerSpread
+            tuning.rate = values["rate"] ?? defaults.rate
+            tuning.minConfidence = values["minConfidence"] ?? defaults.minConfidence
             let variant = try BeaconwatchRooms(
                 name: "tune \(text)", floor: floor, tags: count, nodes: nodes, phones: phones, plan: true,
                 position: tuning)
