@@ -228,17 +228,11 @@ package struct PositionFilter: Sendable {
         radio: RadioModel, settings: PositionSettings
     ) {
         guard active.count >= 3 else { return }
-        let cells = building.cellCount
         let sigma = max(0.5, settings.sigma)
         let spread = powerSpread(settings)
         var sum = 0.0
         for (slot, level) in active {
-            var e = Double(level) + exponent * Double(building.logDistance[slot * cells + cell])
-            e += radio.wallLoss * Double(building.wallsCrossed[slot * cells + cell])
-            if !building.floorsCrossed.isEmpty {
-                e += radio.floorLoss * Double(building.floorsCrossed[slot * cells + cell])
-            }
-            sum += e
+            sum += Self.departure(level, slot: slot, cell: cell, exponent: exponent, building: building, radio: radio)
         }
         // The offset fitted there, about the power already learned (the levels have it removed).
         let offset = sum / (Double(active.count) + sigma * sigma / (spread * spread))
@@ -246,6 +240,18 @@ package struct PositionFilter: Sendable {
         let share = min(1, seconds / max(settings.powerMemory, 1e-6))
         power = min(max(power + share * offset, -Self.powerLimit), Self.powerLimit)
         powerEvidence = min(powerEvidence + seconds, 86_400)
+    }
+
+    /// How far a level (dB above the tag's power) lies above what scanner slot `slot` expects from
+    /// cell `cell` at power 0: the distance's, the walls' and the floors' losses added back.
+    static func departure(
+        _ level: Float, slot: Int, cell: Int, exponent: Double, building: Building, radio: RadioModel
+    ) -> Double {
+        let index = slot * building.cellCount + cell
+        var e = Double(level) + exponent * Double(building.logDistance[index])
+        e += radio.wallLoss * Double(building.wallsCrossed[index])
+        if !building.floorsCrossed.isEmpty { e += radio.floorLoss * Double(building.floorsCrossed[index]) }
+        return e
     }
 
     /// The farthest the learned power goes from the claim, dB.
@@ -285,7 +291,6 @@ package struct PositionFilter: Sendable {
         if exponentEvidence.count != Self.exponentShares.count {
             exponentEvidence = Array(repeating: 0, count: Self.exponentShares.count)
         }
-        let cells = building.cellCount
         let sigma = max(0.5, settings.sigma)
         let ridge = sigma * sigma / (powerSpread(settings) * powerSpread(settings))
         let elapsed = evidenceAt == .min ? 0 : max(0, min(Double(time &- evidenceAt) / 1_000_000, 3600))
@@ -295,11 +300,8 @@ package struct PositionFilter: Sendable {
             let exponent = radio.exponent * share
             var (s1, s2) = (0.0, 0.0)
             for (slot, level) in active {
-                var e = Double(level) + exponent * Double(building.logDistance[slot * cells + cell])
-                e += radio.wallLoss * Double(building.wallsCrossed[slot * cells + cell])
-                if !building.floorsCrossed.isEmpty {
-                    e += radio.floorLoss * Double(building.floorsCrossed[slot * cells + cell])
-                }
+                let e = Self.departure(
+                    level, slot: slot, cell: cell, exponent: exponent, building: building, radio: radio)
                 s1 += e
                 s2 += e * e
             }
