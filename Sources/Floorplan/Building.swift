@@ -33,6 +33,8 @@ package final class Building: Sendable, Hashable {
     package let roomOffsets: [Int]
     /// Scanner slot by location index (scanners of every floor).
     package let scannerSlot: [Int32: Int]
+    /// Each scanner slot's room slot (the room its point lies in), -1 for none.
+    package let scannerRoom: [Int]
     /// `10 · log10(distance)`, the walls and the floors crossed from scanner slot `s` to cell `c`,
     /// at `s * cellCount + c`; `floorsCrossed` is empty with one floor.
     let logDistance: [Float]
@@ -85,12 +87,15 @@ package final class Building: Sendable, Hashable {
         let slabs = Array(Set(maps.map(\.plan.bottom)).sorted().dropFirst())
         self.slabs = slabs
         var slots: [Int32: Int] = [:]
+        var scannerRoom: [Int] = []
         var logDistance: [Float] = []
         var wallsCrossed: [Float] = []
         var floorsCrossed: [Float] = []
         for (floor, map) in maps.enumerated() {
             for scanner in map.plan.scanners where slots[scanner.location] == nil {
                 slots[scanner.location] = slots.count
+                let room = map.cell(at: scanner.point).map { map.cellRoom[$0] } ?? -1
+                scannerRoom.append(room >= 0 ? roomOffsets[floor] + Int(room) : -1)
                 for (other, cells) in maps.enumerated() {
                     let height = cells.plan.bottom + FloorPlan.tagHeight
                     let crossed = Float(Self.floors(between: height, and: scanner.z, slabs: slabs))
@@ -112,6 +117,7 @@ package final class Building: Sendable, Hashable {
             }
         }
         scannerSlot = slots
+        self.scannerRoom = scannerRoom
         self.logDistance = logDistance
         self.wallsCrossed = wallsCrossed
         self.floorsCrossed = floorsCrossed

@@ -128,6 +128,29 @@ package struct PositionFilter: Sendable {
         normalise(total: sum, building: building, share: Float(min(0.5, settings.jump * weight)))
     }
 
+    /// How loud each room's scanners hear the tag together at `time` (an open plan's rooms,
+    /// docs/behaviour.md §20): by room slot, the power sum of the two loudest of its scanners heard
+    /// within their window, each at its held level, dB above the tag's power; `nil` for a room
+    /// none of whose scanners heard it. The tag's power is common to every room: a claim that is
+    /// off moves no room against another.
+    package func loudness(at time: Int64, building: Building, settings: PositionSettings) -> [Double?] {
+        var loudest = [(Double, Double)?](repeating: nil, count: building.zones.count)
+        for slot in heardAt.indices where heardAt[slot] != .min && slot < building.scannerRoom.count {
+            let room = building.scannerRoom[slot]
+            let (age, overflow) = time.subtractingReportingOverflow(heardAt[slot])
+            guard room >= 0, !overflow, Double(age) <= window(slot, settings: settings) * 1_000_000 else { continue }
+            let level = Double(
+                peaks[slot] - heldDecay(slot, settings: settings) * Float(max(0, Double(age)) / 1_000_000))
+            let (first, second) = loudest[room] ?? (-.infinity, -.infinity)
+            loudest[room] = level > first ? (level, first) : (first, max(second, level))
+        }
+        return loudest.map { pair in
+            pair.map { first, second in
+                second == -.infinity ? first : first + 10 * log10(1 + pow(10, (second - first) / 10))
+            }
+        }
+    }
+
     /// Seconds a scanner's reading stands for: ``PositionSettings/window``, or two and a half of
     /// that scanner's usual intervals where it reads the tag more slowly (a tag advertising every
     /// 3 s is weighed on every scanner's last reading, not on one at a time).

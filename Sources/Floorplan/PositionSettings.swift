@@ -85,6 +85,13 @@ package struct PositionSettings: Sendable, Hashable {
     /// The lead over the present room with which the most probable room contests it below
     /// ``minConfidence``: the room follows the position when the present room's confidence has gone.
     package static let followLead = 0.15
+    /// An open plan's room contest (docs/behaviour.md §20, "Open plans"), dB: another room's
+    /// scanners win at once this much louder than the present room's, or when their lead less
+    /// ``openDrift`` adds up to ``openThreshold`` dB·s. Chosen on the recorded tracks (scripts/bench
+    /// real: 84–87 % right from 2 to 3 dB/s of decay, 0.5 to 2 dB of drift, 1 to 2 dB·s).
+    package static let openAtOnce = 6.0
+    package static let openDrift = 1.0
+    package static let openThreshold = 1.0
     package var learnedPowerSpread = 6.0
     package var powerMemory = 10.0
     package var rate = 3.0

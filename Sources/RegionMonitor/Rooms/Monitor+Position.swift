@@ -169,7 +169,11 @@ extension Monitor {
                 within: settings.window, of: timing.now, building: building, radio: radio,
                 audible: settings.audible)
         }
-        if current >= 0, let mine = building.roomSlot(ofZone: current) {
+        if let loudest = openPlanRoom(
+            filter, building: building, shares: shares, best: best, current: current, settings: settings)
+        {
+            if building.zones[loudest] != current, corroborated, !unexplained() { target = building.zones[loudest] }
+        } else if current >= 0, let mine = building.roomSlot(ofZone: current) {
             let share = Double(shares[mine])
             // The room follows the position when another is the most probable by a clear lead, even
             // below Rooms.minConfidence: the present room's confidence has gone (an open plan's
@@ -230,6 +234,57 @@ extension Monitor {
         if let shown = building.floor(ofArea: floorArea) {
             reportPosition(area: floorArea, filter: filter, building: building, floor: shown, into: &outputs)
         }
+    }
+
+    /// An open plan's room (`LocationAreaWalls = none`, one floor; docs/behaviour.md §20, "Open
+    /// plans"): the room whose scanners hear the tag loudest together
+    /// (``PositionFilter/loudness(at:building:settings:)``), another winning at once
+    /// ``PositionSettings/openAtOnce`` dB ahead or when its lead less ``PositionSettings/openDrift``
+    /// adds up to ``PositionSettings/openThreshold`` dB·s. Its rooms are lines drawn across one hall:
+    /// the tag is in the room it is heard in, which needs no model of the radio (on the recorded
+    /// tracks 85 % right where the position's most probable room is 75 %: docs/performance.md
+    /// "Real radio"). `nil` where the position decides: a plan with walls or floors, no room's
+    /// scanner heard, or a room with no scanner of its own that the position holds.
+    mutating func openPlanRoom(
+        _ filter: PositionFilter, building: Building, shares: [Float], best: Int, current: Int32,
+        settings: PositionSettings
+    ) -> Int? {
+        guard building.floors.count == 1, building.floors[0].plan.open else { return nil }
+        let mine = current >= 0 ? building.roomSlot(ofZone: current) : nil
+        // A room with no scanner is the position's to enter and to hold.
+        let unheard = { (slot: Int) in !building.scannerRoom.contains(slot) }
+        if best >= 0, unheard(best), Double(shares[best]) >= settings.minConfidence { return nil }
+        if let mine, unheard(mine), Double(shares[mine]) >= settings.minConfidence * settings.holdShare {
+            return nil
+        }
+        let levels = filter.loudness(at: timing.now, building: building, settings: settings)
+        var loudest = -1
+        for slot in levels.indices {
+            guard let level = levels[slot] else { continue }
+            if loudest < 0 || level > levels[loudest] ?? -.infinity { loudest = slot }
+        }
+        guard loudest >= 0 else { return nil }
+        guard let mine, !unheard(mine) else { return loudest }
+        let (elapsed, overflow) = timing.now.subtractingReportingOverflow(rooms.position.contestAt)
+        let seconds =
+            rooms.position.contestAt == .min || overflow || elapsed < 0 ? 0 : min(1, Double(elapsed) / 1_000_000)
+        rooms.position.contestAt = timing.now
+        guard loudest != mine else {
+            rooms.position.score = max(0, rooms.position.score - PositionSettings.openDrift * seconds)
+            return mine
+        }
+        let lead = (levels[loudest] ?? 0) - (levels[mine] ?? -.infinity)
+        if building.zones[loudest] != rooms.position.challenger {
+            rooms.position.challenger = building.zones[loudest]
+            rooms.position.score = 0
+        }
+        rooms.position.score = max(0, rooms.position.score + (lead - PositionSettings.openDrift) * seconds)
+        guard lead >= PositionSettings.openAtOnce || rooms.position.score >= PositionSettings.openThreshold else {
+            return mine
+        }
+        rooms.position.score = 0
+        rooms.position.challenger = -2
+        return loudest
     }
 
     /// Whether the trail's last point is ``trailStep`` old or more (or none, or the clock went back).
