@@ -28,7 +28,11 @@ extension Devices {
                 }
                 room = zone.description
             }
-            guard fingerprints.forget(room: room) else { return nil }
+            guard fingerprints.forget(room: room) else {
+                return room == "*"
+                    ? "learn: no room is trained; nothing to forget"
+                    : "learn: \(roomName(room, in: configuration)) is not trained; nothing to forget"
+            }
             actions.append(.fingerprints(room: room, nil))
             refreshFingerprints()
             return nil
@@ -46,25 +50,22 @@ extension Devices {
             guard let zone = zone(named: command.room, in: configuration) else {
                 return unknownRoom(command.room, configuration: configuration)
             }
-            let declaredTag = configuration.scanners?.tags.contains { $0.id == command.device } == true
-            if index[.fleet(command.device)] == nil, declaredTag, settings.shard.owns(command.device),
-                fleetCount < settings.maxDevices
-            {
-                // A declared tag not heard yet: it is added now, as its first report would.
-                let declaration =
-                    declared[command.device] ?? DeviceDeclaration(id: command.device, name: command.device, line: 0)
-                add(
-                    command.device, Device(declaration: declaration, source: .scanners), state: KeptState(),
-                    isNew: true, at: time, into: &actions)
+            guard let position = index[.fleet(command.device)] else {
+                // A declared tag not heard yet: a session of it would take nothing.
+                let declaredTag = configuration.scanners?.tags.contains { $0.id == command.device } == true
+                guard declaredTag, settings.shard.owns(command.device) else { return unknownDevice(command.device) }
+                return "learn: \(Self.quoted(command.device)) has not been heard by any scanner yet, so a session "
+                    + "would take nothing; bring the tag into the room, check that a scanner hears it (its page "
+                    + "/devices/\(command.device.excerpt)), and try again"
             }
-            guard let position = index[.fleet(command.device)] else { return unknownDevice(command.device) }
             guard known[position].source == .scanners else {
                 return "learn: \(Self.quoted(command.device)) is not a tag heard by scanners; train with a Tag.<id>"
             }
             if let running = engines[position].monitor.learning {
-                let name = engines[position].monitor.hierarchy.zones[Int(running.zone)].region.description
-                return
-                    "learn: \(Self.quoted(command.device)) is training \(name) already; stop it first ({\"stop\": true})"
+                let zone = engines[position].monitor.hierarchy.zones[Int(running.zone)]
+                let (left, _) = running.until.subtractingReportingOverflow(time.microseconds)
+                return "learn: \(Self.quoted(command.device)) is training \(zone.name ?? zone.region.description) "
+                    + "already (\(Self.seconds(left)) s left); wait for its end, or stop its session first"
             }
             handle(.learn(zone, seconds: seconds), for: .fleet(command.device), at: time, into: &actions)
             return nil
@@ -92,12 +93,27 @@ extension Devices {
 
     static func quoted(_ text: String) -> String { "\"\(text.excerpt)\"" }
 
+    /// Whole seconds, rounded up, of `microseconds` (none below 0).
+    static func seconds(_ microseconds: Int64) -> Int64 {
+        max(0, microseconds / 1_000_000 + (microseconds % 1_000_000 > 0 ? 1 : 0))
+    }
+
+    /// A room (`UUID:major`) as a person reads it: its Zone's `LocationZoneName`, else the region.
+    func roomName(_ room: String, in configuration: Configuration) -> String {
+        let zone = Region(room).flatMap { configuration.hierarchy.zoneIndex(of: $0) }.map {
+            configuration.hierarchy.zones[$0]
+        }
+        return zone?.name ?? room
+    }
+
     /// A session of the device at `position` that ended: its room's fingerprints replaced by it,
-    /// kept, and every tag's model made again.
+    /// kept, and every tag's model made again. A session that took no sample changes nothing: a
+    /// tag that was not heard must not erase the room's training.
     mutating func takeLearned(_ position: Int, into actions: inout [Action]) {
         guard let learned = engines[position].takeLearned(), let id = ids[position].fleetID else { return }
         let room = learned.room.description
-        let samples = Array(learned.samples.prefix(Self.mostSamples))
+        let samples = Array(learned.samples.filter(\.level.isFinite).prefix(Self.mostSamples))
+        guard !samples.isEmpty else { return }
         let now = engines[position].now.microseconds
         fingerprints.replace(room: room, with: samples, device: id, at: now)
         actions.append(.fingerprints(room: room, fingerprints.rooms[room]))

@@ -107,6 +107,8 @@ import Testing
     /// training); a tag that hears 4 dB quieter than the one that trained is too.
     @Test func aTrainedRoomWithNoScannerIsEntered() throws {
         var table = try Self.table()
+        // Heard first: a tag never heard is not trained.
+        _ = Self.stay(&table, "badge-1", in: "Kitchen", from: 0, seconds: 1)
         var start = 1.0
         for room in ["Kitchen", "Bathroom", "Office"] {
             #expect(
@@ -150,6 +152,7 @@ import Testing
     /// stop ends a session early with what it took.
     @Test func retrainingReplacesForgettingForgetsAndStopEndsEarly() throws {
         var table = try Self.table()
+        _ = Self.stay(&table, "badge-1", in: "Kitchen", from: 0, seconds: 1)
         _ = try Self.learn(&table, #"{"room": "Kitchen", "seconds": 10}"#, device: "badge-1", at: 1)
         _ = Self.stay(&table, "badge-1", in: "Kitchen", from: 1, seconds: 12)
         let first = try #require(
@@ -199,12 +202,83 @@ import Testing
         #expect(
             table.learningSessions.count == 1 && table.learningSessions.first?.room.description.hasSuffix(":1") == true)
         #expect(table.fingerprints.version == version)
-        // Ben is declared: a session for him adds him, as his first report would; a stop of it is taken.
+        // Ben, heard once, then quiet: a session for him is taken, and a stop of it.
+        _ = Self.stay(&table, "ben", in: "Hall", from: 4, seconds: 1)
         #expect(try Self.learn(&table, #"{"room": "Hall", "seconds": 5}"#, device: "ben", at: 5).refusal == nil)
         #expect(try Self.learn(&table, #"{"stop": true}"#, device: "ben", at: 6).refusal == nil)
         #expect(
             try Self.learn(&table, #"{"stop": true}"#, device: "ben", at: 7).refusal?.contains("no session") == true)
         // Ben's stop took no samples: nothing was learned for the hall.
         #expect(table.fingerprints.rooms.isEmpty)
+    }
+
+    /// A session that takes no sample (its tag not heard) changes nothing, ended or stopped: the
+    /// room keeps its training, nothing is kept or shipped, and its `learned` says 0 samples.
+    @Test func aSessionThatTakesNoSampleKeepsTheRoomsTraining() throws {
+        var table = try Self.table()
+        _ = Self.stay(&table, "badge-1", in: "Kitchen", from: 1, seconds: 1)
+        #expect(try Self.learn(&table, #"{"room": "Kitchen", "seconds": 10}"#, device: "badge-1", at: 2).refusal == nil)
+        _ = Self.stay(&table, "badge-1", in: "Kitchen", from: 2, seconds: 12)
+        let kitchen = Region.zone(UUID(uuidString: Self.area)!, major: 1).description
+        let trained = try #require(table.fingerprints.rooms[kitchen])
+        #expect(trained.samples.count == 30)
+        let version = table.fingerprints.version
+        // The badge is quiet from now on: a session that ends, and one that is stopped.
+        #expect(try Self.learn(&table, #"{"room": "Kitchen", "seconds": 5}"#, device: "badge-1", at: 20).refusal == nil)
+        var actions: [Devices.Action] = []
+        table.advance(to: TagTests.time(30), into: &actions)
+        #expect(try Self.learn(&table, #"{"room": "Kitchen", "seconds": 5}"#, device: "badge-1", at: 31).refusal == nil)
+        let (stop, stopped) = try Self.learn(&table, #"{"stop": true}"#, device: "badge-1", at: 32)
+        #expect(stop == nil)
+        actions += stopped
+        #expect(Self.learned(actions).map(\.samples) == [0, 0])
+        #expect(table.fingerprints.rooms[kitchen] == trained && table.fingerprints.version == version)
+        #expect(!actions.contains { if case .fingerprints = $0 { true } else { false } })
+        #expect(table.fingerprintModel != nil)
+    }
+
+    /// A declared tag that was never heard is refused with one line (a session of it would take
+    /// nothing); once heard, it is taken.
+    @Test func aDeclaredTagNeverHeardIsRefused() throws {
+        var table = try Self.table()
+        let (refusal, actions) = try Self.learn(&table, #"{"room": "Hall", "seconds": 5}"#, device: "ben", at: 1)
+        #expect(
+            refusal
+                == "learn: \"ben\" has not been heard by any scanner yet, so a session would take nothing; bring the "
+                + "tag into the room, check that a scanner hears it (its page /devices/ben), and try again")
+        #expect(Self.learned(actions).isEmpty && table.learningSessions.isEmpty && !table.ids.contains(.fleet("ben")))
+        _ = Self.stay(&table, "ben", in: "Hall", from: 2, seconds: 1)
+        #expect(try Self.learn(&table, #"{"room": "Hall", "seconds": 5}"#, device: "ben", at: 3).refusal == nil)
+        #expect(table.learningSessions.map(\.device) == ["ben"])
+    }
+
+    /// Forgetting a room that was never trained (or every room, with none) says there was nothing
+    /// to forget, and changes nothing.
+    @Test func forgettingARoomNeverTrainedSaysThereIsNothingToForget() throws {
+        var table = try Self.table()
+        let (none, _) = try Self.learn(&table, #"{"room": "*", "forget": true}"#, at: 1)
+        #expect(none == "learn: no room is trained; nothing to forget")
+        _ = Self.stay(&table, "badge-1", in: "Kitchen", from: 1, seconds: 1)
+        _ = try Self.learn(&table, #"{"room": "Kitchen", "seconds": 5}"#, device: "badge-1", at: 2)
+        _ = Self.stay(&table, "badge-1", in: "Kitchen", from: 2, seconds: 7)
+        #expect(table.fingerprints.rooms.count == 1)
+        let version = table.fingerprints.version
+        let (refusal, actions) = try Self.learn(&table, #"{"room": "bathroom", "forget": true}"#, at: 10)
+        #expect(refusal == "learn: Bathroom is not trained; nothing to forget")
+        #expect(!actions.contains { if case .fingerprints = $0 { true } else { false } })
+        #expect(table.fingerprints.rooms.count == 1 && table.fingerprints.version == version)
+    }
+
+    /// A second session for a tag is refused naming the room it trains by its name, with the time
+    /// left, in words every door (command line, page, MQTT) can act on.
+    @Test func aSecondSessionIsRefusedNamingTheRoomByItsName() throws {
+        var table = try Self.table()
+        _ = Self.stay(&table, "badge-1", in: "Hall", from: 1, seconds: 2)
+        #expect(try Self.learn(&table, #"{"room": "Kitchen", "seconds": 60}"#, device: "badge-1", at: 3).refusal == nil)
+        let (refusal, _) = try Self.learn(&table, #"{"room": "Office"}"#, device: "badge-1", at: 12.5)
+        #expect(
+            refusal
+                == "learn: \"badge-1\" is training Kitchen already (51 s left); wait for its end, or stop its session first"
+        )
     }
 }

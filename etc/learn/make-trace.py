@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Writes train-and-walk.jsonl: Anna's phone trains the kitchen, the bathroom (no scanner) and the
-office for 30 s each through trace `learn` lines, then Ben's badge, 4 dB quieter, walks kitchen,
-hall, bathroom, office and leaves. Three scanners each hear a tag about once a second, with 3 dB of
-noise; a reading under -85 dBm is lost half the time. Deterministic (seeded): run it again and the
-file is the same (docs/rooms.md)."""
+office for 30 s each through trace `learn` lines (each a second after she walks in: a tag is trained
+once heard), then Ben's badge, 4 dB quieter, walks kitchen, hall, bathroom, office and leaves.
+Three scanners each hear a tag about once a second, with 3 dB of noise; a reading under -85 dBm is
+lost half the time. Deterministic (seeded): run it again and the file is the same (docs/rooms.md)."""
 import json
 import random
 
@@ -39,7 +39,8 @@ def main():
 
     t = START
     for room in ["Kitchen", "Bathroom", "Office"]:
-        lines.append((t, {"t": t, "learn": {"device": "anna", "room": room, "seconds": 30}}))
+        # A second after she walks in: a tag is trained once a scanner has heard it.
+        lines.append((t + 1, {"t": t + 1, "learn": {"device": "anna", "room": room, "seconds": 30}}))
         t = stay("anna", room, t, 30) + 2
     t += 20  # Anna leaves; the flat is empty for a while
     for room, seconds in [("Kitchen", 20), ("Hall", 20), ("Bathroom", 30), ("Office", 20)]:

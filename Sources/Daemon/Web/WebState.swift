@@ -214,7 +214,8 @@ package final class WebState: OutputSink, Sendable {
             }
             var tags: Set<String> = []
             for id in table.ids where table[device: id]?.source == .scanners { tags.insert(webID(id)) }
-            // A declared tag not heard yet can be trained too (the learn command adds it).
+            // A declared tag not heard yet has the control too: its command is refused, saying it
+            // must be heard first (docs/behaviour.md §22).
             for tag in table.configuration?.scanners?.tags ?? [] { tags.insert(tag.id) }
             return Snapshot(
                 generation: self.delivered.load(ordering: .acquiring), devices: devices, reports: driver.reports,
