@@ -19,11 +19,12 @@ struct Learn: ParsableCommand {
             Stand in the room with the tag and run `learn --device ID --room ROOM`: the daemon takes \
             every report of the tag for --seconds (60) as a sample of the room. The command waits \
             for the session's end, showing its progress, and prints what was learned (--no-wait \
-            returns at once). --stop ends the tag's session early; --forget forgets a room (* every \
-            room); --status lists each trained room's samples, scanners, date, accuracy and \
-            confusions. The daemon is reached at the configuration's Web.listen with its Web.token \
-            (commands need one). Exit status: 0 done, 1 the daemon cannot be reached or failed, 2 \
-            bad input (arguments, configuration, or a command the daemon refused).
+            returns at once); a session that took no sample changes nothing. --stop ends the tag's \
+            session early; --forget ROOM forgets a room (* every room); --status lists each trained \
+            room's samples, scanners, date, accuracy and confusions. The daemon is reached at the \
+            configuration's Web.listen with its Web.token (commands need one). Exit status: 0 done, \
+            1 the daemon cannot be reached or failed, 2 bad input (arguments, configuration, or a \
+            command the daemon refused).
             """)
 
     @Option(help: "The hsyco.ini file of the running daemon (its Web.listen and Web.token).")
@@ -41,8 +42,11 @@ struct Learn: ParsableCommand {
     @Flag(help: "End the tag's session now (it keeps what it took).")
     var stop = false
 
-    @Flag(help: "Forget the room's fingerprints (--room '*': every room's).")
+    @Flag(help: "Forget the room's fingerprints: --forget ROOM, or --forget --room ROOM ('*': every room's).")
     var forget = false
+
+    @Argument(help: "With --forget: the room to forget, as --room gives it ('*': every room).")
+    var roomToForget: String?
 
     @Flag(help: "List each trained room: samples, scanners, date, accuracy and confusions; and the sessions.")
     var status = false
@@ -53,6 +57,15 @@ struct Learn: ParsableCommand {
     func validate() throws {
         let actions = [stop, forget, status].filter { $0 }.count
         guard actions <= 1 else { throw ValidationError("give one of --stop, --forget and --status") }
+        if let roomToForget {
+            guard forget else {
+                throw ValidationError(
+                    "\(roomToForget) is a room without --forget: to train it give --room \(roomToForget) and --device")
+            }
+            guard room == nil else {
+                throw ValidationError("give the room to forget once: --forget \(roomToForget), or --forget --room ROOM")
+            }
+        }
         if status {
             guard device == nil, room == nil, seconds == nil else {
                 throw ValidationError("--status takes no --device, --room or --seconds")
@@ -64,9 +77,9 @@ struct Learn: ParsableCommand {
             guard room == nil, seconds == nil else { throw ValidationError("--stop takes no --room or --seconds") }
             return
         }
-        guard room != nil else {
+        guard room ?? roomToForget != nil else {
             throw ValidationError(
-                forget ? "--forget needs the --room to forget (* for every room)" : "--room is missing")
+                forget ? "--forget needs the room to forget: --forget ROOM ('*' for every room)" : "--room is missing")
         }
         if forget {
             guard seconds == nil else { throw ValidationError("--forget takes no --seconds") }
@@ -100,6 +113,10 @@ struct Learn: ParsableCommand {
                 file: config,
                 message: "learn needs Web.token: set it (openssl rand -hex 24 makes one) and restart the daemon")
         }
+        let room = self.room ?? roomToForget
+        if !stop, !forget, let device {
+            try refuseSecondSession(api, device: device)
+        }
         var body: [String: JSONValue] = [:]
         if let room { body["room"] = .string(room) }
         if stop { body["stop"] = .bool(true) }
@@ -112,6 +129,19 @@ struct Learn: ParsableCommand {
             return
         }
         try wait(api, device: tag, room: room ?? "")
+    }
+
+    /// A tag that is training a room already takes no second session: said here as a command-line
+    /// user fixes it (the daemon's own refusal, for every door, cannot name this command).
+    func refuseSecondSession(_ api: DaemonAPI, device: String) throws {
+        let sessions = try api.get("/api/v1/fingerprints")["sessions"]?.items ?? []
+        guard let running = sessions.first(where: { $0["device"]?.string == device }) else { return }
+        let name = running["name"]?.string ?? running["room"]?.string ?? "a room"
+        let left = Int((running["secondsLeft"]?.double ?? 0).rounded(.up))
+        throw InputError(
+            file: "learn",
+            message: "\(device) is training \(name) already (\(left) s left); wait for its end, or end it with "
+                + "beaconwatch learn --stop --device \(device) --config \(config)")
     }
 
     /// Follows the tag's session until it ends (reading `/api/v1/fingerprints` every second,
@@ -156,8 +186,8 @@ struct Learn: ParsableCommand {
         }
         guard let trained else {
             throw RuntimeFailure(
-                "learn: the session took no samples, so \(room) learned nothing; is \(device) advertising where the "
-                    + "scanners hear it? Try again in the room")
+                "learn: the session took no samples, so \(room) learned nothing (its earlier training, if any, is "
+                    + "kept); is \(device) advertising where the scanners hear it? Try again in the room")
         }
         print(Self.roomLine(trained))
     }

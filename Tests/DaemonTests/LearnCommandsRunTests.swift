@@ -71,7 +71,10 @@ import Testing
         try await Subscriber.until("the refusals said") {
             log().contains(#"learn: no room "Attic"; name a Zone"#) && log().contains("give 5 to 600")
         }
-        // The session: anna's reports from the kitchen's and the hall's nodes are its samples.
+        // The session, once anna is heard: her reports from the kitchen's and the hall's nodes
+        // are its samples.
+        try Self.report(watcher, tag: anna, [("hall", -60)], count: 1)
+        try await Subscriber.until("anna heard") { !watcher.payloads("/anna/transition").isEmpty }
         try command(#"{"device": "anna", "room": "Kitchen", "seconds": 5}"#)
         try Self.report(watcher, tag: anna, [("kitchen", -50), ("hall", -72)], count: 8)
         try await Subscriber.until("anna's learned message") { !watcher.payloads("/anna/learned").isEmpty }
@@ -89,6 +92,10 @@ import Testing
             status.stdout.contains("rooms learned: 1\n  Kitchen (\(Self.kitchen)): 16 samples, 2 scanners, trained "),
             "\(status.stdout)")
         #expect(status.stdout.contains(" by anna; too few samples: train it for 30 s or more"), "\(status.stdout)")
+        // Anna quiet: a session that takes no sample says so and keeps the kitchen's training.
+        let quiet = try await Self.learn(["--device", "anna", "--room", "Kitchen", "--seconds", "5"], in: folder)
+        #expect(quiet.status == 1 && quiet.stderr.contains("learned nothing"), "\(quiet.stderr)")
+        #expect(try await Self.learn(["--status"], in: folder).stdout == status.stdout)
         // Bad input: exit 2 with the daemon's one line; nothing changed.
         let attic = try await Self.learn(["--device", "anna", "--room", "Attic"], in: folder)
         #expect(attic.status == 2 && attic.stderr.contains(#"beaconwatch: learn: no room "Attic""#), "\(attic.stderr)")
@@ -97,18 +104,39 @@ import Testing
         #expect(nothing.status == 2 && nothing.stderr.contains("has no session running"), "\(nothing.stderr)")
         let short = try await Self.learn(["--device", "anna", "--room", "Hall", "--seconds", "4"], in: folder)
         #expect(short.status == 2 && short.stderr.contains("give 5 to 600"), "\(short.stderr)")
-        // A session started and stopped from the command line.
+        // Ben is declared but was never heard: refused, one line naming the cause and the fix.
+        let unheard = try await Self.learn(["--device", "ben", "--room", "Hall", "--no-wait"], in: folder)
+        #expect(unheard.status == 2 && unheard.stderr.split(separator: "\n").count == 1, "\(unheard.stderr)")
+        #expect(unheard.stderr.contains(#"learn: "ben" has not been heard by any scanner yet"#), "\(unheard.stderr)")
+        // Heard, a session started and stopped from the command line.
+        let ben = "iBeacon:fda50693-a4e2-4fb1-afcf-c6eb07647825-7-2"
+        try Self.report(watcher, tag: ben, [("hall", -50), ("kitchen", -72)], count: 3)
+        try await Subscriber.until("ben heard") { !watcher.payloads("/ben/transition").isEmpty }
         let started = try await Self.learn(["--device", "ben", "--room", "Hall", "--no-wait"], in: folder)
         #expect(started.status == 0 && started.stdout.contains("training Hall with ben for 60 s"), "\(started.stderr)")
         let running = try await Self.learn(["--status"], in: folder)
         #expect(running.stdout.contains("sessions running: 1\n  ben in Hall: "), "\(running.stdout)")
+        // A second session: the room by its name, and the command that ends the first.
+        let second = try await Self.learn(["--device", "ben", "--room", "Office"], in: folder)
+        #expect(second.status == 2 && second.stderr.split(separator: "\n").count == 1, "\(second.stderr)")
+        #expect(second.stderr.contains("ben is training Hall already ("), "\(second.stderr)")
+        #expect(
+            second.stderr.contains("end it with beaconwatch learn --stop --device ben --config hsyco.ini")
+                && !second.stderr.contains("{"), "\(second.stderr)")
         let stopped = try await Self.learn(["--stop", "--device", "ben"], in: folder)
         #expect(stopped.status == 0, "\(stopped.stderr)")
         try await Subscriber.until("ben's learned message") { !watcher.payloads("/ben/learned").isEmpty }
         #expect(watcher.payloads("/ben/learned").first?.contains(#""stopped":true"#) == true)
-        // Forgotten: the status says so.
-        #expect(try await Self.learn(["--forget", "--room", "*"], in: folder).status == 0)
+        // Ben's session took nothing: the hall has nothing to forget.
+        let hall = try await Self.learn(["--forget", "--room", "Hall"], in: folder)
+        #expect(
+            hall.status == 2 && hall.stderr.contains("learn: Hall is not trained; nothing to forget"), "\(hall.stderr)")
+        // Forgotten, as a user types it: the status says so.
+        let forgot = try await Self.learn(["--forget", "Kitchen"], in: folder)
+        #expect(forgot.status == 0 && forgot.stdout == "forgot Kitchen\n", "\(forgot.stderr)")
         #expect(try await Self.learn(["--status"], in: folder).stdout == "rooms learned: none yet\n")
+        let every = try await Self.learn(["--forget", "*"], in: folder)
+        #expect(every.status == 2 && every.stderr.contains("no room is trained; nothing to forget"), "\(every.stderr)")
         daemon.terminate()
         daemon.waitUntilExit()
         #expect(daemon.terminationStatus == 0, "\(log())")
@@ -121,6 +149,16 @@ import Testing
         let unreachable = try await Self.learn(["--status"], in: folder)
         #expect(unreachable.status == 1, "\(unreachable.stderr)")
         #expect(unreachable.stderr.contains("cannot reach the daemon at http://127.0.0.1:"), "\(unreachable.stderr)")
+        // The room to forget as a user types it (docs/rooms.md): taken, so only the daemon is missing.
+        let forget = try await Self.learn(["--forget", "Bathroom"], in: folder)
+        #expect(forget.status == 1 && forget.stderr.contains("cannot reach the daemon"), "\(forget.stderr)")
+        let twice = try await Self.learn(["--forget", "Bathroom", "--room", "Hall"], in: folder)
+        #expect(twice.status == 2 && twice.stderr.contains("give the room to forget once"), "\(twice.stderr)")
+        // etc/learn as shipped has what training needs (Web.token): only the daemon is missing.
+        let shipped = try await DecodeCommandTests.beaconwatch(
+            ["learn", "--device", "anna", "--room", "Kitchen", "--config", LearnRestartTests.etc.path + "/hsyco.ini"],
+            in: folder)
+        #expect(shipped.status == 1 && shipped.stderr.contains("cannot reach the daemon"), "\(shipped.stderr)")
         let ini = try String(contentsOf: folder.appendingPathComponent("hsyco.ini"), encoding: .utf8)
         try ini.replacingOccurrences(of: "Web.token = \(Self.token)\n", with: "").write(
             to: folder.appendingPathComponent("hsyco.ini"), atomically: true, encoding: .utf8)
