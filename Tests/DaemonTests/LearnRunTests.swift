@@ -80,8 +80,8 @@ import Testing
     }
 
     /// `run` fed the same trace publishes to a real mosquitto, and writes, byte for byte what
-    /// `replay` prints up to the trace's end; the `learned` outputs on `B/learned`, Ben's rooms on
-    /// his `zone`.
+    /// `replay` prints up to the trace's end; the `learned` outputs on Anna's own topic
+    /// (`beaconwatch/anna/learned`), Ben's rooms on his `zone`.
     @Test func runThroughABrokerGivesWhatReplayGives() async throws {
         let broker = try Broker()
         let folder = try Self.folder(port: broker.port)
