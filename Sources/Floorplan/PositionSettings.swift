@@ -85,13 +85,15 @@ package struct PositionSettings: Sendable, Hashable {
     /// The lead over the present room with which the most probable room contests it below
     /// ``minConfidence``: the room follows the position when the present room's confidence has gone.
     package static let followLead = 0.15
-    /// An open plan's room contest (docs/behaviour.md §20, "Open plans"), dB: another room's
-    /// scanners win at once this much louder than the present room's, or when their lead less
-    /// ``openDrift`` adds up to ``openThreshold`` dB·s. Chosen on the recorded tracks (scripts/bench
-    /// real: 84–87 % right from 2 to 3 dB/s of decay, 0.5 to 2 dB of drift, 1 to 2 dB·s).
-    package static let openAtOnce = 6.0
-    package static let openDrift = 1.0
-    package static let openThreshold = 1.0
+    /// An open plan's room contest (docs/behaviour.md §20, "Open plans"), in dB: another room's
+    /// scanners win at once `atOnce` louder than the present room's, or when their lead less
+    /// `drift` adds up to `threshold` dB·s; a walker's (``walkThreshold``'s walking) sooner than a
+    /// still tag's. Chosen on the recorded tracks (scripts/bench real: 84–87 % right from 2 to 3
+    /// dB/s of decay, 0.5 to 2 dB of drift, 1 to 2 dB·s) and, for still tags, which the recordings
+    /// lack, on the simulated open plans with `LocationAreaWalls = none` (changes an hour a third
+    /// of the walkers' figures': docs/performance.md "Real radio").
+    package static let openWalking = (atOnce: 6.0, drift: 1.0, threshold: 1.0)
+    package static let openStill = (atOnce: 12.0, drift: 3.0, threshold: 20.0)
     package var learnedPowerSpread = 6.0
     package var powerMemory = 10.0
     package var rate = 3.0

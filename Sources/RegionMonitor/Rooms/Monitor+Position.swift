@@ -238,9 +238,9 @@ extension Monitor {
 
     /// An open plan's room (`LocationAreaWalls = none`, one floor; docs/behaviour.md §20, "Open
     /// plans"): the room whose scanners hear the tag loudest together
-    /// (``PositionFilter/loudness(at:building:settings:)``), another winning at once
-    /// ``PositionSettings/openAtOnce`` dB ahead or when its lead less ``PositionSettings/openDrift``
-    /// adds up to ``PositionSettings/openThreshold`` dB·s. Its rooms are lines drawn across one hall:
+    /// (``PositionFilter/loudness(at:building:settings:)``), another winning at once some dB ahead
+    /// or when its lead less a drift adds up (``PositionSettings/openWalking``,
+    /// ``PositionSettings/openStill``). Its rooms are lines drawn across one hall:
     /// the tag is in the room it is heard in, which needs no model of the radio (on the recorded
     /// tracks 85 % right where the position's most probable room is 75 %: docs/performance.md
     /// "Real radio"). `nil` where the position decides: a plan with walls or floors, no room's
@@ -269,8 +269,10 @@ extension Monitor {
         let seconds =
             rooms.position.contestAt == .min || overflow || elapsed < 0 ? 0 : min(1, Double(elapsed) / 1_000_000)
         rooms.position.contestAt = timing.now
+        // A walker's room follows within a second or two; a still tag's wobble must add up to more.
+        let (atOnce, drift, need) = rooms.position.walking ? PositionSettings.openWalking : PositionSettings.openStill
         guard loudest != mine else {
-            rooms.position.score = max(0, rooms.position.score - PositionSettings.openDrift * seconds)
+            rooms.position.score = max(0, rooms.position.score - drift * seconds)
             return mine
         }
         let lead = (levels[loudest] ?? 0) - (levels[mine] ?? -.infinity)
@@ -278,8 +280,8 @@ extension Monitor {
             rooms.position.challenger = building.zones[loudest]
             rooms.position.score = 0
         }
-        rooms.position.score = max(0, rooms.position.score + (lead - PositionSettings.openDrift) * seconds)
-        guard lead >= PositionSettings.openAtOnce || rooms.position.score >= PositionSettings.openThreshold else {
+        rooms.position.score = max(0, rooms.position.score + (lead - drift) * seconds)
+        guard lead >= atOnce || rooms.position.score >= need else {
             return mine
         }
         rooms.position.score = 0

@@ -96,7 +96,10 @@ struct RoomQualityBench: ParsableCommand {
     )
     var tune: [String] = []
 
-    @Option(help: "Also beaconwatch with these ini lines added (\\n between lines; repeatable).")
+    @Option(
+        help:
+            "Also beaconwatch with these ini lines added (\\n between lines; \"plan:\" first: with the floor plan; repeatable)."
+    )
     var ini: [String] = []
 
     @Option(
@@ -361,10 +364,13 @@ struct RoomQualityBench: ParsableCommand {
             systems.append(probe)
         }
         for text in ini {
-            let lines = text.replacingOccurrences(of: "\\n", with: "\n")
+            // "plan:" first: with the floor plan (the position rule).
+            let plan = text.hasPrefix("plan:")
+            let lines = text.dropFirst(plan ? 5 : 0).replacingOccurrences(of: "\\n", with: "\n")
             systems.append(
                 try BeaconwatchRooms(
-                    name: "bw \(text)", floor: floor, tags: count, nodes: nodes, phones: phones, extra: lines))
+                    name: "bw \(text)", floor: floor, tags: count, nodes: nodes, phones: phones, extra: lines,
+                    plan: plan))
         }
         for text in rule {
             let values = text.split(separator: ",").compactMap { Double($0) }
