@@ -57,6 +57,7 @@ extension Configuration {
         "MQTT.host", "MQTT.port", "MQTT.clientId", "MQTT.username",
         "MQTT.password", "MQTT.passwordFile", "MQTT.tls.ca", "MQTT.tls.cert", "MQTT.tls.key", "MQTT.version",
         "MQTT.topic", "MQTT.qos", "MQTT.keepalive", "MQTT.homeassistant", "MQTT.discoveryPrefix",
+        "MQTT.homeAreas",
         "Rules.source", "Rules.namespace", "Rules.refresh", "Rules.maxNotificationsPerDay",
         "Rules.autoServerNotify", "Rules.autoUserNotify", "Rules.serverTimeout", "Rules.geofences",
         "Rules.geofenceRadiusUnit", "Alert.resetAfter",

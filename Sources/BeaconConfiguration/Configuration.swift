@@ -87,6 +87,9 @@ package struct MQTTSettings: Sendable, Hashable, CustomStringConvertible {
     package var keepalive = 30
     package var homeAssistant = true
     package var discoveryPrefix = "homeassistant"
+    /// `MQTT.homeAreas`: the Areas a Home Assistant tracker is `home` in, as `B/area` says them (the
+    /// Area's name, else its UUID); `nil`: every Area (docs/home-assistant.md).
+    package var homeAreas: [String]?
 
     package var usesTLS: Bool { tlsCA != nil }
 

@@ -59,6 +59,7 @@ extension Loader {
         }
         if let entry = entries["MQTT.homeassistant"], let value = boolean(entry) { settings.homeAssistant = value }
         if let entry = entries["MQTT.discoveryPrefix"], let value = text(entry) { settings.discoveryPrefix = value }
+        if let entry = entries["MQTT.homeAreas"] { settings.homeAreas = homeAreas(entry) }
         if let entry = entries["MQTT.clientId"] {
             guard let id = text(entry) else { return }
             if settings.version == .v311, id.utf8.count > 23 {
@@ -75,6 +76,29 @@ extension Loader {
             settings.clientID = settings.version == .v311 ? String(decoding: full.utf8.prefix(23), as: UTF8.self) : full
         }
         configuration.mqtt = settings
+    }
+
+    /// `MQTT.homeAreas = <Area>, …`: each an Area's name (`LocationAreaName.<uuid>`) or UUID, as
+    /// `B/area` says it (its name when it has one); `nil` after an error.
+    mutating func homeAreas(_ entry: IniFile.Entry) -> [String]? {
+        let areas = configuration.hierarchy.areas
+        var said: [String] = []
+        for part in entry.value.split(separator: ",") {
+            let text = part.trimmingCharacters(in: .whitespaces)
+            guard
+                let area = areas.first(where: { $0.name == text })
+                    ?? areas.first(where: { $0.uuid.uuidString.caseInsensitiveCompare(text) == .orderedSame })
+            else {
+                let known = areas.map { $0.name ?? $0.uuid.uuidString }.joined(separator: ", ")
+                error(
+                    entry,
+                    "MQTT.homeAreas: '\(text.excerpt)' is no Area; give Areas' names or UUIDs (\(known.isEmpty ? "none configured" : known)), comma-separated"
+                )
+                return nil
+            }
+            said.append(area.name ?? area.region.description)
+        }
+        return said.isEmpty ? nil : said
     }
 
     /// `Cluster.name` and `Cluster.keepalive` (docs/behaviour.md §21). A cluster elects through

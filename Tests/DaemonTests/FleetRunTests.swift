@@ -191,7 +191,7 @@ import Testing
         // Home Assistant hears of the tracker as a device of its own.
         try await Subscriber.until("the tracker's discovery") {
             discovery.messages.contains {
-                $0.topic == "homeassistant/device_tracker/beaconwatch_cart-7/location/config"
+                $0.topic == "homeassistant/device_tracker/beaconwatch-hq_beaconwatch_cart-7/location/config"
             }
         }
         kill(first.processIdentifier, SIGTERM)

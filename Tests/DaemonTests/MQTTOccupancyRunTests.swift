@@ -41,14 +41,15 @@ import Testing
         #expect(run.status == 0, "\(run.stderr)")
 
         // What Home Assistant is told when it subscribes after the run: retained configs and states.
-        let discovery = try await MQTTRunTests.Subscriber(port: broker.port, filter: "homeassistant/+/bw_flat/#")
+        let discovery = try await MQTTRunTests.Subscriber(
+            port: broker.port, filter: "homeassistant/+/beaconwatch-flat_bw_flat/#")
         let states = try await MQTTRunTests.Subscriber(port: broker.port, filter: "bw/occupancy/#")
         let objects = ["\(Self.uuid)_1", "\(Self.uuid)_2"]
         let wanted = Set(
             objects.flatMap {
                 [
-                    "homeassistant/binary_sensor/bw_flat/occupancy_\($0)/config",
-                    "homeassistant/sensor/bw_flat/occupants_\($0)/config",
+                    "homeassistant/binary_sensor/beaconwatch-flat_bw_flat/occupancy_\($0)/config",
+                    "homeassistant/sensor/beaconwatch-flat_bw_flat/occupants_\($0)/config",
                 ]
             })
         try await MQTTRunTests.Subscriber.until("both Zones' discovery and states") {
@@ -59,7 +60,7 @@ import Testing
         #expect(discovery.messages.allSatisfy { $0.retained })
         let configs = Dictionary(discovery.messages.map { ($0.topic, $0.payload) }) { _, last in last }
         let office = WebTests.object(
-            configs["homeassistant/binary_sensor/bw_flat/occupancy_\(objects[1])/config"] ?? "")
+            configs["homeassistant/binary_sensor/beaconwatch-flat_bw_flat/occupancy_\(objects[1])/config"] ?? "")
         #expect(office["state_topic"] as? String == "bw/occupancy/\(Self.uuid):2")
         #expect(office["device_class"] as? String == "occupancy")
         #expect((office["device"] as? [String: Any])?["suggested_area"] as? String == "Office")

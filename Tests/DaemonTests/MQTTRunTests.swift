@@ -181,7 +181,7 @@ import Testing
         #expect(homeAssistant.messages.allSatisfy { $0.retained })
         #expect(
             homeAssistant.messages.contains {
-                $0.topic == "homeassistant/device_tracker/beaconwatch_dave/location/config"
+                $0.topic == "homeassistant/device_tracker/beaconwatch-dave_beaconwatch_dave/location/config"
             })
 
         // Two days later (a restart with the kept state): "seconds inside today" is 0 again for

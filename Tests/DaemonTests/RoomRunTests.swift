@@ -109,10 +109,13 @@ import Testing
         for tag in ["anna", "ben"] {
             try await Subscriber.until("\(tag)'s discovery") {
                 let topics = Set(discovery.messages.map(\.topic))
-                return topics.contains("homeassistant/device_tracker/beaconwatch_\(tag)/location/config")
-                    && topics.contains("homeassistant/sensor/beaconwatch_\(tag)/zone/config")
+                return topics.contains(
+                    "homeassistant/device_tracker/beaconwatch-flat_beaconwatch_\(tag)/location/config")
+                    && topics.contains("homeassistant/sensor/beaconwatch-flat_beaconwatch_\(tag)/zone/config")
             }
-            let room = discovery.messages.first { $0.topic == "homeassistant/sensor/beaconwatch_\(tag)/zone/config" }
+            let room = discovery.messages.first {
+                $0.topic == "homeassistant/sensor/beaconwatch-flat_beaconwatch_\(tag)/zone/config"
+            }
             #expect(room?.payload.contains(#""name":"Room""#) == true, "\(room?.payload ?? "")")
         }
         discovery.client.shutdown()

@@ -15,19 +15,20 @@ extension TopicTreeTests {
     @Test func homeAssistantDiscoveryOfAZonesOccupancy() throws {
         let zone = Region.zone(Self.uuid, major: 2)
         let tree = TopicTree(topic: "bw", userid: "flat", qos: 1)
-        let messages = tree.homeAssistantOccupancy(prefix: "homeassistant", region: zone, name: #"Kitchen "K""#)
+        let messages = tree.homeAssistantOccupancy(
+            HomeAssistantDiscovery(scope: "d1"), region: zone, name: #"Kitchen "K""#)
         let object = "ACFD165E-C0C0-11E3-9BBE-1A514932AC01_2"
         #expect(
             messages.map(\.topic) == [
-                "homeassistant/binary_sensor/bw_flat/occupancy_\(object)/config",
-                "homeassistant/sensor/bw_flat/occupants_\(object)/config",
+                "homeassistant/binary_sensor/d1_bw_flat/occupancy_\(object)/config",
+                "homeassistant/sensor/d1_bw_flat/occupants_\(object)/config",
             ])
         #expect(messages.allSatisfy { $0.retain && $0.qos == 1 })
         let (binary, count) = (try Self.config(messages[0]), try Self.config(messages[1]))
         let state = "bw/occupancy/ACFD165E-C0C0-11E3-9BBE-1A514932AC01:2"
 
         #expect(binary["name"] as? String == "Occupancy")
-        #expect(binary["unique_id"] as? String == "bw_flat_occupancy_\(object)")
+        #expect(binary["unique_id"] as? String == "d1_bw_flat_occupancy_\(object)")
         #expect(binary["device_class"] as? String == "occupancy")
         #expect(binary["state_topic"] as? String == state)
         #expect(binary["value_template"] as? String == "{{ 'ON' if value_json.occupied else 'OFF' }}")
@@ -40,7 +41,7 @@ extension TopicTreeTests {
         )
 
         #expect(count["name"] as? String == "Occupants")
-        #expect(count["unique_id"] as? String == "bw_flat_occupants_\(object)")
+        #expect(count["unique_id"] as? String == "d1_bw_flat_occupants_\(object)")
         #expect(count["state_topic"] as? String == state)
         #expect(count["value_template"] as? String == "{{ value_json.count }}")
         #expect(count["state_class"] as? String == "measurement")
@@ -53,13 +54,13 @@ extension TopicTreeTests {
             #expect(config["payload_available"] as? String == "online")
             #expect(config["payload_not_available"] as? String == "offline")
             let device = try #require(config["device"] as? [String: Any])
-            #expect(device["identifiers"] as? [String] == ["beaconwatch_bw_flat_\(object)"])
+            #expect(device["identifiers"] as? [String] == ["beaconwatch_d1_bw_flat_\(object)"])
             #expect(device["name"] as? String == #"Kitchen "K""#)
             #expect(device["suggested_area"] as? String == #"Kitchen "K""#)
             #expect(device["manufacturer"] as? String == "beaconwatch")
             #expect(device["model"] as? String == "zone occupancy")
             // Connected through the daemon's own device (homeAssistantDiscovery's identifier).
-            #expect(device["via_device"] as? String == "beaconwatch_bw_flat")
+            #expect(device["via_device"] as? String == "beaconwatch_d1_bw_flat")
         }
         #expect(messages[0].topic.hasPrefix("homeassistant/binary_sensor/"))
 
@@ -81,11 +82,12 @@ extension TopicTreeTests {
     /// the canonical region as the device's name, and no suggested area.
     @Test func homeAssistantDiscoveryOfAnAreaWithoutAName() throws {
         let tree = TopicTree(topic: "beaconwatch", userid: "hq", qos: 0)
-        let area = tree.homeAssistantOccupancy(prefix: "ha", region: .area(Self.uuid), name: nil)
+        let area = tree.homeAssistantOccupancy(
+            HomeAssistantDiscovery(prefix: "ha", scope: "d1"), region: .area(Self.uuid), name: nil)
         #expect(
             area.map(\.topic) == [
-                "ha/binary_sensor/beaconwatch_hq/occupancy_ACFD165E-C0C0-11E3-9BBE-1A514932AC01/config",
-                "ha/sensor/beaconwatch_hq/occupants_ACFD165E-C0C0-11E3-9BBE-1A514932AC01/config",
+                "ha/binary_sensor/d1_beaconwatch_hq/occupancy_ACFD165E-C0C0-11E3-9BBE-1A514932AC01/config",
+                "ha/sensor/d1_beaconwatch_hq/occupants_ACFD165E-C0C0-11E3-9BBE-1A514932AC01/config",
             ])
         let configs = try area.map(Self.config)
         for config in configs {
@@ -96,7 +98,8 @@ extension TopicTreeTests {
             #expect(config["state_topic"] as? String == "beaconwatch/occupancy/ACFD165E-C0C0-11E3-9BBE-1A514932AC01")
         }
         // A Zone of the same UUID is another pair of entities.
-        let zone = tree.homeAssistantOccupancy(prefix: "ha", region: .zone(Self.uuid, major: 1), name: nil)
+        let zone = tree.homeAssistantOccupancy(
+            HomeAssistantDiscovery(prefix: "ha", scope: "d1"), region: .zone(Self.uuid, major: 1), name: nil)
         let ids = try (area + zone).map { try Self.config($0)["unique_id"] as? String }
         #expect(Set(ids).count == 4)
     }

@@ -230,3 +230,68 @@ import Testing
         #expect(run.monitor.insideRegions.filter { $0.kind == .zone }.count == 2)
     }
 }
+
+/// Issue 72: a tag's nearest scanner goes when the tag leaves, not at the next restart.
+@Suite struct RoomNearestTests {
+    /// A tag heard in two rooms by ESPresense nodes, then by nothing: each scanner goes `off` in
+    /// turn, and with the last the nearest is none (its heard strength, kept for the room rule, no
+    /// longer makes a scanner gone `off` the strongest: it stayed the nearest until a restart).
+    @Test func theNearestIsClearedWhenTheTagLeaves() {
+        // As a tag's engine runs (Fleet's deviceConfiguration): in the foreground, with the
+        // adaptive exit of `Tags.exitTimeout = auto` (the default) and ESPresense's report period.
+        var run = RoomTests.harness {
+            $0.mode = .foreground
+            $0.adaptiveExit = true
+            $0.exitTimeoutMin = 3
+            $0.reportPeriod = 5
+        }
+        for step in 0..<3 {
+            run.see("101", at: Double(step) * 0.5, rssi: -55)
+            run.see("102", at: Double(step) * 0.5 + 0.01, rssi: -80)
+        }
+        #expect(run.monitor.nearestLocationID == "101")
+        for second in stride(from: 2.0, through: 120, by: 1) { run.advance(to: second) }
+        #expect(run.monitor.currentZone == nil)
+        let nearest = run.take(["nearest"])
+        #expect(run.monitor.nearestLocationID == nil, "\(nearest)")
+        #expect(nearest.last?.hasSuffix("nearest none") == true, "\(nearest)")
+    }
+}
+
+/// Issue 72: after a restart, a room the tag was not in gives its scanner's class no deadline of
+/// its own: a weak report of it was `far` and then `off` at the next report, a millisecond later,
+/// at every burst.
+@Suite struct RoomResumeTests {
+    static func tag(_ settings: inout MonitorSettings) {
+        settings.mode = .foreground
+        settings.adaptiveExit = true
+        settings.exitTimeoutMin = 3
+        settings.reportPeriod = 5
+    }
+
+    @Test func aWeakScannerAfterARestartStaysAsLongAsItIsHeard() {
+        var run = RoomTests.harness(Self.tag)
+        for step in 0..<6 {
+            run.see("101", at: Double(step) * 0.5, rssi: -55)
+            run.see("102", at: Double(step) * 0.5 + 0.01, rssi: -70)
+        }
+        for step in 0..<6 {
+            run.see("103", at: 3 + Double(step) * 0.5, rssi: -55)
+            run.see("102", at: 3 + Double(step) * 0.5 + 0.01, rssi: -75)
+        }
+        for second in stride(from: 7.0, through: 60, by: 1) { run.advance(to: second) }
+        #expect(run.monitor.currentZone == nil)
+        let presence = MonitorPresence(text: run.monitor.presence.text)
+        var resumed = RoomTests.harness(Self.tag)
+        resumed.monitor.resume(presence)
+        resumed.start(at: 61)
+        for burst in 0..<8 {
+            let time = 62 + Double(burst) * 1.5
+            resumed.see("103", at: time, rssi: -60)
+            resumed.see("102", at: time + 0.001, rssi: -78)
+            resumed.see("101", at: time + 0.002, rssi: -85)
+        }
+        let kitchen = resumed.take(["location"]).filter { $0.contains(" 101 ") }
+        #expect(kitchen.count == 1 && kitchen.first?.contains("101 far") == true, "\(kitchen)")
+    }
+}

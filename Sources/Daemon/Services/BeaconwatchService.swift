@@ -163,7 +163,8 @@ package struct BeaconwatchService: Service {
             broker = connection
             return MQTTSink(
                 settings: settings, userid: identity.userid, hierarchy: configuration.hierarchy, store: store,
-                connection: connection, timers: timers)
+                connection: connection, ownRadio: source != .none, cluster: configuration.cluster?.name,
+                timers: timers)
         }
         logger.info(
             "starting",
@@ -254,7 +255,15 @@ package struct BeaconwatchService: Service {
         }
         services.append(
             .init(
-                service: EngineService(control: control) { control in try job.run(control: control) },
+                service: EngineService(control: control) { control in
+                    do {
+                        try job.run(control: control)
+                    } catch let error where error is BluetoothUnavailable || error is ScanSetupFailure {
+                        // Exit 3: the daemon never ran; what its start published for it goes.
+                        mqtt?.withdraw()
+                        throw error
+                    }
+                },
                 successTerminationBehavior: .gracefullyShutdownGroup,
                 failureTerminationBehavior: .gracefullyShutdownGroup))
         return services

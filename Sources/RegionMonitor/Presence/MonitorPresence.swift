@@ -127,11 +127,20 @@ extension Monitor {
     /// does not have are left out.
     package mutating func resume(_ presence: MonitorPresence) {
         guard life == .new else { return }
+        // A tag's Zone is sighted only as its room (docs/behaviour.md §19): a room it was not in
+        // is not sighted by the scanners it heard there, or the room's stale deadline turned a
+        // weak scanner `off` at the next report, at every burst after a restart (issue 72).
+        let roomsInside = Set(
+            presence.inside.keys.compactMap { region -> Int? in
+                guard settings.rooms != nil, let ref = reference(to: region), ref.level == .zone else { return nil }
+                return Int(ref.index)
+            })
         for (id, time) in presence.sightings {
             guard let index = hierarchy.index(ofLocation: id) else { continue }
             sightings.beacon[index] = time
             sightings.any[index] = time
             let zone = Int(hierarchy.zoneOfBeacon[index])
+            guard settings.rooms == nil || roomsInside.contains(zone) else { continue }
             let area = Int(hierarchy.areaOfZone[zone])
             sightings.zone[zone] = max(sightings.zone[zone], time)
             sightings.area[area] = max(sightings.area[area], time)

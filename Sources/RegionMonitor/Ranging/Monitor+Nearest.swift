@@ -16,12 +16,13 @@ extension Monitor {
     }
 
     /// The strongest beacon heard (not `off`), -1 for none; the first in watch order on a tie.
+    /// By ``strength(_:)``: a tag's heard strength outlives its class (its room evidence ages by
+    /// its own rule), and a beacon gone `off` must not stay the nearest after the tag left (issue 72).
     func strongest() -> Int32 {
         var best: Int32 = -1
         var bestStrength = -Double.infinity
         for beacon in classes.watchList {
-            let value = heardStrength[Int(beacon)]
-            guard value > bestStrength else { continue }
+            guard let value = strength(beacon), value > bestStrength else { continue }
             best = beacon
             bestStrength = value
         }

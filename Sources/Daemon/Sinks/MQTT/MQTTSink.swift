@@ -29,8 +29,8 @@ package final class MQTTSink: OutputSink {
     package let tree: TopicTree
     /// The connection to the broker, shared with the input.
     package let connection: BrokerConnection
-    /// `MQTT.discoveryPrefix` when Home Assistant discovery is on.
-    let discoveryPrefix: String?
+    /// What Home Assistant discovery is published with, when it is on (docs/home-assistant.md).
+    let homeAssistant: HomeAssistantDiscovery?
     /// The fleet devices whose discovery is published (once a run, retained).
     private let announced = Mutex<Set<String>>([])
     /// The regions whose occupancy discovery is published, with the name it was published
@@ -42,6 +42,9 @@ package final class MQTTSink: OutputSink {
     private let store: StateStore
     private let state: Mutex<Shared>
     private let discovery: [MQTTMessage]
+    /// The start failed (``withdraw()``): the retained topics it published are cleared, and the
+    /// stop publishes no `offline` after that.
+    private let withdrawn = Mutex(false)
     /// The configured beacons' Location IDs, in file order.
     private let beacons: [String]
     /// The daemon's timers: the machine's clock, and the waits on it.
@@ -101,10 +104,12 @@ package final class MQTTSink: OutputSink {
     }
 
     /// A sink for `settings`, reporting for `userid` on `hierarchy`, with its outbox in `store`,
-    /// publishing over `connection`; nothing is sent before ``start()``.
+    /// publishing over `connection`; nothing is sent before ``start()``. Home Assistant discovery
+    /// describes the daemon's own radio only when it has one (`ownRadio`), and makes its ids
+    /// unique with `cluster` (`Cluster.name`), else `MQTT.clientId`.
     package init(
         settings: MQTTSettings, userid: String, hierarchy: Hierarchy, store: StateStore, connection: BrokerConnection,
-        seams: Seams = Seams(), timers: ShellTimers = .shared
+        ownRadio: Bool = true, cluster: String? = nil, seams: Seams = Seams(), timers: ShellTimers = .shared
     ) {
         self.seams = seams
         self.timers = timers
@@ -114,14 +119,22 @@ package final class MQTTSink: OutputSink {
         (loads, loadRequests) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         tree = TopicTree(topic: settings.topic, userid: userid, qos: Int32(settings.qos))
         topic = settings.topic
-        discoveryPrefix = settings.homeAssistant ? settings.discoveryPrefix : nil
+        let homeAssistant =
+            settings.homeAssistant
+            ? HomeAssistantDiscovery(
+                prefix: settings.discoveryPrefix, scope: cluster ?? settings.clientID, homeAreas: settings.homeAreas,
+                hierarchy: hierarchy) : nil
+        self.homeAssistant = homeAssistant
         self.store = store
         state = Mutex(
             Shared(outbox: Outbox(window: Self.window, confirmation: Self.confirmation.microseconds)))
         beacons = hierarchy.beacons.map(\.locationID)
+        let tree = tree
         discovery =
-            settings.homeAssistant
-            ? tree.homeAssistantDiscovery(prefix: settings.discoveryPrefix, userid: userid, hierarchy: hierarchy) : []
+            homeAssistant.map {
+                tree.homeAssistantLegacy(prefix: $0.prefix, objects: TopicTree.legacyObjects(hierarchy: hierarchy))
+                    + tree.homeAssistantDiscovery($0, userid: userid, hierarchy: hierarchy, ownRadio: ownRadio)
+            } ?? []
         connection.attach(self)
     }
 
@@ -328,21 +341,28 @@ package final class MQTTSink: OutputSink {
         let tree = tree(for: context)
         let whereabouts = context.whereabouts
         var retained: [MQTTMessage] = []
-        if let device = context.device, let prefix = discoveryPrefix,
+        if let device = context.device, let homeAssistant,
             announced.withLock({ $0.insert(device.id).inserted })
         {
+            retained += tree.homeAssistantLegacy(
+                prefix: homeAssistant.prefix,
+                objects: [("device_tracker", "location"), ("sensor", "zone"), ("sensor", "nearest")])
             retained += tree.homeAssistantDevice(
-                prefix: prefix, name: device.name ?? device.id, daemon: self.tree, tag: device.isTag,
+                homeAssistant, name: device.name ?? device.id, daemon: self.tree, tag: device.isTag,
                 positioned: device.isPositioned)
         }
         for output in outputs {
-            if case .occupancy(_, let change) = output, let prefix = discoveryPrefix,
+            if case .occupancy(_, let change) = output, let homeAssistant,
                 occupancyAnnounced.withLock({ $0.updateValue(change.name, forKey: change.region) != .some(change.name) }
                 )
             {
                 // A region's entities, announced with its first state (docs/behaviour.md §23): the
                 // regions with an occupancy are the ones the engine announces, reload or not.
-                retained += self.tree.homeAssistantOccupancy(prefix: prefix, region: change.region, name: change.name)
+                let object = TopicTree.objectID(change.region.description)
+                retained += self.tree.homeAssistantLegacy(
+                    prefix: homeAssistant.prefix,
+                    objects: [("binary_sensor", "occupancy_" + object), ("sensor", "occupants_" + object)])
+                retained += self.tree.homeAssistantOccupancy(homeAssistant, region: change.region, name: change.name)
             }
             retained += tree.retained(for: output)
         }
@@ -359,6 +379,20 @@ package final class MQTTSink: OutputSink {
         perform(update { $0.enqueue(entries) })
     }
 
+    /// The start failed (the radio cannot be opened: exit 3): the retained topics this start
+    /// published that say the daemon exists — its discovery configs and `B/status` — are cleared
+    /// (empty, retained), so that Home Assistant shows no device that never ran; ``finish(within:)``
+    /// then sends them before it disconnects. An earlier run's entities go too; the next start
+    /// that works publishes them again (docs/decisions.md).
+    package func withdraw() {
+        withdrawn.withLock { $0 = true }
+        for message in discovery + [tree.status(online: true)] where !message.payload.isEmpty {
+            perform(
+                update { $0.retain(MQTTMessage(topic: message.topic, payload: "", qos: 1, retain: true), always: true) }
+            )
+        }
+    }
+
     package func takeSettled() -> [Int64] {
         let now = now
         return state.withLock { $0.outbox.takeSettled(at: now) }
@@ -369,12 +403,15 @@ package final class MQTTSink: OutputSink {
     /// many events are left in the outbox for the next start.
     @discardableResult
     package func finish(within timeout: Duration) async -> Int {
-        perform(update { $0.retain(tree.status(online: false), always: true) })
+        if !withdrawn.withLock({ $0 }) { perform(update { $0.retain(tree.status(online: false), always: true) }) }
         // Nothing can be acknowledged without a connection: the whole time while one is under way
         // (a loaded machine may take seconds), a short grace when the broker was found absent.
         let unreachable = state.withLock { !$0.outbox.isConnected && $0.unreachable }
+        // After a failed start, the clearing must reach the broker: a connection still under way
+        // may be about to publish what the start remembered (``withdraw()``).
+        let withdrawn = withdrawn.withLock { $0 }
         _ = await wait(within: unreachable ? min(timeout, .seconds(1)) : timeout) {
-            $0.waiting == 0 && $0.retainedWaiting == 0
+            $0.waiting == 0 && $0.retainedWaiting == 0 && (!withdrawn || $0.isConnected)
         }
         // Joining libmosquitto's thread (up to its own timeout) and the last write block: on a
         // dedicated thread, off the cooperative pool.
