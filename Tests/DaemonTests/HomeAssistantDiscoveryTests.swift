@@ -146,4 +146,15 @@ import Testing
         #expect(ids("shop") == ids("shop"))
         #expect(!ids("beaconwatch-flat").contains("beaconwatch_anna_location"))
     }
+
+    /// An upgrade leaves no duplicates: the configs an earlier version published under the old
+    /// node (`<MQTT.topic>_<userid>`) are cleared, empty and retained (HA removes the entity).
+    @Test func theOldConfigsAreCleared() {
+        let legacy = Self.daemon.homeAssistantLegacy(
+            prefix: "homeassistant", objects: TopicTree.legacyObjects(hierarchy: Self.hierarchy))
+        #expect(legacy.map(\.topic).contains("homeassistant/device_tracker/beaconwatch_flat/location/config"))
+        #expect(legacy.map(\.topic).contains("homeassistant/sensor/beaconwatch_flat/beacon_101/config"))
+        #expect(legacy.allSatisfy { $0.payload.isEmpty && $0.retain })
+        #expect(Self.daemon.homeAssistantNode(Self.discovery) != "beaconwatch_flat")
+    }
 }

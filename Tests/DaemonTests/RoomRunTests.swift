@@ -118,6 +118,9 @@ import Testing
             }
             #expect(room?.payload.contains(#""name":"Room""#) == true, "\(room?.payload ?? "")")
         }
+        // Monitor.source = none: the daemon has its Status, no tracker or sensors of a radio it has not.
+        let own = Set(discovery.messages.map(\.topic).filter { $0.contains("/beaconwatch-flat_beaconwatch_flat/") })
+        #expect(own == ["homeassistant/binary_sensor/beaconwatch-flat_beaconwatch_flat/status/config"], "\(own)")
         discovery.client.shutdown()
         // The same reports, in the same order, through replay, as a recording of the nodes' traffic
         // (`"via": "espresense"`) replays on a machine with no broker: no MQTT.* (issue 47).
