@@ -107,7 +107,10 @@ package struct MQTTSettings: Sendable, Hashable, CustomStringConvertible {
             + "topic \(topic), QoS \(qos), keepalive \(keepalive) s"
         if let username { text += ", user \(username.excerpt)" }
         if password != nil || passwordFile != nil { text += ", password set" }
-        if homeAssistant { text += ", Home Assistant discovery under \(discoveryPrefix.excerpt)" }
+        if homeAssistant {
+            text += ", Home Assistant discovery under \(discoveryPrefix.excerpt)"
+            if let homeAreas { text += " (home in \(homeAreas.map(\.excerpt).joined(separator: ", ")))" }
+        }
         return text
     }
 }

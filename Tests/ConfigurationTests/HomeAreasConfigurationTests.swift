@@ -18,6 +18,11 @@ import Testing
             path: "hsyco.ini"
         ).get()
         #expect(loaded.mqtt?.homeAreas == ["Flat", "A1C56DB5-DFFB-48D2-B060-D0F5A71096E1"])
+        // What `check` says of MQTT.
+        #expect(
+            loaded.mqtt?.description.hasSuffix(
+                "Home Assistant discovery under homeassistant (home in Flat, A1C56DB5-DFFB-48D2-B060-D0F5A71096E1)")
+                == true, "\(loaded.mqtt?.description ?? "")")
         #expect(try Configuration.load(Array(Self.areas.utf8), path: "hsyco.ini").get().mqtt?.homeAreas == nil)
     }
 
