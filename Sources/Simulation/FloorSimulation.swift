@@ -120,6 +120,13 @@ package struct FloorSimulation: Sendable {
     package var seed: UInt64 = 1
     /// A tag's level at 1 m, dBm.
     package var power = -59.0
+    /// How scanners hear each other (``heardBetweenScanners(firstTag:interval:)``): through paths
+    /// shadowed as tags' are (people walk between them), steady ones (nobody does: the level
+    /// ±0.5 dB), or not at all (scanners that do not advertise).
+    package enum PairPaths: String, Sendable, CaseIterable {
+        case shadowed, steady, absent
+    }
+    package var pairPaths = PairPaths.shadowed
     /// Walking speed, m/s.
     package var speed = 1.2
     package var stay = 30.0...180.0
@@ -354,6 +361,7 @@ package struct FloorSimulation: Sendable {
     /// noise, bursts and losses); each receiver adds its own offset. Its own random draws: the
     /// tags' readings are the same with or without it.
     package func heardBetweenScanners(firstTag: Int, interval: Double = 1) -> [Heard] {
+        guard pairPaths != .absent else { return [] }
         var random = SeededGenerator(seed: seed &* 15_485_863 &+ 5)
         let count = floor.scanners.count
         var heard: [Heard] = []
@@ -371,6 +379,17 @@ package struct FloorSimulation: Sendable {
             for receiver in 0..<count where receiver != transmitter {
                 let pair = min(receiver, transmitter) * count + max(receiver, transmitter)
                 shadow(&shared[pair], to: time, random: &random)
+                if pairPaths == .steady {
+                    let steady =
+                        floor.level(
+                            power, from: point, storey: Double(floor.storey(ofScanner: transmitter)), at: receiver)
+                        + floor.scanners[receiver].offset + 0.5 * WalkSimulation.gaussian(&random)
+                    if steady >= radio.sensitivity {
+                        heard.append(
+                            Heard(time: time, tag: firstTag + transmitter, scanner: receiver, rssi: steady.rounded()))
+                    }
+                    continue
+                }
                 var path = paths[receiver * count + transmitter]
                 defer { paths[receiver * count + transmitter] = path }
                 let elapsed = time - path.time

@@ -87,6 +87,12 @@ struct RoomQualityBench: ParsableCommand {
             """)
     var trained = false
 
+    @Flag(
+        help:
+            "The robustness matrix instead of the scenarios: the corridor with one thing of its radio changed at a time."
+    )
+    var matrix = false
+
     @Flag(help: "Also the position filter's most probable room without the contest (a probe of its lag).")
     var probe = false
 
@@ -117,7 +123,8 @@ struct RoomQualityBench: ParsableCommand {
                 + "\(pad("walkers: wrong, decision", 26)) \(pad("still: wrong, decision", 24)) "
                 + "\(pad("hand-over p50/p95", 18)) \(pad("flaps/h", 8)) \(pad("away p50/p95", 14)) false aways"
         )
-        for scenario in Self.scenarios(scale: scale) where only.map({ scenario.name.contains($0) }) ?? true {
+        for scenario in matrix ? Self.matrix(scale: scale) : Self.scenarios(scale: scale)
+        where only.map({ scenario.name.contains($0) }) ?? true {
             for feed in [Feed.raw, .pairs, .firmware] where feeds.isEmpty || feeds.contains(feed.rawValue) {
                 try measure(scenario, feed: feed)
             }
@@ -133,6 +140,41 @@ struct RoomQualityBench: ParsableCommand {
         var leg: Double?
         /// A scanner (by index) that dies at a time: nothing of it after, as sender or receiver.
         var dies: (scanner: Int, at: Double)?
+        /// The tags' reports this many dB under their claim (beaconwatch's; the peers' rules read
+        /// levels against each other).
+        var quieter = 0.0
+    }
+
+    /// The robustness matrix (issue 71; docs/performance.md "Real radio"): the corridor at 1 Hz
+    /// with one thing changed at a time from the benchmark's radio, so that no one tuned radio
+    /// is the measure.
+    static func matrix(scale: Double) -> [Scenario] {
+        func cell(_ name: String, _ change: (inout Scenario) -> Void = { _ in }) -> Scenario {
+            var simulation = FloorSimulation(floor: Floor.corridor(seed: 11))
+            simulation.duration = 3600 * scale
+            simulation.walkers = 12
+            simulation.stationary = 8
+            simulation.seed = 4711
+            var scenario = Scenario(name: "matrix: \(name)", simulation: simulation)
+            change(&scenario)
+            return scenario
+        }
+        return [
+            cell("the bench's radio"),
+            cell("scanner pairs steady") { $0.simulation.pairPaths = .steady },
+            cell("scanner pairs absent") { $0.simulation.pairPaths = .absent },
+            cell("tags 15 dB under claim") { $0.quieter = 15 },
+            cell("tags 5 dB under claim") { $0.quieter = 5 },
+            cell("tags 10 dB over claim") { $0.quieter = -10 },
+            cell("exponent 1.6") { $0.simulation.floor.exponent = 1.6 },
+            cell("exponent 3.5") { $0.simulation.floor.exponent = 3.5 },
+            cell("shadowing 0 dB") { $0.simulation.radio.shadowing = 0 },
+            cell("shadowing 8 dB") { $0.simulation.radio.shadowing = 8 },
+            cell("bursty losses") {
+                $0.simulation.radio.loss = 0.25
+                $0.simulation.radio.lossRun = 5
+            },
+        ]
     }
 
     static func scenarios(scale: Double) -> [Scenario] {
@@ -466,6 +508,12 @@ struct RoomQualityBench: ParsableCommand {
             }
             // Delivered in the order they reach the broker.
             reports.sort { ($0.time, $0.tag, $0.scanner) < ($1.time, $1.tag, $1.scanner) }
+        }
+        for index in systems.indices {
+            if var system = systems[index] as? BeaconwatchRooms {
+                system.quieter += scenario.quieter
+                systems[index] = system
+            }
         }
         var scores = Array(repeating: Score(), count: systems.count + 1)
         if let dies = scenario.dies {
