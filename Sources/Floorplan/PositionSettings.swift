@@ -156,6 +156,13 @@ package struct PositionSettings: Sendable, Hashable {
         settings.window = 8
         settings.decay = 0
         settings.rate = 1
+        // A node reports nothing beyond `max_distance` (16 m by its own estimate at absorption
+        // 2.7: 32.5 dB under the power at 1 m; include/defaults.h in ESPresense/ESPresense), so
+        // its silence is a death only where it would hear the tag well inside that: 7.5 dB of
+        // margin for its median and shadowing (scripts/bench matrix, docs/performance.md "Real
+        // radio": walkers 20.0 % wrong became 16.1 % on the bench's radio, a room whose node died
+        // still keeps its tags).
+        settings.audible = -25
         return settings
     }
 

@@ -127,6 +127,9 @@ package struct FloorSimulation: Sendable {
         case shadowed, steady, absent
     }
     package var pairPaths = PairPaths.shadowed
+    /// How much louder the tags are than ``power``, the power they claim, dB (a beacon's claim is
+    /// often 5–15 dB off); the scanners still advertise at ``power``.
+    package var tagOffset = 0.0
     /// Walking speed, m/s.
     package var speed = 1.2
     package var stay = 30.0...180.0
@@ -341,7 +344,7 @@ package struct FloorSimulation: Sendable {
                     defer { paths[scanner] = path }
                     let elapsed = shadow(&path, to: time, random: &random)
                     let mean =
-                        floor.level(power, from: place.point, storey: place.storey, at: scanner)
+                        floor.level(power + tagOffset, from: place.point, storey: place.storey, at: scanner)
                         + floor.scanners[scanner].offset + path.shadow
                     guard
                         let rssi = receive(

@@ -140,9 +140,6 @@ struct RoomQualityBench: ParsableCommand {
         var leg: Double?
         /// A scanner (by index) that dies at a time: nothing of it after, as sender or receiver.
         var dies: (scanner: Int, at: Double)?
-        /// The tags' reports this many dB under their claim (beaconwatch's; the peers' rules read
-        /// levels against each other).
-        var quieter = 0.0
     }
 
     /// The robustness matrix (issue 71; docs/performance.md "Real radio"): the corridor at 1 Hz
@@ -163,9 +160,9 @@ struct RoomQualityBench: ParsableCommand {
             cell("the bench's radio"),
             cell("scanner pairs steady") { $0.simulation.pairPaths = .steady },
             cell("scanner pairs absent") { $0.simulation.pairPaths = .absent },
-            cell("tags 15 dB under claim") { $0.quieter = 15 },
-            cell("tags 5 dB under claim") { $0.quieter = 5 },
-            cell("tags 10 dB over claim") { $0.quieter = -10 },
+            cell("tags 15 dB under claim") { $0.simulation.tagOffset = -15 },
+            cell("tags 5 dB under claim") { $0.simulation.tagOffset = -5 },
+            cell("tags 10 dB over claim") { $0.simulation.tagOffset = 10 },
             cell("exponent 1.6") { $0.simulation.floor.exponent = 1.6 },
             cell("exponent 3.5") { $0.simulation.floor.exponent = 3.5 },
             cell("shadowing 0 dB") { $0.simulation.radio.shadowing = 0 },
@@ -508,12 +505,6 @@ struct RoomQualityBench: ParsableCommand {
             }
             // Delivered in the order they reach the broker.
             reports.sort { ($0.time, $0.tag, $0.scanner) < ($1.time, $1.tag, $1.scanner) }
-        }
-        for index in systems.indices {
-            if var system = systems[index] as? BeaconwatchRooms {
-                system.quieter += scenario.quieter
-                systems[index] = system
-            }
         }
         var scores = Array(repeating: Score(), count: systems.count + 1)
         if let dies = scenario.dies {
