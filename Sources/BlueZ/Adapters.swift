@@ -27,11 +27,13 @@ package enum Adapters {
         }
         guard let names = names(sysfs: sysfs) else {
             return "this machine shows no Bluetooth support (\(sysfs) is missing), so run exits 3 here; "
-                + "load it with 'modprobe bluetooth', or read a capture (btsnoop:PATH) instead"
+                + "load it with 'modprobe bluetooth', read a capture (btsnoop:PATH), "
+                + "or set Monitor.source = none when scanners or a fleet hear the tags"
         }
         guard !names.contains(name) else { return nil }
         let present = names.isEmpty ? "none is present" : "present: \(names.joined(separator: ", "))"
         return
-            "no Bluetooth adapter \(name) on this machine (\(present)); plug one in or set Monitor.source to one of them"
+            "no Bluetooth adapter \(name) on this machine (\(present)); plug one in, set Monitor.source to one of them, "
+            + "or set Monitor.source = none when scanners or a fleet hear the tags"
     }
 }

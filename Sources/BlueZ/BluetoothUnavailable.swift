@@ -26,9 +26,11 @@ package enum BluetoothUnavailable: Error, Sendable, Hashable, CustomStringConver
         switch self {
         case .noKernelSupport:
             "Bluetooth is not available: this kernel has no Bluetooth support (AF_BLUETOOTH); "
-                + "load it with 'modprobe bluetooth', or read a capture (btsnoop:PATH) or a trace (trace:PATH) instead"
+                + "load it with 'modprobe bluetooth', read a capture (btsnoop:PATH) or a trace (trace:PATH), "
+                + "or set Monitor.source = none when scanners or a fleet hear the tags"
         case .noSuchAdapter(let name):
-            "no Bluetooth adapter '\(name)'; list adapters with 'hciconfig' or 'btmgmt info' and pass --source hciN"
+            "no Bluetooth adapter '\(name)'; list adapters with 'hciconfig' or 'btmgmt info' and pass --source hciN, "
+                + "or set Monitor.source = none when scanners or a fleet hear the tags"
         case .adapterDown(let name):
             "Bluetooth adapter \(name) is down; bring it up with 'sudo hciconfig \(name) up' or 'bluetoothctl power on'"
         case .permissionDenied(let name):

@@ -27,6 +27,8 @@ import Testing
         let gone = sysfs.appendingPathComponent("nowhere").path
         #expect(Adapters.names(sysfs: gone) == nil)
         #expect(Adapters.absence(of: "hci0", sysfs: gone)?.contains("no Bluetooth support") == true)
+        #expect(Adapters.absence(of: "hci0", sysfs: gone)?.contains("Monitor.source = none") == true)
+        #expect(missing.contains("Monitor.source = none"))
     }
 
     @Test func unreadableNamesMissingFoldersAndFilesThatAreNotFiles() throws {

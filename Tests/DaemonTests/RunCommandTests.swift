@@ -50,6 +50,9 @@ import Testing
             ["run", "--web-listen", "", "--config", "hsyco.ini", "--source", "hci0", "--no-mqtt"], in: Self.folder(""))
         #expect(run.status == 3)
         #expect(run.stderr.contains("AF_BLUETOOTH"))
+        // One line, with the fix for a daemon whose scanners hear the tags (issue 72).
+        let message = try #require(run.stderr.split(separator: "\n").last { $0.contains("AF_BLUETOOTH") })
+        #expect(message.contains("Monitor.source = none"), "\(run.stderr)")
     }
 
     /// A clean stop closes the state database: its -wal and -shm files are gone (issue 47: a stopped
