@@ -261,17 +261,18 @@ package enum Pages {
         return html.text
     }
 
-    /// The device's monitored set drawn as its `Monitor.maxRegions` slots, filled or free.
+    /// The device's monitored set drawn as its own cap's slots (`Monitor.maxRegions` less its
+    /// monitored waypoints, docs/behaviour.md §15.1), filled or free.
     private static func slots(_ monitor: MonitorReading, _ model: BuildingModel, into html: inout HTML) {
         html.open(
             "section", [("class", "slots-section"), ("data-mode", monitor.mode.rawValue)])
         html.open("h2")
         html.escaped(
-            "Monitored regions: \(monitor.monitored.count) of \(model.maxRegions) slots, \(monitor.mode.rawValue)")
+            "Monitored regions: \(monitor.monitored.count) of \(monitor.maxRegions) slots, \(monitor.mode.rawValue)")
         html.close("h2")
         html.raw("<ol class=\"slots\">")
         let insideRegions = Set(monitor.inside.map(\.region))
-        for slot in 0..<max(model.maxRegions, monitor.monitored.count) {
+        for slot in 0..<max(monitor.maxRegions, monitor.monitored.count) {
             if slot < monitor.monitored.count {
                 let region = monitor.monitored[slot]
                 let inside = insideRegions.contains(region)

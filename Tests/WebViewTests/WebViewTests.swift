@@ -180,6 +180,19 @@ import WebView
         #expect(tag.contains("<section class=\"inside\">"), "the rest of the tag's page is there")
     }
 
+    /// A phone with monitored waypoints has fewer slots than `Monitor.maxRegions` (§15.1): its page
+    /// counts its own cap, not the building's.
+    @Test func aPhonesSlotsAreItsOwnCap() throws {
+        var model = BuildingModel(hierarchy: Self.hierarchy, maxRegions: 20)
+        model.declare(.init(id: "alice-phone"))
+        var reading = Self.reading(zone: 2, at: 5)
+        reading.monitor.maxRegions = 17
+        model.update("alice-phone", reading: reading)
+        let phone = try #require(Pages.device(model, id: "alice-phone"))
+        #expect(phone.contains("Monitored regions: 2 of 17 slots"), "\(phone)")
+        #expect(phone.components(separatedBy: "class=\"slot empty\"").count - 1 == 15)
+    }
+
     @Test func textIsEscapedAndNumbersAreWrittenPlainly() {
         #expect(HTML.escape("<a href=\"x\">'&'</a>") == "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;")
         #expect(HTML.duration(42) == "42 s")

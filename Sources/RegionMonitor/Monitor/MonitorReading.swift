@@ -60,6 +60,8 @@ package struct MonitorReading: Sendable, Hashable {
     package var roomChange: RoomChange?
     /// Where a tag is on a floor with a plan (docs/behaviour.md §20), `nil` without one.
     package var position: PositionReading?
+    /// The device's own cap: `Monitor.maxRegions` less its monitored waypoints (§15.1).
+    package var maxRegions = 20
 
     /// A tag's position now, and the probability of the rooms around it.
     package struct PositionReading: Sendable, Hashable {
@@ -126,13 +128,15 @@ extension Monitor {
                     raw: ranged ? Double(classes.pool[slot].raw) : nil,
                     heard: ranged ? Timestamp(microseconds: sightings.any[beacon]) : nil))
         }
-        return MonitorReading(
+        var reading = MonitorReading(
             time: clock, mode: monitoring.mode, monitored: monitoredRegions, inside: inside, beacons: beacons,
             nearest: nearestState.beacon >= 0 ? hierarchy.beacons[Int(nearestState.beacon)].locationID : nil,
             ranging: mode,
             room: settings.rooms == nil
                 ? nil : currentRoom.flatMap { room in inside.contains { $0.region == room } ? room : nil },
             roomChange: settings.rooms == nil ? nil : roomChange, position: positionReading)
+        reading.maxRegions = settings.maxRegions
+        return reading
     }
 
     /// The tag's position and room probabilities (§20), `nil` off a floor plan.
