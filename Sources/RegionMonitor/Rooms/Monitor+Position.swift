@@ -265,10 +265,7 @@ extension Monitor {
         }
         guard loudest >= 0 else { return nil }
         guard let mine, !unheard(mine) else { return loudest }
-        let (elapsed, overflow) = timing.now.subtractingReportingOverflow(rooms.position.contestAt)
-        let seconds =
-            rooms.position.contestAt == .min || overflow || elapsed < 0 ? 0 : min(1, Double(elapsed) / 1_000_000)
-        rooms.position.contestAt = timing.now
+        let seconds = contestSeconds()
         // A walker's room follows within a second or two; a still tag's wobble must add up to more.
         let (atOnce, drift, need) = rooms.position.walking ? PositionSettings.openWalking : PositionSettings.openStill
         guard loudest != mine else {
@@ -372,15 +369,22 @@ extension Monitor {
         armPositionHold()
     }
 
+    /// Seconds since the contest was last added to (at most 1; 0 the first time or when the clock
+    /// went back), and now noted as its last time.
+    mutating func contestSeconds() -> Double {
+        let (elapsed, overflow) = timing.now.subtractingReportingOverflow(rooms.position.contestAt)
+        let seconds =
+            rooms.position.contestAt == .min || overflow || elapsed < 0 ? 0 : min(1, Double(elapsed) / 1_000_000)
+        rooms.position.contestAt = timing.now
+        return seconds
+    }
+
     /// Adds to the contest of `challenger` (a Zone index, -1 for no room; `nil`: none now, the
     /// sum wanes) against the present room, for the time since the last report: its `lead` less
     /// ``PositionSettings/drift``, a second at most. Whether it has won.
     @discardableResult
     mutating func contest(_ challenger: Int32?, lead: Double, settings: PositionSettings) -> Bool {
-        let (elapsed, overflow) = timing.now.subtractingReportingOverflow(rooms.position.contestAt)
-        let seconds =
-            rooms.position.contestAt == .min || overflow || elapsed < 0 ? 0 : min(1, Double(elapsed) / 1_000_000)
-        rooms.position.contestAt = timing.now
+        let seconds = contestSeconds()
         // Scaled by how much of the radio's spread lasts (PositionSettings.contestScale).
         let scale = settings.contestScale(for: rooms.position.radio)
         guard let challenger else {
