@@ -232,6 +232,7 @@ extension Monitor {
             moveRoom(
                 to: zone, area: hierarchy.areaOfZone[Int(zone)], scanner: beacon, probability: probability,
                 previous: nil, into: &outputs)
+            rooms.change?.byFingerprints = true
         } else if zone != current {
             let (elapsed, overflow) = timing.now.subtractingReportingOverflow(rooms.prints.scoredAt)
             let seconds =
@@ -248,6 +249,7 @@ extension Monitor {
                 moveRoom(
                     to: zone, area: hierarchy.areaOfZone[Int(zone)], scanner: beacon, probability: probability,
                     previous: nil, into: &outputs)
+                rooms.change?.byFingerprints = true
             }
         } else {
             rooms.prints.challenger = -2

@@ -18,6 +18,9 @@ package struct RoomChange: Sendable, Hashable {
     /// when it entered none), and of the room it left.
     package var probability: Double?
     package var previousProbability: Double?
+    /// Without a floor plan (§22): the room's training (its fingerprints) placed it, at
+    /// ``probability`` among the trained rooms; not a position.
+    package var byFingerprints = false
 
     package init(
         from: Region?, to: Region?, at: Timestamp, scanner: String, evidence: Double, previous: Double? = nil,
@@ -42,6 +45,10 @@ package struct RoomChange: Sendable, Hashable {
                     + "probable at \(percent(probability))) after a report of \(by)"
             }
             let start = from.map { "moved from \(room($0)) to \(room(to))" } ?? "entered \(room(to))"
+            if byFingerprints {
+                return "\(start): its readings match the room's training (learned fingerprints, "
+                    + "\(percent(probability)) among the trained rooms), after a report of \(by)"
+            }
             return "\(start): its position puts it there at \(percent(probability))\(old), after a report of \(by)"
         }
         let strength = RoomRule.text((evidence * 10).rounded() / 10)
