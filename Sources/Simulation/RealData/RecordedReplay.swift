@@ -11,8 +11,12 @@ extension RecordedSite {
     /// The ini: one Area, a Zone per room with its polygon, every sensor a scanner at its point in
     /// the room it stands in, the beacon a declared tag. `walls`: `LocationAreaWalls` (nil: the
     /// key left out, as a user who does not know it leaves it). `floorPlan` false: the same
-    /// building without shapes (section 19's nearest rule).
-    package func ini(walls: String? = "none", floorPlan: Bool = true, extra: String = "") -> String {
+    /// building without shapes (section 19's nearest rule). `nodes`: the sensors are ESPresense
+    /// nodes, declared as `scripts/bench rooms` declares its nodes (`Scanners.espresense`, the
+    /// only source: every report a node's filtered estimate, docs/espresense.md).
+    package func ini(walls: String? = "none", floorPlan: Bool = true, nodes: Bool = false, extra: String = "")
+        -> String
+    {
         var lines = ["LocationAreaName.\(Self.areaUUID) = Office"]
         for (index, room) in rooms.enumerated() {
             lines.append("LocationZoneName.\(Self.areaUUID):\(index + 1) = \(room.name)")
@@ -36,6 +40,7 @@ extension RecordedSite {
             "Monitor.source = none",
             "Monitor.userid = office",
         ]
+        if nodes { lines += ["MQTT.host = 127.0.0.1", "Scanners.espresense = espresense/devices/+/+"] }
         return lines.joined(separator: "\n") + "\n" + extra
     }
 
@@ -46,6 +51,24 @@ extension RecordedSite {
             let t = String(format: "%.6f", Self.epoch + reception.time)
             text +=
                 #"{"t": \#(t), "scanner": "\#(sensors[reception.sensor].name)", "tag": "ibeacon:\#(Self.tagUUID):7:1", "rssi": \#(Int(reception.rssi)), "power": \#(power)}"#
+                + "\n"
+        }
+        return text
+    }
+
+    /// The beacon as an ESPresense node names it in its topic (`iBeacon:<uuid>-<major>-<minor>`).
+    package static let espresenseID = "iBeacon:\(tagUUID.lowercased())-7-1"
+
+    /// The trace of ESPresense nodes' reports (`reports`: each one's time, sensor and filtered
+    /// RSSI, in delivery order): each line a node's report (`"via": "espresense"`, the RSSI to
+    /// 0.01 dB, the beacon by the node's id for it), the beacon claiming `power` dBm (`rssi@1m`).
+    package func nodeTrace(_ reports: [RecordedTrack.Reception], power: Int = -59) -> String {
+        var text = ""
+        for report in reports {
+            let t = String(format: "%.6f", Self.epoch + report.time)
+            let rssi = String(format: "%.2f", report.rssi)
+            text +=
+                #"{"t": \#(t), "scanner": "\#(sensors[report.sensor].name)", "tag": "\#(Self.espresenseID)", "rssi": \#(rssi), "power": \#(power), "via": "espresense"}"#
                 + "\n"
         }
         return text

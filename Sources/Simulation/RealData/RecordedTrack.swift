@@ -87,11 +87,25 @@ package struct RecordedTrack: Sendable {
         package var rssi: Double
         package var x: Double
         package var y: Double
+
+        package init(time: Double, sensor: Int, rssi: Double, x: Double, y: Double) {
+            self.time = time
+            self.sensor = sensor
+            self.rssi = rssi
+            self.x = x
+            self.y = y
+        }
     }
 
     package var name: String
     package var receptions: [Reception]
     package var duration: Double { receptions.last?.time ?? 0 }
+
+    /// A track of given receptions, in time order (such as nodes' reports of a recorded walk).
+    package init(name: String, receptions: [Reception]) {
+        self.name = name
+        self.receptions = receptions
+    }
 
     init(file: URL, sensors: [String: Int]) throws {
         name = file.deletingPathExtension().lastPathComponent.replacingOccurrences(of: "_all_sensors", with: "")
