@@ -126,6 +126,10 @@ package enum Assets {
         svg.floor .scanner.offline rect { fill: #dc2626; }
         svg.floor .tag .error { fill: var(--accent); fill-opacity: 0.15; stroke: var(--accent); stroke-width: 0.02; }
         svg.floor .tag .dot { fill: var(--accent); }
+        svg.floor .tag .name { font-size: 0.3px; fill: var(--ink); }
+        svg.floor .stairs rect { fill: #fef3c7; stroke: #92400e; stroke-width: 0.04; }
+        svg.floor .stairs line { stroke: #92400e; stroke-width: 0.03; }
+        svg.floor .stairs text { font-size: 0.25px; fill: #92400e; }
         a.floor-link { font-size: 0.8rem; margin-left: 0.6rem; font-weight: normal; }
         nav.floors ol { list-style: none; display: flex; flex-wrap: wrap; gap: .4rem; padding: 0; margin: 0 0 .8rem; }
         nav.floors a { display: inline-block; padding: .2rem .7rem; border: 1px solid var(--line); border-radius: 1rem;

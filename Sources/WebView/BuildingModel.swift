@@ -136,6 +136,14 @@ package struct BuildingModel: Sendable {
             package var point: PlanPoint
         }
 
+        /// The foot or head of a staircase (`Stairs.<id>`) on this floor, and the floor it leads to.
+        package struct Stairs: Sendable, Hashable {
+            package var point: PlanPoint
+            package var to: Region
+            /// Whether the floor it leads to is above this one (by their levels).
+            package var up: Bool
+        }
+
         package var area: Region
         /// The building it is a floor of (docs/behaviour.md §20): the hierarchy index of its
         /// building's lowest-numbered Area, its own when no other floor shares its building.
@@ -147,6 +155,8 @@ package struct BuildingModel: Sendable {
         package var rooms: [Room]
         package var doors: [PlanSegment]
         package var scanners: [Scanner]
+        /// The stairs of its building that start or end on it.
+        package var stairs: [Stairs]
         /// What the page shows: the rooms and scanners with a margin.
         package var box: Box
 
@@ -160,10 +170,30 @@ package struct BuildingModel: Sendable {
             scanners = map.plan.scanners.map {
                 Scanner(locationID: hierarchy.beacons[Int($0.location)].locationID, point: $0.point)
             }
+            var stairs: [Stairs] = []
+            for joint in building?.stairs ?? [] {
+                guard let floors = building?.floors else { break }
+                let ends = [
+                    (joint.floorA, joint.pointA, joint.floorB), (joint.floorB, joint.pointB, joint.floorA),
+                ]
+                for (here, point, there) in ends where floors[here].plan.area == map.plan.area {
+                    let other = floors[there].plan
+                    stairs.append(
+                        Stairs(
+                            point: point, to: hierarchy.areas[Int(other.area)].region,
+                            up: other.bottom > map.plan.bottom))
+                }
+            }
+            self.stairs = stairs
             var box = Box(
                 x0: map.originX, y0: map.originY, x1: map.originX + Double(map.columns) * map.cell,
                 y1: map.originY + Double(map.rows) * map.cell)
             for scanner in scanners { box.include(scanner.point) }
+            // The stairs' square metre and the line below it that names where they lead.
+            for end in stairs {
+                box.include(PlanPoint(end.point.x - 0.5, end.point.y + 0.5))
+                box.include(PlanPoint(end.point.x + 0.5, end.point.y - 0.9))
+            }
             (box.x0, box.y0, box.x1, box.y1) = (box.x0 - 0.5, box.y0 - 0.5, box.x1 + 0.5, box.y1 + 0.5)
             self.box = box
         }

@@ -161,6 +161,55 @@ import WebView
         #expect(reloaded.version != model.version)
     }
 
+    /// The drawing has each end of the stairs, a link to the floor they lead to (up or down by
+    /// the floors' levels), and each tag's name beside its dot: its declared name, else its id.
+    @Test func theDrawingHasTheStairsAndTheTagsNames() throws {
+        var model = Self.house()
+        model.declare(.init(id: "keys", name: "Ben's <keys>"))
+        let ground = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+        let first = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E1"
+        let page = try #require(Pages.floor(model, area: ground))
+        #expect(
+            page.contains(
+                "<g class=\"stairs\" data-to=\"\(first)\"><a href=\"/floors/\(first)\"><title>stairs up to First floor"
+                    + "</title>"), "\(page)")
+        #expect(page.components(separatedBy: "<g class=\"stairs\"").count - 1 == 1)
+        #expect(page.contains(">stairs up to First floor</text>"))
+        // Named: its name, escaped; unnamed: its id.
+        #expect(page.contains("<text class=\"name\" x=\"") && page.contains("\">Ben&#39;s &lt;keys&gt;</text>"))
+        #expect(page.contains("\">badge</text>"), "\(page)")
+        // Beside its dot: 0.25 m to the right of it (the dot at 3.75, 2.5 of the drawing).
+        let alone = try #require(Pages.floor(Self.model(), area: Self.uuid.uuidString))
+        #expect(alone.contains("<text class=\"name\" x=\"4\" y=\"2.6\">badge</text>"), "\(alone)")
+        let upstairs = try #require(Pages.floor(model, area: first))
+        #expect(upstairs.contains("<title>stairs down to Ground &lt;floor&gt;</title>"), "\(upstairs)")
+        #expect(upstairs.contains(">cup</text>") && !upstairs.contains(">badge</text>"))
+        // The shed is joined to nothing.
+        let shed = try #require(Pages.floor(model, area: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E2"))
+        #expect(!shed.contains("class=\"stairs\""))
+        #expect(Self.model().floors[0].stairs.isEmpty)
+    }
+
+    /// A floor's page is reached by its Area's name as well as its UUID (case, spaces, `-` and `_`
+    /// aside); `/floors` lists every floor with a plan.
+    @Test func aFloorIsFoundByItsAreasNameAndTheIndexListsThem() throws {
+        let model = Self.house()
+        let ground = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+        for name in ["Ground <floor>", "ground-<FLOOR>", "ground_<floor>", ground, ground.lowercased()] {
+            #expect(model.floor(named: name)?.area.description == ground, "\(name)")
+        }
+        #expect(model.floor(named: "First floor")?.area.description == "E2C56DB5-DFFB-48D2-B060-D0F5A71096E1")
+        #expect(model.floor(named: "Cellar") == nil && model.floor(named: "") == nil)
+        #expect(Pages.floor(model, area: "shed") == Pages.floor(model, area: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E2"))
+        let index = Pages.floorIndex(model)
+        #expect(index.components(separatedBy: "<li ").count - 1 == 3, "\(index)")
+        #expect(
+            index.contains(
+                "<li data-area=\"\(ground)\"><a href=\"/floors/\(ground)\">Ground &lt;floor&gt;</a>: 2 tags on it, "
+                    + "in a building with First floor</li>"), "\(index)")
+        #expect(index.contains(">Shed</a>: 1 tag on it</li>"), "\(index)")
+    }
+
     @Test func aTagsPageShowsTheRoomsProbabilities() throws {
         let page = try #require(Pages.device(Self.model(), id: "badge"))
         #expect(page.contains("<section class=\"position\">"))

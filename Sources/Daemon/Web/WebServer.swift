@@ -121,15 +121,30 @@ package struct WebResponder: HTTPResponder {
             if query["fragment"] == "main" { return Self.html(main) }
             return Self.html(Pages.page(title: "Scanners", device: nil, main: main))
         case "floors":
-            guard segments.count == 2, !segments[1].isEmpty else { break }
+            guard segments.count <= 2 else { break }
             let model = await state.current()
-            guard let main = Pages.floor(model, area: segments[1]) else {
+            // `/floors`: the one floor with a plan, or the list of them.
+            guard segments.count == 2, !segments[1].isEmpty else {
+                if model.floors.count == 1 { return Self.redirect(to: "/floors/\(model.floors[0].area)") }
+                guard !model.floors.isEmpty else {
+                    return Self.error(
+                        .notFound,
+                        "no Area has a floor plan: give its Zones shapes (LocationZoneShape, docs/floorplans.md)")
+                }
+                let main = Pages.floorIndex(model)
+                if query["fragment"] == "main" { return Self.html(main) }
+                return Self.html(Pages.page(title: "Floors", device: nil, main: main))
+            }
+            guard let floor = model.floor(named: segments[1]), let main = Pages.floor(model, area: segments[1]) else {
+                let known = model.floors.map { "\(model.name(of: $0.area)) (/floors/\($0.area))" }
                 return Self.error(
-                    .notFound, "no floor plan for Area \(Self.quoted(segments[1])); the building page links each floor")
+                    .notFound,
+                    "no floor plan for Area \(Self.quoted(segments[1])); "
+                        + (known.isEmpty
+                            ? "no Area has one" : "the floors are, by name or UUID: \(known.joined(separator: ", "))"))
             }
             if query["fragment"] == "main" { return Self.html(main) }
-            let name = Region(segments[1]).map { model.name(of: $0) } ?? segments[1]
-            return Self.html(Pages.page(title: "Floor \(name)", device: nil, main: main))
+            return Self.html(Pages.page(title: "Floor \(model.name(of: floor.area))", device: nil, main: main))
         case "assets":
             if segments.count == 2, segments[1] == "live.js" {
                 return Self.text(Assets.liveJS, type: "text/javascript; charset=utf-8")
@@ -179,7 +194,7 @@ package struct WebResponder: HTTPResponder {
         }
         return Self.error(
             .notFound,
-            "no such path \(Self.quoted(path)); see /, /scanners, /floors/<Area>, /api/v1/state, /api/v1/events, /api/v1/fingerprints, /api/v1/occupancy, /healthz, /metrics"
+            "no such path \(Self.quoted(path)); see /, /scanners, /floors, /floors/<Area>, /api/v1/state, /api/v1/events, /api/v1/fingerprints, /api/v1/occupancy, /healthz, /metrics"
         )
     }
 
@@ -384,6 +399,14 @@ package struct WebResponder: HTTPResponder {
 
     static func json(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
         Self.text(text + "\n", status: status, type: "application/json")
+    }
+
+    /// `303 See Other` to `path` of this server.
+    static func redirect(to path: String) -> Response {
+        var headers = HTTPFields()
+        headers[.location] = path
+        headers[.cacheControl] = "no-store"
+        return Response(status: .seeOther, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer()))
     }
 
     static func html(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
