@@ -6,8 +6,9 @@ import TestSupport
 /// that `beaconwatch check` takes with no warning (no radio of its own: `Monitor.source = none`,
 /// or a machine without `hci0` exits 3) and that declares a tag, which a `replay` of a short trace
 /// then places in a room (a file with no tag tracks nothing). The house's exit door is in the
-/// ground floor's outer wall, not in the bedroom's above it. (The page has no console block of a
-/// trace or a replay to run as written; its ini blocks also load in DocumentationExampleTests.)
+/// ground floor's outer wall, not in the bedroom's above it. The house ships as
+/// `etc/floorplans/house.ini` with a recorded walk, whose replay the page's console block shows
+/// (run by DocumentationExampleTests, where its ini blocks also load).
 @Suite struct FloorPlanDocumentTests {
     static let page = "docs/floorplans.md"
 
@@ -85,6 +86,13 @@ import TestSupport
             }
             #expect(!enters.isEmpty, "\(place): \(tag.id) entered no room:\n\(run.stdout.prefix(2000))")
         }
+    }
+
+    /// `etc/floorplans/house.ini`, which the page's replay runs, is the house as the page writes it.
+    @Test func theShippedHouseIsThePagesHouse() throws {
+        let block = try #require(Self.blocks.first { $0.text.contains("Stairs.") }, "no two-storey block")
+        let file = DocumentationExampleTests.repository.appendingPathComponent("etc/floorplans/house.ini")
+        #expect(try String(contentsOf: file, encoding: .utf8) == block.text)
     }
 
     /// The house's front door, an exit, is on the ground floor alone: the first floor stops short
