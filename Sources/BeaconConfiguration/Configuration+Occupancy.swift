@@ -68,8 +68,20 @@ extension Loader {
                 if let seconds = duration(entry, positive: true) { sensors[id]?.hold = seconds }
             case "silence":
                 if let seconds = duration(entry, positive: false) { sensors[id]?.silence = seconds }
+            case "status":
+                let topic = entry.value.trimmingWhitespace()
+                if topic == "none" {
+                    sensors[id]?.status = nil
+                } else if topic.isEmpty || topic.contains("+") || topic.contains("#") {
+                    error(
+                        entry,
+                        "Sensor.\(id).status: '\(topic.excerpt)' must be one topic without + or #, such as esphome-lab/status, or none"
+                    )
+                } else {
+                    sensors[id]?.status = SensorStatus(topic: String(topic))
+                }
             default:
-                error(entry, "no sensor setting '\(setting.excerpt)'; a sensor takes hold and silence")
+                error(entry, "no sensor setting '\(setting.excerpt)'; a sensor takes hold, silence and status")
             }
         }
         settings.sensors = order.compactMap { sensors[$0] }
@@ -123,7 +135,9 @@ extension Loader {
             }
             field = parts[3]
         }
-        return SensorDefinition(id: id, topic: topic, kind: kind, zone: zone, field: field, line: entry.line)
+        return SensorDefinition(
+            id: id, topic: topic, kind: kind, zone: zone, field: field, status: SensorStatus.derived(from: topic),
+            line: entry.line)
     }
 
     /// A Zone of the hierarchy, by `UUID:major` or by its name (a unique one).

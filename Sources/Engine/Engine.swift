@@ -37,7 +37,8 @@ package struct Engine: Sendable {
     package private(set) var occupancy: OccupancyMonitor?
     /// This engine keeps the building's occupancy (the own radio's).
     package let countsOccupancy: Bool
-    /// Lines for the log since the last ``takeNotices()`` (a sensor's garbage, once an hour).
+    /// Lines for the log since the last ``takeNotices()`` (a sensor's garbage, its field never
+    /// seen, its firmware saying it is offline or online again).
     package private(set) var notices: [String] = []
     /// The monitor's presence count when the occupancy was last told where the own radio is.
     private var placedPresence: UInt64?
@@ -280,9 +281,11 @@ package struct Engine: Sendable {
             observe(from: start)
         case .sensor(let message):
             monitor.advance(to: time, into: &pending)
-            if let problem = occupancy?.sensor(message.sensor, payload: message.payload, at: time, into: &pending) {
-                notices.append(problem)
-            }
+            let problem =
+                message.status
+                ? occupancy?.sensorStatus(message.sensor, payload: message.payload, at: time, into: &pending)
+                : occupancy?.sensor(message.sensor, payload: message.payload, at: time, into: &pending)
+            if let problem { notices.append(problem) }
             observe(from: start)
         case .occupants(let device, let regions):
             monitor.advance(to: time, into: &pending)

@@ -243,6 +243,12 @@ package struct BuildingModel: Sendable {
         didSet { version &+= 1 }
     }
 
+    /// How each presence sensor is known to be alive, by id (``SensorDefinition/liveness``), from
+    /// the configuration.
+    package var sensorLiveness: [String: String] = [:] {
+        didSet { version &+= 1 }
+    }
+
     /// Each announced region's occupancy, by region.
     package var occupancyByRegion: [Region: OccupancyChange] {
         Dictionary((occupancy ?? []).map { ($0.region, $0) }) { first, _ in first }

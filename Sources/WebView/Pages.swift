@@ -56,7 +56,10 @@ package enum Pages {
             html.open("section", [("class", "area"), ("data-region", area.region.description)])
             html.open("h2")
             html.escaped(area.name ?? area.region.description)
-            html.element("span", [("class", "count")], "\(occupancy[area.region]?.count ?? here.count)")
+            // An Area's people are its rooms' together (docs/behaviour.md §23), also where only
+            // Zones have an occupancy.
+            let rooms = area.zones.reduce(0) { $0 + (occupancy[model.hierarchy.zones[$1].region]?.count ?? 0) }
+            html.element("span", [("class", "count")], "\(occupancy[area.region]?.count ?? max(here.count, rooms))")
             if model.floors.contains(where: { $0.area == area.region }) {
                 html.element(
                     "a", [("href", "/floors/\(area.region.description)"), ("class", "floor-link")], "floor plan")
@@ -136,8 +139,13 @@ package enum Pages {
                     case .detected(false): "clear"
                     case .count(let people): "counts \(people)"
                     case .none: "no reading"
+                    case .offline: "offline"
                     }
-                html.element("li", [("data-sensor", id)], "\(id): \(said)")
+                html.open("li", [("data-sensor", id), ("data-state", said)])
+                html.escaped("\(id): \(said)")
+                // Which liveness it has: its firmware's status topic, its silence, or none.
+                if let liveness = model.sensorLiveness[id] { html.element("span", [("class", "liveness")], liveness) }
+                html.close("li")
             }
             html.raw("</ul>")
         }

@@ -30,7 +30,7 @@ extension StateJSON {
                                 switch shown {
                                 case .detected(let value): json.bool(value)
                                 case .count(let people): json.integer(people)
-                                case .none: json.string(nil)
+                                case .none, .offline: json.string(nil)
                                 }
                             }
                         }

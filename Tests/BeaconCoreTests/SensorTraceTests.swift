@@ -85,6 +85,18 @@ import Testing
         #expect(read == message, "\(line)")
     }
 
+    /// A firmware's status message (docs/occupancy.md, "Liveness") is a `status` line, and reads
+    /// back as one: replay equals run for a sensor going offline too.
+    @Test(arguments: ["offline", "Online", #"{"state":"online"}"#])
+    func aStatusMessageIsAStatusLine(payload: String) throws {
+        let time = Timestamp(microseconds: 1_700_000_000_250_000)
+        let message = SensorMessage(sensor: "lab-radar", payload: Array(payload.utf8), status: true)
+        let line = message.traceLine(at: time)
+        #expect(line.contains(#""status":"#) && !line.contains(#""payload""#), "\(line)")
+        let (_, read) = try Self.message(line)
+        #expect(read == message, "\(line)")
+    }
+
     /// JSON written with other spacing, or a number in another spelling, reads back as the same
     /// value: what a sensor's reading is made of.
     @Test(arguments: [#"{ "occupancy" : true }"#, "1.0", #"  {"a":[1, 2]}"#, #""ON""#])

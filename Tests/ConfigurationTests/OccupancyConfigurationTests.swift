@@ -56,16 +56,19 @@ import Testing
         #expect(
             occupancy.sensors == [
                 SensorDefinition(
-                    id: "lab-pir", topic: "zigbee2mqtt/lab/pir", kind: .motion, zone: Self.lab, hold: 90, line: 6),
+                    id: "lab-pir", topic: "zigbee2mqtt/lab/pir", kind: .motion, zone: Self.lab, hold: 90,
+                    status: SensorStatus(topic: "zigbee2mqtt/lab/pir/availability", firmware: .zigbee2mqtt), line: 6),
                 SensorDefinition(
                     id: "lab-radar", topic: "lab-radar/binary_sensor/radar_target/state", kind: .presence,
-                    zone: Self.lab, silence: 0, line: 8),
+                    zone: Self.lab, silence: 0, status: SensorStatus(topic: "lab-radar/status", firmware: .esphome),
+                    line: 8),
                 SensorDefinition(
                     id: "hall-ld2410", topic: "tele/tasmota_1A2B3C/SENSOR", kind: .presence, zone: Self.hall,
-                    field: "LD2410.Energy[0]", line: 10),
+                    field: "LD2410.Energy[0]",
+                    status: SensorStatus(topic: "tele/tasmota_1A2B3C/LWT", firmware: .tasmota), line: 10),
                 SensorDefinition(
                     id: "hall-count", topic: "lab-radar/sensor/target_count/state", kind: .count, zone: Self.hall,
-                    line: 11),
+                    status: SensorStatus(topic: "lab-radar/status", firmware: .esphome), line: 11),
             ])
         #expect(occupancy.sensors.map(\.path) == ["occupancy", "occupancy", "LD2410.Energy[0]", "occupancy"])
         #expect(configuration.warnings.isEmpty, "\(configuration.warnings)")
@@ -114,8 +117,10 @@ import Testing
     @Test(arguments: [
         ("Sensor.pir.hold = 0", "expected seconds above 0"), ("Sensor.pir.hold = -5", "above 0"),
         ("Sensor.pir.hold = nan", "expected seconds"), ("Sensor.pir.hold = 31536001", "expected seconds"),
+        ("Sensor.pir.status = a/+/status", "must be one topic without + or #"),
+        ("Sensor.pir.status =", "must be one topic without + or #"),
         ("Sensor.pir.silence = -1", "expected seconds"), ("Sensor.pir.silence = forever", "expected seconds"),
-        ("Sensor.pir.timeout = 10", "no sensor setting 'timeout'; a sensor takes hold and silence"),
+        ("Sensor.pir.timeout = 10", "no sensor setting 'timeout'; a sensor takes hold, silence and status"),
     ])
     func aBadSensorSettingIsAnErrorOnItsLine(line: String, fragment: String) {
         guard case .failure(let failure) = Self.load("Sensor.pir = z/lab/pir, motion, Lab\n" + line + "\n") else {

@@ -31,23 +31,42 @@ import Testing
                 Sensor.lab-radar.silence = 0
                 Sensor.lab-cam = tele/lab-cam/SENSOR, count, Lab, LD2450.Targets
                 Sensor.lab-pir.hold = 90
+                Sensor.hall-radar = office/hall-radar, presence, Hall
+                Sensor.hall-fp1 = z2m/hall-fp1, presence, Hall, presence
+                Sensor.hall-fp1.status = z2m/hall-fp1/availability
+                Sensor.hall-pir = zigbee2mqtt/hall/pir, motion, Hall
+                Sensor.hall-pir.status = none
                 Occupancy.vacantAfter = 45
 
                 """)
         let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
         let expected = [
-            "  occupancy: per Zone (Occupancy.count), vacant after 45 s of nothing (Occupancy.vacantAfter); 3 sensors; "
+            "  occupancy: per Zone (Occupancy.count), vacant after 45 s of nothing (Occupancy.vacantAfter); 6 sensors; "
                 + "not counted (occupant = false): trolley",
             "  sensor lab-pir: motion in zone \(uuid):1 (Lab), topic zigbee2mqtt/lab/pir, field occupancy (of a JSON "
-                + "object; a plain payload is read whole), holds 90 s, offline after 900 s without a message",
+                + "object; a plain payload is read whole), holds 90 s; liveness: offline when "
+                + "zigbee2mqtt/lab/pir/availability says offline (zigbee2mqtt's, by its state topic); until it says "
+                + "anything, offline after 900 s without a message",
             "  sensor lab-radar: presence in zone \(uuid):1 (Lab), topic lab-radar/binary_sensor/presence/state, field "
-                + "occupancy (of a JSON object; a plain payload is read whole), never offline (silence 0)",
+                + "occupancy (of a JSON object; a plain payload is read whole); liveness: offline when lab-radar/status "
+                + "says offline (ESPHome's, by its state topic)",
             "  sensor lab-cam: count in zone \(uuid):1 (Lab), topic tele/lab-cam/SENSOR, field LD2450.Targets (of a "
-                + "JSON object; a plain payload is read whole), offline after 900 s without a message",
+                + "JSON object; a plain payload is read whole); liveness: offline when tele/lab-cam/LWT says offline "
+                + "(Tasmota's, by its state topic)",
+            "  sensor hall-radar: presence in zone \(uuid):2 (Hall), topic office/hall-radar, field occupancy (of a "
+                + "JSON object; a plain payload is read whole); liveness: never offline (no status topic, silence 0): "
+                + "Sensor.hall-radar.status names one",
+            "  sensor hall-fp1: presence in zone \(uuid):2 (Hall), topic z2m/hall-fp1, field presence (of a JSON "
+                + "object; a plain payload is read whole); liveness: offline when z2m/hall-fp1/availability says "
+                + "offline (Sensor.hall-fp1.status)",
+            "  sensor hall-pir: motion in zone \(uuid):2 (Hall), topic zigbee2mqtt/hall/pir, field occupancy (of a "
+                + "JSON object; a plain payload is read whole), holds 120 s; liveness: offline after 900 s without a "
+                + "message (no status topic; Sensor.hall-pir.status names one)",
             "  occupancy Lab: occupied when a device is inside, or lab-pir (motion, 90 s hold) or lab-radar (presence) "
                 + "says so, or lab-cam counts anyone; people: the devices inside or lab-cam's count, whichever is more; "
                 + "vacant after 45 s of nothing",
-            "  occupancy Hall: occupied when a device is inside; vacant after 45 s of nothing",
+            "  occupancy Hall: occupied when a device is inside, or hall-radar (presence) or hall-fp1 (presence) or "
+                + "hall-pir (motion, 120 s hold) says so; vacant after 45 s of nothing",
         ]
         let start = try #require(lines.firstIndex { $0.hasPrefix("  occupancy:") }, "\(lines)")
         #expect(Array(lines[start..<min(lines.count, start + expected.count)]) == expected)
@@ -64,6 +83,7 @@ import Testing
         #expect(
             lines.contains(
                 "  occupancy Flat (area): occupied when a device is inside, or hall-pir (motion, 120 s hold) says so; "
+                    + "people: its Zones' together, or the devices inside when more; "
                     + "vacant as soon as nothing says anyone is there"), "\(lines)")
         #expect(
             lines.contains(

@@ -67,10 +67,22 @@ import Testing
         #expect(kitchenCard.contains(#"data-occupied="true" data-count="1""#))
         #expect(kitchenCard.contains("<strong>occupied</strong> · 1 person"))
         #expect(kitchenCard.contains("Kitchen is occupied: kitchen-pir says present"))
-        #expect(kitchenCard.contains(#"<li data-sensor="kitchen-pir">kitchen-pir: present</li>"#))
+        // Each sensor's state and its liveness: the firmware's status topic by its state topic.
+        #expect(
+            kitchenCard.contains(
+                #"<li data-sensor="kitchen-pir" data-state="present">kitchen-pir: present<span class="liveness">"#
+                    + "offline when zigbee2mqtt/kitchen/pir/availability says offline (zigbee2mqtt&#39;s, by its "
+                    + "state topic); until it says anything, offline after 900 s without a message</span></li>"))
         let receptionCard = try #require(Self.card(page, zone: 1))
         #expect(receptionCard.contains("Reception is occupied: alice"))
-        #expect(receptionCard.contains(#"<li data-sensor="reception-radar">reception-radar: clear</li>"#))
+        #expect(
+            receptionCard.contains(
+                #"<li data-sensor="reception-radar" data-state="clear">reception-radar: clear<span class="liveness">"#
+                    + "offline when reception-radar/status says offline (ESPHome&#39;s, by its state topic)</span></li>"
+            ))
+        // The Area's badge: its rooms' people together (alice, and the PIR's one), though only
+        // Zones are counted (Occupancy.count = zones).
+        #expect(page.contains(#"<h2>Office<span class="count">2</span>"#), "\(page)")
 
         // /metrics: each announced Zone's occupants and whether it is occupied.
         let metrics = try await daemon.get("/metrics").body.split(separator: "\n").map(String.init)

@@ -36,7 +36,7 @@ package enum TraceRecord: Sendable, Hashable {
     /// Train, stop or forget a room (`{"t", "learn": {"device", "room", "seconds"}}`, docs/behaviour.md §22).
     case learn(LearnCommand)
     /// A presence sensor's message (`{"t", "sensor": "<id>", "payload": <as received>}`,
-    /// docs/behaviour.md §23).
+    /// docs/behaviour.md §23), or its firmware's status (`{"t", "sensor", "status": "offline"}`).
     case sensor(SensorMessage)
 }
 
@@ -45,10 +45,14 @@ package enum TraceRecord: Sendable, Hashable {
 package struct SensorMessage: Sendable, Hashable {
     package var sensor: String
     package var payload: [UInt8]
+    /// The message came on the sensor's status topic (its firmware's `online`/`offline`), not
+    /// its state topic.
+    package var status: Bool
 
-    package init(sensor: String, payload: [UInt8]) {
+    package init(sensor: String, payload: [UInt8], status: Bool = false) {
         self.sensor = sensor
         self.payload = payload
+        self.status = status
     }
 
     /// The trace line that feeds this message in a replay: the payload as its JSON value when it
@@ -57,10 +61,11 @@ package struct SensorMessage: Sendable, Hashable {
         var object = JSONObjectWriter()
         object.add("t", time.iso8601)
         object.add("sensor", sensor)
+        let key = status ? "status" : "payload"
         if let value = JSONValue.parse(payload) {
-            object.add("payload", rawJSON: value.jsonText)
+            object.add(key, rawJSON: value.jsonText)
         } else {
-            object.add("payload", String(decoding: payload, as: UTF8.self))
+            object.add(key, String(decoding: payload, as: UTF8.self))
         }
         return object.text
     }
@@ -346,15 +351,17 @@ package struct TraceParser {
         guard case .string(let id)? = fields["sensor"], !id.isEmpty else {
             return .failure(TraceLineError("\"sensor\" must be a sensor's id, as in its Sensor.<id> key"))
         }
-        guard let payload = fields["payload"] else {
+        let status = fields["payload"] == nil && fields["status"] != nil
+        guard let payload = fields["payload"] ?? fields["status"] else {
             return .failure(
                 TraceLineError(
-                    "a sensor line needs \"payload\": the message as received, such as {\"occupancy\": true} or \"ON\"")
+                    "a sensor line needs \"payload\": the message as received, such as {\"occupancy\": true} or \"ON\" (or \"status\": \"offline\")"
+                )
             )
         }
         let bytes: [UInt8]
         if case .string(let text) = payload { bytes = Array(text.utf8) } else { bytes = Array(payload.jsonText.utf8) }
-        return .success(.sensor(SensorMessage(sensor: id, payload: bytes)))
+        return .success(.sensor(SensorMessage(sensor: id, payload: bytes, status: status)))
     }
 
     static func command(from fields: [String: JSONValue]) -> Result<TraceRecord, TraceLineError> {

@@ -82,25 +82,41 @@ package final class MQTTInput: Sendable {
         return TopicFilter("\(filter.levels[0])/rooms/+/status")
     }
 
-    /// Each sensor topic with the ids of its sensors.
+    /// Each sensor topic with the ids of its sensors, and each status topic (docs/occupancy.md,
+    /// "Liveness") with the ids of the sensors whose firmware speaks on it.
     struct SensorTopics {
         var ids: [String: [String]] = [:]
-        /// The topics in the order of the configuration's `Sensor.<id>` lines: the order they are
-        /// subscribed in, so that retained states arrive at a connect in that order.
-        var order: [(topic: String, ids: [String])] { topics.map { ($0, ids[$0] ?? []) } }
-        private var topics: [String] = []
+        var statusIDs: [String: [String]] = [:]
+        /// The topics in the order of the configuration's `Sensor.<id>` lines, each sensor's
+        /// status topic before its state topic: the order they are subscribed in, so that
+        /// retained states arrive at a connect in that order, a firmware's `offline` first.
+        var order: [(topic: String, ids: [String], status: Bool)] {
+            topics.map { topic, status in (topic, (status ? statusIDs[topic] : ids[topic]) ?? [], status) }
+        }
+        private var topics: [(String, Bool)] = []
 
         init(_ occupancy: OccupancySettings?) {
             for sensor in occupancy?.sensors ?? [] {
-                if ids[sensor.topic] == nil { topics.append(sensor.topic) }
+                if let status = sensor.status?.topic {
+                    if statusIDs[status] == nil, ids[status] == nil { topics.append((status, true)) }
+                    statusIDs[status, default: []].append(sensor.id)
+                }
+                if ids[sensor.topic] == nil, statusIDs[sensor.topic] == nil { topics.append((sensor.topic, false)) }
                 ids[sensor.topic, default: []].append(sensor.id)
             }
         }
+
+        func isNew(_ topic: String) -> Bool { ids[topic] == nil && statusIDs[topic] == nil }
     }
 
-    static func sensorSubscription(topic: String, ids: [String]) -> (filter: String, lost: String) {
+    static func sensorSubscription(topic: String, ids: [String], status: Bool) -> (filter: String, lost: String) {
         let who = ids.count == 1 ? "sensor \(ids[0]) is" : "sensors \(ids.joined(separator: ", ")) are"
-        return (topic, "\(who) not heard")
+        return (
+            topic,
+            status
+                ? "\(who) not known offline when \(ids.count == 1 ? "its" : "their") firmware says so"
+                : "\(who) not heard"
+        )
     }
 
     /// The sensors of a reloaded configuration from now on; returns the subscriptions of topics
@@ -112,11 +128,16 @@ package final class MQTTInput: Sendable {
             defer { current = topics }
             return current
         }
-        return topics.order.filter { old.ids[$0.topic] == nil }.map(Self.sensorSubscription)
+        return topics.order.filter { old.isNew($0.topic) }.map(Self.sensorSubscription)
     }
 
     /// The sensors listening on `topic`, by id (none for a topic of no sensor).
     package func sensors(on topic: String) -> [String] { sensorTopics.withLock { $0.ids[topic] } ?? [] }
+
+    /// The sensors whose firmware says on `topic` whether they are alive, by id.
+    package func sensors(status topic: String) -> [String] {
+        sensorTopics.withLock { $0.statusIDs[topic] } ?? []
+    }
 
     /// An incoming message (the network thread): a sensor's, a command, a fleet message, or garbage.
     ///
@@ -129,6 +150,13 @@ package final class MQTTInput: Sendable {
         let sensors = sensors(on: topic)
         if !sensors.isEmpty {
             for sensor in sensors { control.post(EngineInput.sensor(SensorMessage(sensor: sensor, payload: payload))) }
+            return
+        }
+        let watched = self.sensors(status: topic)
+        if !watched.isEmpty {
+            for sensor in watched {
+                control.post(EngineInput.sensor(SensorMessage(sensor: sensor, payload: payload, status: true)))
+            }
             return
         }
         switch Self.route(

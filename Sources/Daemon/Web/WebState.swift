@@ -84,6 +84,7 @@ package final class WebState: OutputSink, Sendable {
         model.floors = Self.floors(of: configuration)
         // Known to have an occupancy before the engine's first reading says what it is.
         if configuration.occupancy != nil { model.occupancy = [] }
+        model.sensorLiveness = Self.liveness(of: configuration)
         self.model = Mutex(model)
     }
 
@@ -119,7 +120,13 @@ package final class WebState: OutputSink, Sendable {
             }
             for tag in configuration.scanners?.tags ?? [] { model.declare(.init(id: tag.id, name: tag.name)) }
             model.floors = Self.floors(of: configuration)
+            model.sensorLiveness = Self.liveness(of: configuration)
         }
+    }
+
+    /// How each presence sensor is known to be alive (docs/occupancy.md, "Liveness"), by id.
+    static func liveness(of configuration: Configuration) -> [String: String] {
+        Dictionary((configuration.occupancy?.sensors ?? []).map { ($0.id, $0.liveness) }) { first, _ in first }
     }
 
     /// The floors with a plan, in the order of their Areas, each with its building (the floor

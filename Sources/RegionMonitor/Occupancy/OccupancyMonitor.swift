@@ -1,11 +1,15 @@
 import BeaconCore
+import JSONText
 
 /// What a sensor's state is shown as in an `occupancy` output: `true`/`false` (motion within its
-/// hold, presence), a count, or `null` (offline, or not known yet).
+/// hold, presence), a count, or `null` (not known yet, or offline).
 package enum SensorShown: Sendable, Hashable {
     case detected(Bool)
     case count(Int)
+    /// No reading yet, or the sensor says it does not know.
     case none
+    /// Offline: its firmware's status topic says so, or it was silent for its `silence`.
+    case offline
 }
 
 /// A region's occupancy changed (docs/behaviour.md §23): the `occupancy` output.
@@ -79,6 +83,14 @@ package struct OccupancyMonitor: Sendable {
     private let sensorsOf: [[Int]]
     private let sensorIndex: [String: Int]
     private let topicIndex: [String: [Int]]
+    /// Each status topic's sensors (docs/occupancy.md, "Liveness").
+    private let statusIndex: [String: [Int]]
+    /// The regions announced (`Occupancy.count`); the others are Zones kept for their Area's sum.
+    private let announces: [Bool]
+    /// Each Zone's Area, by index, when the Area has an occupancy.
+    private let areaOf: [Int?]
+    /// Each Area's Zones, by index (`nil` for a Zone).
+    private let zonesOf: [[Int]?]
 
     private struct SensorState: Sendable, Hashable {
         var reading: SensorReading?
@@ -86,8 +98,16 @@ package struct OccupancyMonitor: Sendable {
         var heard: Int64?
         /// The last detection of a motion sensor.
         var motion: Int64?
-        /// When its last garbage was said.
-        var said: Int64?
+        /// What its firmware's status topic said last: `nil` before it said anything (the
+        /// sensor's ``SensorDefinition/silence`` applies until then).
+        var online: Bool?
+        /// The kinds of garbage said already (each is said once).
+        var said: Set<String> = []
+        /// Whether a JSON object held its field; since when objects came without it, and
+        /// their keys (for the warning once a minute of them has passed).
+        var fieldFound = false
+        var fieldMissingSince: Int64?
+        var keysSeen: Set<String> = []
     }
 
     private var sensorStates: [SensorState]
@@ -109,17 +129,29 @@ package struct OccupancyMonitor: Sendable {
     /// A monitor for `settings` on `hierarchy`.
     package init(settings: OccupancySettings, hierarchy: Hierarchy) {
         self.settings = settings
+        // An Area's count is the sum of its Zones': they are kept whenever Areas are counted.
         var regions: [Region] = []
-        if settings.scope.zones { regions += hierarchy.zones.map(\.region) }
+        if settings.scope.zones || settings.scope.areas { regions += hierarchy.zones.map(\.region) }
+        announces =
+            Array(repeating: settings.scope.zones, count: regions.count)
+            + Array(repeating: true, count: settings.scope.areas ? hierarchy.areas.count : 0)
         if settings.scope.areas { regions += hierarchy.areas.map(\.region) }
         self.regions = regions
         names = regions.map { hierarchy.name(of: $0) }
         let position = Dictionary(regions.enumerated().map { ($1, $0) }) { first, _ in first }
         self.position = position
+        areaOf = regions.map { region in
+            if case .zone(let uuid, _) = region { position[.area(uuid)] } else { nil }
+        }
+        var zonesOf = regions.map { $0.kind == .area ? [Int]() : nil }
+        for (zone, area) in areaOf.enumerated() { if let area { zonesOf[area]?.append(zone) } }
+        self.zonesOf = zonesOf
         var sensorsOf = [[Int]](repeating: [], count: regions.count)
         var topicIndex: [String: [Int]] = [:]
+        var statusIndex: [String: [Int]] = [:]
         for (index, sensor) in settings.sensors.enumerated() {
             topicIndex[sensor.topic, default: []].append(index)
+            if let status = sensor.status { statusIndex[status.topic, default: []].append(index) }
             if let zone = position[sensor.zone] { sensorsOf[zone].append(index) }
             if case .zone(let uuid, _) = sensor.zone, let area = position[.area(uuid)] {
                 sensorsOf[area].append(index)
@@ -127,6 +159,7 @@ package struct OccupancyMonitor: Sendable {
         }
         self.sensorsOf = sensorsOf
         self.topicIndex = topicIndex
+        self.statusIndex = statusIndex
         sensorIndex = Dictionary(settings.sensors.enumerated().map { ($1.id, $0) }) { first, _ in first }
         sensorStates = Array(repeating: SensorState(), count: settings.sensors.count)
         occupants = Array(repeating: [], count: regions.count)
@@ -165,6 +198,11 @@ package struct OccupancyMonitor: Sendable {
 
     /// Every sensor topic, sorted, without repeats.
     package var topics: [String] { topicIndex.keys.sorted() }
+
+    /// The sensors whose firmware says on `topic` whether they are alive (ids).
+    package func sensors(status topic: String) -> [String] {
+        (statusIndex[topic] ?? []).map { settings.sensors[$0].id }
+    }
 
     // MARK: - Inputs
 
@@ -211,8 +249,9 @@ package struct OccupancyMonitor: Sendable {
         settle(at: time, into: &outputs)
     }
 
-    /// A message of sensor `id`. Returns what was wrong with it when it was garbage and had not
-    /// been said within the hour (the shell logs it); nothing changes then.
+    /// A message of sensor `id`. Returns what was wrong with it when it was garbage of a kind not
+    /// said before for this sensor (the shell logs it; nothing changes then), or when a minute of
+    /// its JSON objects went by without its field (once: the field to set).
     @discardableResult
     package mutating func sensor(
         _ id: String, payload: [UInt8], at time: Timestamp, into outputs: inout [MonitorOutput]
@@ -224,13 +263,18 @@ package struct OccupancyMonitor: Sendable {
         let now = time.microseconds
         switch SensorPayload.parse(payload, kind: definition.kind, path: definition.path) {
         case .garbage(let why):
-            if let said = sensorStates[index].said, now &- said < Self.hour { return nil }
-            sensorStates[index].said = now
+            guard sensorStates[index].said.insert(Self.kind(of: why)).inserted else { return nil }
             return "sensor \(id): \(why); its state is unchanged"
         case .heartbeat:
             sensorStates[index].heard = now
+            if let notice = missingField(index, payload: payload, at: now) {
+                touch(sensor: index)
+                settle(at: time, into: &outputs)
+                return notice
+            }
         case .reading(let reading):
             sensorStates[index].heard = now
+            sensorStates[index].fieldFound = true
             sensorStates[index].reading = reading
             if definition.kind == .motion, reading == .detected(true) { sensorStates[index].motion = now }
         }
@@ -239,7 +283,91 @@ package struct OccupancyMonitor: Sendable {
         return nil
     }
 
-    private static let hour: Int64 = 3_600_000_000
+    /// A minute of a sensor's JSON objects without its field, in microseconds.
+    private static let fieldGrace: Int64 = 60_000_000
+
+    /// What kind of garbage `why` says: its text without the quoted excerpts and numbers it
+    /// names ("\"maybe\" is neither on nor off" and "\"perhaps\" ..." are one kind).
+    static func kind(of why: String) -> String {
+        var kind = ""
+        var quoted = false
+        var digits = false
+        for character in why {
+            if character == "\"" {
+                quoted.toggle()
+                kind.append(character)
+            } else if quoted {
+                continue
+            } else if character.isNumber {
+                if !digits { kind.append("#") }
+                digits = true
+                continue
+            } else {
+                kind.append(character)
+            }
+            digits = false
+        }
+        return kind
+    }
+
+    /// The warning for sensor `index`'s JSON object without its field, once a minute of them
+    /// went by and its field never came (an Aqara FP1 says `presence`, not `occupancy`).
+    private mutating func missingField(_ index: Int, payload: [UInt8], at now: Int64) -> String? {
+        guard !sensorStates[index].fieldFound, sensorStates[index].fieldMissingSince != .min else { return nil }
+        if case .object(let object)? = JSONValue.parse(payload) {
+            sensorStates[index].keysSeen.formUnion(object.keys)
+        }
+        guard let since = sensorStates[index].fieldMissingSince else {
+            sensorStates[index].fieldMissingSince = now
+            return nil
+        }
+        guard now &- since >= Self.fieldGrace else { return nil }
+        sensorStates[index].fieldMissingSince = .min
+        let definition = settings.sensors[index]
+        let keys = sensorStates[index].keysSeen.sorted()
+        let seen = keys.isEmpty ? "no field" : keys.prefix(12).map { $0.excerpt }.joined(separator: ", ")
+        let guess = Self.likelyField(keys, kind: definition.kind) ?? keys.first ?? "<field>"
+        return "sensor \(definition.id): no \"\(definition.path.excerpt)\" in a minute of its messages "
+            + "(they hold \(seen)); name the field as the fourth part of its key, such as "
+            + "Sensor.\(definition.id) = \(definition.topic.excerpt), \(definition.kind.rawValue), "
+            + "<Zone>, \(guess.excerpt)"
+    }
+
+    /// The key among `keys` a sensor of `kind` most likely reads.
+    private static func likelyField(_ keys: [String], kind: SensorKind) -> String? {
+        let likely =
+            switch kind {
+            case .motion: ["motion", "occupancy", "presence", "pir"]
+            case .presence: ["presence", "occupancy", "motion", "presence_state"]
+            case .count: ["target_count", "people", "count", "presence_count", "targets"]
+            }
+        return likely.first { keys.contains($0) }
+    }
+
+    /// A message on sensor `id`'s status topic: `online` or `offline` from its firmware (or its
+    /// broker, by the MQTT will). Returns what to log: the sensor going offline or online again,
+    /// or the first garbage of its kind.
+    @discardableResult
+    package mutating func sensorStatus(
+        _ id: String, payload: [UInt8], at time: Timestamp, into outputs: inout [MonitorOutput]
+    ) -> String? {
+        guard let index = sensorIndex[id], let status = settings.sensors[index].status else { return nil }
+        advance(to: time, into: &outputs)
+        begin(at: time)
+        guard let online = SensorStatus.parse(payload) else {
+            let why =
+                "status \"\(String(decoding: payload.prefix(40), as: UTF8.self).printable)\" is neither online nor offline"
+            guard sensorStates[index].said.insert(Self.kind(of: why)).inserted else { return nil }
+            return "sensor \(id): \(why) (on \(status.topic.excerpt)); its liveness is unchanged"
+        }
+        let before = sensorStates[index].online
+        sensorStates[index].online = online
+        guard before != online else { return nil }
+        touch(sensor: index)
+        settle(at: time, into: &outputs)
+        if online { return before == nil ? nil : "sensor \(id) is online again (\(status.topic.excerpt))" }
+        return "sensor \(id) is offline: \(status.topic.excerpt) says so; it counts for nothing until it is online"
+    }
 
     private mutating func touch(sensor index: Int) {
         let zone = settings.sensors[index].zone
@@ -285,7 +413,9 @@ package struct OccupancyMonitor: Sendable {
         for index in sensorStates.indices {
             sensorStates[index].heard = sensorStates[index].heard?.shifted(by: delta)
             sensorStates[index].motion = sensorStates[index].motion?.shifted(by: delta)
-            sensorStates[index].said = sensorStates[index].said?.shifted(by: delta)
+            if let since = sensorStates[index].fieldMissingSince, since != .min {
+                sensorStates[index].fieldMissingSince = since.shifted(by: delta)
+            }
         }
         quietSince = quietSince.map { $0?.shifted(by: delta) }
         due = due.map { $0?.shifted(by: delta) }
@@ -299,11 +429,13 @@ package struct OccupancyMonitor: Sendable {
     private func contribution(_ index: Int, at now: Int64) -> (SensorShown, positive: Bool, count: Int, until: Int64?) {
         let definition = settings.sensors[index]
         let state = sensorStates[index]
+        if state.online == false { return (.offline, false, 0, nil) }
         guard let heard = state.heard else { return (.none, false, 0, nil) }
         var until: Int64?
-        if definition.silence > 0 {
+        // The silence until the firmware's status topic has said something.
+        if definition.silence > 0, state.online == nil {
             let end = heard.adding(seconds: definition.silence)
-            if now >= end { return (.none, false, 0, nil) }
+            if now >= end { return (.offline, false, 0, nil) }
             until = end
         }
         switch definition.kind {
@@ -329,10 +461,16 @@ package struct OccupancyMonitor: Sendable {
             return
         }
         let now = time.microseconds
+        // An Area's count is its Zones' sum: a Zone looked at has its Area looked at after it
+        // (Zones come first).
+        for region in dirty { if let area = areaOf[region] { dirty.insert(area) } }
         for region in dirty.sorted() {
             var shown: [String: SensorShown] = [:]
             var positive = !occupants[region].isEmpty
             var count = occupants[region].count
+            if let zones = zonesOf[region] {
+                count = max(count, zones.reduce(0) { $0 + (announced[$1]?.count ?? 0) })
+            }
             var next: Int64?
             for index in sensorsOf[region] {
                 let (state, says, people, until) = contribution(index, at: now)
@@ -373,7 +511,7 @@ package struct OccupancyMonitor: Sendable {
             schedule(region, at: next)
             if let previous, previous.sameState(as: change) { continue }
             announced[region] = change
-            outputs.append(.occupancy(time, change))
+            if announces[region] { outputs.append(.occupancy(time, change)) }
         }
         dirty.removeAll(keepingCapacity: true)
         dropStaleDeadlines()
@@ -387,7 +525,9 @@ package struct OccupancyMonitor: Sendable {
 
     /// Each region's announced state now (regions not announced yet left out), for the web view
     /// and `/metrics`.
-    package var current: [OccupancyChange] { announced.compactMap { $0 } }
+    package var current: [OccupancyChange] {
+        announced.indices.compactMap { announces[$0] ? announced[$0] : nil }
+    }
 }
 
 extension Int64 {

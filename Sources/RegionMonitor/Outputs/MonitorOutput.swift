@@ -279,7 +279,7 @@ package enum MonitorOutput: Sendable, Hashable {
                 switch state {
                 case .detected(let value): sensors.add(id, value)
                 case .count(let people): sensors.add(id, people)
-                case .none: sensors.add(id, rawJSON: "null")
+                case .none, .offline: sensors.add(id, rawJSON: "null")
                 }
             }
             object.add("sensors", rawJSON: sensors.text)

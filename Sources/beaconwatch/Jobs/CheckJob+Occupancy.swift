@@ -27,9 +27,7 @@ extension CheckJob {
             var line = "  sensor \(sensor.id): \(sensor.kind.rawValue) in zone \(zone), topic \(sensor.topic.excerpt)"
             line += ", field \(sensor.path.excerpt) (of a JSON object; a plain payload is read whole)"
             if sensor.kind == .motion { line += ", holds \(seconds(sensor.hold))" }
-            line +=
-                sensor.silence > 0
-                ? ", offline after \(seconds(sensor.silence)) without a message" : ", never offline (silence 0)"
+            line += "; liveness: \(sensor.liveness)"
             lines.append(line)
         }
         var regions: [(region: Region, name: String?)] = []
@@ -45,14 +43,17 @@ extension CheckJob {
                 }
             }
             let label = (name?.printable ?? region.description) + (region.kind == .area ? " (area)" : "")
-            lines.append("  occupancy \(label): \(rule(sensors, vacantAfter: occupancy.vacantAfter))")
+            lines.append(
+                "  occupancy \(label): \(rule(sensors, area: region.kind == .area, vacantAfter: occupancy.vacantAfter))"
+            )
         }
         return lines
     }
 
     /// A region's rule as a person reads it: "occupied when a device is inside, or lab-pir
-    /// (motion, 120 s hold) or lab-radar (presence) says so; vacant after 30 s of nothing".
-    func rule(_ sensors: [SensorDefinition], vacantAfter: Double) -> String {
+    /// (motion, 120 s hold) or lab-radar (presence) says so; vacant after 30 s of nothing". An
+    /// Area's people are its Zones' together.
+    func rule(_ sensors: [SensorDefinition], area: Bool = false, vacantAfter: Double) -> String {
         var clauses = ["a device is inside"]
         let saying = sensors.filter { $0.kind != .count }.map { sensor in
             sensor.kind == .motion
@@ -62,7 +63,9 @@ extension CheckJob {
         let counting = sensors.filter { $0.kind == .count }.map(\.id)
         if !counting.isEmpty { clauses.append(counting.joined(separator: " or ") + " counts anyone") }
         var text = "occupied when " + clauses.joined(separator: ", or ")
-        if !counting.isEmpty {
+        if area {
+            text += "; people: its Zones' together, or the devices inside when more"
+        } else if !counting.isEmpty {
             text += "; people: the devices inside or \(counting.joined(separator: " or "))'s count, whichever is more"
         }
         return text + "; " + vacancy(vacantAfter)
