@@ -102,6 +102,8 @@ package enum Assets {
         .occupancy.occupied .state strong { color: var(--inside-ink); } .occupancy .why { color: var(--ink); font-size: .8rem; }
         ul.sensors { list-style: none; padding: 0; margin: .1rem 0; display: flex; flex-wrap: wrap; gap: .3rem; font-size: .75rem; }
         ul.sensors li { padding: 0 .4rem; border: 1px solid var(--line); border-radius: 1rem; color: var(--muted); }
+        ul.sensors li[data-state="offline"] { border-style: dashed; }
+        ul.sensors .liveness { display: block; font-size: .65rem; opacity: .8; }
         table { border-collapse: collapse; width: 100%; font-size: .9rem; }
         th, td { text-align: left; padding: .25rem .5rem; border-bottom: 1px solid var(--line); vertical-align: middle; }
         .transitions ol { list-style: none; padding: 0; margin: 0; font-size: .9rem; }

@@ -850,9 +850,22 @@ def occupancy_page(args, chromium_path, driver_path):
             badges = [page.texts(f'.zone[data-region="{UUID}:{zone}"] h3 .count') for zone in (1, 2)]
             if badges != [["1"], ["2"]]:
                 fail(f"the rooms' count badges say {badges!r}; the Reception has 1 person, the Kitchen 2")
-            sensors = page.texts(f'.zone[data-region="{UUID}:2"] ul.sensors li')
-            if sensors != ["kitchen-counter: counts 2", "kitchen-pir: present"]:
-                fail(f"the Kitchen lists its sensors as {sensors!r}")
+            # Each sensor's state, then its liveness (issue 73): the ESPHome counter's status topic,
+            # the zigbee2mqtt PIR's availability (its silence until that has spoken).
+            states = page.script(
+                f"return Array.from(document.querySelectorAll('.zone[data-region=\"{UUID}:2\"] ul.sensors li'))"
+                ".map(function (li) { return li.getAttribute('data-sensor') + ': ' + li.getAttribute('data-state'); });")
+            if states != ["kitchen-counter: counts 2", "kitchen-pir: present"]:
+                fail(f"the Kitchen lists its sensors as {states!r}")
+            liveness = page.texts(f'.zone[data-region="{UUID}:2"] ul.sensors li .liveness')
+            if liveness != ["offline when kitchen-counter/status says offline (ESPHome's, by its state topic)",
+                            "offline when zigbee2mqtt/kitchen/pir/availability says offline (zigbee2mqtt's, by its "
+                            "state topic); until it says anything, offline after 900 s without a message"]:
+                fail(f"the Kitchen's sensors give their liveness as {liveness!r}")
+            # The Area's badge: its rooms' people together (1 in the Reception, 2 in the Kitchen).
+            area = page.texts(f'section.area[data-region="{UUID}"] h2 .count')
+            if area != ["3"]:
+                fail(f"the Office's badge says {area!r}; its rooms hold 1 and 2 people, 3 in all")
             page.screenshot(os.path.join(args.artefacts, "web-occupancy.png"))
             # alice goes (her beacon silent past exitTimeout); the radar still says nobody: the
             # Reception is vacant 30 s after her exit; the Kitchen's counter still counts two.
