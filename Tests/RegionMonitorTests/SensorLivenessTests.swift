@@ -103,6 +103,28 @@ import Testing
         #expect(spoken.monitor.current.first?.sensors == ["lab-pir": .detected(false)])
     }
 
+    /// A reload that names another status topic forgets what the old one said; one that keeps it
+    /// keeps the sensor offline.
+    @Test func aReloadKeepsTheLivenessOfTheSameStatusTopic() {
+        var harness = Harness([Self.radar])
+        harness.sensor("lab-radar", "ON", at: 1)
+        harness.status("lab-radar", "offline", at: 2)
+        func reload(_ sensor: SensorDefinition) -> OccupancyMonitor {
+            OccupancyMonitor(
+                reloading: harness.monitor, settings: OccupancySettings(sensors: [sensor]),
+                hierarchy: OccupancyMonitorTests.hierarchy)
+        }
+        var outputs: [MonitorOutput] = []
+        var same = reload(Self.radar)
+        same.advance(to: OccupancyMonitorTests.time(3), into: &outputs)
+        #expect(same.current.first?.sensors == ["lab-radar": .offline])
+        var renamed = Self.radar
+        renamed.status = SensorStatus(topic: "lab/radar-status")
+        var other = reload(renamed)
+        other.advance(to: OccupancyMonitorTests.time(3), into: &outputs)
+        #expect(other.current.first?.sensors == ["lab-radar": .detected(true)])
+    }
+
     @Test func thePresenceAndCountKindsHaveNoSilenceByDefault() {
         let zone = Self.lab
         #expect(SensorDefinition(id: "a", topic: "a", kind: .presence, zone: zone).silence == 0)

@@ -68,14 +68,17 @@ package struct OccupancyChange: Sendable, Hashable {
 /// The rule: a region is occupied while a counted device is inside, a presence sensor says
 /// present, a motion sensor fired within its hold, or a count sensor says more than 0; its count
 /// is the larger of the devices inside and the count sensors' number (a presence or motion sensor
-/// alone counts 1). It is vacant only once every signal has said so for
-/// ``OccupancySettings/vacantAfter``: when they disagree, occupied wins. A sensor silent for its
-/// ``SensorDefinition/silence`` counts for nothing. After a start a region is announced occupied
-/// as soon as anything says so, and vacant only after ``OccupancySettings/vacantAfter`` of
-/// nothing, so that a sensor's retained state or a device's first report can arrive first.
+/// alone counts 1); an Area's is at least its Zones' sum. It is vacant only once every signal
+/// has said so for ``OccupancySettings/vacantAfter``: when they disagree, occupied wins. A sensor
+/// counts for nothing while offline: its firmware's ``SensorDefinition/status`` topic says so, or
+/// (until that topic has said anything) it was silent for its ``SensorDefinition/silence``. After
+/// a start a region is announced occupied as soon as anything says so, and vacant only after
+/// ``OccupancySettings/vacantAfter`` of nothing, so that a sensor's retained state or a device's
+/// first report can arrive first.
 package struct OccupancyMonitor: Sendable {
     package let settings: OccupancySettings
-    /// The regions with an occupancy, Zones first, in hierarchy order.
+    /// The regions kept, Zones first, in hierarchy order: those with an occupancy, and the Zones
+    /// of counted Areas (for their sum) when Zones are not counted.
     package let regions: [Region]
     package let names: [String?]
     private let position: [Region: Int]
@@ -178,6 +181,12 @@ package struct OccupancyMonitor: Sendable {
             let oldDefinition = previous.settings.sensors[old]
             guard oldDefinition.kind == sensor.kind, oldDefinition.zone == sensor.zone else { continue }
             sensorStates[index] = previous.sensorStates[old]
+            // What another status topic or another field will say is not known yet.
+            if oldDefinition.status != sensor.status { sensorStates[index].online = nil }
+            if oldDefinition.path != sensor.path {
+                (sensorStates[index].fieldFound, sensorStates[index].fieldMissingSince) = (false, nil)
+                sensorStates[index].keysSeen = []
+            }
         }
         membership = previous.membership
         for (device, regions) in membership where !settings.nonOccupants.contains(device) {
@@ -285,6 +294,8 @@ package struct OccupancyMonitor: Sendable {
 
     /// A minute of a sensor's JSON objects without its field, in microseconds.
     private static let fieldGrace: Int64 = 60_000_000
+    /// The most keys kept of a sensor's JSON objects for the warning.
+    private static let keysKept = 32
 
     /// What kind of garbage `why` says: its text without the quoted excerpts and numbers it
     /// names ("\"maybe\" is neither on nor off" and "\"perhaps\" ..." are one kind).
@@ -315,7 +326,10 @@ package struct OccupancyMonitor: Sendable {
     private mutating func missingField(_ index: Int, payload: [UInt8], at now: Int64) -> String? {
         guard !sensorStates[index].fieldFound, sensorStates[index].fieldMissingSince != .min else { return nil }
         if case .object(let object)? = JSONValue.parse(payload) {
-            sensorStates[index].keysSeen.formUnion(object.keys)
+            // A few dozen keys say what the device sends; a hostile sender gets no more memory.
+            for key in object.keys where sensorStates[index].keysSeen.count < Self.keysKept {
+                sensorStates[index].keysSeen.insert(key)
+            }
         }
         guard let since = sensorStates[index].fieldMissingSince else {
             sensorStates[index].fieldMissingSince = now
