@@ -444,6 +444,8 @@ package struct Engine: Sendable {
     /// pending outputs and keeps their storage for the next step.
     private mutating func closeStep(into actions: inout [EngineAction]) {
         defer { if !pending.isEmpty { pending.removeAll(keepingCapacity: true) } }
+        // A sensor taken for dead by its silence is said when its deadline ran out, not by an input.
+        if occupancy?.notices.isEmpty == false { notices += occupancy!.takeNotices() }
         var dwellShown: [String: Double]?
         if now.microseconds >= dwellDue {
             dwellShown = dwell.published(at: now)

@@ -125,6 +125,23 @@ import Testing
         #expect(other.current.first?.sensors == ["lab-radar": .detected(true)])
     }
 
+    /// A sensor taken for dead by its silence is said in the log, once, and again when it speaks.
+    @Test func aSilenceRunningOutIsSaid() {
+        let pir = SensorDefinition(id: "lab-pir", topic: "z/lab/pir", kind: .motion, zone: Self.lab, silence: 60)
+        var harness = Harness([pir], scope: .both)
+        harness.sensor("lab-pir", #"{"occupancy":false}"#, at: 1)
+        harness.advance(to: 60.9)
+        #expect(harness.monitor.takeNotices().isEmpty)
+        harness.advance(to: 200)
+        #expect(
+            harness.monitor.takeNotices() == [
+                "sensor lab-pir is offline: no message for 60 s (Sensor.lab-pir.silence); it counts for nothing until it speaks"
+            ])
+        harness.sensor("lab-pir", #"{"occupancy":true}"#, at: 300)
+        #expect(harness.monitor.takeNotices() == ["sensor lab-pir speaks again after its silence"])
+        #expect(harness.monitor.takeNotices().isEmpty)
+    }
+
     @Test func thePresenceAndCountKindsHaveNoSilenceByDefault() {
         let zone = Self.lab
         #expect(SensorDefinition(id: "a", topic: "a", kind: .presence, zone: zone).silence == 0)

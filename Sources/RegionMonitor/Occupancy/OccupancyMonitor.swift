@@ -111,7 +111,13 @@ package struct OccupancyMonitor: Sendable {
         var fieldFound = false
         var fieldMissingSince: Int64?
         var keysSeen: Set<String> = []
+        /// Taken for dead by its silence (said in the log when it became so, and when it spoke again).
+        var silent = false
     }
+
+    /// Lines for the log that no input returned: a sensor taken for dead by its silence, and
+    /// speaking again (``takeNotices()``).
+    package private(set) var notices: [String] = []
 
     private var sensorStates: [SensorState]
     /// Each device's Areas and Zones inside, as last told, counted or not: a reload that makes a
@@ -489,6 +495,9 @@ package struct OccupancyMonitor: Sendable {
             for index in sensorsOf[region] {
                 let (state, says, people, until) = contribution(index, at: now)
                 shown[settings.sensors[index].id] = state
+                if regions[region] == settings.sensors[index].zone {
+                    noteSilence(index, silent: state == .offline && sensorStates[index].online == nil)
+                }
                 positive = positive || says
                 count = max(count, people)
                 if let until { next = min(next ?? until, until) }
@@ -529,6 +538,26 @@ package struct OccupancyMonitor: Sendable {
         }
         dirty.removeAll(keepingCapacity: true)
         dropStaleDeadlines()
+    }
+
+    /// Says when sensor `index` was taken for dead by its silence, and when it spoke again.
+    private mutating func noteSilence(_ index: Int, silent: Bool) {
+        guard sensorStates[index].silent != silent else { return }
+        sensorStates[index].silent = silent
+        let definition = settings.sensors[index]
+        let seconds = JSONValue.numberText(definition.silence)
+        notices.append(
+            silent
+                ? "sensor \(definition.id) is offline: no message for \(seconds) s (Sensor.\(definition.id).silence); "
+                    + "it counts for nothing until it speaks"
+                : "sensor \(definition.id) speaks again after its silence")
+    }
+
+    /// The log lines since the last call, taken.
+    package mutating func takeNotices() -> [String] {
+        guard !notices.isEmpty else { return [] }
+        defer { notices.removeAll() }
+        return notices
     }
 
     private mutating func schedule(_ region: Int, at instant: Int64?) {
