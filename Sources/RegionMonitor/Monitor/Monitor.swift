@@ -211,6 +211,8 @@ package struct Monitor: Sendable {
                     positionHoldFired()
                 case .learnEnd:
                     learnDeadlineFired(into: &outputs)
+                case .positionSettle:
+                    positionSettled(into: &outputs)
                 }
             }
             if regionsMayExit { reconcileAll(into: &outputs) }
@@ -418,6 +420,8 @@ enum Deadline: Sendable {
     case areaHold
     /// The end of a training session (docs/behaviour.md §22).
     case learnEnd
+    /// A burst of a tag's readings on a floor plan has settled (docs/behaviour.md §20, "Bursts").
+    case positionSettle
 }
 
 /// A monitor's life (``Monitor/life``).
