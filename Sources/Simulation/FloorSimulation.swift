@@ -142,6 +142,12 @@ package struct FloorSimulation: Sendable {
     /// The chance that a walker leaves the building after a stay, and for how long.
     package var leaving = 0.1
     package var outside = 60.0...300.0
+    /// How long a walker who leaves stays within earshot outside the exit, seconds (on the landing,
+    /// the steps, the street: issue 71's "leaving"): it walks 2 m out, stands for a length drawn
+    /// from this, then walks off out of range; heard meanwhile through the outer wall and the
+    /// closed door, ``outsideLoss`` dB. `nil`: silent from the exit on (the bench's rows before).
+    package var heardOutside: ClosedRange<Double>?
+    package var outsideLoss = 6.0
 
     package init(floor: Floor) { self.floor = floor }
 
@@ -189,9 +195,17 @@ package struct FloorSimulation: Sendable {
             var from: Int? = room
             if Double.random(in: 0..<1, using: &random) < leaving {
                 time = go(&mover, from: point, in: room, to: floor.exit, in: nil, at: time)
+                let out = time
+                if let heardOutside {
+                    let landing = Floor.Point(floor.exit.x - 2, floor.exit.y)
+                    time = mover.walk([floor.exit, landing], from: time, speed: speed)
+                    time += Double.random(in: heardOutside, using: &random)
+                    mover.keyframes.append(Mover.Keyframe(time: time, point: landing))
+                    time = mover.walk([landing, Floor.Point(landing.x - 30, landing.y)], from: time, speed: speed)
+                }
                 let back = time + Double.random(in: outside, using: &random)
                 mover.keyframes.append(Mover.Keyframe(time: time, point: nil))
-                mover.outings.append((time, back))
+                mover.outings.append((out, back))
                 time = back
                 point = floor.exit
                 mover.keyframes.append(Mover.Keyframe(time: time, point: point))
@@ -339,13 +353,18 @@ package struct FloorSimulation: Sendable {
             while time < duration {
                 defer { time += interval + Double.random(in: 0..<0.01, using: &random) }
                 guard let place = mover.place(at: time), !mover.isQuiet(at: time) else { continue }
+                // Outside every room, west of the building (every floor's exit is on its west side).
+                let outdoors =
+                    heardOutside != nil && place.point.x < 0
+                    && floor.room(at: place.point, storey: Int(place.storey.rounded())) == nil
                 for scanner in floor.scanners.indices {
                     var path = paths[scanner]
                     defer { paths[scanner] = path }
                     let elapsed = shadow(&path, to: time, random: &random)
-                    let mean =
+                    var mean =
                         floor.level(power + tagOffset, from: place.point, storey: place.storey, at: scanner)
                         + floor.scanners[scanner].offset + path.shadow
+                    if outdoors { mean -= outsideLoss }
                     guard
                         let rssi = receive(
                             mean, on: &path, at: time, after: elapsed, losses: (lossStart, lossEnd), random: &random)

@@ -171,6 +171,13 @@ struct RoomQualityBench: ParsableCommand {
                 $0.simulation.radio.loss = 0.25
                 $0.simulation.radio.lossRun = 5
             },
+            // Issue 71's leaving: out through the exit door (declared), then heard 10 to 40 s more,
+            // 6 dB fainter through the outer wall, before walking out of range.
+            cell("heard outside the exit door") {
+                $0.simulation.floor.exitDoor = (Floor.Point(0, 0.5), Floor.Point(0, 1.5))
+                $0.simulation.leaving = 0.3
+                $0.simulation.heardOutside = 10...40
+            },
         ]
     }
 
@@ -251,6 +258,14 @@ struct RoomQualityBench: ParsableCommand {
             make("open plan at random, 1 Hz", Floor.openPlanAtRandom(seed: 27)),
             // Issue 61's house: two storeys, scanners upstairs almost straight above those downstairs.
             make("two floors, 1 Hz", Floor.twoStorey(seed: 31)),
+            {
+                // Issue 71's leaving: out through the front door, then heard 10 to 40 s more (the
+                // steps, the street), 6 dB fainter through the outer wall.
+                var scenario = make("two floors, heard outside, 1 Hz", Floor.twoStorey(seed: 32))
+                scenario.simulation.leaving = 0.3
+                scenario.simulation.heardOutside = 10...40
+                return scenario
+            }(),
             harness("harness, diagonal walk", [Floor.Point(0.5, 0.5), Floor.Point(3, 2), Floor.Point(5.5, 3.5)]),
             harness(
                 "harness, crossing",
