@@ -80,6 +80,10 @@ import Testing
         ("Sensor.pir = z/lab/pir, motion, \(uuid):9", ["no Zone '\(uuid):9'"]),
         ("Sensor.pir = z/lab/pir, motion, \(uuid)", ["no Zone"]),
         ("Sensor.pir = z/lab/pir, radar, Lab", ["no sensor kind 'radar'", "give one of motion, presence, count"]),
+        (
+            "Sensor.door = z/lab/door, contact, Lab",
+            ["no sensor kind 'contact'", "give one of motion, presence, count, door"]
+        ),
         ("Sensor.pir = zigbee2mqtt/+/pir, motion, Lab", ["without + or #"]),
         ("Sensor.pir = zigbee2mqtt/#, motion, Lab", ["without + or #"]),
         ("Sensor.pir = , motion, Lab", ["must be one topic"]),
@@ -171,6 +175,29 @@ import Testing
         }
         #expect(failure.errors.map(\.line) == [5])
         #expect(failure.description.contains("2 Zones are named 'Lab'; give the Zone as UUID:major"), "\(failure)")
+    }
+
+    /// A door contact: zigbee2mqtt's `contact` unless a field is named, never silent by default.
+    @Test func aDoorIsRead() throws {
+        let occupancy = try #require(
+            try Self.load(
+                """
+                Sensor.lab-door = zigbee2mqtt/lab-door, door, Lab
+                Sensor.hall-door = tele/tasmota_D00R/SENSOR, Door, \(Self.uuid):2, Switch1
+
+                """
+            ).get().occupancy)
+        #expect(
+            occupancy.sensors == [
+                SensorDefinition(
+                    id: "lab-door", topic: "zigbee2mqtt/lab-door", kind: .door, zone: Self.lab,
+                    status: SensorStatus(topic: "zigbee2mqtt/lab-door/availability", firmware: .zigbee2mqtt), line: 4),
+                SensorDefinition(
+                    id: "hall-door", topic: "tele/tasmota_D00R/SENSOR", kind: .door, zone: Self.hall, field: "Switch1",
+                    status: SensorStatus(topic: "tele/tasmota_D00R/LWT", firmware: .tasmota), line: 5),
+            ])
+        #expect(occupancy.sensors.map(\.path) == ["contact", "Switch1"])
+        #expect(occupancy.sensors.map(\.silence) == [0, 0])
     }
 
     /// Two sensors may share a topic (an ESPHome node's, a Tasmota's SENSOR read through two fields).

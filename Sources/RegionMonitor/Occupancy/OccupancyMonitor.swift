@@ -25,19 +25,25 @@ package struct OccupancyChange: Sendable, Hashable {
     /// `occupied` flipped from an announced state (what `occupied`/`vacant` rules see); false for
     /// a count or sensor change, and for a region's first announcement after a start.
     package var flipped: Bool
+    /// The door sensors among ``sensors`` (sorted): shown `true` while closed, never a reason.
+    package var doors: [String]
+    /// The closed doors that hold the region occupied (docs/occupancy.md, "Doors"): someone
+    /// moved inside after the last of them closed. Empty when the doors hold nothing.
+    package var heldBy: [String]
 
     package init(
         region: Region, name: String?, occupied: Bool, count: Int, devices: [String], sensors: [String: SensorShown],
-        flipped: Bool
+        flipped: Bool, doors: [String] = [], heldBy: [String] = []
     ) {
         (self.region, self.name, self.occupied, self.count) = (region, name, occupied, count)
         (self.devices, self.sensors, self.flipped) = (devices, sensors, flipped)
+        (self.doors, self.heldBy) = (doors, heldBy)
     }
 
     /// The same announcement, whether or not it flipped.
     func sameState(as other: OccupancyChange) -> Bool {
-        (occupied, count, devices, sensors, name) == (
-            other.occupied, other.count, other.devices, other.sensors, other.name
+        (occupied, count, devices, sensors, name, heldBy) == (
+            other.occupied, other.count, other.devices, other.sensors, other.name, other.heldBy
         )
     }
 
@@ -47,12 +53,18 @@ package struct OccupancyChange: Sendable, Hashable {
         let label = name ?? region.description
         guard occupied else { return "\(label) is vacant" }
         var reasons = devices.map(names)
-        for (id, state) in sensors.sorted(by: { $0.key < $1.key }) {
+        for (id, state) in sensors.sorted(by: { $0.key < $1.key }) where !doors.contains(id) {
             switch state {
             case .detected(true): reasons.append("\(id) says present")
             case .count(let people) where people > 0: reasons.append("\(id) counts \(people)")
             default: continue
             }
+        }
+        if !heldBy.isEmpty {
+            let closed =
+                heldBy.count == 1
+                ? "its door \(heldBy[0]) is" : "its doors \(heldBy.joined(separator: ", ")) are"
+            reasons.append("\(closed) closed since someone moved inside (held until a door opens)")
         }
         if reasons.isEmpty { return "\(label) is occupied: nobody is seen now; vacant once that has lasted" }
         let list =
@@ -99,8 +111,11 @@ package struct OccupancyMonitor: Sendable {
         var reading: SensorReading?
         /// The last message (any that was not garbage), microseconds.
         var heard: Int64?
-        /// The last detection of a motion sensor.
+        /// The last detection of a motion sensor, or the last message of a presence sensor saying
+        /// present.
         var motion: Int64?
+        /// Since when a door sensor says closed (`nil`: open, unknown or not heard).
+        var closedSince: Int64?
         /// What its firmware's status topic said last: `nil` before it said anything (the
         /// sensor's ``SensorDefinition/silence`` applies until then).
         var online: Bool?
@@ -291,7 +306,16 @@ package struct OccupancyMonitor: Sendable {
             sensorStates[index].heard = now
             sensorStates[index].fieldFound = true
             sensorStates[index].reading = reading
-            if definition.kind == .motion, reading == .detected(true) { sensorStates[index].motion = now }
+            if definition.kind == .motion || definition.kind == .presence, reading == .detected(true) {
+                sensorStates[index].motion = now
+            }
+            if definition.kind == .door {
+                if reading != .detected(true) {
+                    sensorStates[index].closedSince = nil
+                } else if sensorStates[index].closedSince == nil {
+                    sensorStates[index].closedSince = now
+                }
+            }
         }
         touch(sensor: index)
         settle(at: time, into: &outputs)
@@ -360,6 +384,7 @@ package struct OccupancyMonitor: Sendable {
             case .motion: ["motion", "occupancy", "presence", "pir"]
             case .presence: ["presence", "occupancy", "motion", "presence_state"]
             case .count: ["target_count", "people", "count", "presence_count", "targets"]
+            case .door: ["contact", "door", "state", "window"]
             }
         return likely.first { keys.contains($0) }
     }
@@ -382,6 +407,8 @@ package struct OccupancyMonitor: Sendable {
         }
         let before = sensorStates[index].online
         sensorStates[index].online = online
+        // A door offline may open and close unseen: closed again counts from its next message.
+        if !online { sensorStates[index].closedSince = nil }
         guard before != online else { return nil }
         touch(sensor: index)
         settle(at: time, into: &outputs)
@@ -433,6 +460,7 @@ package struct OccupancyMonitor: Sendable {
         for index in sensorStates.indices {
             sensorStates[index].heard = sensorStates[index].heard?.shifted(by: delta)
             sensorStates[index].motion = sensorStates[index].motion?.shifted(by: delta)
+            sensorStates[index].closedSince = sensorStates[index].closedSince?.shifted(by: delta)
             if let since = sensorStates[index].fieldMissingSince, since != .min {
                 sensorStates[index].fieldMissingSince = since.shifted(by: delta)
             }
@@ -472,7 +500,40 @@ package struct OccupancyMonitor: Sendable {
         case .count:
             guard case .count(let people)? = state.reading else { return (.none, false, 0, until) }
             return (.count(people), people > 0, people, until)
+        case .door:
+            // A door says nobody is there: it only holds what motion said (``heldBy(_:at:)``).
+            guard case .detected(let closed)? = state.reading else { return (.none, false, 0, until) }
+            return (.detected(closed), false, 0, until)
         }
+    }
+
+    /// The doors that hold Zone `region` occupied at `now` (docs/occupancy.md, "Doors"): it has
+    /// doors, every one is online and closed, and a motion or presence sensor of the Zone
+    /// detected someone after the last of them closed. An Area is held by its held Zones' doors.
+    private func heldBy(_ region: Int, at now: Int64) -> [String] {
+        if let zones = zonesOf[region] { return zones.flatMap { announced[$0]?.heldBy ?? [] }.sorted() }
+        var doors: [String] = []
+        var closed = Int64.min
+        var seen = Int64.min
+        for index in sensorsOf[region] {
+            let definition = settings.sensors[index]
+            switch definition.kind {
+            case .door:
+                guard contribution(index, at: now).0 == .detected(true),
+                    let since = sensorStates[index].closedSince
+                else { return [] }
+                doors.append(definition.id)
+                closed = max(closed, since)
+            case .motion, .presence:
+                // A sensor offline says nothing of who moved.
+                if contribution(index, at: now).0 != .offline, let motion = sensorStates[index].motion {
+                    seen = max(seen, motion)
+                }
+            case .count:
+                continue
+            }
+        }
+        return !doors.isEmpty && seen > closed ? doors.sorted() : []
     }
 
     /// Looks at every dirty region at `time`, announcing those whose state changed.
@@ -492,7 +553,9 @@ package struct OccupancyMonitor: Sendable {
                 count = max(count, zones.reduce(0) { $0 + (announced[$1]?.count ?? 0) })
             }
             var next: Int64?
+            var doors: [String] = []
             for index in sensorsOf[region] {
+                if settings.sensors[index].kind == .door { doors.append(settings.sensors[index].id) }
                 let (state, says, people, until) = contribution(index, at: now)
                 shown[settings.sensors[index].id] = state
                 if regions[region] == settings.sensors[index].zone {
@@ -503,11 +566,19 @@ package struct OccupancyMonitor: Sendable {
                 if let until { next = min(next ?? until, until) }
             }
             let previous = announced[region]
+            // Doors keep a room occupied; they never make one so (a door back online, say).
+            let held = positive || previous?.occupied == true ? heldBy(region, at: now) : []
             var change = OccupancyChange(
                 region: regions[region], name: names[region], occupied: true, count: count,
-                devices: occupants[region].sorted(), sensors: shown, flipped: previous?.occupied == false)
+                devices: occupants[region].sorted(), sensors: shown, flipped: previous?.occupied == false,
+                doors: doors.sorted(), heldBy: held)
             if positive {
                 quietSince[region] = nil
+            } else if !held.isEmpty {
+                // Closed doors with someone inside: no vacancy until a door opens, and the wait
+                // starts then.
+                quietSince[region] = nil
+                change.count = max(count, previous?.occupied == true ? previous?.count ?? 1 : 1)
             } else if previous?.occupied != false {
                 // Announced occupied, or not yet announced: vacant once quiet for vacantAfter.
                 let quiet = quietSince[region] ?? (previous == nil ? max(started, now) : now)

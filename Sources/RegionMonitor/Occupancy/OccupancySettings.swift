@@ -3,9 +3,12 @@ import JSONText
 
 /// What a presence sensor says (docs/behaviour.md §23): `motion` (a PIR: true when it sees
 /// movement, held for ``SensorDefinition/hold``), `presence` (mmWave and the like: true or false
-/// while someone is there, still or not) or `count` (a number of people).
+/// while someone is there, still or not), `count` (a number of people) or `door` (a door
+/// contact: true when the door is closed, as zigbee2mqtt's `contact`; it never says anyone is
+/// there, it keeps a room where someone moved with its doors closed occupied: docs/occupancy.md,
+/// "Doors").
 package enum SensorKind: String, Sendable, Hashable, CaseIterable {
-    case motion, presence, count
+    case motion, presence, count, door
 }
 
 /// `Sensor.<id> = <topic>, <kind>, <Zone UUID:major>[, <field>]` and its `.hold`, `.silence`.
@@ -17,7 +20,7 @@ package struct SensorDefinition: Sendable, Hashable {
     /// The Zone it watches.
     package var zone: Region
     /// Where the reading is in a JSON object payload: a key, or a path such as `Switch1.Action`
-    /// or `LD2410.Energy[0]`; `nil`: `occupancy`. Plain payloads (`ON`, `1`) are read whole.
+    /// or `LD2410.Energy[0]`; `nil`: `occupancy` (`contact` for a door). Plain payloads (`ON`, `1`) are read whole.
     package var field: String?
     /// Seconds a motion sensor's detection counts (`Sensor.<id>.hold`).
     package var hold: Double
@@ -55,7 +58,7 @@ package struct SensorDefinition: Sendable, Hashable {
     }
 
     /// The path read in a JSON object payload.
-    package var path: String { field ?? "occupancy" }
+    package var path: String { field ?? (kind == .door ? "contact" : "occupancy") }
 
     /// How the daemon knows this sensor is alive, as a person reads it (`check`, the web page).
     package var liveness: String {

@@ -184,6 +184,7 @@ package enum SensorPayload {
         let word = text.trimmingSpaces.lowercased()
         if unknownWords.contains(word) { return .reading(.unknown) }
         if let number = Double(word) { return interpret(number: number, kind: kind) }
+        if kind == .door, word == "closed" || word == "open" { return .reading(.detected(word == "closed")) }
         if kind != .count {
             if trueWords.contains(word) { return .reading(.detected(true)) }
             if falseWords.contains(word) { return .reading(.detected(false)) }
