@@ -75,6 +75,20 @@ import Testing
 
     /// Areas too (`Occupancy.count = both`): an Area's rule has the sensors of its Zones; with no
     /// occupancy key at all, `check` says nothing of it.
+    /// A door contact occupies nothing: `check` says it holds the room, not that it "says so".
+    @Test func checkSaysADoorHoldsItsRoom() async throws {
+        let lines = try await Self.check(
+            Self.building + """
+                Sensor.lab-pir = zigbee2mqtt/lab/pir, motion, Lab
+                Sensor.lab-door = zigbee2mqtt/lab/door, door, Lab
+
+                """)
+        let rule = try #require(lines.first { $0.contains("occupancy Lab") }, "\(lines)")
+        #expect(rule.contains("lab-pir (motion, 120 s hold) says so"), "\(rule)")
+        #expect(rule.contains("held while lab-door stay closed after someone moved inside"), "\(rule)")
+        #expect(!rule.contains("lab-door (presence)"), "\(rule)")
+    }
+
     @Test func checkShowsAreasWhenCountedAndNothingWithoutOccupancy() async throws {
         let lines = try await Self.check(
             Self.building + "Occupancy.count = both\nOccupancy.vacantAfter = 0\n"

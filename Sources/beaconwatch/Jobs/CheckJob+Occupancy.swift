@@ -55,11 +55,16 @@ extension CheckJob {
     /// Area's people are its Zones' together.
     func rule(_ sensors: [SensorDefinition], area: Bool = false, vacantAfter: Double) -> String {
         var clauses = ["a device is inside"]
-        let saying = sensors.filter { $0.kind != .count }.map { sensor in
+        let saying = sensors.filter { $0.kind == .motion || $0.kind == .presence }.map { sensor in
             sensor.kind == .motion
                 ? "\(sensor.id) (motion, \(seconds(sensor.hold)) hold)" : "\(sensor.id) (presence)"
         }
         if !saying.isEmpty { clauses.append(saying.joined(separator: " or ") + " says so") }
+        // Doors occupy nothing: they hold a room someone moved in after they closed (§23, doors).
+        let doors = sensors.filter { $0.kind == .door }.map(\.id)
+        if !doors.isEmpty {
+            clauses.append("held while \(doors.joined(separator: " and ")) stay closed after someone moved inside")
+        }
         let counting = sensors.filter { $0.kind == .count }.map(\.id)
         if !counting.isEmpty { clauses.append(counting.joined(separator: " or ") + " counts anyone") }
         var text = "occupied when " + clauses.joined(separator: ", or ")
