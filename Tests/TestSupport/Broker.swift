@@ -121,21 +121,42 @@ package final class Broker: @unchecked Sendable {
         }
     }
 
+    /// The next port ``freePort()`` tries: each test process starts at its own random place.
+    private static let nextPort = Mutex(Int32.random(in: lowestPort...highestPort))
+    static let lowestPort: Int32 = 20_000
+    static let highestPort: Int32 = 32_000
+
+    /// A loopback port nothing listens on, for a broker or a web view to take. From 20,000 to
+    /// 32,000, below the kernel's ephemeral range (32,768 up on Linux): a port `bind` to port 0
+    /// gives is one the kernel may also give an outgoing connection as its own end before the
+    /// server binds it — a daemon's web view found its port taken so in CI ("Address already in
+    /// use"), beside tests that open connections on loopback all the time.
     package static func freePort() throws -> Int32 {
+        for _ in lowestPort...highestPort {
+            let port = nextPort.withLock { next in
+                let port = next
+                next = next >= highestPort ? lowestPort : next + 1
+                return port
+            }
+            if bindable(port) { return port }
+        }
+        throw BrokerError("no free port from \(lowestPort) to \(highestPort) on 127.0.0.1")
+    }
+
+    /// Whether `port` on 127.0.0.1 can be listened on now.
+    static func bindable(_ port: Int32) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
+        return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
             }
         }
-        guard bound else { throw BrokerError("no free port: \(String(cString: strerror(errno)))") }
-        return Int32(UInt16(bigEndian: address.sin_port))
     }
 }
 
