@@ -144,11 +144,11 @@ extension Monitor {
     }
 
     /// The burst has settled: the room is decided on all of its readings (docs/behaviour.md §20,
-    /// "Bursts"). ESPresense nodes' reports of one 5 s slot come
-    /// within 30 ms of each other in any order, and one advertisement's receptions within a few:
-    /// decided at each, the first of a burst weighed alone and the room taken part-way through it
-    /// (on the recorded tracks as nodes report them, 30.0 to 36.5 % right as the order of the
-    /// reports inside the bursts changed; 45.7 % whatever the order once settled).
+    /// "Bursts"). ESPresense nodes' reports of one 5 s slot come within 30 ms of each other in any
+    /// order, and one advertisement's receptions within a few: decided at each, the room was taken
+    /// part-way through a burst (on the recorded tracks as nodes report them, 30.0 to 36.5 % right
+    /// as the order of the reports inside the bursts changed; 42.0 to 44.3 % once settled, the
+    /// filter still weighing each report as it comes: docs/performance.md "Real radio").
     mutating func positionSettled(into outputs: inout [MonitorOutput]) {
         guard timing.now >= rooms.position.settleDue, rooms.position.settleBeacon >= 0 else { return }
         rooms.position.settleDue = .min
